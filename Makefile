@@ -1,0 +1,159 @@
+# Parley build. GNU Make.
+#
+#   make                 build bin/parley-broker, bin/parley-agent, bin/parley-tap
+#   make test            build and run every test suite (Check)
+#   make SANITIZE=1 test the same with ASan + UBSan, in build/san/
+#   make demo            a broker and 3 agents exploring on loopback
+#   make bench           benchmarks, written to docs/PERFORMANCE.md figures
+#   make fuzz            libFuzzer on the frame decoder (FUZZ_SECONDS=60)
+#   make deps            install the Debian packages and build libfaiss_c.a
+#   make install PREFIX=/usr/local DESTDIR=
+#   make clean
+#
+# Sources are discovered by folder, so adding a .c file needs no edit here:
+#   common/*.c proto/*.c          -> static libraries shared by every binary
+#   broker/*.c  (main.c aside)    -> libparley_broker.a, linked with broker/main.c
+#   agent/*.c   (main.c aside)    -> libparley_agent.a,  linked with agent/main.c
+#   tools/tap/*.c                 -> parley-tap
+#   tests/check_*.c               -> one Check binary each, linked with everything
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+SANITIZE ?= 0
+FUZZ_SECONDS ?= 60
+DEPS_PREFIX ?= $(CURDIR)/.deps
+
+ifeq ($(SANITIZE),1)
+BUILD := build/san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else
+BUILD := build/rel
+SANFLAGS :=
+endif
+BIN := $(BUILD)/bin
+
+CC      ?= cc
+CXX     ?= c++
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+           -Wmissing-prototypes -Wno-unused-parameter -fPIC $(SANFLAGS) -I. -Icommon -Iproto
+LDFLAGS += $(SANFLAGS)
+
+# pkg-config is asked once, lazily, so `make deps` can install it first.
+PKGS := libzmq libczmq msgpack libcurl jansson yaml-0.1
+PKG_CFLAGS = $(eval PKG_CFLAGS := $$(shell pkg-config --cflags $(PKGS)))$(PKG_CFLAGS)
+PKG_LIBS   = $(eval PKG_LIBS := $$(shell pkg-config --libs $(PKGS)))$(PKG_LIBS)
+CHECK_CFLAGS = $(eval CHECK_CFLAGS := $$(shell pkg-config --cflags check))$(CHECK_CFLAGS)
+CHECK_LIBS   = $(eval CHECK_LIBS := $$(shell pkg-config --libs check))$(CHECK_LIBS)
+FAISS_LIBS := -L$(DEPS_PREFIX)/lib -l:libfaiss_c.a -lfaiss -lstdc++ -lgomp -lblas -llapack -lm
+LIBS = $(PKG_LIBS) $(FAISS_LIBS) -lpthread
+
+COMMON_SRC := $(wildcard common/*.c)
+PROTO_SRC  := $(wildcard proto/*.c)
+BROKER_SRC := $(filter-out broker/main.c,$(wildcard broker/*.c))
+AGENT_SRC  := $(filter-out agent/main.c,$(wildcard agent/*.c))
+TAP_SRC    := $(wildcard tools/tap/*.c)
+TEST_SRC   := $(wildcard tests/check_*.c)
+TESTLIB_SRC := $(wildcard tests/lib/*.c)
+BENCH_SRC  := $(wildcard bench/*.c)
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+LIB_COMMON := $(BUILD)/libparley_common.a
+LIB_PROTO  := $(BUILD)/libparley_proto.a
+LIB_BROKER := $(BUILD)/libparley_broker.a
+LIB_AGENT  := $(BUILD)/libparley_agent.a
+LIB_TEST   := $(BUILD)/libparley_testlib.a
+PARLEY_LIBS := $(LIB_BROKER) $(LIB_AGENT) $(LIB_PROTO) $(LIB_COMMON)
+
+BINARIES := $(BIN)/parley-broker $(BIN)/parley-agent $(BIN)/parley-tap
+TESTS    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
+
+.PHONY: all test check-deps deps demo bench fuzz install clean unit
+.DEFAULT_GOAL := all
+
+all: $(BINARIES)
+	@mkdir -p bin
+	@for b in $(BINARIES); do ln -sf ../$$b bin/; done
+
+# Runs on every build; takes milliseconds when nothing is missing.
+check-deps:
+	@./scripts/deps.sh
+
+deps:
+	./scripts/deps.sh
+
+$(BUILD)/obj/%.o: %.c | check-deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIB_COMMON): $(call obj,$(COMMON_SRC))
+$(LIB_PROTO):  $(call obj,$(PROTO_SRC))
+$(LIB_BROKER): $(call obj,$(BROKER_SRC))
+$(LIB_AGENT):  $(call obj,$(AGENT_SRC))
+$(LIB_TEST):   $(call obj,$(TESTLIB_SRC))
+$(BUILD)/%.a:
+	@mkdir -p $(dir $@)
+	@rm -f $@
+	ar rcs $@ $^ $(if $^,,$(BUILD)/empty.o)
+
+$(BUILD)/empty.o: | check-deps
+	@mkdir -p $(dir $@)
+	echo 'typedef int parley_empty_t;' | $(CC) -x c -c - -o $@
+
+$(foreach l,$(LIB_COMMON) $(LIB_PROTO) $(LIB_BROKER) $(LIB_AGENT) $(LIB_TEST),$(eval $(l): | $(BUILD)/empty.o))
+
+$(BIN)/parley-broker: $(call obj,broker/main.c) $(LIB_BROKER) $(LIB_PROTO) $(LIB_COMMON)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
+
+$(BIN)/parley-agent: $(call obj,agent/main.c) $(LIB_AGENT) $(LIB_PROTO) $(LIB_COMMON)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
+
+$(BIN)/parley-tap: $(call obj,$(TAP_SRC)) $(LIB_PROTO) $(LIB_COMMON)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(LIB_TEST) $(PARLEY_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ $(CHECK_LIBS) $(LIBS) -o $@
+
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIB_TEST) $(PARLEY_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
+
+# Tests find the binaries under test through PARLEY_BIN_DIR, and their data
+# (corpora, the scripted OpenAI server) through PARLEY_TEST_DIR.
+TEST_ENV := PARLEY_BIN_DIR=$(CURDIR)/$(BIN) PARLEY_TEST_DIR=$(CURDIR)/tests \
+            CK_DEFAULT_TIMEOUT=120 \
+            ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+            LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp
+
+test: $(BINARIES) $(TESTS)
+	@./scripts/run-tests.sh $(TEST_ENV) -- $(TESTS)
+
+demo: all
+	./scripts/demo.sh
+
+bench: $(BINARIES) $(BENCHES)
+	PARLEY_BIN_DIR=$(CURDIR)/$(BIN) ./scripts/bench.sh $(BENCHES)
+
+FUZZ_BUILD := build/fuzz
+fuzz: | check-deps
+	./scripts/fuzz.sh $(FUZZ_SECONDS)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/systemd/system \
+	           $(DESTDIR)$(PREFIX)/share/doc/parley $(DESTDIR)/etc/parley
+	install -m 755 $(BINARIES) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 systemd/*.service systemd/*.target $(DESTDIR)$(PREFIX)/lib/systemd/system/
+	test -e $(DESTDIR)/etc/parley/parley.env || install -m 640 systemd/parley.env $(DESTDIR)/etc/parley/parley.env
+	install -m 644 README.md proto/PROTOCOL.md $(DESTDIR)$(PREFIX)/share/doc/parley/
+	sed -i 's|/usr/local/bin|$(PREFIX)/bin|g' $(DESTDIR)$(PREFIX)/lib/systemd/system/parley-*.service
+
+clean:
+	rm -rf build bin
+
+-include $(shell find build -name '*.d' 2>/dev/null)
