@@ -21,6 +21,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+//  --version prints "PROGRAM PARLEY_VERSION".
+#define PARLEY_VERSION "0.1.0"
+
 //  Exit codes shared by every Parley binary; --help lists them.
 #define PARLEY_EXIT_OK       0   //  normal end
 #define PARLEY_EXIT_FAILURE  1   //  runtime failure (see the log)
@@ -78,5 +81,11 @@ size_t pconfig_positional_count (pconfig_t *self);
 const char *pconfig_positional (pconfig_t *self, size_t index);
 
 void pconfig_print_help (pconfig_t *self, FILE *out);
+
+//  Where --help/--version (out) and usage errors (err) go; stdout and
+//  stderr unless changed. Tests capture them with open_memstream().
+void pconfig_set_streams (pconfig_t *self, FILE *out, FILE *err);
+//  The last usage error without the program prefix, or NULL.
+const char *pconfig_error (pconfig_t *self);
 
 #endif

@@ -39,6 +39,8 @@ void plog_set_agent (const char *agent_id);
 void plog_set_level (plog_level_t level);
 plog_level_t plog_get_level (void);
 bool plog_enabled (plog_level_t level);
+//  Where lines go; 2 (stderr) unless changed. Tests point it at a pipe.
+void plog_set_fd (int fd);
 //  Parses "trace|debug|info|warn|error|off" (case-insensitive); false if not.
 bool plog_level_parse (const char *text, plog_level_t *level);
 const char *plog_level_name (plog_level_t level);
