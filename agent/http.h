@@ -1,0 +1,78 @@
+/*  http - one JSON-over-HTTP POST client for every OpenAI-compatible call.
+
+    Both the chat client (llm.c) and the embeddings client (embedder.c) talk
+    to their server through this class, so timeouts, retries and size caps
+    are written once:
+
+    - a connect timeout and a total timeout per attempt;
+    - retry with exponential backoff and full jitter on 429, 5xx, timeouts
+      and connection errors (never on other 4xx: the request itself is bad);
+    - a Retry-After header (seconds) on 429/503 is honoured, capped at
+      backoff_max_ms so a hostile server cannot park us for an hour;
+    - the response body is capped (max_response_bytes): a larger body
+      aborts the transfer with a clear error instead of growing a buffer;
+    - "Authorization: Bearer KEY" is sent only when a key is given.
+
+    One http_t is one libcurl easy handle (connection reuse); it is not
+    thread-safe: one per thread. curl_global_init is done once, lazily.
+*/
+#ifndef PARLEY_HTTP_H
+#define PARLEY_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
+typedef struct _http_t http_t;
+
+typedef struct {
+    long connect_timeout_ms;    //  default 5000
+    long timeout_ms;            //  whole attempt, default 60000
+    int max_retries;            //  retries after the first attempt, default 3
+    long backoff_base_ms;       //  first backoff, doubled each retry; default 500
+    long backoff_max_ms;        //  cap on one wait (incl. Retry-After); default 20000
+    size_t max_response_bytes;  //  default 8 MiB
+} http_options_t;
+
+typedef struct {
+    uint64_t requests;          //  http_post_json calls
+    uint64_t attempts;          //  HTTP attempts (>= requests)
+    uint64_t retries;           //  attempts that were retries
+    uint64_t timeouts;          //  attempts that timed out
+    uint64_t failures;          //  requests that ended in an error
+    int64_t last_backoff_ms;    //  the last wait before a retry (for tests/logs)
+} http_stats_t;
+
+//  Fills `opts` with the defaults above.
+void http_options_default (http_options_t *opts);
+
+//  `url` is the full endpoint (see http_endpoint). `api_key` may be NULL or
+//  "" (no Authorization header). `opts` NULL means defaults. Copies all.
+//  Returns NULL only if libcurl cannot be initialised.
+http_t *http_new (const char *url, const char *api_key, const http_options_t *opts);
+void http_destroy (http_t **self_p);
+
+//  POSTs `body` as JSON. On success returns 0 and *response_p is a new
+//  reference the caller must json_decref. On failure returns -1, fills `err`
+//  with one sentence (status, curl error or JSON error, and the attempt
+//  count) and leaves *response_p NULL. A 2xx body that is not a JSON object
+//  is an error and is not retried (a server bug, not a transient one).
+int http_post_json (http_t *self, json_t *body, json_t **response_p,
+                    char *err, size_t err_size);
+
+void http_stats (http_t *self, http_stats_t *stats);
+const char *http_url (http_t *self);
+
+//  Builds the endpoint URL for `suffix` ("chat/completions", "embeddings")
+//  from what a user typed: "http://h:8080" -> "http://h:8080/v1/SUFFIX",
+//  "http://h:8080/v1" or ".../v1/" -> ".../v1/SUFFIX", and a URL already
+//  ending in "/SUFFIX" is kept. Returns a new string (free it), or NULL if
+//  `base` is not http:// or https://.
+char *http_endpoint (const char *base, const char *suffix);
+
+//  First non-empty environment variable among `names` (NULL-terminated),
+//  or NULL. Used for PARLEY_LLM_API_KEY / PARLEY_EMBED_API_KEY / OPENAI_API_KEY.
+const char *http_env_key (const char *const *names);
+
+#endif

@@ -1,0 +1,107 @@
+/*  vmemory - an agent's private vector memory: FAISS index + texts.
+
+    One vmemory_t per agent. Vectors go into a FAISS index built from a
+    factory string ("Flat" by default, "HNSW32" for large memories) with
+    METRIC_INNER_PRODUCT; callers pass L2-normalised vectors (embedder.h),
+    so scores are cosine similarities in [-1, 1]. The text of entry i is
+    kept beside vector i (FAISS id == position in the text array).
+
+    Persistence (when a directory is given), in DIR:
+        index.faiss   faiss_write_index_fname output
+        texts.pmem    header (magic "PMEMTXT\0", version, dim, count, sizes,
+                      FNV-1a 64 checksums of the payload and of index.faiss,
+                      header checksum) + length-prefixed text records
+        lock          flock()ed while open: one process per memory dir
+    Save writes both files to temp names, fsyncs, then renames (index
+    first, texts last); texts.pmem holds the index checksum, so a crash
+    between the two renames is caught on load as a mismatch, never
+    half-loaded. Load validates every count against the real file size
+    before allocating, checks both checksums before FAISS reads a byte, and
+    checks the dimension against the one asked for. Any problem is an error
+    with a clear sentence (vmemory_open returns NULL); the caller decides --
+    the agent logs it, calls vmemory_move_aside() and starts fresh.
+
+    Privacy: the directory is created 0700 and the files 0600.
+
+    Threads: FAISS uses OpenMP. vmemory_new() sets the OpenMP thread count
+    to 1 once per process unless PARLEY_OMP_THREADS / OMP_NUM_THREADS says
+    otherwise: searches are single queries (FAISS does not split one query
+    across threads for Flat/HNSW), and many agents share few cores, where
+    spinning OpenMP workers only steal CPU from each other.
+
+    Memory cost per entry: the vector (4*dim bytes for Flat; HNSW32 adds
+    about 2*32*8 bytes of links) + the text (one malloc, bytes + 1) + an
+    8-byte pointer. Texts longer than max_text_bytes are cut (counted).
+*/
+#ifndef PARLEY_VMEMORY_H
+#define PARLEY_VMEMORY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct _vmemory_t vmemory_t;
+
+#define VMEMORY_DEFAULT_TOP_K 3
+#define VMEMORY_MAX_TOP_K 256
+#define VMEMORY_DEFAULT_MAX_TEXT 4096
+//  Hard ceilings a file may not exceed, whatever its header claims.
+#define VMEMORY_MAX_ENTRIES (64u * 1024 * 1024)
+#define VMEMORY_MAX_TEXT_LIMIT (1024 * 1024)
+
+typedef struct {
+    const char *dir;            //  memory directory; NULL = in RAM only
+    int dim;                    //  vector dimension, required (> 0)
+    const char *factory;        //  FAISS index factory string, default "Flat"
+    size_t max_text_bytes;      //  longer texts are cut; default 4096
+    size_t max_entries;         //  add fails beyond this; default 10M
+} vmemory_options_t;
+
+typedef struct {
+    int64_t id;                 //  position of the entry
+    float score;                //  inner product (cosine for unit vectors)
+    const char *text;           //  owned by the memory; valid until destroy
+} vmemory_hit_t;
+
+void vmemory_options_default (vmemory_options_t *opts);
+
+//  Opens the memory: loads DIR if it holds a memory, else starts empty
+//  (creating DIR 0700 if needed). NULL with `err` filled if the files are
+//  corrupt, truncated, of another dimension, locked by another process, or
+//  the factory string is refused by FAISS.
+vmemory_t *vmemory_open (const vmemory_options_t *opts, char *err, size_t err_size);
+void vmemory_destroy (vmemory_t **self_p);
+
+//  Adds one entry. `vec` has dim floats. 0, or -1 with `err` filled (full,
+//  non-finite vector, FAISS error). The entry is in RAM only until save.
+int vmemory_add (vmemory_t *self, const float *vec, const char *text,
+                 char *err, size_t err_size);
+
+//  Up to `top_k` best entries, best first, into `hits` (room for top_k).
+//  Returns the number of hits (0 when empty), or -1 with `err` filled.
+int vmemory_search (vmemory_t *self, const float *query, size_t top_k,
+                    vmemory_hit_t *hits, char *err, size_t err_size);
+
+//  Writes the memory to its directory (atomic, see above). No-op (0) when
+//  there is no directory or nothing changed since the last save.
+int vmemory_save (vmemory_t *self, char *err, size_t err_size);
+
+size_t vmemory_count (vmemory_t *self);
+int vmemory_dim (vmemory_t *self);
+//  Text of entry `id`, or NULL if out of range.
+const char *vmemory_text (vmemory_t *self, size_t id);
+//  The factory string of the index in use (the saved one after a load).
+const char *vmemory_factory (vmemory_t *self);
+//  Texts cut to max_text_bytes since open.
+uint64_t vmemory_truncated (vmemory_t *self);
+
+//  Renames the memory files in `dir` to NAME.bad-<unix seconds> so a fresh
+//  memory can start there, keeping the bad ones for a post-mortem. 0 on
+//  success (also when there was nothing to move), -1 with `err` filled.
+int vmemory_move_aside (const char *dir, char *err, size_t err_size);
+
+//  Sets the OpenMP thread count FAISS uses (process-wide). vmemory_open
+//  calls this once with the default described above.
+void vmemory_set_threads (int threads);
+
+#endif
