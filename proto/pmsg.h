@@ -42,6 +42,10 @@
 #define PROTO_MAX_BODY         (64 * 1024)     //  message body (bytes)
 #define PROTO_MAX_BATCH        4096            //  messages in SEND, MAIL; ops in WRITE
 #define PROTO_MAX_TEXT         4096            //  free text: errors, actions, summaries
+#define PROTO_MAX_STATE_ENTRIES 65536          //  entries in one STATE reply
+//  A TAP event carries a whole frame as its body, so tap readers need a
+//  frame limit a little above PROTO_MAX_FRAME (see pwire_tap_limits).
+#define PROTO_MAX_TAP_FRAME    (PROTO_MAX_FRAME + 4096)
 
 typedef struct {
     size_t max_frame;
@@ -54,6 +58,8 @@ typedef struct {
 perr_t pwire_check (const void *data, size_t size, const pwire_limits_t *limits,
                     char *why, size_t why_size);
 const pwire_limits_t *pwire_default_limits (void);
+//  The default limits with max_frame = PROTO_MAX_TAP_FRAME, for TAP readers.
+const pwire_limits_t *pwire_tap_limits (void);
 
 //  Every message type. The order is the schema table's order; the names are
 //  the wire names. Directions: C->B request, B->C reply, B->* PUB event.
@@ -112,7 +118,7 @@ typedef enum {
     PF_BODY,        //  str or bin, at most `max` bytes
     PF_ANY,         //  any msgpack value (already bounded by pwire_check)
     PF_MAP,         //  map with str keys, any values
-    PF_STR_ARRAY,   //  array of str, at most `max` elements of PROTO_MAX_NAME
+    PF_STR_ARRAY,   //  array of str, at most `max` elements of PROTO_MAX_KEY bytes
     PF_UINT_ARRAY,  //  array of uint, at most `max` elements
     PF_REC,         //  map checked against `rec`
     PF_REC_ARRAY    //  array of maps checked against `rec`, at most `max`
@@ -141,7 +147,9 @@ size_t pmsg_record_schema_count (void);
 const pschema_t *pmsg_record_schema_at (size_t index);
 
 //  Agent and channel names: 1..PROTO_MAX_NAME bytes of [A-Za-z0-9_.:-],
-//  not starting with '.' or '-'.
+//  not starting with '.' or '-', optionally after one leading '$' (names
+//  starting with '$' are valid on the wire but reserved for the broker, which
+//  answers RESERVED_NAME when a client claims one).
 bool pmsg_name_valid (const char *name, size_t len);
 
 // ---------------------------------------------------------------------------

@@ -1,0 +1,201 @@
+/*  pmsg - decode one frame: bounded walk, unpack into a zone, envelope,
+    schema. See pmsg.h for the contract and PROTOCOL.md for the rules.
+
+    The hot path (SEND batches of thousands of small messages, decoded by
+    the broker) allocates exactly once: a msgpack zone whose first chunk is
+    sized from pwire_scan's object count, holding the pmsg_t, a copy of the
+    frame (the unpacked strings point into it) and every msgpack_object.
+    The schema check walks the unpacked tree once; field lookups are linear
+    over small schemas (at most 19 fields), which beats hashing at that size.
+    Duplicate keys: known fields are tracked in a 64-bit mask; unknown keys
+    (rare) are sorted and compared, so a map of many unknown keys costs
+    n log n, never n^2.
+*/
+#include <assert.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "pwire.h"
+#include "pmsg_check.h"
+
+struct _pmsg_t {
+    msgpack_zone *zone;         //  owns everything, self included
+    pmsg_type_t type;
+    uint64_t id;
+    msgpack_object root;
+};
+
+//  Finds v, t and id; rejects non-str keys and duplicate envelope keys.
+typedef struct {
+    const msgpack_object *v, *t, *id;
+} s_envelope_t;
+
+static perr_t
+s_find_envelope (pcheck_t *ctx, const msgpack_object *root, s_envelope_t *env)
+{
+    memset (env, 0, sizeof (*env));
+    if (root->type != MSGPACK_OBJECT_MAP)
+        return pcheck_fail (ctx, PERR_MALFORMED, "the frame is not a msgpack map");
+    for (uint32_t i = 0; i < root->via.map.size; i++) {
+        const msgpack_object *key = &root->via.map.ptr [i].key;
+        const msgpack_object *val = &root->via.map.ptr [i].val;
+        if (key->type != MSGPACK_OBJECT_STR)
+            return pcheck_fail (ctx, PERR_MALFORMED, "top-level key %u is not a string", i);
+        const msgpack_object **slot = NULL;
+        if (pobj_streq (key, "v"))
+            slot = &env->v;
+        else
+        if (pobj_streq (key, "t"))
+            slot = &env->t;
+        else
+        if (pobj_streq (key, "id"))
+            slot = &env->id;
+        if (!slot)
+            continue;
+        if (*slot)
+            return pcheck_fail (ctx, PERR_MALFORMED, "duplicate key \"%.*s\"",
+                                (int) key->via.str.size, key->via.str.ptr);
+        *slot = val;
+    }
+    return PERR_NONE;
+}
+
+static perr_t
+s_check_envelope (pcheck_t *ctx, const s_envelope_t *env, pmsg_type_t *type,
+                  uint64_t *id)
+{
+    if (env->id && env->id->type != MSGPACK_OBJECT_NIL) {
+        if (env->id->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+            return pcheck_fail (ctx, PERR_BAD_FIELD, "\"id\" must be an unsigned integer");
+        *id = env->id->via.u64;
+    }
+    if (!env->v || env->v->type == MSGPACK_OBJECT_NIL)
+        return pcheck_fail (ctx, PERR_BAD_FIELD, "missing required field \"v\" (version)");
+    if (env->v->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+        return pcheck_fail (ctx, PERR_BAD_FIELD, "\"v\" must be an unsigned integer");
+    if (env->v->via.u64 != PROTO_VERSION)
+        return pcheck_fail (ctx, PERR_VERSION, "version %llu is not spoken here (only %d)",
+                            (unsigned long long) env->v->via.u64, PROTO_VERSION);
+    if (!env->t || env->t->type == MSGPACK_OBJECT_NIL)
+        return pcheck_fail (ctx, PERR_BAD_FIELD, "missing required field \"t\" (type)");
+    if (env->t->type != MSGPACK_OBJECT_STR)
+        return pcheck_fail (ctx, PERR_BAD_FIELD, "\"t\" must be a string");
+    const char *name = env->t->via.str.ptr;
+    uint32_t len = env->t->via.str.size;
+    if (!pmsg_type_from_name (name, len, type))
+        return pcheck_fail (ctx, PERR_UNKNOWN_TYPE, "unknown message type \"%.*s\"",
+                            (int) (len > 64 ? 64 : len), name);
+    return PERR_NONE;
+}
+
+//  Zone bytes for the whole decode: the frame copy, one msgpack_object per
+//  object below the root, alignment per container table, and the pmsg_t.
+static size_t
+s_zone_size (size_t size, const pwire_stats_t *stats)
+{
+    return sizeof (pmsg_t) + size + stats->objects * sizeof (msgpack_object)
+         + stats->containers * MSGPACK_ZONE_ALIGN + 256;
+}
+
+static perr_t
+s_unpack (const void *data, size_t size, const pwire_limits_t *limits,
+          pmsg_t **self_p, char *why, size_t why_size)
+{
+    pwire_stats_t stats;
+    perr_t rc = pwire_scan (data, size, limits, &stats, why, why_size);
+    if (rc)
+        return rc;
+    msgpack_zone *zone = msgpack_zone_new (s_zone_size (size, &stats));
+    if (!zone)
+        return pwire_fail (why, why_size, PERR_INTERNAL, "out of memory");
+    pmsg_t *self = msgpack_zone_malloc (zone, sizeof (pmsg_t));
+    char *copy = msgpack_zone_malloc_no_align (zone, size);
+    if (!self || !copy)
+        goto nomem;
+    memcpy (copy, data, size);
+    memset (self, 0, sizeof (*self));
+    self->zone = zone;
+    size_t offset = 0;
+    msgpack_unpack_return ret = msgpack_unpack (copy, size, &offset, zone, &self->root);
+    if (ret == MSGPACK_UNPACK_NOMEM_ERROR)
+        goto nomem;
+    if (ret != MSGPACK_UNPACK_SUCCESS || offset != size) {
+        //  pwire_scan accepted it, so this is a disagreement between the two
+        //  parsers: report it as malformed rather than trust either.
+        msgpack_zone_free (zone);
+        return pwire_fail (why, why_size, PERR_MALFORMED,
+                           "msgpack unpacker rejected the frame (%d)", (int) ret);
+    }
+    *self_p = self;
+    return PERR_NONE;
+nomem:
+    msgpack_zone_free (zone);
+    return pwire_fail (why, why_size, PERR_INTERNAL, "out of memory");
+}
+
+pmsg_t *
+pmsg_decode (const void *data, size_t size, const pwire_limits_t *limits,
+             perr_t *err, uint64_t *id_out, char *why, size_t why_size)
+{
+    pmsg_t *self = NULL;
+    uint64_t id = 0;
+    if (why && why_size)
+        why [0] = 0;
+    perr_t rc = s_unpack (data, size, limits, &self, why, why_size);
+    if (rc)
+        goto done;
+
+    pcheck_t ctx;
+    pcheck_init (&ctx, self->zone, why, why_size);
+    s_envelope_t env;
+    rc = s_find_envelope (&ctx, &self->root, &env);
+    if (!rc)
+        rc = s_check_envelope (&ctx, &env, &self->type, &id);
+    if (!rc) {
+        self->id = id;
+        ctx.request = pmsg_type_kind (self->type) == PMSG_REQUEST;
+        ctx.type_name = pmsg_type_name (self->type);
+        rc = pcheck_map (&ctx, &self->root, pmsg_schema (self->type), true);
+    }
+    if (rc)
+        pmsg_destroy (&self);
+done:
+    if (err)
+        *err = rc;
+    if (id_out)
+        *id_out = id;
+    return self;
+}
+
+void
+pmsg_destroy (pmsg_t **self_p)
+{
+    assert (self_p);
+    if (*self_p) {
+        msgpack_zone *zone = (*self_p)->zone;
+        *self_p = NULL;
+        msgpack_zone_free (zone);   //  self lives in the zone
+    }
+}
+
+pmsg_type_t
+pmsg_type (const pmsg_t *self)
+{
+    assert (self);
+    return self->type;
+}
+
+uint64_t
+pmsg_id (const pmsg_t *self)
+{
+    assert (self);
+    return self->id;
+}
+
+const msgpack_object *
+pmsg_root (const pmsg_t *self)
+{
+    assert (self);
+    return &self->root;
+}

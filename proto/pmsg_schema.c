@@ -1,0 +1,362 @@
+/*  pmsg_schema - the schema table: every message type and record of the
+    protocol, with its fields, kinds, limits and whether each is required.
+
+    This table and PROTOCOL.md say the same thing; tests/check_proto.c checks
+    that PROTOCOL.md names every type and field listed here. Changing a
+    field here changes the protocol: update PROTOCOL.md in the same commit.
+
+    Required fields in replies and events are the ones a receiver cannot do
+    without; the rest are optional so a broker may leave out what it does
+    not have (the forward-compatibility rule works both ways).
+*/
+#include <string.h>
+#include "pmsg.h"
+
+#define N(array) (sizeof (array) / sizeof ((array) [0]))
+#define SCHEMA(var, name) { name, var, N (var) }
+
+// ---------------------------------------------------------------------------
+//  Records
+
+static const pfield_t s_send_item [] = {
+    { "to", PF_NAME, false, 0, NULL, "recipient agent id, or \"all\" (exactly one of to/channel)" },
+    { "channel", PF_NAME, false, 0, NULL, "channel to post to (exactly one of to/channel)" },
+    { "body", PF_BODY, true, 0, NULL, "message body, str or bin" },
+};
+
+static const pfield_t s_mail_item [] = {
+    { "seq", PF_UINT, true, 0, NULL, "mail sequence number" },
+    { "ts", PF_UINT, true, 0, NULL, "microseconds since the Unix epoch, broker clock" },
+    { "from", PF_NAME, true, 0, NULL, "sender agent id" },
+    { "to", PF_NAME, false, 0, NULL, "recipient id, or \"all\" (exactly one of to/channel)" },
+    { "channel", PF_NAME, false, 0, NULL, "channel it was posted to (exactly one of to/channel)" },
+    { "body", PF_BODY, true, 0, NULL, "message body as the sender sent it" },
+};
+
+static const pfield_t s_item_error [] = {
+    { "index", PF_UINT, true, 0, NULL, "index of the item in SEND.messages" },
+    { "code", PF_UINT, true, 0, NULL, "error code" },
+    { "message", PF_STR, true, PROTO_MAX_TEXT, NULL, "a sentence for a person" },
+    { "agent", PF_NAME, false, 0, NULL, "the recipient a fan-out could not reach" },
+};
+
+static const pfield_t s_write_op [] = {
+    { "op", PF_STR, true, PROTO_MAX_NAME, NULL, "declare, update, set, clear or delete" },
+    { "key", PF_STR, true, PROTO_MAX_KEY, NULL, "state key" },
+    { "value", PF_ANY, false, 0, NULL, "msgpack value, for update and set" },
+    { "reducer", PF_STR, false, PROTO_MAX_NAME, NULL, "reducer name, for declare" },
+};
+
+static const pfield_t s_state_entry [] = {
+    { "key", PF_STR, true, PROTO_MAX_KEY, NULL, "state key" },
+    { "reducer", PF_STR, true, PROTO_MAX_NAME, NULL, "the key's reducer" },
+    { "seq", PF_UINT, true, 0, NULL, "state seq of the last write to the key" },
+    { "value", PF_ANY, false, 0, NULL, "the value (nil: absent)" },
+};
+
+static const pfield_t s_agent_info [] = {
+    { "agent", PF_NAME, true, 0, NULL, "agent id" },
+    { "online", PF_BOOL, true, 0, NULL, "has a live connection" },
+    { "idle_ms", PF_UINT, false, 0, NULL, "time since last heard from" },
+    { "pending", PF_UINT, false, 0, NULL, "messages queued and not acknowledged" },
+    { "caps", PF_STR_ARRAY, false, 64, NULL, "capabilities from HELLO" },
+};
+
+static const pfield_t s_world [] = {
+    { "kind", PF_STR, true, PROTO_MAX_NAME, NULL, "\"line\" or \"grid\"" },
+    { "width", PF_UINT, false, 0, NULL, "cells along x" },
+    { "height", PF_UINT, false, 0, NULL, "cells along y (1 on a line)" },
+    { "objects_total", PF_UINT, false, 0, NULL, "unique objects in the world" },
+    { "explored", PF_UINT, false, 0, NULL, "unique objects explored by anyone" },
+    { "coverage", PF_NUM, false, 0, NULL, "explored / objects_total, 0..1" },
+    { "done", PF_BOOL, false, 0, NULL, "everything explored" },
+};
+
+static const pschema_t s_records [] = {
+    SCHEMA (s_send_item, "send_item"),
+    SCHEMA (s_mail_item, "mail_item"),
+    SCHEMA (s_item_error, "item_error"),
+    SCHEMA (s_write_op, "write_op"),
+    SCHEMA (s_state_entry, "state_entry"),
+    SCHEMA (s_agent_info, "agent_info"),
+    SCHEMA (s_world, "world"),
+};
+
+#define R_SEND_ITEM   (&s_records [0])
+#define R_MAIL_ITEM   (&s_records [1])
+#define R_ITEM_ERROR  (&s_records [2])
+#define R_WRITE_OP    (&s_records [3])
+#define R_STATE_ENTRY (&s_records [4])
+#define R_AGENT_INFO  (&s_records [5])
+#define R_WORLD       (&s_records [6])
+
+// ---------------------------------------------------------------------------
+//  Requests
+
+static const pfield_t s_hello [] = {
+    { "agent", PF_NAME, true, 0, NULL, "the agent id this connection speaks for" },
+    { "caps", PF_STR_ARRAY, false, 64, NULL, "capabilities, free-form" },
+};
+static const pfield_t s_bye [] = {
+    { "forget", PF_BOOL, false, 0, NULL, "also delete the registration and its mail" },
+};
+static const pfield_t s_send [] = {
+    { "messages", PF_REC_ARRAY, true, PROTO_MAX_BATCH, R_SEND_ITEM, "1..4096 messages" },
+};
+static const pfield_t s_fetch [] = {
+    { "ack", PF_UINT, false, 0, NULL, "acknowledge everything with seq <= ack first" },
+    { "max", PF_UINT, false, 0, NULL, "at most this many messages" },
+};
+static const pfield_t s_ack [] = {
+    { "seq", PF_UINT, true, 0, NULL, "acknowledge everything with seq <= seq" },
+};
+static const pfield_t s_listen [] = {
+    { "channel", PF_NAME, true, 0, NULL, "channel name" },
+};
+static const pfield_t s_write [] = {
+    { "ops", PF_REC_ARRAY, true, PROTO_MAX_BATCH, R_WRITE_OP, "1..4096 operations, atomic" },
+};
+static const pfield_t s_get [] = {
+    { "keys", PF_STR_ARRAY, true, PROTO_MAX_BATCH, NULL, "1..4096 state keys" },
+};
+static const pfield_t s_snapshot [] = {
+    { "prefix", PF_STR, false, PROTO_MAX_KEY, NULL, "only keys starting with it" },
+};
+static const pfield_t s_act [] = {
+    { "action", PF_STR, true, PROTO_MAX_TEXT, NULL, "forward, backward, left, right, stay" },
+};
+static const pfield_t s_world_reset [] = {
+    { "seed", PF_UINT, false, 0, NULL, "new world seed" },
+};
+
+// ---------------------------------------------------------------------------
+//  Replies
+
+static const pfield_t s_welcome [] = {
+    { "version", PF_UINT, true, 0, NULL, "protocol version" },
+    { "agent", PF_NAME, true, 0, NULL, "the id, as registered" },
+    { "pub", PF_STR, true, PROTO_MAX_TEXT, NULL, "event endpoint" },
+    { "tap", PF_STR, false, PROTO_MAX_TEXT, NULL, "tap endpoint" },
+    { "heartbeat_ms", PF_UINT, true, 0, NULL, "send something at least this often" },
+    { "liveness_ms", PF_UINT, true, 0, NULL, "silent this long, the agent is gone" },
+    { "max_body", PF_UINT, true, 0, NULL, "largest message body accepted" },
+    { "max_batch", PF_UINT, true, 0, NULL, "most messages per SEND / MAIL" },
+    { "acked", PF_UINT, true, 0, NULL, "acknowledged mail position" },
+    { "mail_seq", PF_UINT, false, 0, NULL, "latest mail seq" },
+    { "state_seq", PF_UINT, false, 0, NULL, "latest state seq" },
+    { "world", PF_REC, false, 0, R_WORLD, "world summary" },
+    { "channels", PF_STR_ARRAY, false, PROTO_MAX_BATCH, NULL, "channels listened to" },
+};
+static const pfield_t s_error [] = {
+    { "code", PF_UINT, true, 0, NULL, "error code" },
+    { "error", PF_STR, true, PROTO_MAX_NAME, NULL, "the code's name" },
+    { "message", PF_STR, true, PROTO_MAX_TEXT, NULL, "a sentence for a person" },
+};
+static const pfield_t s_agent_list [] = {
+    { "agents", PF_REC_ARRAY, true, PROTO_MAX_BATCH, R_AGENT_INFO, "registered agents" },
+};
+static const pfield_t s_sent [] = {
+    { "accepted", PF_UINT, true, 0, NULL, "items accepted" },
+    { "seqs", PF_UINT_ARRAY, true, PROTO_MAX_BATCH, NULL, "mail seq per item, 0 if rejected" },
+    { "errors", PF_REC_ARRAY, false, PROTO_MAX_BATCH, R_ITEM_ERROR, "rejected items" },
+};
+static const pfield_t s_mail [] = {
+    { "messages", PF_REC_ARRAY, true, PROTO_MAX_BATCH, R_MAIL_ITEM, "mail, oldest first" },
+    { "pending", PF_UINT, true, 0, NULL, "messages still queued" },
+    { "acked", PF_UINT, true, 0, NULL, "acknowledged position" },
+};
+static const pfield_t s_written [] = {
+    { "seq", PF_UINT, true, 0, NULL, "state seq after the write" },
+    { "changed", PF_UINT, true, 0, NULL, "keys changed" },
+};
+static const pfield_t s_state [] = {
+    { "seq", PF_UINT, true, 0, NULL, "state seq of the snapshot" },
+    { "entries", PF_REC_ARRAY, true, PROTO_MAX_STATE_ENTRIES, R_STATE_ENTRY, "state entries" },
+};
+static const pfield_t s_observation [] = {
+    { "position", PF_UINT, true, 0, NULL, "index along the line (y * width + x)" },
+    { "x", PF_UINT, false, 0, NULL, "x coordinate" },
+    { "y", PF_UINT, false, 0, NULL, "y coordinate" },
+    { "objects", PF_STR_ARRAY, false, PROTO_MAX_BATCH, NULL, "objects at the position" },
+    { "outcome", PF_STR, true, PROTO_MAX_NAME, NULL, "perceived, moved, edge, stayed" },
+    { "new_objects", PF_STR_ARRAY, false, PROTO_MAX_BATCH, NULL, "newly explored objects" },
+    { "explored", PF_UINT, false, 0, NULL, "unique objects explored" },
+    { "objects_total", PF_UINT, false, 0, NULL, "unique objects in the world" },
+    { "coverage", PF_NUM, false, 0, NULL, "explored / objects_total" },
+    { "done", PF_BOOL, false, 0, NULL, "everything explored" },
+};
+static const pfield_t s_stats_reply [] = {
+    { "uptime_ms", PF_UINT, true, 0, NULL, "since start" },
+    { "agents", PF_UINT, false, 0, NULL, "registered agents" },
+    { "online", PF_UINT, false, 0, NULL, "agents with a live connection" },
+    { "channels", PF_UINT, false, 0, NULL, "channels" },
+    { "queued", PF_UINT, false, 0, NULL, "messages not acknowledged by all" },
+    { "queued_bytes", PF_UINT, false, 0, NULL, "their bytes" },
+    { "delivered", PF_UINT, false, 0, NULL, "messages delivered" },
+    { "dropped", PF_UINT, false, 0, NULL, "messages dropped" },
+    { "rejected", PF_UINT, false, 0, NULL, "items rejected" },
+    { "msgs_in", PF_UINT, false, 0, NULL, "messages in" },
+    { "msgs_out", PF_UINT, false, 0, NULL, "messages out" },
+    { "rate_in", PF_NUM, false, 0, NULL, "messages/s in, last second" },
+    { "rate_out", PF_NUM, false, 0, NULL, "messages/s out, last second" },
+    { "state_keys", PF_UINT, false, 0, NULL, "state keys" },
+    { "state_bytes", PF_UINT, false, 0, NULL, "state bytes" },
+    { "state_seq", PF_UINT, false, 0, NULL, "latest state seq" },
+    { "mail_seq", PF_UINT, false, 0, NULL, "latest mail seq" },
+    { "errors", PF_UINT, false, 0, NULL, "ERROR replies sent" },
+    { "bad_frames", PF_UINT, false, 0, NULL, "frames that failed decoding" },
+};
+
+// ---------------------------------------------------------------------------
+//  Events
+
+static const pfield_t s_mail_ready [] = {
+    { "agent", PF_NAME, true, 0, NULL, "the agent with new mail" },
+    { "seq", PF_UINT, true, 0, NULL, "newest seq queued for it" },
+};
+static const pfield_t s_state_update [] = {
+    { "key", PF_STR, true, PROTO_MAX_KEY, NULL, "state key" },
+    { "seq", PF_UINT, true, 0, NULL, "state seq of this write" },
+    { "op", PF_STR, true, PROTO_MAX_NAME, NULL, "update, set, clear, delete" },
+    { "reducer", PF_STR, false, PROTO_MAX_NAME, NULL, "the key's reducer" },
+    { "value", PF_ANY, false, 0, NULL, "the key's full new value" },
+};
+static const pfield_t s_world_event [] = {
+    { "event", PF_STR, true, PROTO_MAX_NAME, NULL, "explored, reset" },
+    { "coverage", PF_NUM, false, 0, NULL, "explored / objects_total" },
+    { "explored", PF_UINT, false, 0, NULL, "unique objects explored" },
+    { "objects_total", PF_UINT, false, 0, NULL, "unique objects in the world" },
+};
+static const pfield_t s_agent_event [] = {
+    { "agent", PF_NAME, true, 0, NULL, "agent id" },
+    { "event", PF_STR, true, PROTO_MAX_NAME, NULL, "joined, left, expired" },
+};
+static const pfield_t s_tap [] = {
+    { "tseq", PF_UINT, true, 0, NULL, "tap sequence" },
+    { "ts", PF_UINT, true, 0, NULL, "microseconds since the Unix epoch" },
+    { "dir", PF_STR, true, PROTO_MAX_NAME, NULL, "in, out, pub" },
+    { "peer", PF_STR, true, PROTO_MAX_TEXT, NULL, "agent id, connection id or topic" },
+    { "body", PF_BODY, true, PROTO_MAX_FRAME, NULL, "the frame as sent" },
+};
+
+static const pfield_t s_none [1] = { { NULL, PF_ANY, false, 0, NULL, NULL } };
+
+static const pschema_t s_types [PMSG__COUNT] = {
+    [PMSG_HELLO] = SCHEMA (s_hello, "HELLO"),
+    [PMSG_HEARTBEAT] = { "HEARTBEAT", s_none, 0 },
+    [PMSG_BYE] = SCHEMA (s_bye, "BYE"),
+    [PMSG_AGENTS] = { "AGENTS", s_none, 0 },
+    [PMSG_SEND] = SCHEMA (s_send, "SEND"),
+    [PMSG_FETCH] = SCHEMA (s_fetch, "FETCH"),
+    [PMSG_ACK] = SCHEMA (s_ack, "ACK"),
+    [PMSG_LISTEN] = SCHEMA (s_listen, "LISTEN"),
+    [PMSG_UNLISTEN] = SCHEMA (s_listen, "UNLISTEN"),
+    [PMSG_WRITE] = SCHEMA (s_write, "WRITE"),
+    [PMSG_GET] = SCHEMA (s_get, "GET"),
+    [PMSG_SNAPSHOT] = SCHEMA (s_snapshot, "SNAPSHOT"),
+    [PMSG_PERCEIVE] = { "PERCEIVE", s_none, 0 },
+    [PMSG_ACT] = SCHEMA (s_act, "ACT"),
+    [PMSG_WORLD_RESET] = SCHEMA (s_world_reset, "WORLD_RESET"),
+    [PMSG_STATS] = { "STATS", s_none, 0 },
+    [PMSG_WELCOME] = SCHEMA (s_welcome, "WELCOME"),
+    [PMSG_OK] = { "OK", s_none, 0 },
+    [PMSG_ERROR] = SCHEMA (s_error, "ERROR"),
+    [PMSG_AGENT_LIST] = SCHEMA (s_agent_list, "AGENT_LIST"),
+    [PMSG_SENT] = SCHEMA (s_sent, "SENT"),
+    [PMSG_MAIL] = SCHEMA (s_mail, "MAIL"),
+    [PMSG_WRITTEN] = SCHEMA (s_written, "WRITTEN"),
+    [PMSG_STATE] = SCHEMA (s_state, "STATE"),
+    [PMSG_OBSERVATION] = SCHEMA (s_observation, "OBSERVATION"),
+    [PMSG_STATS_REPLY] = SCHEMA (s_stats_reply, "STATS_REPLY"),
+    [PMSG_MAIL_READY] = SCHEMA (s_mail_ready, "MAIL_READY"),
+    [PMSG_STATE_UPDATE] = SCHEMA (s_state_update, "STATE_UPDATE"),
+    [PMSG_WORLD_EVENT] = SCHEMA (s_world_event, "WORLD_EVENT"),
+    [PMSG_AGENT_EVENT] = SCHEMA (s_agent_event, "AGENT_EVENT"),
+    [PMSG_TAP] = SCHEMA (s_tap, "TAP"),
+};
+
+const char *
+pmsg_type_name (pmsg_type_t type)
+{
+    if ((unsigned) type >= PMSG__COUNT)
+        return "UNKNOWN";
+    return s_types [type].name;
+}
+
+bool
+pmsg_type_from_name (const char *name, size_t len, pmsg_type_t *type)
+{
+    if (!name || len == 0 || len > 32)
+        return false;
+    for (int i = 0; i < PMSG__COUNT; i++) {
+        const char *candidate = s_types [i].name;
+        if (strlen (candidate) == len && memcmp (candidate, name, len) == 0) {
+            if (type)
+                *type = (pmsg_type_t) i;
+            return true;
+        }
+    }
+    return false;
+}
+
+pmsg_kind_t
+pmsg_type_kind (pmsg_type_t type)
+{
+    if (type < PMSG_WELCOME)
+        return PMSG_REQUEST;
+    if (type < PMSG_MAIL_READY)
+        return PMSG_REPLY;
+    return PMSG_EVENT;
+}
+
+const pschema_t *
+pmsg_schema (pmsg_type_t type)
+{
+    if ((unsigned) type >= PMSG__COUNT)
+        return NULL;
+    return &s_types [type];
+}
+
+const pschema_t *
+pmsg_record_schema (const char *name)
+{
+    for (size_t i = 0; name && i < N (s_records); i++)
+        if (strcmp (s_records [i].name, name) == 0)
+            return &s_records [i];
+    return NULL;
+}
+
+size_t
+pmsg_record_schema_count (void)
+{
+    return N (s_records);
+}
+
+const pschema_t *
+pmsg_record_schema_at (size_t index)
+{
+    return index < N (s_records) ? &s_records [index] : NULL;
+}
+
+//  Range tests rather than isalnum(): locale-free and branch-light,
+//  since every to/from/channel of every message passes through here.
+static bool
+s_name_char (unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+        || c == '_' || c == '.' || c == ':' || c == '-';
+}
+
+bool
+pmsg_name_valid (const char *name, size_t len)
+{
+    if (!name || len == 0 || len > PROTO_MAX_NAME)
+        return false;
+    size_t start = name [0] == '$' ? 1 : 0;     //  broker-reserved names
+    if (start == len || name [start] == '.' || name [start] == '-')
+        return false;
+    for (size_t i = start; i < len; i++)
+        if (!s_name_char ((unsigned char) name [i]))
+            return false;
+    return true;
+}

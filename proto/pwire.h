@@ -1,0 +1,24 @@
+/*  pwire - the bounded structural walk over raw msgpack bytes (internal).
+
+    pmsg_decode uses the counts to size its zone in one chunk: every object
+    msgpack-c creates below the root takes one msgpack_object in the zone.
+    Public callers use pwire_check() from pmsg.h.
+*/
+#ifndef PARLEY_PWIRE_H
+#define PARLEY_PWIRE_H
+
+#include "pmsg.h"
+
+typedef struct {
+    size_t objects;         //  every value, map keys included, root included
+    size_t containers;      //  arrays and maps
+} pwire_stats_t;
+
+perr_t pwire_scan (const void *data, size_t size, const pwire_limits_t *limits,
+                   pwire_stats_t *stats, char *why, size_t why_size);
+
+//  printf into why (if not NULL); returns code, so callers can `return`.
+perr_t pwire_fail (char *why, size_t why_size, perr_t code, const char *format, ...)
+    __attribute__ ((format (printf, 4, 5)));
+
+#endif
