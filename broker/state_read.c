@@ -1,0 +1,148 @@
+/*  state_read - GET and SNAPSHOT on the state, and the encoders for STATE
+    entries and STATE_UPDATE events. Values are copied as stored bytes
+    (penc_raw), never re-encoded.
+
+    Consistency: the broker is single-threaded, so everything read between
+    two writes is consistent with state_seq() - the `seq` a STATE reply
+    carries.
+*/
+#include "state_int.h"
+#include <string.h>
+
+static void
+entry_view (const entry_t *entry, state_entry_t *view)
+{
+    view->key = entry->key;
+    view->reducer = entry->reducer;
+    view->seq = entry->seq;
+    view->value = sval_bytes (&entry->val);
+    view->size = sval_size (&entry->val);
+}
+
+bool
+state_get (state_t *self, const char *key, state_entry_t *entry)
+{
+    assert (self && key);
+    entry_t *found = (entry_t *) zhashx_lookup (self->entries, key);
+    if (found && entry)
+        entry_view (found, entry);
+    return found != NULL;
+}
+
+static int
+compare_entries (const void *a, const void *b)
+{
+    const entry_t *x = *(const entry_t *const *) a;
+    const entry_t *y = *(const entry_t *const *) b;
+    return strcmp (x->key, y->key);
+}
+
+//  The entries matching prefix, sorted; caller frees the array. NULL with
+//  *count 0 when none (or out of memory, logged by the caller's emptiness).
+static entry_t **
+collect (state_t *self, const char *prefix, size_t len, size_t *count)
+{
+    *count = 0;
+    size_t total = zhashx_size (self->entries);
+    entry_t **found = total? (entry_t **) malloc (total * sizeof (entry_t *)): NULL;
+    if (!found)
+        return NULL;
+    for (entry_t *entry = (entry_t *) zhashx_first (self->entries); entry;
+         entry = (entry_t *) zhashx_next (self->entries))
+        if (!prefix || strncmp (entry->key, prefix, len) == 0)
+            //  strncmp stops at a NUL in prefix; keys have none, so a prefix
+            //  with a NUL byte matches keys equal up to it - harmless.
+            found [(*count)++] = entry;
+    qsort (found, *count, sizeof (entry_t *), compare_entries);
+    return found;
+}
+
+size_t
+state_foreach_prefix (state_t *self, const char *prefix, size_t len,
+                      state_visit_fn *fn, void *arg)
+{
+    assert (self && fn);
+    size_t count;
+    entry_t **found = collect (self, len? prefix: NULL, len, &count);
+    for (size_t i = 0; i < count; i++) {
+        state_entry_t view;
+        entry_view (found [i], &view);
+        fn (&view, arg);
+    }
+    free (found);
+    return count;
+}
+
+void
+state_encode_entry (const state_entry_t *entry, penc_t *enc)
+{
+    msgpack_pack_map (penc_packer (enc), 4);
+    penc_kv_cstr (enc, "key", entry->key);
+    penc_kv_cstr (enc, "reducer", state_reducer_name (entry->reducer));
+    penc_kv_uint (enc, "seq", entry->seq);
+    penc_kv_raw (enc, "value", entry->value, entry->size);
+}
+
+size_t
+state_encode_prefix (state_t *self, penc_t *enc, const char *prefix, size_t len)
+{
+    assert (self && enc);
+    size_t count;
+    entry_t **found = collect (self, len? prefix: NULL, len, &count);
+    msgpack_pack_array (penc_packer (enc), count);
+    for (size_t i = 0; i < count; i++) {
+        state_entry_t view;
+        entry_view (found [i], &view);
+        state_encode_entry (&view, enc);
+    }
+    free (found);
+    return count;
+}
+
+//  The key of a GET element, NUL-terminated in buf, or NULL if unusable.
+static const char *
+get_key (const msgpack_object *o, char *buf)
+{
+    if (o->type != MSGPACK_OBJECT_STR || o->via.str.size == 0
+    ||  o->via.str.size > PROTO_MAX_KEY || memchr (o->via.str.ptr, 0, o->via.str.size))
+        return NULL;
+    memcpy (buf, o->via.str.ptr, o->via.str.size);
+    buf [o->via.str.size] = 0;
+    return buf;
+}
+
+size_t
+state_encode_keys (state_t *self, penc_t *enc, const msgpack_object *keys)
+{
+    assert (self && enc);
+    char buf [PROTO_MAX_KEY + 1];
+    size_t size = keys && keys->type == MSGPACK_OBJECT_ARRAY? keys->via.array.size: 0;
+    size_t count = 0;
+    for (size_t i = 0; i < size; i++) {
+        const char *key = get_key (&keys->via.array.ptr [i], buf);
+        if (key && zhashx_lookup (self->entries, key))
+            count++;
+    }
+    msgpack_pack_array (penc_packer (enc), count);
+    for (size_t i = 0; i < size; i++) {
+        const char *key = get_key (&keys->via.array.ptr [i], buf);
+        entry_t *entry = key? (entry_t *) zhashx_lookup (self->entries, key): NULL;
+        if (entry) {
+            state_entry_t view;
+            entry_view (entry, &view);
+            state_encode_entry (&view, enc);
+        }
+    }
+    return count;
+}
+
+void
+state_encode_change (const state_change_t *change, penc_t *enc)
+{
+    assert (change && enc);
+    penc_kv_cstr (enc, "key", change->key);
+    penc_kv_uint (enc, "seq", change->seq);
+    penc_kv_cstr (enc, "op", state_op_name (change->op));
+    penc_kv_cstr (enc, "reducer", state_reducer_name (change->reducer));
+    penc_kv_raw (enc, "value", change->value, change->size);
+}
