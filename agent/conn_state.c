@@ -1,0 +1,372 @@
+/*  conn_state - shared-state keys the agent reads. See conn_state.h.
+
+    Values are re-read whole each step (GET). That is fine for the world
+    keys at the sizes the demo uses; a big blackboard would want the Clone
+    pattern (SNAPSHOT + STATE_UPDATE), which is left for later.
+*/
+#include <assert.h>
+#include "conn_state.h"
+#include "plog.h"
+
+typedef struct {
+    char *key;
+    char *text;                 //  current rendering, NULL if absent
+    char *prev;                 //  rendering at the last observe
+} slot_t;
+
+typedef struct {
+    char name[PROTO_MAX_NAME + 1];
+    uint64_t position;
+} agent_pos_t;
+
+typedef struct {
+    brokerlink_t *link;
+    slot_t slots[STATE_MAX_KEYS];
+    size_t count;
+    zlistx_t *explored;         //  current names, in the value's order
+    zhashx_t *explored_prev;    //  names at the last observe
+    agent_pos_t agents[STATE_MAX_AGENTS];
+    size_t agent_count;
+} state_t;
+
+//  Bounded text writer.
+typedef struct {
+    char buf[STATE_MAX_TEXT];
+    size_t used;
+} out_t;
+
+static void
+s_put (out_t *out, const char *text, size_t len)
+{
+    size_t room = sizeof (out->buf) - 1 - out->used;
+    if (len > room)
+        len = room;
+    memcpy (out->buf + out->used, text, len);
+    out->used += len;
+    out->buf[out->used] = 0;
+}
+
+static void
+s_render_value (out_t *out, const msgpack_object *o)
+{
+    char num[64];
+    switch (o->type) {
+        case MSGPACK_OBJECT_STR:
+            s_put (out, o->via.str.ptr, o->via.str.size);
+            break;
+        case MSGPACK_OBJECT_POSITIVE_INTEGER:
+            s_put (out, num, snprintf (num, sizeof (num), "%" PRIu64, o->via.u64));
+            break;
+        case MSGPACK_OBJECT_NEGATIVE_INTEGER:
+            s_put (out, num, snprintf (num, sizeof (num), "%" PRId64, o->via.i64));
+            break;
+        case MSGPACK_OBJECT_FLOAT32:
+        case MSGPACK_OBJECT_FLOAT64:
+            s_put (out, num, snprintf (num, sizeof (num), "%g", o->via.f64));
+            break;
+        case MSGPACK_OBJECT_BOOLEAN:
+            s_put (out, o->via.boolean? "true": "false", o->via.boolean? 4: 5);
+            break;
+        case MSGPACK_OBJECT_ARRAY:
+            s_put (out, "[", 1);
+            for (uint32_t i = 0; i < o->via.array.size; i++) {
+                if (i)
+                    s_put (out, ", ", 2);
+                s_render_value (out, &o->via.array.ptr[i]);
+            }
+            s_put (out, "]", 1);
+            break;
+        case MSGPACK_OBJECT_MAP:
+            s_put (out, "{", 1);
+            for (uint32_t i = 0; i < o->via.map.size; i++) {
+                if (i)
+                    s_put (out, ", ", 2);
+                s_render_value (out, &o->via.map.ptr[i].key);
+                s_put (out, ": ", 2);
+                s_render_value (out, &o->via.map.ptr[i].val);
+            }
+            s_put (out, "}", 1);
+            break;
+        case MSGPACK_OBJECT_NIL:
+            s_put (out, "nil", 3);
+            break;
+        default:
+            s_put (out, "(binary)", 8);
+            break;
+    }
+}
+
+static void
+s_take_explored (state_t *self, const msgpack_object *value)
+{
+    zlistx_purge (self->explored);
+    if (!value || value->type != MSGPACK_OBJECT_ARRAY)
+        return;
+    for (uint32_t i = 0; i < value->via.array.size; i++) {
+        const msgpack_object *o = &value->via.array.ptr[i];
+        if (o->type == MSGPACK_OBJECT_STR) {
+            char *name = zsys_sprintf ("%.*s", (int) o->via.str.size, o->via.str.ptr);
+            zlistx_add_end (self->explored, name);
+            free (name);
+        }
+    }
+}
+
+static void
+s_take_positions (state_t *self, const msgpack_object *value)
+{
+    self->agent_count = 0;
+    if (!value || value->type != MSGPACK_OBJECT_MAP)
+        return;
+    for (uint32_t i = 0; i < value->via.map.size && self->agent_count < STATE_MAX_AGENTS; i++) {
+        const msgpack_object *k = &value->via.map.ptr[i].key;
+        const msgpack_object *v = &value->via.map.ptr[i].val;
+        if (k->type != MSGPACK_OBJECT_STR || v->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
+            continue;
+        agent_pos_t *a = &self->agents[self->agent_count++];
+        snprintf (a->name, sizeof (a->name), "%.*s", (int) k->via.str.size, k->via.str.ptr);
+        a->position = v->via.u64;
+    }
+}
+
+static void
+s_feed (state_t *self, const char *key, const msgpack_object *value)
+{
+    for (size_t i = 0; i < self->count; i++) {
+        slot_t *slot = &self->slots[i];
+        if (!streq (slot->key, key))
+            continue;
+        zstr_free (&slot->text);
+        if (value) {
+            out_t out = { .used = 0 };
+            out.buf[0] = 0;
+            s_render_value (&out, value);
+            slot->text = strdup (out.buf);
+        }
+    }
+    if (streq (key, STATE_KEY_EXPLORED))
+        s_take_explored (self, value);
+    else
+    if (streq (key, STATE_KEY_POSITIONS))
+        s_take_positions (self, value);
+}
+
+static int
+s_capture (void *impl, char *err, size_t err_size)
+{
+    state_t *self = (state_t *) impl;
+    if (!self->link || self->count == 0)
+        return 0;
+    penc_t *enc = brokerlink_begin (self->link, PMSG_GET, 1);
+    penc_key (enc, "keys");
+    msgpack_pack_array (penc_packer (enc), self->count);
+    for (size_t i = 0; i < self->count; i++)
+        penc_cstr (enc, self->slots[i].key);
+    pmsg_t *reply = brokerlink_call (self->link, err, err_size);
+    if (!reply)
+        return -1;
+    if (pmsg_type (reply) != PMSG_STATE) {
+        brokerlink_error_text (reply, err, err_size);
+        pmsg_destroy (&reply);
+        return -1;
+    }
+    for (size_t i = 0; i < self->count; i++)
+        s_feed (self, self->slots[i].key, NULL);        //  absent unless listed
+    const msgpack_object *entries = pmsg_field (reply, "entries");
+    for (uint32_t i = 0; entries && entries->type == MSGPACK_OBJECT_ARRAY
+                         && i < entries->via.array.size; i++) {
+        const msgpack_object *entry = &entries->via.array.ptr[i];
+        char key[PROTO_MAX_KEY + 1];
+        if (pobj_strcpy (entry, "key", key, sizeof (key)))
+            s_feed (self, key, pobj_get (entry, "value"));
+    }
+    pmsg_destroy (&reply);
+    return 0;
+}
+
+static char *
+s_positions_text (state_t *self)
+{
+    char *text = strdup ("");
+    for (size_t i = 0; i < self->agent_count; i++) {
+        char *more = zsys_sprintf ("%s%s%s at %" PRIu64, text, i? ", ": "",
+                                   self->agents[i].name, self->agents[i].position);
+        free (text);
+        text = more;
+    }
+    return text;
+}
+
+static char *
+s_explored_diff (state_t *self)
+{
+    char *names = strdup ("");
+    for (const char *name = zlistx_first (self->explored); name;
+         name = zlistx_next (self->explored)) {
+        if (zhashx_lookup (self->explored_prev, name))
+            continue;
+        char *more = zsys_sprintf ("%s%s%s", names, *names? ", ": "", name);
+        free (names);
+        names = more;
+    }
+    char *text = zsys_sprintf ("The team has now explored %zu objects; new: %s.",
+                               zlistx_size (self->explored), names);
+    free (names);
+    zhashx_purge (self->explored_prev);
+    for (const char *name = zlistx_first (self->explored); name;
+         name = zlistx_next (self->explored))
+        zhashx_insert (self->explored_prev, name, (void *) "");
+    return text;
+}
+
+static void
+s_observe (void *impl, const char *id, zlistx_t *out)
+{
+    state_t *self = (state_t *) impl;
+    for (size_t i = 0; i < self->count; i++) {
+        slot_t *slot = &self->slots[i];
+        if ((!slot->text && !slot->prev)
+        ||  (slot->text && slot->prev && streq (slot->text, slot->prev)))
+            continue;
+        char type[PROTO_MAX_KEY + 8];
+        snprintf (type, sizeof (type), "state.%s", slot->key);
+        char *text;
+        if (streq (slot->key, STATE_KEY_EXPLORED))
+            text = s_explored_diff (self);
+        else
+        if (streq (slot->key, STATE_KEY_POSITIONS)) {
+            char *where = s_positions_text (self);
+            text = zsys_sprintf ("Agent positions: %s.", where);
+            free (where);
+        }
+        else
+            text = zsys_sprintf ("%s is now %s.", slot->key, slot->text? slot->text: "deleted");
+        zlistx_add_end (out, observation_new_text (id, type, text));
+        free (text);
+        zstr_free (&slot->prev);
+        slot->prev = slot->text? strdup (slot->text): NULL;
+    }
+}
+
+static char *
+s_render (void *impl)
+{
+    state_t *self = (state_t *) impl;
+    char *text = strdup ("");
+    for (size_t i = 0; i < self->count; i++) {
+        slot_t *slot = &self->slots[i];
+        char *line;
+        if (!slot->text)
+            continue;
+        if (streq (slot->key, STATE_KEY_EXPLORED)) {
+            char *names = strdup ("");
+            for (const char *n = zlistx_first (self->explored); n; n = zlistx_next (self->explored)) {
+                char *more = zsys_sprintf ("%s%s%s", names, *names? ", ": "", n);
+                free (names);
+                names = more;
+            }
+            line = zsys_sprintf ("Explored by all (%zu): %s", zlistx_size (self->explored), names);
+            free (names);
+        }
+        else
+        if (streq (slot->key, STATE_KEY_POSITIONS)) {
+            char *where = s_positions_text (self);
+            line = zsys_sprintf ("Agent positions: %s", where);
+            free (where);
+        }
+        else
+            line = zsys_sprintf ("%s: %s", slot->key, slot->text);
+        char *more = zsys_sprintf ("%s%s%s", text, *text? "\n": "", line);
+        free (line);
+        free (text);
+        text = more;
+    }
+    return text;
+}
+
+static void
+s_destroy (void *impl)
+{
+    state_t *self = (state_t *) impl;
+    for (size_t i = 0; i < self->count; i++) {
+        free (self->slots[i].key);
+        free (self->slots[i].text);
+        free (self->slots[i].prev);
+    }
+    zlistx_destroy (&self->explored);
+    zhashx_destroy (&self->explored_prev);
+    free (self);
+}
+
+static const connector_ops_t s_ops = {
+    .capture = s_capture, .observe = s_observe, .render = s_render, .destroy = s_destroy
+};
+
+connector_t *
+conn_state_new (brokerlink_t *link, const char *const *keys, size_t count)
+{
+    static const char *const world_keys[] = { STATE_KEY_EXPLORED, STATE_KEY_POSITIONS };
+    if (!keys) {
+        keys = world_keys;
+        count = 2;
+    }
+    state_t *self = (state_t *) zmalloc (sizeof (state_t));
+    self->link = link;
+    for (size_t i = 0; i < count && self->count < STATE_MAX_KEYS; i++)
+        self->slots[self->count++].key = strdup (keys[i]);
+    self->explored = zlistx_new ();
+    zlistx_set_duplicator (self->explored, (zlistx_duplicator_fn *) strdup);
+    zlistx_set_destructor (self->explored, (zlistx_destructor_fn *) zstr_free);
+    self->explored_prev = zhashx_new ();
+    return connector_new ("state", &s_ops, self);
+}
+
+void
+conn_state_feed (connector_t *self, const char *key, const msgpack_object *value)
+{
+    assert (key);
+    s_feed ((state_t *) connector_impl (self), key, value);
+}
+
+size_t
+conn_state_explored_count (connector_t *self)
+{
+    return zlistx_size (((state_t *) connector_impl (self))->explored);
+}
+
+const char *
+conn_state_explored_at (connector_t *self, size_t index)
+{
+    zlistx_t *list = ((state_t *) connector_impl (self))->explored;
+    const char *name = zlistx_first (list);
+    for (size_t i = 0; name && i < index; i++)
+        name = zlistx_next (list);
+    return name;
+}
+
+bool
+conn_state_explored_has (connector_t *self, const char *name)
+{
+    zlistx_t *list = ((state_t *) connector_impl (self))->explored;
+    for (const char *n = zlistx_first (list); n; n = zlistx_next (list))
+        if (streq (n, name))
+            return true;
+    return false;
+}
+
+size_t
+conn_state_agent_count (connector_t *self)
+{
+    return ((state_t *) connector_impl (self))->agent_count;
+}
+
+bool
+conn_state_agent_at (connector_t *self, size_t index, const char **agent, uint64_t *position)
+{
+    state_t *state = (state_t *) connector_impl (self);
+    if (index >= state->agent_count)
+        return false;
+    *agent = state->agents[index].name;
+    *position = state->agents[index].position;
+    return true;
+}

@@ -1,0 +1,47 @@
+/*  conn_state - the "state" connector: shared-state keys the agent reads.
+
+    Captures the configured keys with one GET (by default
+    world.explored_by_all and world.agent_positions). Each value is kept as
+    text (a compact rendering of the msgpack value); the two world keys are
+    also kept typed, for the heuristic policy.
+
+    Diff gives observations of type state.<key>:
+      world.explored_by_all  "The team has now explored 5 objects; new: lamp, desk."
+      world.agent_positions  "Teammates: Agent2 at 4, Agent3 at 7."
+      other keys             "<key> is now <value>."
+
+    Render: one line per key that exists, e.g.
+        Explored by all (5): lamp, desk, chair, sofa, cup
+        Agent positions: Agent1 at 3, Agent2 at 4
+*/
+#ifndef PARLEY_CONN_STATE_H
+#define PARLEY_CONN_STATE_H
+
+#include <msgpack.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "brokerlink.h"
+#include "connector.h"
+
+#define STATE_MAX_KEYS 8
+#define STATE_MAX_TEXT 4096         //  rendering of one value, cut beyond
+#define STATE_MAX_AGENTS 256        //  positions kept
+
+#define STATE_KEY_EXPLORED "world.explored_by_all"
+#define STATE_KEY_POSITIONS "world.agent_positions"
+
+//  `keys` NULL means the two world keys. At most STATE_MAX_KEYS are used.
+connector_t *conn_state_new (brokerlink_t *link, const char *const *keys, size_t count);
+
+//  Sets a key's current value (NULL: the key does not exist).
+void conn_state_feed (connector_t *self, const char *key, const msgpack_object *value);
+
+//  Typed views of the world keys (current state).
+size_t conn_state_explored_count (connector_t *self);
+const char *conn_state_explored_at (connector_t *self, size_t index);
+bool conn_state_explored_has (connector_t *self, const char *name);
+size_t conn_state_agent_count (connector_t *self);
+//  false past the end.
+bool conn_state_agent_at (connector_t *self, size_t index, const char **agent, uint64_t *position);
+
+#endif

@@ -1,0 +1,278 @@
+/*  conn_world - position and visible objects. See conn_world.h.
+
+    "Seen" objects are kept in a zhashx (names are short, a world has tens
+    to thousands of objects) plus a zlistx for first-seen order.
+*/
+#include <assert.h>
+#include "conn_world.h"
+#include "plog.h"
+
+typedef struct {
+    brokerlink_t *link;
+    world_view_t current, previous;
+    char kind[16];
+    uint64_t width, height;
+    zhashx_t *seen;             //  name -> "" (set)
+    zlistx_t *seen_order;       //  names, first-seen order
+    zlistx_t *found_now;        //  names new to us in the current view
+} world_t;
+
+static void
+s_add_found (world_t *self, const world_view_t *view)
+{
+    zlistx_purge (self->found_now);
+    for (size_t i = 0; i < view->object_count; i++) {
+        const char *name = view->objects[i];
+        if (zhashx_lookup (self->seen, name))
+            continue;
+        zhashx_insert (self->seen, name, (void *) "");
+        zlistx_add_end (self->seen_order, (void *) name);
+        zlistx_add_end (self->found_now, (void *) name);
+    }
+}
+
+void
+world_view_objects_text (const world_view_t *view, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < view->object_count && used < size; i++)
+        used += snprintf (buf + used, size - used, "%s%s", i? ", ": "", view->objects[i]);
+    if (view->object_count == 0)
+        snprintf (buf, size, "nothing");
+}
+
+static char *
+s_list_text (zlistx_t *list)
+{
+    char *text = strdup ("");
+    for (const char *name = zlistx_first (list); name; name = zlistx_next (list)) {
+        char *more = zsys_sprintf ("%s%s%s", text, *text? ", ": "", name);
+        free (text);
+        text = more;
+    }
+    return text;
+}
+
+static void
+s_add (zlistx_t *out, const char *id, const char *type, char *text)
+{
+    zlistx_add_end (out, observation_new_text (id, type, text));
+    free (text);
+}
+
+static void
+s_observe (void *impl, const char *id, zlistx_t *out)
+{
+    world_t *self = (world_t *) impl;
+    world_view_t *cur = &self->current, *prev = &self->previous;
+    if (!cur->valid)
+        return;
+    char seen[1024];
+    world_view_objects_text (cur, seen, sizeof (seen));
+    if (!prev->valid)
+        s_add (out, id, "world.start",
+               zsys_sprintf ("Started at position %" PRIu64 ". I see: %s.", cur->position, seen));
+    else
+    if (cur->position != prev->position)
+        s_add (out, id, "world.moved",
+               zsys_sprintf ("Moved from position %" PRIu64 " to position %" PRIu64 ". I see: %s.",
+                             prev->position, cur->position, seen));
+    else
+    if (streq (cur->outcome, "edge"))
+        s_add (out, id, "world.blocked",
+               zsys_sprintf ("Could not move: still at position %" PRIu64 " (edge).", cur->position));
+    if (zlistx_size (self->found_now) > 0) {
+        char *names = s_list_text (self->found_now);
+        s_add (out, id, "world.found", zsys_sprintf ("New objects here: %s.", names));
+        free (names);
+        zlistx_purge (self->found_now);
+    }
+    if (cur->objects_total > 0 && (!prev->valid || cur->explored != prev->explored))
+        s_add (out, id, "world.coverage",
+               zsys_sprintf ("Team coverage is now %.0f%% (%" PRIu64 " of %" PRIu64 " objects).",
+                             cur->coverage * 100, cur->explored, cur->objects_total));
+    if (cur->done && !(prev->valid && prev->done))
+        s_add (out, id, "world.done", strdup ("Everything in the world has been explored."));
+    *prev = *cur;
+}
+
+static char *
+s_render (void *impl)
+{
+    world_t *self = (world_t *) impl;
+    const world_view_t *cur = &self->current;
+    if (!cur->valid)
+        return strdup ("Position: unknown (not perceived yet)");
+    char seen[1024];
+    world_view_objects_text (cur, seen, sizeof (seen));
+    char shape[64] = "";
+    if (self->width > 0 && streq (self->kind, "grid"))
+        snprintf (shape, sizeof (shape), " (x %" PRIu64 ", y %" PRIu64 " on a %" PRIu64 "x%" PRIu64
+                  " grid)", cur->x, cur->y, self->width, self->height);
+    else
+    if (self->width > 0)
+        snprintf (shape, sizeof (shape), " (line of %" PRIu64 " positions)", self->width);
+    return zsys_sprintf ("Position: %" PRIu64 "%s\nVisible objects: %s\n"
+                         "Team coverage: %.0f%% (%" PRIu64 " of %" PRIu64 " objects explored)%s",
+                         cur->position, shape, seen, cur->coverage * 100, cur->explored,
+                         cur->objects_total, cur->done? "\nThe world is fully explored.": "");
+}
+
+//  OBSERVATION reply -> view. Objects past WORLD_MAX_VISIBLE are left out
+//  (and logged): a position holds 1-3 objects in the standard world.
+static int
+s_parse (const pmsg_t *msg, world_view_t *view)
+{
+    if (pmsg_type (msg) != PMSG_OBSERVATION)
+        return -1;
+    memset (view, 0, sizeof (*view));
+    view->valid = true;
+    view->position = pmsg_uint (msg, "position", 0);
+    view->x = pmsg_uint (msg, "x", view->position);
+    view->y = pmsg_uint (msg, "y", 0);
+    if (!pmsg_strcpy (msg, "outcome", view->outcome, sizeof (view->outcome)))
+        strcpy (view->outcome, "perceived");
+    view->explored = pmsg_uint (msg, "explored", 0);
+    view->objects_total = pmsg_uint (msg, "objects_total", 0);
+    view->coverage = pmsg_num (msg, "coverage", 0);
+    view->done = pmsg_bool (msg, "done", false);
+    const msgpack_object *objects = pmsg_field (msg, "objects");
+    if (objects && objects->type == MSGPACK_OBJECT_ARRAY) {
+        for (uint32_t i = 0; i < objects->via.array.size; i++) {
+            const msgpack_object *o = &objects->via.array.ptr[i];
+            if (o->type != MSGPACK_OBJECT_STR)
+                continue;
+            if (view->object_count == WORLD_MAX_VISIBLE) {
+                plog_warn ("more than %d objects in view; the rest are ignored", WORLD_MAX_VISIBLE);
+                break;
+            }
+            snprintf (view->objects[view->object_count++], WORLD_MAX_NAME + 1, "%.*s",
+                      (int) o->via.str.size, o->via.str.ptr);
+        }
+    }
+    return 0;
+}
+
+static void
+s_feed (world_t *self, const world_view_t *view)
+{
+    self->current = *view;
+    self->current.valid = true;
+    s_add_found (self, &self->current);
+}
+
+static int
+s_capture (void *impl, char *err, size_t err_size)
+{
+    world_t *self = (world_t *) impl;
+    if (!self->link)
+        return 0;
+    pmsg_t *reply = brokerlink_simple (self->link, PMSG_PERCEIVE, err, err_size);
+    if (!reply)
+        return -1;
+    world_view_t view;
+    int rc = s_parse (reply, &view);
+    if (rc == 0)
+        s_feed (self, &view);
+    else
+        brokerlink_error_text (reply, err, err_size);
+    pmsg_destroy (&reply);
+    return rc;
+}
+
+static void
+s_destroy (void *impl)
+{
+    world_t *self = (world_t *) impl;
+    zhashx_destroy (&self->seen);
+    zlistx_destroy (&self->seen_order);
+    zlistx_destroy (&self->found_now);
+    free (self);
+}
+
+static const connector_ops_t s_ops = {
+    .capture = s_capture, .observe = s_observe, .render = s_render, .destroy = s_destroy
+};
+
+connector_t *
+conn_world_new (brokerlink_t *link)
+{
+    world_t *self = (world_t *) zmalloc (sizeof (world_t));
+    self->link = link;
+    strcpy (self->kind, "line");
+    self->seen = zhashx_new ();
+    self->seen_order = zlistx_new ();
+    zlistx_set_duplicator (self->seen_order, (zlistx_duplicator_fn *) strdup);
+    zlistx_set_destructor (self->seen_order, (zlistx_destructor_fn *) zstr_free);
+    self->found_now = zlistx_new ();
+    zlistx_set_duplicator (self->found_now, (zlistx_duplicator_fn *) strdup);
+    zlistx_set_destructor (self->found_now, (zlistx_destructor_fn *) zstr_free);
+    return connector_new ("world", &s_ops, self);
+}
+
+void
+conn_world_set_shape (connector_t *self, const char *kind, uint64_t width, uint64_t height)
+{
+    world_t *world = (world_t *) connector_impl (self);
+    snprintf (world->kind, sizeof (world->kind), "%s", kind && *kind? kind: "line");
+    world->width = width;
+    world->height = height;
+}
+
+void
+conn_world_feed (connector_t *self, const world_view_t *view)
+{
+    assert (view);
+    s_feed ((world_t *) connector_impl (self), view);
+}
+
+int
+conn_world_feed_msg (connector_t *self, const pmsg_t *msg)
+{
+    world_view_t view;
+    if (s_parse (msg, &view) != 0)
+        return -1;
+    s_feed ((world_t *) connector_impl (self), &view);
+    return 0;
+}
+
+const world_view_t *
+conn_world_view (connector_t *self)
+{
+    return &((world_t *) connector_impl (self))->current;
+}
+
+size_t
+conn_world_seen_count (connector_t *self)
+{
+    return zlistx_size (((world_t *) connector_impl (self))->seen_order);
+}
+
+const char *
+conn_world_seen_at (connector_t *self, size_t index)
+{
+    zlistx_t *list = ((world_t *) connector_impl (self))->seen_order;
+    const char *name = zlistx_first (list);
+    for (size_t i = 0; name && i < index; i++)
+        name = zlistx_next (list);
+    return name;
+}
+
+const char *
+conn_world_kind (connector_t *self)
+{
+    return ((world_t *) connector_impl (self))->kind;
+}
+
+uint64_t
+conn_world_width (connector_t *self)
+{
+    return ((world_t *) connector_impl (self))->width;
+}
+
+uint64_t
+conn_world_height (connector_t *self)
+{
+    return ((world_t *) connector_impl (self))->height;
+}
