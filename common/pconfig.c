@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "plog.h"
 #include "pconfig.h"
@@ -42,6 +43,7 @@ typedef struct {
     const pconfig_option_t *opt;
     source_t source;
     value_t value;
+    bool in_file;           //  seen in the config file, to catch duplicates
 } slot_t;
 
 //  Every binary gets these, after its own options.
@@ -425,46 +427,68 @@ s_parse_env (pconfig_t *self)
     return true;
 }
 
-//  Every key in the file must be an option (a typo must not silently fall
-//  back to a default); every value is validated even when a flag or
-//  variable overrides it, so a broken file is noticed the first time.
+//  One "name = value" line of the config file. Every key must be an option
+//  (a typo must not silently fall back to a default), and every value is
+//  validated even when a flag or variable overrides it, so a broken file is
+//  noticed the first time.
+static bool
+s_file_item (pconfig_t *self, const char *path, zconfig_t *item)
+{
+    const char *name = zconfig_name (item);
+    const char *text = zconfig_value (item);
+    if (!text)
+        text = "";
+    slot_t *slot = s_find (self, name);
+    if (!slot || s_is_builtin (self, slot, "config") || s_is_builtin (self, slot, "help")
+    ||  s_is_builtin (self, slot, "version"))
+        return s_fail (self, "%s: unknown key '%s'", path, name);
+    if (zconfig_child (item))
+        return s_fail (self, "%s: key '%s' has sub-keys; settings are flat "
+                       "(name = value)", path, name);
+    if (slot->in_file)
+        return s_fail (self, "%s: key '%s' is given twice", path, name);
+    slot->in_file = true;
+
+    char where [300];
+    snprintf (where, sizeof where, "%s: %s", path, name);
+    if (slot->source == SRC_UNSET)
+        return s_set (self, slot, text, where, SRC_FILE);
+    value_t unused = { 0 };
+    bool valid = s_convert (self, slot->opt, text, where, &unused);
+    free (unused.text);
+    return valid;
+}
+
+//  Config files are a few lines; anything bigger is a mistake (a log file
+//  given by accident), refused before reading it.
+#define PCONFIG_FILE_MAX  (1024 * 1024)
+
 static bool
 s_parse_file (pconfig_t *self, const char *path)
 {
-    FILE *probe = fopen (path, "r");
-    if (!probe)
+    //  We read the file ourselves rather than call zconfig_load, which in
+    //  czmq 4.2.1 leaks its file handle when the text does not parse.
+    FILE *file = fopen (path, "r");
+    if (!file)
         return s_fail (self, "--config: cannot read '%s': %s", path, strerror (errno));
-    fclose (probe);
-    zconfig_t *root = zconfig_load (path);
+    struct stat st;
+    if (fstat (fileno (file), &st) || !S_ISREG (st.st_mode)) {
+        fclose (file);
+        return s_fail (self, "--config: '%s' is not a regular file", path);
+    }
+    if (st.st_size > PCONFIG_FILE_MAX) {
+        fclose (file);
+        return s_fail (self, "--config: '%s' is over %d bytes", path, PCONFIG_FILE_MAX);
+    }
+    zchunk_t *chunk = zchunk_read (file, (size_t) st.st_size);
+    fclose (file);
+    zconfig_t *root = chunk ? zconfig_chunk_load (chunk) : NULL;
+    zchunk_destroy (&chunk);
     if (!root)
         return s_fail (self, "%s: not a valid ZPL config file", path);
-
     bool ok = true;
-    for (zconfig_t *item = zconfig_child (root); item && ok; item = zconfig_next (item)) {
-        const char *name = zconfig_name (item);
-        const char *text = zconfig_value (item);
-        char where [300];
-        snprintf (where, sizeof where, "%s: %s", path, name);
-        slot_t *slot = s_find (self, name);
-        if (!slot || s_is_builtin (self, slot, "config") || s_is_builtin (self, slot, "help")
-        ||  s_is_builtin (self, slot, "version"))
-            ok = s_fail (self, "%s: unknown key '%s'", path, name);
-        else
-        if (zconfig_child (item))
-            ok = s_fail (self, "%s: key '%s' has sub-keys; settings are flat "
-                         "(name = value)", path, name);
-        else
-        if (slot->source == SRC_FILE)
-            ok = s_fail (self, "%s: key '%s' is given twice", path, name);
-        else
-        if (slot->source == SRC_UNSET)
-            ok = s_set (self, slot, text ? text : "", where, SRC_FILE);
-        else {
-            value_t probe_value = { 0 };
-            ok = s_convert (self, slot->opt, text ? text : "", where, &probe_value);
-            free (probe_value.text);
-        }
-    }
+    for (zconfig_t *item = zconfig_child (root); item && ok; item = zconfig_next (item))
+        ok = s_file_item (self, path, item);
     zconfig_destroy (&root);
     return ok;
 }
