@@ -1,0 +1,33 @@
+/*  tap_discover - asks a broker where its tap socket is.
+
+    The protocol has one way to learn the tap endpoint: the `tap` field of
+    WELCOME, the reply to HELLO. So parley-tap says HELLO as agent
+    "tap-<host>-<pid>" with caps ["tap"], reads `tap`, and at once says BYE
+    with forget=true, which deletes the registration and any mail queued for
+    it. The tap is therefore visible for a moment in AGENTS and as
+    AGENT_EVENT joined and left; a HELLO-less "where is the tap" request would be
+    cleaner and is proposed to the broker (see the README notes).
+
+    Also: a bind endpoint (tcp with host "*", "0.0.0.0" or "[::]") is
+    not something to connect to; tap_discover_fix_wildcard turns its host
+    into the broker's host (or 127.0.0.1), so PARLEY_TAP from a broker's
+    environment file still works.
+*/
+#ifndef PARLEY_TAP_DISCOVER_H
+#define PARLEY_TAP_DISCOVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+//  Fills `tap` (NUL-terminated) from the broker's WELCOME. Returns
+//  PARLEY_EXIT_OK, PARLEY_EXIT_NETWORK (no reply within timeout_ms, bad
+//  endpoint) or PARLEY_EXIT_FAILURE (the broker answered ERROR), with a
+//  sentence in `why`.
+int tap_discover (const char *broker, int64_t timeout_ms, char *tap, size_t tap_size,
+                  char *why, size_t why_size);
+
+//  Rewrites a wildcard host in `endpoint` (in place, within `size`) to the
+//  host of `reference` (an endpoint, may be NULL), else 127.0.0.1.
+void tap_discover_fix_wildcard (char *endpoint, size_t size, const char *reference);
+
+#endif
