@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""A scripted OpenAI-compatible HTTP server for the agent's client tests.
+
+Listens on 127.0.0.1, port 0 (or argv[1]), prints the port on stdout and
+serves POST /v1/chat/completions and POST /v1/embeddings. It exits when its
+stdin closes, so a test that dies cannot leave it behind.
+
+The request's "model" picks the script: "BEHAVIOUR" or "BEHAVIOUR:TAG".
+State (request counts) is kept per full model string, so each test uses
+its own TAG and tests do not disturb each other.
+
+chat behaviours
+  normal        a seed-000 style answer
+  echo          "n=<messages> last=<content of the last message>"
+  auth          the Authorization header, or "none"
+  params        "temperature=<t> max_tokens=<n>"
+  malformed     200 with a body that is not JSON
+  nochoices     {"choices": []}
+  nullcontent   choices[0].message.content = null
+  huge          content of 200000 bytes
+  500-then-ok   HTTP 500 on the first request, then normal
+  429-then-ok   HTTP 429 with Retry-After: 1 first, then normal
+  always-500    HTTP 500 every time
+  400           HTTP 400 with an OpenAI error body (must not be retried)
+  slow          sleeps 3 s, then normal
+embeddings behaviours (DIM defaults to 8)
+  embed[-DIM]           deterministic vectors of DIM, unnormalised
+  embed-reversed[-DIM]  same, items listed in reverse with their index
+  embed-wrongdim        one vector is one component short
+  embed-nonnumeric      a component is a string
+  embed-count           one item fewer than inputs
+  embed-malformed       200 with a body that is not JSON
+  embed-500-then-ok     HTTP 500 first, then embed
+Python 3 standard library only.
+"""
+import hashlib
+import json
+import os
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+NORMAL_ANSWER = """I looked around and decided.
+
+```yaml
+thinking: "I see new objects, the team should know"
+action: forward
+reason: "Continue exploring new areas"
+message_to_others: "I found chair and lamp at position 3"
+```
+<MessageTo(Agent2, '''Check position 4 (the door) > now''')>
+"""
+
+counts = {}
+counts_lock = threading.Lock()
+
+
+def bump(model):
+    with counts_lock:
+        counts[model] = counts.get(model, 0) + 1
+        return counts[model]
+
+
+def vector(text, dim):
+    out = []
+    for i in range(dim):
+        digest = hashlib.sha256(f"{i}:{text}".encode()).digest()
+        out.append(int.from_bytes(digest[:2], "little") / 65535.0 - 0.5)
+    return out
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def send(self, status, body, headers=None):
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def chat_answer(self, content):
+        return {"id": "chatcmpl-test", "object": "chat.completion",
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": content}}]}
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length", "0"))
+        try:
+            request = json.loads(self.rfile.read(length))
+        except ValueError:
+            return self.send(400, {"error": {"message": "request is not JSON"}})
+        model = str(request.get("model", ""))
+        behaviour = model.split(":", 1)[0]
+        n = bump(model)
+        if self.path.endswith("/chat/completions"):
+            return self.chat(request, behaviour, n)
+        if self.path.endswith("/embeddings"):
+            return self.embeddings(request, behaviour, n)
+        return self.send(404, {"error": {"message": "no such path " + self.path}})
+
+    def chat(self, request, behaviour, n):
+        messages = request.get("messages", [])
+        if behaviour == "normal":
+            return self.send(200, self.chat_answer(NORMAL_ANSWER))
+        if behaviour == "echo":
+            last = messages[-1]["content"] if messages else ""
+            return self.send(200, self.chat_answer(f"n={len(messages)} last={last}"))
+        if behaviour == "auth":
+            return self.send(200, self.chat_answer(self.headers.get("Authorization", "none")))
+        if behaviour == "params":
+            return self.send(200, self.chat_answer(
+                f"temperature={request.get('temperature')} max_tokens={request.get('max_tokens')}"))
+        if behaviour == "malformed":
+            return self.send(200, b'{"choices": [ {"message": ')
+        if behaviour == "nochoices":
+            return self.send(200, {"choices": []})
+        if behaviour == "nullcontent":
+            return self.send(200, {"choices": [{"message": {"role": "assistant", "content": None}}]})
+        if behaviour == "huge":
+            return self.send(200, self.chat_answer("x" * 200000))
+        if behaviour == "500-then-ok" and n == 1:
+            return self.send(500, {"error": {"message": "internal error, try again"}})
+        if behaviour == "429-then-ok" and n == 1:
+            return self.send(429, {"error": {"message": "rate limited"}}, {"Retry-After": "1"})
+        if behaviour == "always-500":
+            return self.send(500, {"error": {"message": "down for good"}})
+        if behaviour == "400":
+            return self.send(400, {"error": {"message": "model not found"}})
+        if behaviour == "slow":
+            time.sleep(3)
+        return self.send(200, self.chat_answer(NORMAL_ANSWER))
+
+    def embeddings(self, request, behaviour, n):
+        inputs = request.get("input", [])
+        if isinstance(inputs, str):
+            inputs = [inputs]
+        dim = 8
+        parts = behaviour.rsplit("-", 1)
+        if len(parts) == 2 and parts[1].isdigit():
+            behaviour, dim = parts[0], int(parts[1])
+        if behaviour == "embed-malformed":
+            return self.send(200, b'{"data": [ {"embedding": [0.1, ')
+        if behaviour == "embed-500-then-ok" and n == 1:
+            return self.send(500, {"error": {"message": "warming up"}})
+        data = [{"object": "embedding", "index": i, "embedding": vector(text, dim)}
+                for i, text in enumerate(inputs)]
+        if behaviour == "embed-reversed":
+            data.reverse()
+        if behaviour == "embed-wrongdim" and data:
+            data[-1]["embedding"] = data[-1]["embedding"][:-1]
+        if behaviour == "embed-nonnumeric" and data:
+            data[0]["embedding"][0] = "x"
+        if behaviour == "embed-count" and data:
+            data.pop()
+        return self.send(200, {"object": "list", "data": data, "model": request.get("model")})
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        # Clients that time out or cap the body hang up on us: expected.
+        pass
+
+
+def main():
+    port = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+    server = Server(("127.0.0.1", port), Handler)
+    print(server.server_address[1], flush=True)
+
+    def watch_stdin():
+        while sys.stdin.buffer.read(4096):
+            pass
+        os._exit(0)
+
+    threading.Thread(target=watch_stdin, daemon=True).start()
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
