@@ -1,0 +1,75 @@
+/*  agents - the registry: agent id <-> connection, liveness.
+
+    An agent is registered by its first HELLO and stays registered (with its
+    inbox and channel memberships) when its connection goes away, so mail for
+    an agent that is briefly offline is kept (within the inbox bounds). Only
+    BYE with `forget` removes a registration.
+
+    Two indexes: by id (owns the records) and by connection routing id (the
+    ROUTER identity of the connection that said HELLO; binary, hashed as
+    bytes). A dense array of all agents makes "all" fan-out and the liveness
+    sweep a tight loop instead of a hash iteration.
+
+    agent_t is a plain record: the handlers and the mailroom read and write
+    its fields directly (inbox, acked position, wake-up flag).
+*/
+#ifndef PARLEY_BROKER_AGENTS_H
+#define PARLEY_BROKER_AGENTS_H
+
+#include <czmq.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "pmsg.h"
+#include "mailbox.h"
+
+//  A ROUTER routing id: at most 255 bytes (libzmq's rule).
+typedef struct {
+    uint8_t len;
+    uint8_t bytes [255];
+} conn_id_t;
+
+typedef struct _agent_t agent_t;
+struct _agent_t {
+    char id [PROTO_MAX_NAME + 1];
+    size_t id_len;
+    conn_id_t conn;             //  valid while online
+    bool online;                //  has a live connection
+    int64_t last_seen_ms;       //  monotonic
+    zlistx_t *caps;             //  char * (owned)
+    mailbox_t *inbox;           //  unacknowledged mail, seq order
+    uint64_t acked;             //  everything <= acked is released
+    uint64_t delivered;         //  highest seq a FETCH returned (ack clamp)
+    zlistx_t *channels;         //  channel_t * it listens to (not owned)
+    size_t index;               //  position in the registry's dense array
+    bool wake_pending;          //  a MAIL_READY is due at the end of this turn
+    uint64_t wake_seq;          //  newest seq queued for it
+};
+
+typedef struct _agents_t agents_t;
+
+agents_t *agents_new (size_t max_agents);
+//  Destroys every record; their inboxes must already be empty.
+void agents_destroy (agents_t **self_p);
+
+agent_t *agents_lookup (agents_t *self, const char *id);
+agent_t *agents_by_conn (agents_t *self, const conn_id_t *conn);
+//  Registers a new, offline agent; NULL when the agent limit is reached.
+agent_t *agents_create (agents_t *self, const char *id);
+//  Binds the agent to a connection (it must be offline) and marks it online.
+void agents_attach (agents_t *self, agent_t *agent, const conn_id_t *conn, int64_t now_ms);
+//  Marks it offline and forgets its connection; the registration stays.
+void agents_detach (agents_t *self, agent_t *agent);
+//  Removes the registration; its inbox must be empty and its channel list
+//  too (the mailroom empties them first).
+void agents_remove (agents_t *self, agent_t **agent_p);
+//  Replaces the capability list with the strings of a msgpack array (may be NULL).
+void agents_set_caps (agent_t *agent, const char *const *caps, const size_t *lens, size_t count);
+
+size_t agents_size (agents_t *self);
+size_t agents_online (agents_t *self);
+size_t agents_max (agents_t *self);
+agent_t *agents_at (agents_t *self, size_t index);
+//  Hex of a routing id, for logs and the tap ("peer" before HELLO).
+void conn_id_hex (const conn_id_t *conn, char *buf, size_t size);
+
+#endif

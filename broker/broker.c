@@ -1,0 +1,200 @@
+/*  broker - the broker object: builds everything, runs the loop, tears down.
+
+    The loop (czmq zloop) has two readers, the ROUTER (dispatch.c) and the
+    tap's XPUB (subscriptions, tap.c), and two timers: the liveness sweep
+    (session.c) and the one-second stats tick. Everything runs on this one
+    thread, so the loop is the lock. czmq's signal handler turns SIGINT and
+    SIGTERM into zsys_interrupted, which ends zloop_start after the current
+    turn; broker_destroy then closes the sockets (the ROUTER lingers 200 ms
+    so replies already queued still leave).
+*/
+#include <string.h>
+
+#include "broker_internal.h"
+#include "pclock.h"
+#include "plog.h"
+
+void
+broker_config_defaults (broker_config_t *config)
+{
+    assert (config);
+    memset (config, 0, sizeof *config);
+    config->router = "tcp://*:5555";
+    config->pub = "tcp://*:5556";
+    config->tap = "tcp://*:5557";
+    config->heartbeat_ms = 1000;
+    config->liveness_ms = 5000;
+    config->max_agents = 1024;
+    config->max_inbox = 10000;
+    config->max_inbox_bytes = 64 * 1024 * 1024;
+    config->max_channel = 10000;
+    config->max_channel_bytes = 64 * 1024 * 1024;
+    config->max_channels = 1024;
+    config->max_body = PROTO_MAX_BODY;
+    config->max_batch = PROTO_MAX_BATCH;
+    config->router_hwm = 100000;
+    config->pub_hwm = 100000;
+    config->tap_hwm = 1000;
+}
+
+static int
+s_on_tap (zloop_t *loop, zsock_t *reader, void *arg)
+{
+    broker_t *self = arg;
+    tap_on_subscription (self->tap);
+    return self->stop ? -1 : 0;
+}
+
+static int
+s_on_stats (zloop_t *loop, int timer_id, void *arg)
+{
+    broker_t *self = arg;
+    stats_tick (self);
+    return self->stop ? -1 : 0;
+}
+
+static int
+s_build_world (broker_t *self, char *why, size_t why_size)
+{
+    const broker_config_t *cfg = &self->config;
+    if (cfg->world_file && *cfg->world_file)
+        self->world = world_load (self->state, cfg->world_file, why, why_size);
+    else {
+        world_config_t world = {
+            .kind = cfg->world_height > 0 ? WORLD_GRID : WORLD_LINE,
+            .width = cfg->world_width,
+            .height = cfg->world_height,
+            .seed = cfg->seed
+        };
+        self->world = world_new (self->state, &world, why, why_size);
+    }
+    return self->world ? 0 : -1;
+}
+
+broker_t *
+broker_new (const broker_config_t *config, bool *network, char *why, size_t why_size)
+{
+    assert (config);
+    bool network_error = false;
+    broker_t *self = calloc (1, sizeof (broker_t));
+    if (!self) {
+        snprintf (why, why_size, "out of memory");
+        return NULL;
+    }
+    self->config = *config;
+    const broker_config_t *cfg = &self->config;
+    self->started_ms = self->now_ms = self->counters.rate_tick_ms = pclock_mono_ms ();
+    penc_init (&self->reply);
+    penc_init (&self->event);
+    self->seqs = calloc (cfg->max_batch ? cfg->max_batch : 1, sizeof (uint64_t));
+    self->agents = agents_new (cfg->max_agents);
+    mailroom_limits_t limits = {
+        .max_inbox = cfg->max_inbox,
+        .max_inbox_bytes = cfg->max_inbox_bytes,
+        .max_channel = cfg->max_channel,
+        .max_channel_bytes = cfg->max_channel_bytes,
+        .max_channels = cfg->max_channels,
+        .max_body = cfg->max_body,
+        .overflow = cfg->drop_oldest ? OVERFLOW_DROP_OLDEST : OVERFLOW_REJECT
+    };
+    if (self->agents)
+        self->mailroom = mailroom_new (self->agents, &limits);
+    state_limits_t state_limits = {
+        .max_keys = cfg->max_state_keys,
+        .max_bytes = cfg->max_state_bytes
+    };
+    self->state = state_new (&state_limits);
+    if (!self->seqs || !self->agents || !self->mailroom || !self->state) {
+        snprintf (why, why_size, "out of memory");
+        goto err;
+    }
+    if (s_build_world (self, why, why_size))
+        goto err;
+    if (sockets_open (self, &network_error, why, why_size))
+        goto err;
+    self->loop = zloop_new ();
+    if (!self->loop) {
+        snprintf (why, why_size, "cannot create the event loop");
+        goto err;
+    }
+    zloop_reader (self->loop, self->router, dispatch_on_router, self);
+    if (self->tap)
+        zloop_reader (self->loop, tap_sock (self->tap), s_on_tap, self);
+    size_t sweep = cfg->liveness_ms / 4;
+    sweep = sweep < 10 ? 10 : sweep > 1000 ? 1000 : sweep;
+    zloop_timer (self->loop, sweep, 0, session_on_sweep, self);
+    zloop_timer (self->loop, 1000, 0, s_on_stats, self);
+    if (cfg->ready_file && *cfg->ready_file
+    &&  sockets_write_ready_file (self, cfg->ready_file)) {
+        snprintf (why, why_size, "cannot write ready file %s", cfg->ready_file);
+        goto err;
+    }
+    return self;
+err:
+    if (network)
+        *network = network_error;
+    broker_destroy (&self);
+    return NULL;
+}
+
+void
+broker_destroy (broker_t **self_p)
+{
+    assert (self_p);
+    broker_t *self = *self_p;
+    if (self) {
+        zloop_destroy (&self->loop);
+        sockets_close (self);
+        mailroom_destroy (&self->mailroom);
+        agents_destroy (&self->agents);
+        world_destroy (&self->world);
+        state_destroy (&self->state);
+        penc_fini (&self->reply);
+        penc_fini (&self->event);
+        free (self->seqs);
+        free (self);
+        *self_p = NULL;
+    }
+}
+
+int
+broker_run (broker_t *self)
+{
+    assert (self);
+    plog_info ("ready: %zu-position world, seed %llu, overflow %s",
+               world_width (self->world) * (size_t) world_height (self->world),
+               (unsigned long long) self->config.seed,
+               self->config.drop_oldest ? "drop-oldest" : "reject");
+    zloop_start (self->loop);
+    //  zloop returns on an interrupt or when a handler asked to stop; either
+    //  way this is an orderly end.
+    plog_info ("stopping: %zu agents, %llu messages queued",
+               agents_size (self->agents),
+               (unsigned long long) mailroom_counters (self->mailroom)->queued);
+    return 0;
+}
+
+void
+broker_stop (broker_t *self)
+{
+    assert (self);
+    self->stop = true;
+}
+
+const char *
+broker_router_endpoint (broker_t *self)
+{
+    return self->router_endpoint;
+}
+
+const char *
+broker_pub_endpoint (broker_t *self)
+{
+    return self->pub_endpoint;
+}
+
+const char *
+broker_tap_endpoint (broker_t *self)
+{
+    return self->tap_endpoint;
+}

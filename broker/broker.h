@@ -1,0 +1,88 @@
+/*  broker - the parley-broker daemon as one object.
+
+    Owns everything the daemon has: the ROUTER, PUB and tap sockets, the
+    event loop, the agent registry, the mailroom, the shared state and the
+    world. One thread: the loop is the lock, so no state has a mutex.
+
+        broker_config_t config;
+        broker_config_defaults (&config);
+        config.router = "tcp://127.0.0.1:*";
+        broker_t *broker = broker_new (&config, why, sizeof why);
+        broker_run (broker);            //  until SIGINT/SIGTERM or broker_stop
+        broker_destroy (&broker);
+
+    main.c fills the config from flags, PARLEY_* variables and the config
+    file (pconfig) and documents every field in --help.
+*/
+#ifndef PARLEY_BROKER_H
+#define PARLEY_BROKER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct _broker_t broker_t;
+
+typedef struct {
+    //  Endpoints. `tap` NULL, "" or "off" disables the tap.
+    const char *router;
+    const char *pub;
+    const char *tap;
+    //  Host put in WELCOME's pub/tap for endpoints bound to a wildcard
+    //  (tcp://*:P, 0.0.0.0, [::]). NULL: the machine's hostname.
+    const char *advertise_host;
+    //  After binding, the bound endpoints are written there as key=value
+    //  lines (router=, pub=, tap=, pid=), atomically. NULL: none.
+    const char *ready_file;
+
+    //  Session
+    uint32_t heartbeat_ms;
+    uint32_t liveness_ms;
+    size_t max_agents;
+
+    //  Mail
+    size_t max_inbox;
+    uint64_t max_inbox_bytes;
+    size_t max_channel;
+    uint64_t max_channel_bytes;
+    size_t max_channels;
+    size_t max_body;
+    size_t max_batch;
+    bool drop_oldest;           //  overflow policy; false = reject
+
+    //  Shared state (0 = state.h defaults)
+    size_t max_state_keys;
+    size_t max_state_bytes;
+
+    //  World
+    uint64_t seed;
+    uint32_t world_width;       //  0 = default (10)
+    uint32_t world_height;      //  > 0 makes a grid
+    const char *world_file;     //  JSON world; overrides the generated one
+
+    //  Sockets
+    int router_hwm;             //  ZMQ_SNDHWM/RCVHWM of the ROUTER
+    int pub_hwm;                //  ZMQ_SNDHWM of the event PUB
+    int tap_hwm;                //  ZMQ_SNDHWM of the tap (small: drop, never block)
+} broker_config_t;
+
+void broker_config_defaults (broker_config_t *config);
+
+//  Binds the sockets and builds the world. NULL with a sentence in `why`;
+//  *network (may be NULL) is set when the failure was an endpoint.
+broker_t *broker_new (const broker_config_t *config, bool *network,
+                      char *why, size_t why_size);
+void broker_destroy (broker_t **self_p);
+
+//  Runs the loop until SIGINT/SIGTERM (czmq's handler) or broker_stop.
+//  Returns 0 on a clean stop, -1 on a loop failure.
+int broker_run (broker_t *self);
+//  Asks the loop to end after the current turn.
+void broker_stop (broker_t *self);
+
+//  The endpoints as bound (ephemeral ports resolved), "" if disabled.
+const char *broker_router_endpoint (broker_t *self);
+const char *broker_pub_endpoint (broker_t *self);
+const char *broker_tap_endpoint (broker_t *self);
+
+#endif

@@ -1,0 +1,126 @@
+/*  broker_internal - what the broker's own files share (not a public API).
+
+    Like mosquitto_broker_internal.h: the broker object's fields, the request
+    context the dispatcher hands to each handler, and the prototypes that
+    join dispatch, handlers, publish, tap and stats. Only the broker's own .c files include
+    this; everything outside uses broker.h.
+*/
+#ifndef PARLEY_BROKER_INTERNAL_H
+#define PARLEY_BROKER_INTERNAL_H
+
+#include <czmq.h>
+#include "broker.h"
+#include "pmsg.h"
+#include "agents.h"
+#include "mailroom.h"
+#include "state.h"
+#include "world.h"
+#include "tap.h"
+
+#define BROKER_ENDPOINT_MAX 512
+//  MAIL replies stop adding messages at this many bytes so a reply always
+//  fits the client's ZMQ_MAXMSGSIZE (PROTO_MAX_FRAME) with room to spare.
+#define BROKER_MAIL_REPLY_BUDGET (PROTO_MAX_FRAME - 16 * 1024)
+//  Requests handled per wake-up of the ROUTER before MAIL_READY wake-ups
+//  are flushed and timers get a turn.
+#define BROKER_DRAIN_BATCH 256
+
+typedef struct {
+    uint64_t requests;          //  request frames received
+    uint64_t replies;           //  reply frames sent
+    uint64_t errors;            //  ERROR replies sent
+    uint64_t bad_frames;        //  frames that failed to decode
+    uint64_t unroutable;        //  replies whose peer was gone or full
+    uint64_t published;         //  PUB events
+    //  Rates: counters at the last one-second tick.
+    int64_t rate_tick_ms;
+    uint64_t last_in, last_out;
+    double rate_in, rate_out;
+} broker_counters_t;
+
+struct _broker_t {
+    broker_config_t config;
+    zloop_t *loop;
+    bool stop;
+
+    zsock_t *router;
+    zsock_t *pub;
+    void *router_handle;        //  libzmq handles for zmq_msg_* on the hot path
+    void *pub_handle;
+    tap_t *tap;
+    char router_endpoint [BROKER_ENDPOINT_MAX];
+    char pub_endpoint [BROKER_ENDPOINT_MAX];
+    char tap_endpoint [BROKER_ENDPOINT_MAX];
+    char pub_advertised [BROKER_ENDPOINT_MAX];
+    char tap_advertised [BROKER_ENDPOINT_MAX];
+
+    agents_t *agents;
+    mailroom_t *mailroom;
+    state_t *state;
+    world_t *world;
+
+    penc_t reply;               //  reused for every reply
+    penc_t event;               //  reused for every PUB event
+    uint64_t *seqs;             //  SENT seqs, max_batch long
+    broker_counters_t counters;
+    int64_t started_ms;
+    int64_t now_ms;             //  monotonic, refreshed per loop turn
+};
+
+//  What the dispatcher knows about one request.
+typedef struct {
+    const pmsg_t *msg;
+    pmsg_type_t type;
+    uint64_t id;
+    agent_t *agent;             //  NULL before HELLO
+    const conn_id_t *conn;      //  the connection it came on
+} request_t;
+
+typedef void (handler_fn) (broker_t *self, request_t *req);
+
+//  sockets.c
+int sockets_open (broker_t *self, bool *network, char *why, size_t why_size);
+void sockets_close (broker_t *self);
+int sockets_write_ready_file (broker_t *self, const char *path);
+
+//  dispatch.c
+int dispatch_on_router (zloop_t *loop, zsock_t *reader, void *arg);
+//  Writes ERROR into self->reply and counts it.
+void dispatch_error (broker_t *self, uint64_t id, perr_t code, const char *format, ...)
+    __attribute__ ((format (printf, 4, 5)));
+
+//  publish.c (every event also goes to the tap)
+void publish_mail_ready (broker_t *self);
+void publish_agent_event (broker_t *self, const agent_t *agent, const char *event);
+//  Publishes the state changes of the last write if state_seq moved past
+//  `seq_before` (a failed or empty write leaves old change records).
+void publish_state_changes (broker_t *self, uint64_t seq_before);
+void publish_world_event (broker_t *self, const char *event);
+
+//  stats.c
+void stats_tick (broker_t *self);
+void stats_encode (broker_t *self, uint64_t id);
+
+//  session.c: liveness expiry and detaching an agent from its connection
+void session_detach (broker_t *self, agent_t *agent, const char *event);
+int session_on_sweep (zloop_t *loop, int timer_id, void *arg);
+
+//  Handlers, one file each (handle_<name>.c); each writes one reply.
+handler_fn handle_hello;
+handler_fn handle_heartbeat;
+handler_fn handle_bye;
+handler_fn handle_agents;
+handler_fn handle_send;
+handler_fn handle_fetch;
+handler_fn handle_ack;
+handler_fn handle_listen;
+handler_fn handle_unlisten;
+handler_fn handle_write;
+handler_fn handle_get;
+handler_fn handle_snapshot;
+handler_fn handle_perceive;
+handler_fn handle_act;
+handler_fn handle_world_reset;
+handler_fn handle_stats;
+
+#endif

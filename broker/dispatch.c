@@ -1,0 +1,206 @@
+/*  dispatch - from a ROUTER frame to a handler and back to one reply.
+
+    Per request: receive the routing id and the body with zmq_msg_t (no czmq
+    zmsg/zframe allocation per message), mirror it on the tap, decode it
+    (pmsg_decode: strict and bounded), check that it is a request and that
+    the connection has said HELLO, refresh the agent's liveness, and call the
+    handler for its type from a table indexed by pmsg_type_t. Every handler
+    writes exactly one reply into self->reply (one reused penc_t), which goes
+    back on the same connection.
+
+    Bad input never gets further than here: a frame that fails to decode,
+    carries a reply/event type, or comes with extra body frames gets ERROR
+    with the request id when it could be read, is counted (bad_frames) and
+    logged at most a few times a second. Nothing queued is touched.
+
+    Each wake-up drains up to BROKER_DRAIN_BATCH requests, then flushes the
+    MAIL_READY wake-ups that turn collected: that is the coalescing (at most
+    one per agent per turn) and it keeps pipelined senders cheap.
+*/
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "broker_internal.h"
+#include "pclock.h"
+#include "plog.h"
+
+static handler_fn *s_handlers [PMSG__COUNT] = {
+    [PMSG_HELLO] = handle_hello,
+    [PMSG_HEARTBEAT] = handle_heartbeat,
+    [PMSG_BYE] = handle_bye,
+    [PMSG_AGENTS] = handle_agents,
+    [PMSG_SEND] = handle_send,
+    [PMSG_FETCH] = handle_fetch,
+    [PMSG_ACK] = handle_ack,
+    [PMSG_LISTEN] = handle_listen,
+    [PMSG_UNLISTEN] = handle_unlisten,
+    [PMSG_WRITE] = handle_write,
+    [PMSG_GET] = handle_get,
+    [PMSG_SNAPSHOT] = handle_snapshot,
+    [PMSG_PERCEIVE] = handle_perceive,
+    [PMSG_ACT] = handle_act,
+    [PMSG_WORLD_RESET] = handle_world_reset,
+    [PMSG_STATS] = handle_stats,
+};
+
+static plog_limit_t s_bad_frame_limit;
+static plog_limit_t s_unroutable_limit;
+
+void
+dispatch_error (broker_t *self, uint64_t id, perr_t code, const char *format, ...)
+{
+    char text [PROTO_MAX_TEXT];
+    va_list args;
+    va_start (args, format);
+    vsnprintf (text, sizeof text, format, args);
+    va_end (args);
+    penc_error (&self->reply, id, code, "%s", text);
+    self->counters.errors++;
+}
+
+//  The tap's "peer": the agent id, else the connection id in hex.
+static void
+s_tap (broker_t *self, const char *dir, const agent_t *agent, const conn_id_t *conn,
+       const void *data, size_t size)
+{
+    if (!tap_active (self->tap))
+        return;
+    if (agent)
+        tap_frame (self->tap, dir, agent->id, agent->id_len, data, size);
+    else {
+        char hex [2 * sizeof conn->bytes + 1];
+        conn_id_hex (conn, hex, sizeof hex);
+        tap_frame (self->tap, dir, hex, strlen (hex), data, size);
+    }
+}
+
+static void
+s_send_reply (broker_t *self, const conn_id_t *conn, bool envelope, request_t *req)
+{
+    const void *data = penc_data (&self->reply);
+    size_t size = penc_size (&self->reply);
+    s_tap (self, "out", req->agent, conn, data, size);
+    //  ROUTER_MANDATORY: the routing-id frame fails when the peer is gone
+    //  (EHOSTUNREACH) or its pipe is full (EAGAIN, as we never block).
+    if (zmq_send (self->router_handle, conn->bytes, conn->len, ZMQ_SNDMORE | ZMQ_DONTWAIT) == -1) {
+        int error = zmq_errno ();
+        self->counters.unroutable++;
+        plog_limited (&s_unroutable_limit, 5, PLOG_WARN, "reply to %s not sent: %s",
+                      req->agent ? req->agent->id : "a connection without HELLO",
+                      zmq_strerror (error));
+        if (error == EHOSTUNREACH && req->agent && req->agent->online)
+            session_detach (self, req->agent, "expired");
+        return;
+    }
+    if (envelope)
+        zmq_send (self->router_handle, "", 0, ZMQ_SNDMORE | ZMQ_DONTWAIT);
+    zmq_send (self->router_handle, data, size, ZMQ_DONTWAIT);
+    self->counters.replies++;
+}
+
+static void
+s_handle (broker_t *self, const conn_id_t *conn, const void *data, size_t size,
+          size_t extra_frames, request_t *req)
+{
+    req->conn = conn;
+    req->agent = agents_by_conn (self->agents, conn);
+    s_tap (self, "in", req->agent, conn, data, size);
+    self->counters.requests++;
+
+    char why [256] = "";
+    perr_t err = PERR_NONE;
+    uint64_t id = 0;
+    pmsg_t *msg = pmsg_decode (data, size, pwire_default_limits (), &err, &id, why, sizeof why);
+    if (msg && extra_frames) {
+        err = PERR_MALFORMED;
+        snprintf (why, sizeof why, "a request is one frame; this one had %zu more", extra_frames);
+        pmsg_destroy (&msg);
+    }
+    if (!msg) {
+        self->counters.bad_frames++;
+        plog_limited (&s_bad_frame_limit, 5, PLOG_WARN, "bad frame (%zu bytes) from %s: %s: %s",
+                      size, req->agent ? req->agent->id : "a connection without HELLO",
+                      perr_name (err), why);
+        dispatch_error (self, id, err, "%s", why [0] ? why : "the frame could not be decoded");
+        return;
+    }
+    req->msg = msg;
+    req->type = pmsg_type (msg);
+    req->id = pmsg_id (msg);
+    if (pmsg_type_kind (req->type) != PMSG_REQUEST) {
+        self->counters.bad_frames++;
+        dispatch_error (self, req->id, PERR_NOT_REQUEST,
+                        "%s is a %s, not a request", pmsg_type_name (req->type),
+                        pmsg_type_kind (req->type) == PMSG_REPLY ? "reply" : "event");
+    }
+    else
+    if (!req->agent && req->type != PMSG_HELLO)
+        dispatch_error (self, req->id, PERR_NOT_HELLO,
+                        "say HELLO with your agent id before %s", pmsg_type_name (req->type));
+    else {
+        if (req->agent)
+            req->agent->last_seen_ms = self->now_ms;
+        s_handlers [req->type] (self, req);
+    }
+    pmsg_destroy (&msg);
+    req->msg = NULL;
+}
+
+//  Receives one request; false when none is waiting.
+static bool
+s_receive_one (broker_t *self)
+{
+    zmq_msg_t frame, body;
+    zmq_msg_init (&frame);
+    if (zmq_msg_recv (&frame, self->router_handle, ZMQ_DONTWAIT) == -1) {
+        zmq_msg_close (&frame);
+        return false;
+    }
+    conn_id_t conn;
+    size_t len = zmq_msg_size (&frame);
+    conn.len = (uint8_t) (len > sizeof conn.bytes ? sizeof conn.bytes : len);
+    memcpy (conn.bytes, zmq_msg_data (&frame), conn.len);
+    bool more = zmq_msg_more (&frame);
+    zmq_msg_close (&frame);
+    if (!more)
+        return true;            //  ROUTER always adds a body frame; be safe
+
+    //  The rest of a multipart message is already here (atomic delivery).
+    zmq_msg_init (&body);
+    zmq_msg_recv (&body, self->router_handle, 0);
+    bool envelope = false;
+    if (zmq_msg_size (&body) == 0 && zmq_msg_more (&body)) {
+        //  REQ-style empty delimiter: echoed before the reply.
+        envelope = true;
+        zmq_msg_close (&body);
+        zmq_msg_init (&body);
+        zmq_msg_recv (&body, self->router_handle, 0);
+    }
+    size_t extra = 0;
+    more = zmq_msg_more (&body);
+    while (more) {
+        zmq_msg_init (&frame);
+        zmq_msg_recv (&frame, self->router_handle, 0);
+        more = zmq_msg_more (&frame);
+        zmq_msg_close (&frame);
+        extra++;
+    }
+    request_t req = { 0 };
+    s_handle (self, &conn, zmq_msg_data (&body), zmq_msg_size (&body), extra, &req);
+    zmq_msg_close (&body);
+    s_send_reply (self, &conn, envelope, &req);
+    return true;
+}
+
+int
+dispatch_on_router (zloop_t *loop, zsock_t *reader, void *arg)
+{
+    broker_t *self = arg;
+    self->now_ms = pclock_mono_ms ();
+    for (int i = 0; i < BROKER_DRAIN_BATCH; i++)
+        if (!s_receive_one (self))
+            break;
+    publish_mail_ready (self);
+    return self->stop ? -1 : 0;
+}

@@ -1,0 +1,49 @@
+/*  FETCH -> MAIL: the agent's mail after its acknowledged position.
+
+    The optional `ack` is applied first (it releases what the agent
+    processed), then up to `max` (default and cap: max_batch) messages are
+    read from the head of its inbox WITHOUT removing them: if this reply is
+    lost, the next FETCH returns them again. A reply also stops before it
+    would pass BROKER_MAIL_REPLY_BUDGET bytes, so it always fits a client's
+    frame limit; `pending` tells the agent more is waiting.
+
+    This is the relay's hot path: items are packed straight from the stored
+    message (one msgpack write per field, the body copied once into the
+    reply buffer), nothing is allocated.
+*/
+#include "broker_internal.h"
+
+void
+handle_fetch (broker_t *self, request_t *req)
+{
+    agent_t *agent = req->agent;
+    mailroom_t *room = self->mailroom;
+    const msgpack_object *ack = pmsg_field (req->msg, "ack");
+    if (ack)
+        mailroom_ack (room, agent, pmsg_uint (req->msg, "ack", 0));
+    size_t max = pmsg_uint (req->msg, "max", 0);
+    if (max == 0 || max > self->config.max_batch)
+        max = self->config.max_batch;
+
+    penc_t *enc = &self->reply;
+    msgpack_packer *pk = penc_packer (enc);
+    size_t count = mailroom_fetch_begin (room, agent, max, BROKER_MAIL_REPLY_BUDGET);
+    penc_begin (enc, PMSG_MAIL, req->id, 3);
+    penc_key (enc, "messages");
+    msgpack_pack_array (pk, (uint32_t) count);
+    const mail_t *mail;
+    while ((mail = mailroom_fetch_next (room))) {
+        msgpack_pack_map (pk, 5);
+        penc_kv_uint (enc, "seq", mail->seq);
+        penc_kv_uint (enc, "ts", (uint64_t) mail->ts);
+        penc_kv_str (enc, "from", mail_from (mail), mail->from_len);
+        penc_kv_str (enc, mail->kind == MAIL_CHANNEL ? "channel" : "to",
+                     mail_to (mail), mail->to_len);
+        if (mail->body_bin)
+            penc_kv_bin (enc, "body", mail_body (mail), mail->body_len);
+        else
+            penc_kv_str (enc, "body", mail_body (mail), mail->body_len);
+    }
+    penc_kv_uint (enc, "pending", mailroom_fetch_remaining (room));
+    penc_kv_uint (enc, "acked", agent->acked);
+}

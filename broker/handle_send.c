@@ -1,0 +1,153 @@
+/*  SEND -> SENT: accept a batch of messages.
+
+    Items are independent: each is posted on its own (mailroom.c), good ones
+    are accepted even when others fail, and SENT lists one seq per item (0 if
+    rejected) plus one error per rejected item, or per recipient a fan-out
+    could not reach (that error names the agent). The sender is always the
+    agent this connection said HELLO as: there is no `from` to forge.
+
+    Batching is what makes the relay fast: one frame, one decode and one
+    reply carry up to max_batch messages.
+*/
+#include <string.h>
+
+#include "broker_internal.h"
+
+//  The name an item was addressed to, for error sentences.
+static void
+s_item_target (const msgpack_object *item, const char **name, size_t *len)
+{
+    *name = pobj_str (item, "to", len);
+    if (!*name)
+        *name = pobj_str (item, "channel", len);
+    if (!*name) {
+        *name = "?";
+        *len = 1;
+    }
+}
+
+static void
+s_encode_error (broker_t *self, const msgpack_object *items, const mail_error_t *error)
+{
+    penc_t *enc = &self->reply;
+    const mailroom_limits_t *lim = mailroom_limits (self->mailroom);
+    const msgpack_object *item = &items->via.array.ptr [error->index];
+    const char *target;
+    size_t len;
+    s_item_target (item, &target, &len);
+    char text [256];
+    switch (error->code) {
+        case PERR_UNKNOWN_RECIPIENT:
+            snprintf (text, sizeof text, "no agent named %.*s is registered", (int) len, target);
+            break;
+        case PERR_INBOX_FULL:
+            snprintf (text, sizeof text, "the inbox of %s is full (limits: %zu messages, "
+                      "%llu bytes)", error->agent ? error->agent->id : "?",
+                      lim->max_inbox, (unsigned long long) lim->max_inbox_bytes);
+            break;
+        case PERR_CHANNEL_FULL:
+            snprintf (text, sizeof text, "channel %.*s is full (limits: %zu posts, %llu bytes "
+                      "pending)", (int) len, target, lim->max_channel,
+                      (unsigned long long) lim->max_channel_bytes);
+            break;
+        case PERR_TOO_MANY_CHANNELS:
+            snprintf (text, sizeof text, "the broker's limit of %zu channels is reached",
+                      lim->max_channels);
+            break;
+        case PERR_TOO_LARGE:
+            snprintf (text, sizeof text, "the body is larger than max_body (%zu bytes)",
+                      lim->max_body);
+            break;
+        case PERR_RESERVED_NAME:
+            snprintf (text, sizeof text, "\"%.*s\" is reserved and cannot name a channel",
+                      (int) len, target);
+            break;
+        case PERR_BAD_FIELD:
+            snprintf (text, sizeof text, "a message needs exactly one of \"to\" and \"channel\"");
+            break;
+        default:
+            snprintf (text, sizeof text, "the message could not be queued (%s)",
+                      perr_name (error->code));
+            break;
+    }
+    msgpack_pack_map (penc_packer (enc), error->agent ? 4 : 3);
+    penc_kv_uint (enc, "index", error->index);
+    penc_kv_uint (enc, "code", (uint64_t) error->code);
+    penc_kv_cstr (enc, "message", text);
+    if (error->agent)
+        penc_kv_str (enc, "agent", error->agent->id, error->agent->id_len);
+}
+
+static uint64_t
+s_post (broker_t *self, agent_t *from, uint32_t index, const msgpack_object *item)
+{
+    mailroom_t *room = self->mailroom;
+    const msgpack_object *body = pobj_get (item, "body");
+    size_t to_len = 0, channel_len = 0;
+    const char *to = pobj_str (item, "to", &to_len);
+    const char *channel = pobj_str (item, "channel", &channel_len);
+    if (!body || (body->type != MSGPACK_OBJECT_STR && body->type != MSGPACK_OBJECT_BIN)
+    ||  (to == NULL) == (channel == NULL)) {
+        mailroom_reject (room, index, PERR_BAD_FIELD);
+        return 0;
+    }
+    //  str and bin share the layout of their {size, ptr} in msgpack_object.
+    bool bin = body->type == MSGPACK_OBJECT_BIN;
+    const char *data = bin ? body->via.bin.ptr : body->via.str.ptr;
+    size_t size = bin ? body->via.bin.size : body->via.str.size;
+    if (size > self->config.max_body) {
+        mailroom_reject (room, index, PERR_TOO_LARGE);
+        return 0;
+    }
+    if (to) {
+        if (to_len == 3 && memcmp (to, "all", 3) == 0)
+            return mailroom_post_all (room, index, from, data, size, bin);
+        return mailroom_post_direct (room, index, from, to, to_len, data, size, bin);
+    }
+    if (channel_len == 3 && memcmp (channel, "all", 3) == 0) {
+        mailroom_reject (room, index, PERR_RESERVED_NAME);
+        return 0;
+    }
+    return mailroom_post_channel (room, index, from, channel, channel_len, data, size, bin);
+}
+
+void
+handle_send (broker_t *self, request_t *req)
+{
+    const msgpack_object *items = pmsg_field (req->msg, "messages");
+    if (!items || items->type != MSGPACK_OBJECT_ARRAY || items->via.array.size == 0) {
+        dispatch_error (self, req->id, PERR_BAD_FIELD, "SEND needs 1 to %zu messages",
+                        self->config.max_batch);
+        return;
+    }
+    uint32_t count = items->via.array.size;
+    if (count > self->config.max_batch) {
+        dispatch_error (self, req->id, PERR_TOO_LARGE, "SEND carries %u messages; the "
+                        "limit is %zu per request", count, self->config.max_batch);
+        return;
+    }
+    mailroom_errors_reset (self->mailroom);
+    uint64_t accepted = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        self->seqs [i] = s_post (self, req->agent, i, &items->via.array.ptr [i]);
+        if (self->seqs [i])
+            accepted++;
+    }
+    size_t errors = mailroom_errors_count (self->mailroom);
+    if (errors > PROTO_MAX_BATCH)
+        errors = PROTO_MAX_BATCH;       //  the reply's array limit; all are counted
+    penc_t *enc = &self->reply;
+    msgpack_packer *pk = penc_packer (enc);
+    penc_begin (enc, PMSG_SENT, req->id, errors ? 3 : 2);
+    penc_kv_uint (enc, "accepted", accepted);
+    penc_key (enc, "seqs");
+    msgpack_pack_array (pk, count);
+    for (uint32_t i = 0; i < count; i++)
+        msgpack_pack_uint64 (pk, self->seqs [i]);
+    if (errors) {
+        penc_key (enc, "errors");
+        msgpack_pack_array (pk, (uint32_t) errors);
+        for (size_t i = 0; i < errors; i++)
+            s_encode_error (self, items, mailroom_error_at (self->mailroom, i));
+    }
+}

@@ -1,0 +1,25 @@
+/*  WORLD_RESET -> OK: forget positions and exploration and draw the world
+    again (from `seed`, else the broker's --seed; a world loaded from a file
+    keeps its objects). Publishes the rewritten world.* keys and then
+    WORLD_EVENT "reset". Any connected agent may ask: the world is a shared
+    exercise, not a secured resource. */
+#include "broker_internal.h"
+#include "plog.h"
+
+void
+handle_world_reset (broker_t *self, request_t *req)
+{
+    char why [256] = "";
+    uint64_t before = state_seq (self->state);
+    const msgpack_object *seed_field = pmsg_field (req->msg, "seed");
+    uint64_t seed = pmsg_uint (req->msg, "seed", self->config.seed);
+    perr_t err = world_reset (self->world, seed_field ? &seed : NULL, why, sizeof why);
+    if (err) {
+        dispatch_error (self, req->id, err, "%s", why [0] ? why : "the world could not be reset");
+        return;
+    }
+    plog_info ("world reset by %s (seed %llu)", req->agent->id, (unsigned long long) seed);
+    publish_state_changes (self, before);
+    publish_world_event (self, "reset");
+    penc_begin (&self->reply, PMSG_OK, req->id, 0);
+}

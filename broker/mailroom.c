@@ -1,0 +1,512 @@
+/*  mailroom - posting, fan-out, bounds, ack and fetch. See mailroom.h.
+
+    Cost per message: one malloc (mail_new), one pointer store per
+    recipient, and a hash lookup for a named recipient or channel. No scan
+    over queued mail anywhere: inboxes are rings read from the head, channel
+    pending lists are intrusive.
+*/
+#include <assert.h>
+#include <string.h>
+
+#include "mailroom.h"
+#include "pclock.h"
+
+struct _mailroom_t {
+    agents_t *agents;           //  not owned
+    channels_t *channels;
+    mailroom_limits_t limits;
+    mailroom_counters_t counters;
+    mail_error_t *errors;       //  item errors of the current SEND
+    size_t error_count, error_cap;
+    agent_t **wake;             //  agents with wake_pending, in marking order
+    size_t wake_count, wake_next, wake_cap;
+    //  The FETCH being encoded.
+    agent_t *fetch_agent;
+    size_t fetch_pos, fetch_scan, fetch_left;
+};
+
+mailroom_t *
+mailroom_new (agents_t *agents, const mailroom_limits_t *limits)
+{
+    assert (agents && limits);
+    mailroom_t *self = calloc (1, sizeof (mailroom_t));
+    if (!self)
+        return NULL;
+    self->agents = agents;
+    self->limits = *limits;
+    self->channels = channels_new (limits->max_channels);
+    self->wake_cap = agents_max (agents);
+    self->wake = calloc (self->wake_cap, sizeof (agent_t *));
+    if (!self->channels || !self->wake) {
+        channels_destroy (&self->channels);
+        free (self->wake);
+        free (self);
+        return NULL;
+    }
+    return self;
+}
+
+static void s_release (mailroom_t *self, mail_t *mail);
+
+void
+mailroom_destroy (mailroom_t **self_p)
+{
+    assert (self_p);
+    mailroom_t *self = *self_p;
+    if (self) {
+        for (size_t i = 0; i < agents_size (self->agents); i++) {
+            agent_t *agent = agents_at (self->agents, i);
+            mail_t *mail;
+            while ((mail = mailbox_pop (agent->inbox)))
+                s_release (self, mail);
+            zlistx_purge (agent->channels);
+        }
+        channels_destroy (&self->channels);
+        free (self->errors);
+        free (self->wake);
+        free (self);
+        *self_p = NULL;
+    }
+}
+
+const mailroom_limits_t *
+mailroom_limits (mailroom_t *self)
+{
+    return &self->limits;
+}
+
+const mailroom_counters_t *
+mailroom_counters (mailroom_t *self)
+{
+    return &self->counters;
+}
+
+channels_t *
+mailroom_channels (mailroom_t *self)
+{
+    return self->channels;
+}
+
+//  ---------------------------------------------------------------------
+//  Item errors
+
+void
+mailroom_errors_reset (mailroom_t *self)
+{
+    self->error_count = 0;
+}
+
+size_t
+mailroom_errors_count (mailroom_t *self)
+{
+    return self->error_count;
+}
+
+const mail_error_t *
+mailroom_error_at (mailroom_t *self, size_t index)
+{
+    assert (index < self->error_count);
+    return &self->errors [index];
+}
+
+static void
+s_error (mailroom_t *self, uint32_t index, perr_t code, const agent_t *agent)
+{
+    self->counters.rejected++;
+    if (self->error_count == self->error_cap) {
+        size_t cap = self->error_cap ? self->error_cap * 2 : 16;
+        mail_error_t *grown = realloc (self->errors, cap * sizeof (mail_error_t));
+        if (!grown)
+            return;             //  the error is still counted; SENT shows seq 0
+        self->errors = grown;
+        self->error_cap = cap;
+    }
+    self->errors [self->error_count++] = (mail_error_t) { index, code, agent };
+}
+
+void
+mailroom_reject (mailroom_t *self, uint32_t index, perr_t code)
+{
+    s_error (self, index, code, NULL);
+}
+
+//  ---------------------------------------------------------------------
+//  References
+
+static void
+s_release (mailroom_t *self, mail_t *mail)
+{
+    assert (mail->refs > 0);
+    if (--mail->refs)
+        return;
+    //  Journal hook: the message is now released by every recipient.
+    if (mail->channel && !mail->dropped)
+        channel_unlink (mail->channel, mail);
+    self->counters.queued--;
+    self->counters.queued_bytes -= mail->body_len;
+    mail_free (&mail);
+}
+
+static void
+s_wake (mailroom_t *self, agent_t *agent, uint64_t seq)
+{
+    agent->wake_seq = seq;
+    if (!agent->wake_pending && self->wake_count < self->wake_cap) {
+        agent->wake_pending = true;
+        self->wake [self->wake_count++] = agent;
+    }
+}
+
+agent_t *
+mailroom_next_wakeup (mailroom_t *self)
+{
+    if (self->wake_next == self->wake_count) {
+        self->wake_next = self->wake_count = 0;
+        return NULL;
+    }
+    agent_t *agent = self->wake [self->wake_next++];
+    agent->wake_pending = false;
+    return agent;
+}
+
+//  True when the inbox can take `bytes` more (after dropping the oldest
+//  under DROP_OLDEST).
+static bool
+s_make_room (mailroom_t *self, agent_t *agent, size_t bytes)
+{
+    const mailroom_limits_t *lim = &self->limits;
+    if (bytes > lim->max_inbox_bytes)
+        return false;           //  could never fit
+    mailbox_t *box = agent->inbox;
+    if (mailbox_count (box) < lim->max_inbox
+    &&  mailbox_bytes (box) + bytes <= lim->max_inbox_bytes)
+        return true;
+    if (lim->overflow != OVERFLOW_DROP_OLDEST)
+        return false;
+    while (mailbox_count (box) >= lim->max_inbox
+    ||     mailbox_bytes (box) + bytes > lim->max_inbox_bytes) {
+        mail_t *oldest = mailbox_pop (box);
+        assert (oldest);
+        //  A post its channel already dropped was counted then.
+        if (!oldest->dropped)
+            self->counters.dropped++;
+        //  The agent never acknowledged it; moving its acked position
+        //  keeps "FETCH returns seq > acked" true without a gap.
+        if (oldest->seq > agent->acked)
+            agent->acked = oldest->seq;
+        if (oldest->seq > agent->delivered)
+            agent->delivered = oldest->seq;
+        s_release (self, oldest);
+    }
+    return true;
+}
+
+static bool
+s_fits (mailroom_t *self, agent_t *agent, size_t bytes)
+{
+    const mailroom_limits_t *lim = &self->limits;
+    if (self->limits.overflow == OVERFLOW_DROP_OLDEST)
+        return bytes <= lim->max_inbox_bytes;
+    return mailbox_count (agent->inbox) < lim->max_inbox
+        && mailbox_bytes (agent->inbox) + bytes <= lim->max_inbox_bytes;
+}
+
+static mail_t *
+s_new_mail (mailroom_t *self, mail_kind_t kind, agent_t *from,
+            const char *to, size_t to_len, const void *body, size_t body_len, bool bin)
+{
+    mail_t *mail = mail_new (self->counters.mail_seq + 1, pclock_wall_us (), kind,
+                             from->id, from->id_len, to, to_len, body, body_len, bin);
+    if (!mail)
+        return NULL;
+    //  Journal hook: a durable broker appends the accepted message here,
+    //  before any inbox holds it.
+    self->counters.mail_seq++;
+    self->counters.accepted++;
+    self->counters.queued++;
+    self->counters.queued_bytes += body_len;
+    return mail;
+}
+
+static void
+s_place (mailroom_t *self, agent_t *agent, mail_t *mail)
+{
+    if (!s_make_room (self, agent, mail->body_len))
+        return;                 //  checked by the caller already
+    if (!mailbox_push (agent->inbox, mail)) {
+        self->counters.rejected++;
+        return;
+    }
+    mail->refs++;
+    self->counters.delivered++;
+    s_wake (self, agent, mail->seq);
+}
+
+//  A message that ended with no holder (no recipients) is released at once.
+static void
+s_settle (mailroom_t *self, mail_t *mail)
+{
+    if (mail->refs == 0) {
+        mail->refs = 1;
+        s_release (self, mail);
+    }
+}
+
+//  ---------------------------------------------------------------------
+//  Posting
+
+uint64_t
+mailroom_post_direct (mailroom_t *self, uint32_t index, agent_t *from,
+                      const char *to, size_t to_len, const void *body, size_t body_len, bool bin)
+{
+    char name [PROTO_MAX_NAME + 1];
+    if (to_len > PROTO_MAX_NAME) {
+        s_error (self, index, PERR_BAD_NAME, NULL);
+        return 0;
+    }
+    memcpy (name, to, to_len);
+    name [to_len] = 0;
+    agent_t *agent = agents_lookup (self->agents, name);
+    if (!agent) {
+        s_error (self, index, PERR_UNKNOWN_RECIPIENT, NULL);
+        return 0;
+    }
+    if (!s_fits (self, agent, body_len)) {
+        s_error (self, index, PERR_INBOX_FULL, agent);
+        return 0;
+    }
+    mail_t *mail = s_new_mail (self, MAIL_DIRECT, from, agent->id, agent->id_len,
+                               body, body_len, bin);
+    if (!mail) {
+        s_error (self, index, PERR_INTERNAL, NULL);
+        return 0;
+    }
+    uint64_t seq = mail->seq;
+    s_place (self, agent, mail);
+    s_settle (self, mail);
+    return seq;
+}
+
+uint64_t
+mailroom_post_all (mailroom_t *self, uint32_t index, agent_t *from,
+                   const void *body, size_t body_len, bool bin)
+{
+    //  Pass 1: who can take it. Under REJECT, each full inbox is an item
+    //  error naming that agent; the others still get the message.
+    size_t count = agents_size (self->agents), reachable = 0, full = 0;
+    for (size_t i = 0; i < count; i++) {
+        agent_t *agent = agents_at (self->agents, i);
+        if (agent == from)
+            continue;
+        if (s_fits (self, agent, body_len))
+            reachable++;
+        else {
+            s_error (self, index, PERR_INBOX_FULL, agent);
+            full++;
+        }
+    }
+    if (reachable == 0 && full > 0)
+        return 0;
+    mail_t *mail = s_new_mail (self, MAIL_ALL, from, "all", 3, body, body_len, bin);
+    if (!mail) {
+        s_error (self, index, PERR_INTERNAL, NULL);
+        return 0;
+    }
+    uint64_t seq = mail->seq;
+    for (size_t i = 0; i < count; i++) {
+        agent_t *agent = agents_at (self->agents, i);
+        if (agent != from && s_fits (self, agent, body_len))
+            s_place (self, agent, mail);
+    }
+    s_settle (self, mail);
+    return seq;
+}
+
+//  Drops the channel's oldest pending post: it stays in inboxes as a
+//  tombstone that FETCH skips and ACK releases.
+static void
+s_channel_drop_oldest (mailroom_t *self, channel_t *channel)
+{
+    mail_t *oldest = channel->oldest;
+    assert (oldest);
+    channel_unlink (channel, oldest);
+    oldest->dropped = true;
+    channel->dropped++;
+    self->counters.dropped += oldest->refs;
+}
+
+uint64_t
+mailroom_post_channel (mailroom_t *self, uint32_t index, agent_t *from,
+                       const char *name, size_t name_len, const void *body, size_t body_len, bool bin)
+{
+    char cname [PROTO_MAX_NAME + 1];
+    if (name_len > PROTO_MAX_NAME) {
+        s_error (self, index, PERR_BAD_NAME, NULL);
+        return 0;
+    }
+    memcpy (cname, name, name_len);
+    cname [name_len] = 0;
+    channel_t *channel = channels_ensure (self->channels, cname, NULL);
+    if (!channel) {
+        s_error (self, index, PERR_TOO_MANY_CHANNELS, NULL);
+        return 0;
+    }
+    const mailroom_limits_t *lim = &self->limits;
+    if (body_len > lim->max_channel_bytes || lim->max_channel == 0) {
+        s_error (self, index, PERR_CHANNEL_FULL, NULL);
+        return 0;
+    }
+    bool full = channel->pending >= lim->max_channel
+             || channel->pending_bytes + body_len > lim->max_channel_bytes;
+    if (full && lim->overflow != OVERFLOW_DROP_OLDEST) {
+        s_error (self, index, PERR_CHANNEL_FULL, NULL);
+        return 0;
+    }
+    while (channel->pending >= lim->max_channel
+    ||     channel->pending_bytes + body_len > lim->max_channel_bytes)
+        s_channel_drop_oldest (self, channel);
+
+    size_t reachable = 0, blocked = 0;
+    for (size_t i = 0; i < channel->listener_count; i++) {
+        if (s_fits (self, channel->listeners [i], body_len))
+            reachable++;
+        else {
+            s_error (self, index, PERR_INBOX_FULL, channel->listeners [i]);
+            blocked++;
+        }
+    }
+    if (reachable == 0 && blocked > 0)
+        return 0;
+    mail_t *mail = s_new_mail (self, MAIL_CHANNEL, from, channel->name, channel->name_len,
+                               body, body_len, bin);
+    if (!mail) {
+        s_error (self, index, PERR_INTERNAL, NULL);
+        return 0;
+    }
+    uint64_t seq = mail->seq;
+    channel->posts++;
+    channel_link (channel, mail);
+    for (size_t i = 0; i < channel->listener_count; i++)
+        if (s_fits (self, channel->listeners [i], body_len))
+            s_place (self, channel->listeners [i], mail);
+    s_settle (self, mail);
+    return seq;
+}
+
+//  ---------------------------------------------------------------------
+//  Ack and fetch
+
+void
+mailroom_ack (mailroom_t *self, agent_t *agent, uint64_t ack)
+{
+    assert (agent);
+    if (ack > agent->delivered)
+        ack = agent->delivered;
+    if (ack <= agent->acked)
+        return;
+    //  Journal hook: a durable broker records the agent's new position here.
+    agent->acked = ack;
+    mail_t *head;
+    while ((head = mailbox_head (agent->inbox)) && head->seq <= ack)
+        s_release (self, mailbox_pop (agent->inbox));
+}
+
+size_t
+mailroom_fetch_begin (mailroom_t *self, agent_t *agent, size_t max, size_t max_bytes)
+{
+    assert (agent);
+    size_t count = mailbox_count (agent->inbox), scan = 0, live = 0, bytes = 0;
+    while (scan < count && live < max) {
+        mail_t *mail = mailbox_at (agent->inbox, scan);
+        if (!mail->dropped) {
+            //  Keys, seq, ts and headers: under 64 bytes an item.
+            size_t cost = 64 + mail->from_len + mail->to_len + mail->body_len;
+            if (live > 0 && bytes + cost > max_bytes)
+                break;
+            bytes += cost;
+            live++;
+        }
+        scan++;
+        if (mail->seq > agent->delivered)
+            agent->delivered = mail->seq;
+    }
+    self->fetch_agent = agent;
+    self->fetch_pos = 0;
+    self->fetch_scan = scan;
+    self->fetch_left = live;
+    self->counters.fetched += live;
+    return live;
+}
+
+const mail_t *
+mailroom_fetch_next (mailroom_t *self)
+{
+    while (self->fetch_left && self->fetch_pos < self->fetch_scan) {
+        mail_t *mail = mailbox_at (self->fetch_agent->inbox, self->fetch_pos++);
+        if (!mail->dropped) {
+            self->fetch_left--;
+            return mail;
+        }
+    }
+    return NULL;
+}
+
+size_t
+mailroom_fetch_remaining (mailroom_t *self)
+{
+    assert (self->fetch_agent);
+    return mailbox_count (self->fetch_agent->inbox) - self->fetch_scan;
+}
+
+//  ---------------------------------------------------------------------
+//  Channels and forgetting
+
+perr_t
+mailroom_listen (mailroom_t *self, agent_t *agent, const char *name)
+{
+    channel_t *channel = channels_ensure (self->channels, name, NULL);
+    if (!channel)
+        return PERR_TOO_MANY_CHANNELS;
+    bool oom;
+    if (channel_listen (channel, agent, &oom))
+        zlistx_add_end (agent->channels, channel);
+    return oom ? PERR_INTERNAL : PERR_NONE;
+}
+
+perr_t
+mailroom_unlisten (mailroom_t *self, agent_t *agent, const char *name)
+{
+    channel_t *channel = channels_lookup (self->channels, name);
+    if (!channel || !channel_unlisten (channel, agent))
+        return PERR_NOT_LISTENING;
+    void *handle = zlistx_find (agent->channels, channel);
+    if (handle)
+        zlistx_delete (agent->channels, handle);
+    return PERR_NONE;
+}
+
+void
+mailroom_forget (mailroom_t *self, agent_t **agent_p)
+{
+    assert (agent_p && *agent_p);
+    agent_t *agent = *agent_p;
+    mail_t *mail;
+    while ((mail = mailbox_pop (agent->inbox)))
+        s_release (self, mail);
+    channel_t *channel;
+    while ((channel = zlistx_first (agent->channels))) {
+        channel_unlisten (channel, agent);
+        zlistx_delete (agent->channels, zlistx_cursor (agent->channels));
+    }
+    if (agent->wake_pending) {
+        for (size_t i = self->wake_next; i < self->wake_count; i++)
+            if (self->wake [i] == agent) {
+                memmove (&self->wake [i], &self->wake [i + 1],
+                         (self->wake_count - i - 1) * sizeof (agent_t *));
+                self->wake_count--;
+                break;
+            }
+        agent->wake_pending = false;
+    }
+    agents_remove (self->agents, agent_p);
+}

@@ -1,0 +1,114 @@
+/*  mailroom - the seeds' message queue, done right.
+
+    Accepts mail (to one agent, to "all", to a channel), places a reference
+    into every recipient's inbox at once, in broker-wide seq order, and
+    releases it when each recipient acknowledges past it. Nothing is removed
+    by reading: FETCH reads from the inbox head, ACK pops it. So "all" reaches
+    every registered agent exactly once, and a lost FETCH reply is simply
+    read again.
+
+    Bounds (all explicit, all counted): max body; per inbox count and bytes;
+    per channel pending count and bytes; number of channels. On a full inbox
+    or channel the policy is either REJECT (the sender gets INBOX_FULL or
+    CHANNEL_FULL for that item, per recipient in a fan-out) or DROP_OLDEST
+    (the oldest unacknowledged mail makes room; every drop is counted).
+
+    Journal hook: a durable broker would append a record where mail is
+    accepted (mailroom_post, after the seq is assigned and before any inbox
+    sees it) and where an ack moves (mailroom_ack); replay would rebuild the
+    inboxes by re-posting. Nothing in the inbox layout has to change for it.
+
+    Wake-ups: every agent that gets mail is marked once per loop turn; the
+    broker drains the marks (mailroom_next_wakeup) and publishes MAIL_READY.
+*/
+#ifndef PARLEY_BROKER_MAILROOM_H
+#define PARLEY_BROKER_MAILROOM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "perr.h"
+#include "agents.h"
+#include "channels.h"
+
+typedef enum { OVERFLOW_REJECT = 0, OVERFLOW_DROP_OLDEST } overflow_t;
+
+typedef struct {
+    size_t max_inbox;               //  messages per inbox
+    uint64_t max_inbox_bytes;       //  body bytes per inbox
+    size_t max_channel;             //  pending posts per channel
+    uint64_t max_channel_bytes;     //  pending body bytes per channel
+    size_t max_channels;
+    size_t max_body;
+    overflow_t overflow;
+} mailroom_limits_t;
+
+//  One item error of a SEND: the item index, the code, and (for a fan-out)
+//  the recipient that could not be reached.
+typedef struct {
+    uint32_t index;
+    perr_t code;
+    const agent_t *agent;       //  NULL when the whole item failed
+} mail_error_t;
+
+typedef struct {
+    uint64_t mail_seq;          //  latest seq handed out
+    uint64_t accepted;          //  messages accepted (msgs_in)
+    uint64_t fetched;           //  mail items returned by FETCH (msgs_out)
+    uint64_t delivered;         //  inbox placements
+    uint64_t dropped;           //  placements removed unread by drop-oldest
+    uint64_t rejected;          //  items or placements refused (full, unknown...)
+    uint64_t queued;            //  messages alive (not released by every recipient)
+    uint64_t queued_bytes;
+} mailroom_counters_t;
+
+typedef struct _mailroom_t mailroom_t;
+
+mailroom_t *mailroom_new (agents_t *agents, const mailroom_limits_t *limits);
+//  Releases every queued message (all inboxes are emptied).
+void mailroom_destroy (mailroom_t **self_p);
+
+const mailroom_limits_t *mailroom_limits (mailroom_t *self);
+const mailroom_counters_t *mailroom_counters (mailroom_t *self);
+channels_t *mailroom_channels (mailroom_t *self);
+
+//  Posting. Item errors are collected for the current SEND: reset before,
+//  read after. Returns the seq given to the message, or 0 if rejected.
+void mailroom_errors_reset (mailroom_t *self);
+size_t mailroom_errors_count (mailroom_t *self);
+const mail_error_t *mailroom_error_at (mailroom_t *self, size_t index);
+//  Records (and counts) an item the handler itself rejects.
+void mailroom_reject (mailroom_t *self, uint32_t index, perr_t code);
+
+uint64_t mailroom_post_direct (mailroom_t *self, uint32_t index, agent_t *from,
+                               const char *to, size_t to_len,
+                               const void *body, size_t body_len, bool bin);
+uint64_t mailroom_post_all (mailroom_t *self, uint32_t index, agent_t *from,
+                            const void *body, size_t body_len, bool bin);
+uint64_t mailroom_post_channel (mailroom_t *self, uint32_t index, agent_t *from,
+                                const char *channel, size_t channel_len,
+                                const void *body, size_t body_len, bool bin);
+
+//  Moves the agent's acked position (ignored if lower, clamped to what FETCH
+//  returned) and releases everything up to it.
+void mailroom_ack (mailroom_t *self, agent_t *agent, uint64_t ack);
+//  Count of mail items a FETCH returns: at most `max` items and about
+//  `max_bytes` encoded (at least one item); the next `mailroom_fetch_next`
+//  calls walk them. Marks them delivered (the ack clamp).
+size_t mailroom_fetch_begin (mailroom_t *self, agent_t *agent, size_t max, size_t max_bytes);
+const mail_t *mailroom_fetch_next (mailroom_t *self);
+//  Messages queued for the agent after the ones this fetch returns.
+size_t mailroom_fetch_remaining (mailroom_t *self);
+
+//  LISTEN: PERR_NONE, or TOO_MANY_CHANNELS / INTERNAL.
+perr_t mailroom_listen (mailroom_t *self, agent_t *agent, const char *channel);
+//  UNLISTEN: PERR_NONE or NOT_LISTENING. Queued channel mail stays queued.
+perr_t mailroom_unlisten (mailroom_t *self, agent_t *agent, const char *channel);
+
+//  BYE forget: releases the agent's mail, leaves its channels, unregisters it.
+void mailroom_forget (mailroom_t *self, agent_t **agent_p);
+
+//  Wake-ups due this turn, oldest first; NULL when none are left.
+agent_t *mailroom_next_wakeup (mailroom_t *self);
+
+#endif

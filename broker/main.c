@@ -1,0 +1,187 @@
+/*  parley-broker - the Parley broker daemon.
+
+    Reads its settings (flags > PARLEY_* variables > config file > defaults,
+    via pconfig), builds the broker object and runs its loop until SIGINT or
+    SIGTERM. Everything else lives in broker.c and the files it names.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker.h"
+#include "pconfig.h"
+#include "plog.h"
+
+#define MIB (1024.0 * 1024.0)
+
+static const pconfig_option_t s_options [] = {
+    { "router", 0, PCONFIG_STR, "PARLEY_ROUTER", "tcp://*:5555", 0, 0, "ENDPOINT",
+      "ROUTER endpoint for requests (tcp://host:port, tcp://[::1]:port, ipc://path; port * = ephemeral)" },
+    { "pub", 0, PCONFIG_STR, "PARLEY_PUB", "tcp://*:5556", 0, 0, "ENDPOINT",
+      "PUB endpoint for events (mail.*, state.*, world.*, agent.*)" },
+    { "tap", 0, PCONFIG_STR, "PARLEY_TAP", "tcp://*:5557", 0, 0, "ENDPOINT",
+      "tap endpoint mirroring every frame (tap.in/out/pub); \"off\" disables it" },
+    { "advertise-host", 0, PCONFIG_STR, "PARLEY_ADVERTISE_HOST", NULL, 0, 0, "HOST",
+      "host named in WELCOME for endpoints bound to a wildcard (default: this machine's hostname)" },
+    { "ready-file", 0, PCONFIG_STR, "PARLEY_READY_FILE", NULL, 0, 0, "FILE",
+      "after binding, write router=, pub=, tap=, pid= lines here (atomically)" },
+    { "heartbeat-ms", 0, PCONFIG_INT, "PARLEY_HEARTBEAT_MS", "1000", 10, 3600000, "MS",
+      "how often agents are told to send something" },
+    { "liveness-ms", 0, PCONFIG_INT, "PARLEY_LIVENESS_MS", "5000", 20, 86400000, "MS",
+      "an agent silent this long is marked offline (its mail stays queued)" },
+    { "max-agents", 0, PCONFIG_INT, "PARLEY_MAX_AGENTS", "1024", 1, 1000000, "N",
+      "registered agents (online or not); beyond: TOO_MANY_AGENTS" },
+    { "max-inbox", 0, PCONFIG_INT, "PARLEY_MAX_INBOX", "10000", 1, 100000000, "N",
+      "unacknowledged messages per agent" },
+    { "max-inbox-bytes", 0, PCONFIG_INT, "PARLEY_MAX_INBOX_BYTES", "67108864", 1, 1e12, "BYTES",
+      "unacknowledged body bytes per agent" },
+    { "max-channel", 0, PCONFIG_INT, "PARLEY_MAX_CHANNEL", "10000", 1, 100000000, "N",
+      "posts per channel not yet acknowledged by every listener" },
+    { "max-channel-bytes", 0, PCONFIG_INT, "PARLEY_MAX_CHANNEL_BYTES", "67108864", 1, 1e12, "BYTES",
+      "body bytes of those posts" },
+    { "max-channels", 0, PCONFIG_INT, "PARLEY_MAX_CHANNELS", "1024", 1, 1000000, "N",
+      "channels (created on first use, never removed); beyond: TOO_MANY_CHANNELS" },
+    { "max-body", 0, PCONFIG_INT, "PARLEY_MAX_BODY", "65536", 0, 65536, "BYTES",
+      "largest message body (told in WELCOME); beyond: TOO_LARGE for that item" },
+    { "max-batch", 0, PCONFIG_INT, "PARLEY_MAX_BATCH", "4096", 1, 4096, "N",
+      "most messages per SEND and per MAIL reply" },
+    { "overflow", 0, PCONFIG_STR, "PARLEY_OVERFLOW", "reject", 0, 0, "POLICY",
+      "full inbox/channel: reject (INBOX_FULL/CHANNEL_FULL to the sender) or drop-oldest (counted)" },
+    { "max-state-keys", 0, PCONFIG_INT, "PARLEY_MAX_STATE_KEYS", "100000", 1, 100000000, "N",
+      "shared-state keys; beyond: STATE_FULL" },
+    { "max-state-bytes", 0, PCONFIG_INT, "PARLEY_MAX_STATE_BYTES", "268435456", 1024, 1e12, "BYTES",
+      "shared-state bytes (keys + encoded values); beyond: STATE_FULL" },
+    { "seed", 0, PCONFIG_INT, "PARLEY_SEED", "0", 0, 9007199254740991.0, "N",
+      "world seed: the same seed draws the same world" },
+    { "world-size", 0, PCONFIG_INT, "PARLEY_WORLD_SIZE", "10", 1, 4096, "N",
+      "positions on the line world" },
+    { "grid", 0, PCONFIG_STR, "PARLEY_GRID", NULL, 0, 0, "WxH",
+      "a W x H grid world instead of a line (at most 4096 cells)" },
+    { "world-file", 0, PCONFIG_STR, "PARLEY_WORLD_FILE", NULL, 0, 0, "FILE",
+      "load the world's objects from this JSON file instead of drawing them" },
+    { "router-hwm", 0, PCONFIG_INT, "PARLEY_ROUTER_HWM", "100000", 1, 10000000, "FRAMES",
+      "ROUTER send/receive high-water mark; replies beyond it are dropped (counted)" },
+    { "pub-hwm", 0, PCONFIG_INT, "PARLEY_PUB_HWM", "100000", 1, 10000000, "FRAMES",
+      "PUB high-water mark per subscriber; a slower subscriber loses events" },
+    { "tap-hwm", 0, PCONFIG_INT, "PARLEY_TAP_HWM", "1000", 1, 10000000, "FRAMES",
+      "tap high-water mark: small, so the tap drops (tseq gaps) rather than slows the broker" },
+};
+
+static const char *s_epilogue =
+    "Sockets: ROUTER_MANDATORY (replies to vanished peers are counted, not lost\n"
+    "silently), MAXMSGSIZE 1 MiB on the ROUTER (a bigger frame closes that\n"
+    "connection), IPv6 enabled. Mail is kept until acknowledged; bounds and drops\n"
+    "are reported by STATS. SIGINT/SIGTERM stop the broker cleanly (exit 0).\n"
+    "Protocol: proto/PROTOCOL.md.";
+
+static bool
+s_parse_grid (const char *text, uint32_t *width, uint32_t *height)
+{
+    unsigned w = 0, h = 0;
+    char tail;
+    if (sscanf (text, "%ux%u%c", &w, &h, &tail) != 2 || w == 0 || h == 0
+    ||  w > 4096 || h > 4096 || (uint64_t) w * h > 4096)
+        return false;
+    *width = w;
+    *height = h;
+    return true;
+}
+
+static int
+s_fill (pconfig_t *config, broker_config_t *cfg)
+{
+    broker_config_defaults (cfg);
+    cfg->router = pconfig_str (config, "router");
+    cfg->pub = pconfig_str (config, "pub");
+    cfg->tap = pconfig_str (config, "tap");
+    cfg->advertise_host = pconfig_str (config, "advertise-host");
+    cfg->ready_file = pconfig_str (config, "ready-file");
+    cfg->heartbeat_ms = (uint32_t) pconfig_int (config, "heartbeat-ms");
+    cfg->liveness_ms = (uint32_t) pconfig_int (config, "liveness-ms");
+    cfg->max_agents = (size_t) pconfig_int (config, "max-agents");
+    cfg->max_inbox = (size_t) pconfig_int (config, "max-inbox");
+    cfg->max_inbox_bytes = (uint64_t) pconfig_int (config, "max-inbox-bytes");
+    cfg->max_channel = (size_t) pconfig_int (config, "max-channel");
+    cfg->max_channel_bytes = (uint64_t) pconfig_int (config, "max-channel-bytes");
+    cfg->max_channels = (size_t) pconfig_int (config, "max-channels");
+    cfg->max_body = (size_t) pconfig_int (config, "max-body");
+    cfg->max_batch = (size_t) pconfig_int (config, "max-batch");
+    cfg->max_state_keys = (size_t) pconfig_int (config, "max-state-keys");
+    cfg->max_state_bytes = (size_t) pconfig_int (config, "max-state-bytes");
+    cfg->seed = (uint64_t) pconfig_int (config, "seed");
+    cfg->world_width = (uint32_t) pconfig_int (config, "world-size");
+    cfg->world_file = pconfig_str (config, "world-file");
+    cfg->router_hwm = (int) pconfig_int (config, "router-hwm");
+    cfg->pub_hwm = (int) pconfig_int (config, "pub-hwm");
+    cfg->tap_hwm = (int) pconfig_int (config, "tap-hwm");
+
+    const char *overflow = pconfig_str (config, "overflow");
+    if (strcmp (overflow, "drop-oldest") == 0)
+        cfg->drop_oldest = true;
+    else
+    if (strcmp (overflow, "reject") != 0) {
+        fprintf (stderr, "parley-broker: --overflow must be reject or drop-oldest, not \"%s\"\n",
+                 overflow);
+        return -1;
+    }
+    const char *grid = pconfig_str (config, "grid");
+    if (grid) {
+        if (pconfig_is_set (config, "world-size")) {
+            fprintf (stderr, "parley-broker: give --world-size (a line) or --grid (a grid), not both\n");
+            return -1;
+        }
+        if (!s_parse_grid (grid, &cfg->world_width, &cfg->world_height)) {
+            fprintf (stderr, "parley-broker: --grid wants WxH with W*H <= 4096, not \"%s\"\n", grid);
+            return -1;
+        }
+    }
+    if (cfg->liveness_ms <= cfg->heartbeat_ms) {
+        fprintf (stderr, "parley-broker: --liveness-ms must be larger than --heartbeat-ms\n");
+        return -1;
+    }
+    return 0;
+}
+
+int
+main (int argc, char **argv)
+{
+    plog_init ("parley-broker", NULL);
+    pconfig_t *config = pconfig_new (
+        "parley-broker", "parley-broker [OPTION]...",
+        "The Parley broker: agents connect to its ROUTER (requests: HELLO, SEND, FETCH,\n"
+        "WRITE, PERCEIVE, ...), subscribe to its PUB for wake-ups and state updates, and\n"
+        "parley-tap watches every frame on the tap. One process, one event loop.",
+        s_epilogue, s_options, sizeof s_options / sizeof s_options [0]);
+    if (!config)
+        return PARLEY_EXIT_FAILURE;
+    int rc = PARLEY_EXIT_OK;
+    switch (pconfig_parse (config, argc, argv, false)) {
+        case PCONFIG_EXIT_OK:
+            goto done;
+        case PCONFIG_EXIT_USAGE:
+            rc = PARLEY_EXIT_USAGE;
+            goto done;
+        case PCONFIG_PARSED:
+            break;
+    }
+    broker_config_t cfg;
+    if (s_fill (config, &cfg)) {
+        rc = PARLEY_EXIT_USAGE;
+        goto done;
+    }
+    char why [512] = "";
+    bool network = false;
+    broker_t *broker = broker_new (&cfg, &network, why, sizeof why);
+    if (!broker) {
+        plog_error ("cannot start: %s", why);
+        rc = network ? PARLEY_EXIT_NETWORK : PARLEY_EXIT_FAILURE;
+        goto done;
+    }
+    if (broker_run (broker))
+        rc = PARLEY_EXIT_FAILURE;
+    broker_destroy (&broker);
+    plog_info ("stopped");
+done:
+    pconfig_destroy (&config);
+    return rc;
+}

@@ -1,0 +1,155 @@
+/*  sockets - the broker's three sockets, their options, and where they are.
+
+    ROUTER (requests):
+      ZMQ_ROUTER_MANDATORY  a reply to a peer that has gone fails with
+                            EHOSTUNREACH instead of vanishing: we count it
+                            (unroutable) and mark that agent offline.
+      ZMQ_SNDHWM/RCVHWM     --router-hwm (default 100000 frames): room for
+                            pipelined clients; replies are sent DONTWAIT, so
+                            a client that never reads its replies loses them
+                            (counted) rather than stalling the loop.
+      ZMQ_MAXMSGSIZE        PROTO_MAX_FRAME: libzmq closes a connection that
+                            sends a bigger frame before we ever allocate it.
+      ZMQ_LINGER            200 ms, so replies queued at shutdown still go.
+    PUB (events): SNDHWM --pub-hwm (default 100000); PUB drops for a slow
+      subscriber at the HWM, it never blocks us. Linger 0.
+    Tap: see tap.h (XPUB, small HWM, drops rather than blocks).
+
+    Wildcard endpoints: a client cannot connect to host "*", so WELCOME
+    names the advertise host instead (--advertise-host, default the machine's
+    hostname). Ephemeral ports (tcp://127.0.0.1:*) are resolved through
+    ZMQ_LAST_ENDPOINT and written to the log and to --ready-file.
+*/
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "broker_internal.h"
+#include "plog.h"
+
+static int
+s_last_endpoint (zsock_t *sock, char *buf, size_t size)
+{
+    size_t len = size;
+    if (zmq_getsockopt (zsock_resolve (sock), ZMQ_LAST_ENDPOINT, buf, &len) != 0)
+        return -1;
+    return 0;
+}
+
+//  tcp://0.0.0.0:P, tcp://[::]:P or tcp://*:P -> tcp://<host>:P.
+static void
+s_advertise (const char *bound, const char *host, char *out, size_t size)
+{
+    static const char *wild [] = { "tcp://0.0.0.0:", "tcp://[::]:", "tcp://*:" };
+    for (size_t i = 0; i < sizeof wild / sizeof wild [0]; i++) {
+        size_t len = strlen (wild [i]);
+        if (strncmp (bound, wild [i], len) == 0) {
+            const char *port = bound + len;
+            if (strchr (host, ':'))             //  an IPv6 literal
+                snprintf (out, size, "tcp://[%s]:%s", host, port);
+            else
+                snprintf (out, size, "tcp://%s:%s", host, port);
+            return;
+        }
+    }
+    snprintf (out, size, "%s", bound);
+}
+
+static bool
+s_tap_enabled (const char *endpoint)
+{
+    return endpoint && *endpoint && strcmp (endpoint, "off") != 0;
+}
+
+int
+sockets_open (broker_t *self, bool *network, char *why, size_t why_size)
+{
+    const broker_config_t *cfg = &self->config;
+    *network = false;
+    self->router = zsock_new (ZMQ_ROUTER);
+    self->pub = zsock_new (ZMQ_PUB);
+    if (!self->router || !self->pub) {
+        snprintf (why, why_size, "cannot create sockets: %s", zmq_strerror (zmq_errno ()));
+        return -1;
+    }
+    self->router_handle = zsock_resolve (self->router);
+    self->pub_handle = zsock_resolve (self->pub);
+
+    zsock_set_router_mandatory (self->router, 1);
+    zsock_set_sndhwm (self->router, cfg->router_hwm);
+    zsock_set_rcvhwm (self->router, cfg->router_hwm);
+    zsock_set_maxmsgsize (self->router, PROTO_MAX_FRAME);
+    zsock_set_linger (self->router, 200);
+    zsock_set_sndhwm (self->pub, cfg->pub_hwm);
+    zsock_set_linger (self->pub, 0);
+    //  IPv6 on: a tcp://[::1]:P endpoint works, and tcp://*:P accepts both.
+    zsock_set_ipv6 (self->router, 1);
+    zsock_set_ipv6 (self->pub, 1);
+
+    if (zsock_bind (self->router, "%s", cfg->router) == -1) {
+        snprintf (why, why_size, "cannot bind router %s: %s", cfg->router, zmq_strerror (zmq_errno ()));
+        *network = true;
+        return -1;
+    }
+    if (zsock_bind (self->pub, "%s", cfg->pub) == -1) {
+        snprintf (why, why_size, "cannot bind pub %s: %s", cfg->pub, zmq_strerror (zmq_errno ()));
+        *network = true;
+        return -1;
+    }
+    s_last_endpoint (self->router, self->router_endpoint, sizeof self->router_endpoint);
+    s_last_endpoint (self->pub, self->pub_endpoint, sizeof self->pub_endpoint);
+    if (s_tap_enabled (cfg->tap)) {
+        self->tap = tap_new (cfg->tap, cfg->tap_hwm, self->tap_endpoint,
+                             sizeof self->tap_endpoint, why, why_size);
+        if (!self->tap) {
+            *network = true;
+            return -1;
+        }
+    }
+    char hostname [256] = "127.0.0.1";
+    const char *host = cfg->advertise_host;
+    if (!host || !*host) {
+        if (gethostname (hostname, sizeof hostname) != 0)
+            snprintf (hostname, sizeof hostname, "127.0.0.1");
+        hostname [sizeof hostname - 1] = 0;
+        host = hostname;
+    }
+    s_advertise (self->pub_endpoint, host, self->pub_advertised, sizeof self->pub_advertised);
+    if (self->tap)
+        s_advertise (self->tap_endpoint, host, self->tap_advertised, sizeof self->tap_advertised);
+    plog_info ("listening router=%s pub=%s tap=%s (advertised pub=%s tap=%s)",
+               self->router_endpoint, self->pub_endpoint,
+               self->tap ? self->tap_endpoint : "off",
+               self->pub_advertised, self->tap ? self->tap_advertised : "off");
+    return 0;
+}
+
+void
+sockets_close (broker_t *self)
+{
+    tap_destroy (&self->tap);
+    zsock_destroy (&self->pub);
+    zsock_destroy (&self->router);
+}
+
+int
+sockets_write_ready_file (broker_t *self, const char *path)
+{
+    char tmp [4096];
+    snprintf (tmp, sizeof tmp, "%s.%d.tmp", path, (int) getpid ());
+    FILE *file = fopen (tmp, "w");
+    if (!file)
+        return -1;
+    fprintf (file, "router=%s\npub=%s\ntap=%s\npub_advertised=%s\ntap_advertised=%s\npid=%d\n",
+             self->router_endpoint, self->pub_endpoint, self->tap_endpoint,
+             self->pub_advertised, self->tap_advertised, (int) getpid ());
+    bool ok = fflush (file) == 0;
+    ok = (fclose (file) == 0) && ok;
+    //  rename is atomic: a reader sees the whole file or none.
+    if (!ok || rename (tmp, path) != 0) {
+        unlink (tmp);
+        return -1;
+    }
+    return 0;
+}

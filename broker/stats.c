@@ -1,0 +1,60 @@
+/*  stats - STATS_REPLY and the one-second message rates.
+
+    Counters live where they are counted (mailroom, state, broker); this file
+    only reads them. Rates are the difference over the last full second,
+    taken by a one-second timer: cheap, and what PROTOCOL.md asks for
+    ("messages/s over the last second").
+*/
+#include "broker_internal.h"
+#include "pclock.h"
+
+void
+stats_tick (broker_t *self)
+{
+    const mailroom_counters_t *mail = mailroom_counters (self->mailroom);
+    int64_t now = pclock_mono_ms ();
+    broker_counters_t *c = &self->counters;
+    int64_t elapsed = now - c->rate_tick_ms;
+    if (elapsed <= 0)
+        return;
+    c->rate_in = (double) (mail->accepted - c->last_in) * 1000.0 / (double) elapsed;
+    c->rate_out = (double) (mail->fetched - c->last_out) * 1000.0 / (double) elapsed;
+    c->last_in = mail->accepted;
+    c->last_out = mail->fetched;
+    c->rate_tick_ms = now;
+}
+
+#define STATS_FIELDS 22
+
+void
+stats_encode (broker_t *self, uint64_t id)
+{
+    const mailroom_counters_t *mail = mailroom_counters (self->mailroom);
+    state_stats_t state;
+    state_stats (self->state, &state);
+    penc_t *enc = &self->reply;
+    penc_begin (enc, PMSG_STATS_REPLY, id, STATS_FIELDS);
+    penc_kv_uint (enc, "uptime_ms", (uint64_t) (pclock_mono_ms () - self->started_ms));
+    penc_kv_uint (enc, "agents", agents_size (self->agents));
+    penc_kv_uint (enc, "online", agents_online (self->agents));
+    penc_kv_uint (enc, "channels", channels_size (mailroom_channels (self->mailroom)));
+    penc_kv_uint (enc, "queued", mail->queued);
+    penc_kv_uint (enc, "queued_bytes", mail->queued_bytes);
+    penc_kv_uint (enc, "delivered", mail->delivered);
+    penc_kv_uint (enc, "dropped", mail->dropped);
+    penc_kv_uint (enc, "rejected", mail->rejected);
+    penc_kv_uint (enc, "msgs_in", mail->accepted);
+    penc_kv_uint (enc, "msgs_out", mail->fetched);
+    penc_kv_num (enc, "rate_in", self->counters.rate_in);
+    penc_kv_num (enc, "rate_out", self->counters.rate_out);
+    penc_kv_uint (enc, "state_keys", state.keys);
+    penc_kv_uint (enc, "state_bytes", state.bytes);
+    penc_kv_uint (enc, "state_seq", state.seq);
+    penc_kv_uint (enc, "mail_seq", mail->mail_seq);
+    penc_kv_uint (enc, "errors", self->counters.errors);
+    penc_kv_uint (enc, "bad_frames", self->counters.bad_frames);
+    //  Beyond PROTOCOL.md's list (receivers ignore unknown fields):
+    penc_kv_uint (enc, "unroutable", self->counters.unroutable);
+    penc_kv_uint (enc, "requests", self->counters.requests);
+    penc_kv_uint (enc, "tap_seq", tap_seq (self->tap));
+}

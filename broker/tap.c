@@ -1,0 +1,117 @@
+/*  tap - frame mirror on an XPUB. See tap.h for the costs. */
+#include <assert.h>
+#include <string.h>
+
+#include "pmsg.h"
+#include "pclock.h"
+#include "plog.h"
+#include "tap.h"
+
+struct _tap_t {
+    zsock_t *sock;
+    void *handle;
+    int64_t subscriptions;      //  distinct topics subscribed (XPUB dedups)
+    uint64_t tseq;
+    penc_t enc;
+};
+
+tap_t *
+tap_new (const char *endpoint, int hwm, char *bound, size_t bound_size,
+         char *why, size_t why_size)
+{
+    assert (endpoint && bound);
+    tap_t *self = calloc (1, sizeof (tap_t));
+    if (!self)
+        return NULL;
+    penc_init (&self->enc);
+    self->sock = zsock_new (ZMQ_XPUB);
+    if (!self->sock) {
+        snprintf (why, why_size, "cannot create the tap socket");
+        goto err;
+    }
+    self->handle = zsock_resolve (self->sock);
+    zsock_set_sndhwm (self->sock, hwm);
+    zsock_set_linger (self->sock, 0);
+    zsock_set_maxmsgsize (self->sock, 1024);    //  subscriptions only
+    if (zsock_bind (self->sock, "%s", endpoint) == -1) {
+        snprintf (why, why_size, "cannot bind tap %s: %s", endpoint, zmq_strerror (zmq_errno ()));
+        goto err;
+    }
+    size_t len = bound_size;
+    if (zmq_getsockopt (self->handle, ZMQ_LAST_ENDPOINT, bound, &len) != 0)
+        snprintf (bound, bound_size, "%s", endpoint);
+    return self;
+err:
+    tap_destroy (&self);
+    return NULL;
+}
+
+void
+tap_destroy (tap_t **self_p)
+{
+    assert (self_p);
+    tap_t *self = *self_p;
+    if (self) {
+        zsock_destroy (&self->sock);
+        penc_fini (&self->enc);
+        free (self);
+        *self_p = NULL;
+    }
+}
+
+zsock_t *
+tap_sock (tap_t *self)
+{
+    assert (self);
+    return self->sock;
+}
+
+void
+tap_on_subscription (tap_t *self)
+{
+    assert (self);
+    uint8_t buf [256];
+    int size;
+    while ((size = zmq_recv (self->handle, buf, sizeof buf, ZMQ_DONTWAIT)) >= 0) {
+        //  XPUB (not verbose) passes the first subscribe and the last
+        //  unsubscribe of each topic: a running count says if anyone listens.
+        if (size >= 1 && buf [0] == 1)
+            self->subscriptions++;
+        else
+        if (size >= 1 && buf [0] == 0 && self->subscriptions > 0)
+            self->subscriptions--;
+    }
+}
+
+bool
+tap_active (tap_t *self)
+{
+    return self && self->subscriptions > 0;
+}
+
+void
+tap_frame (tap_t *self, const char *dir, const char *peer, size_t peer_len,
+           const void *data, size_t size)
+{
+    if (!self || self->subscriptions <= 0)
+        return;
+    penc_t *enc = &self->enc;
+    penc_begin (enc, PMSG_TAP, 0, 5);
+    penc_kv_uint (enc, "tseq", ++self->tseq);
+    penc_kv_uint (enc, "ts", (uint64_t) pclock_wall_us ());
+    penc_kv_cstr (enc, "dir", dir);
+    penc_kv_str (enc, "peer", peer, peer_len);
+    penc_kv_bin (enc, "body", data, size);
+    char topic [8];
+    int topic_len = snprintf (topic, sizeof topic, "tap.%s", dir);
+    //  Never block: at the HWM the frame is dropped and tseq shows the gap.
+    if (zmq_send (self->handle, topic, (size_t) topic_len, ZMQ_SNDMORE | ZMQ_DONTWAIT) == -1)
+        return;
+    zmq_send (self->handle, penc_data (enc), penc_size (enc), ZMQ_DONTWAIT);
+}
+
+uint64_t
+tap_seq (tap_t *self)
+{
+    return self ? self->tseq : 0;
+}
