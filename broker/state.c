@@ -138,6 +138,9 @@ void
 state_protect_prefix (state_t *self, const char *prefix)
 {
     assert (self && prefix);
+    for (size_t i = 0; i < self->protect_count; i++)
+        if (streq (self->protect [i], prefix))
+            return;
     assert (self->protect_count < STATE_MAX_PROTECT);
     self->protect [self->protect_count++] = strdup (prefix);
 }
@@ -458,6 +461,13 @@ state_begin (state_t *self)
 {
     changes_reset (self);
     self->undo_count = 0;
+}
+
+void
+state_changes_reset (state_t *self)
+{
+    assert (self);
+    changes_reset (self);
 }
 
 size_t

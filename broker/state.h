@@ -95,7 +95,8 @@ void state_destroy (state_t **self_p);
 
 //  Keys starting with `prefix` become read-only for state_apply() (clients):
 //  such ops fail with BAD_FIELD. state_apply_raw() (the broker) may write
-//  them. The world protects "world.". At most 8 prefixes.
+//  them. The world protects "world.". At most 8 prefixes; protecting a
+//  prefix twice is a no-op.
 void state_protect_prefix (state_t *self, const char *prefix);
 
 // ---------------------------------------------------------------------------
@@ -155,6 +156,9 @@ typedef struct {
 
 size_t state_change_count (state_t *self);
 const state_change_t *state_change_at (state_t *self, size_t index);
+//  Forgets the change records (a caller that published them, or the world
+//  after a call that wrote nothing, so stale records are not republished).
+void state_changes_reset (state_t *self);
 
 //  STATE_UPDATE fields, STATE_CHANGE_FIELDS pairs: key, seq, op, reducer,
 //  value. Usage:
