@@ -330,6 +330,12 @@ s_strip_quotes (const char **value, size_t *len)
         (*value)++;
         *len -= 2;
     }
+    else
+    if (*len >= 1 && (**value == '"' || **value == '\'')
+    &&  !memchr (*value + 1, **value, *len - 1)) {
+        (*value)++;             //  unclosed: the answer was cut off
+        (*len)--;
+    }
 }
 
 //  "key: rest of line"; a value of "|", ">" or nothing takes the following
