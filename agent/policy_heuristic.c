@@ -30,7 +30,7 @@
 
 #define MAX_CELLS (1024 * 1024)
 #define REPORT_VISITED 32           //  positions listed in one report
-#define TEAM_PENALTY 3
+#define TEAM_PENALTY 4
 
 enum { CELL_UNKNOWN = 0, CELL_MINE = 1, CELL_TEAM = 2 };
 
@@ -157,24 +157,30 @@ s_target (heur_t *self, uint64_t from, const char *action, uint64_t *to)
     return true;
 }
 
-//  Score of standing at `at`: distance to the best unknown cell, with the
-//  teammate penalty. UINT64_MAX when nothing is unknown. `goal` gets it.
-static uint64_t
+//  Score of standing at `at` (lower is better): for the best unknown cell
+//  u, 2 x our distance to it, plus a penalty when a teammate is at least as
+//  close to u as we are, minus how far the nearest teammate is from u
+//  (capped): we head for what is near us and far from the others.
+//  INT64_MAX when nothing is unknown. `goal` gets u.
+static int64_t
 s_score (heur_t *self, const policy_input_t *in, uint64_t me, uint64_t at, uint64_t *goal)
 {
-    uint64_t best = UINT64_MAX;
+    int64_t best = INT64_MAX;
     for (size_t u = 0; u < self->cell_count; u++) {
         if (self->cells[u] != CELL_UNKNOWN)
             continue;
-        uint64_t score = s_manhattan (self, at, u);
         uint64_t mine = s_manhattan (self, me, u);
+        uint64_t nearest = 4;
         const char *agent;
         uint64_t position;
-        for (size_t i = 0; in->state && conn_state_agent_at (in->state, i, &agent, &position); i++)
-            if (!streq (agent, in->agent_id) && s_manhattan (self, position, u) < mine) {
-                score += TEAM_PENALTY;
-                break;
-            }
+        for (size_t i = 0; in->state && conn_state_agent_at (in->state, i, &agent, &position); i++) {
+            uint64_t theirs = s_manhattan (self, position, u);
+            if (!streq (agent, in->agent_id) && theirs < nearest)
+                nearest = theirs;
+        }
+        int64_t score = 2 * (int64_t) s_manhattan (self, at, u) - (int64_t) nearest;
+        if (nearest <= mine)
+            score += TEAM_PENALTY;
         if (score < best) {
             best = score;
             *goal = u;
@@ -189,12 +195,13 @@ s_choose (heur_t *self, const policy_input_t *in, uint64_t me, char *why, size_t
 {
     static const char *const moves[] = { "forward", "backward", "right", "left" };
     const char *best = NULL;
-    uint64_t best_score = UINT64_MAX, best_goal = 0, best_jitter = 0;
+    int64_t best_score = INT64_MAX;
+    uint64_t best_goal = 0, best_jitter = 0;
     for (size_t i = 0; i < 4; i++) {
         uint64_t to, goal = 0;
         if (!s_allowed (in, moves[i]) || !s_target (self, me, moves[i], &to))
             continue;
-        uint64_t score = s_score (self, in, me, to, &goal);
+        int64_t score = s_score (self, in, me, to, &goal);
         uint64_t jitter = s_next (self);
         if (!best || score < best_score || (score == best_score && jitter < best_jitter)) {
             best = moves[i];
@@ -203,7 +210,7 @@ s_choose (heur_t *self, const policy_input_t *in, uint64_t me, char *why, size_t
             best_jitter = jitter;
         }
     }
-    if (best && best_score != UINT64_MAX)
+    if (best && best_score != INT64_MAX)
         snprintf (why, why_size, "%s leads toward position %" PRIu64
                   ", the nearest place nobody has explored", best, best_goal);
     else

@@ -1,0 +1,284 @@
+/*  agent - one Parley agent. See agent.h.
+
+    Owns every part the nodes use through the shared store (agent_shared.h):
+    this file creates and destroys them; the nodes only use them.
+*/
+#include <assert.h>
+#include "agent.h"
+#include "agent_shared.h"
+#include "conn_mailbox.h"
+#include "conn_state.h"
+#include "conn_world.h"
+#include "plog.h"
+
+struct _agent_t {
+    agent_shared_t shared;
+    flow_t *flow;
+    agent_config_t config;
+};
+
+//  Retention of AgentMemory: what a prompt needs, not everything that happened.
+static void
+s_retention (agentmem_t *mem)
+{
+    agentmem_set_retention (mem, "thought", 5, true);
+    agentmem_set_retention (mem, "world.moved", 6, false);
+    agentmem_set_retention (mem, "world.blocked", 2, true);
+    agentmem_set_retention (mem, "world.coverage", 1, false);
+    agentmem_set_retention (mem, "mail.message", 10, true);
+    agentmem_set_retention (mem, "state." STATE_KEY_EXPLORED, 1, false);
+    agentmem_set_retention (mem, "state." STATE_KEY_POSITIONS, 1, false);
+}
+
+static int
+s_open_memory (agent_t *self, char *err, size_t err_size)
+{
+    embedder_options_t eo;
+    embedder_options_default (&eo);
+    eo.url = self->config.embed_url && *self->config.embed_url? self->config.embed_url: NULL;
+    eo.model = self->config.embed_model;
+    self->shared.embedder = embedder_new (&eo, err, err_size);
+    if (!self->shared.embedder)
+        return -1;
+    int dim = embedder_dim (self->shared.embedder);
+    self->shared.vec = (float *) zmalloc (sizeof (float) * (size_t) dim);
+    vmemory_options_t vo;
+    vmemory_options_default (&vo);
+    vo.dir = self->config.memory_dir && *self->config.memory_dir? self->config.memory_dir: NULL;
+    vo.dim = dim;
+    if (self->config.index && *self->config.index)
+        vo.factory = self->config.index;
+    self->shared.vmem = vmemory_open (&vo, err, err_size);
+    if (!self->shared.vmem && vo.dir) {
+        //  A corrupt or foreign memory must not keep the agent down: keep
+        //  the files for a post-mortem and start fresh.
+        plog_error ("memory in %s unusable (%s); moving it aside", vo.dir, err);
+        if (vmemory_move_aside (vo.dir, err, err_size) == 0)
+            self->shared.vmem = vmemory_open (&vo, err, err_size);
+    }
+    if (!self->shared.vmem)
+        return -1;
+    if (vmemory_count (self->shared.vmem) > 0)
+        plog_info ("resumed with %zu memories from %s", vmemory_count (self->shared.vmem), vo.dir);
+    return 0;
+}
+
+static int
+s_policies (agent_t *self, char *err, size_t err_size)
+{
+    agent_shared_t *a = &self->shared;
+    a->heuristic = policy_heuristic_new (self->config.seed, a->id);
+    const char *name = self->config.policy? self->config.policy: "heuristic";
+    if (streq (name, "heuristic")) {
+        a->policy = a->heuristic;
+        return 0;
+    }
+    if (!streq (name, "llm")) {
+        snprintf (err, err_size, "unknown policy '%s' (heuristic or llm)", name);
+        return -1;
+    }
+    llm_options_t lo;
+    llm_options_default (&lo);
+    lo.url = self->config.llm_url;
+    lo.model = self->config.llm_model;
+    if (self->config.llm_timeout_ms > 0)
+        lo.http.timeout_ms = self->config.llm_timeout_ms;
+    llm_t *llm = llm_new (&lo, err, err_size);
+    if (!llm)
+        return -1;
+    a->policy = policy_llm_new (llm);
+    return 0;
+}
+
+static void
+s_parts (agent_t *self)
+{
+    agent_shared_t *a = &self->shared;
+    a->link = brokerlink_new (self->config.broker, a->id);
+    brokerlink_add_cap (a->link, "explore");
+    brokerlink_add_cap (a->link, policy_name (a->policy));
+    brokerlink_set_timeout (a->link, self->config.request_timeout_ms, 0);
+    a->world = conn_world_new (a->link);
+    a->mailbox = conn_mailbox_new (a->link);
+    a->state = conn_state_new (a->link, NULL, 0);
+    a->connectors[0] = a->world;
+    a->connectors[1] = a->mailbox;
+    a->connectors[2] = a->state;
+    a->mem = agentmem_new ();
+    s_retention (a->mem);
+    self->flow = flow_new ();
+    int rc = agent_flow_build (self->flow);
+    assert (rc == 0);
+}
+
+agent_t *
+agent_new (const agent_config_t *config, char *err, size_t err_size)
+{
+    assert (config && err);
+    *err = 0;
+    if (!config->broker || !config->id || !pmsg_name_valid (config->id, strlen (config->id))) {
+        snprintf (err, err_size, "agent id '%s' is not a valid name "
+                  "(1-64 of A-Z a-z 0-9 _ . : -, not starting with . or -)",
+                  config->id? config->id: "");
+        return NULL;
+    }
+    agent_t *self = (agent_t *) zmalloc (sizeof (agent_t));
+    self->config = *config;
+    agent_shared_t *a = &self->shared;
+    snprintf (a->id, sizeof (a->id), "%s", config->id);
+    a->max_steps = config->max_steps > 0? (uint64_t) config->max_steps: 20;
+    a->top_k = config->top_k > 0? (size_t) config->top_k: VMEMORY_DEFAULT_TOP_K;
+    if (a->top_k > VMEMORY_MAX_TOP_K)
+        a->top_k = VMEMORY_MAX_TOP_K;
+    a->stop_when_explored = config->stop_when_explored;
+    a->step_delay_ms = config->step_delay_ms;
+    a->progress = config->progress;
+    if (s_open_memory (self, err, err_size) != 0 || s_policies (self, err, err_size) != 0) {
+        agent_destroy (&self);
+        return NULL;
+    }
+    s_parts (self);
+    return self;
+}
+
+void
+agent_destroy (agent_t **self_p)
+{
+    assert (self_p);
+    agent_t *self = *self_p;
+    if (!self)
+        return;
+    agent_shared_t *a = &self->shared;
+    flow_destroy (&self->flow);
+    connector_destroy (&a->world);
+    connector_destroy (&a->mailbox);
+    connector_destroy (&a->state);
+    brokerlink_destroy (&a->link);
+    agentmem_destroy (&a->mem);
+    if (a->policy != a->heuristic)
+        policy_destroy (&a->policy);
+    policy_destroy (&a->heuristic);
+    vmemory_destroy (&a->vmem);
+    embedder_destroy (&a->embedder);
+    free (a->vec);
+    zlistx_destroy (&a->step_obs);
+    free (a->last_action);
+    free (a->context);
+    free (a->refused_answer);
+    free (a->mail_text);
+    answer_destroy (&a->answer);
+    free (self);
+    *self_p = NULL;
+}
+
+static bool
+s_guard (void *shared, const char *node)
+{
+    agent_shared_t *a = (agent_shared_t *) shared;
+    if (a->stop && *a->stop)
+        return false;
+    if (a->link)
+        brokerlink_tick (a->link);
+    return true;
+}
+
+int
+agent_connect (agent_t *self, volatile sig_atomic_t *stop, char *err, size_t err_size)
+{
+    assert (self);
+    agent_shared_t *a = &self->shared;
+    a->stop = stop;
+    brokerlink_set_stop (a->link, stop);
+    flow_set_guard (self->flow, s_guard);
+    if (brokerlink_connect (a->link, err, err_size) != 0)
+        return -1;
+    const brokerlink_welcome_t *w = brokerlink_welcome (a->link);
+    conn_world_set_shape (a->world, w->world_kind, w->world_width, w->world_height);
+    bool grid = streq (w->world_kind, "grid");
+    a->action_count = 0;
+    a->actions[a->action_count++] = "forward";
+    a->actions[a->action_count++] = "backward";
+    if (grid) {
+        a->actions[a->action_count++] = "left";
+        a->actions[a->action_count++] = "right";
+    }
+    a->actions[a->action_count++] = "stay";
+    a->actions[a->action_count++] = "end";
+    plog_info ("connected to %s: %s world %" PRIu64 "x%" PRIu64 ", %" PRIu64 " objects, "
+               "policy %s", self->config.broker, w->world_kind, w->world_width,
+               w->world_height, w->objects_total, policy_name (a->policy));
+    return 0;
+}
+
+int
+agent_run (agent_t *self)
+{
+    assert (self);
+    agent_shared_t *a = &self->shared;
+    const char *result = flow_run (self->flow, a);
+    char err[256];
+    if (vmemory_save (a->vmem, err, sizeof (err)) != 0)
+        plog_warn ("saving memory failed: %s", err);
+    brokerlink_bye (a->link);
+    if (streq (result, "end"))
+        return AGENT_DONE;
+    if (streq (result, "stopped") || (a->stop && *a->stop)) {
+        snprintf (a->end_reason, sizeof (a->end_reason), "stopped by a signal");
+        return AGENT_STOPPED;
+    }
+    snprintf (a->end_reason, sizeof (a->end_reason), "node %s failed",
+              flow_last_node (self->flow)? flow_last_node (self->flow): "?");
+    return AGENT_FAILED;
+}
+
+void
+agent_summary (agent_t *self, FILE *out)
+{
+    assert (self);
+    if (!out)
+        return;
+    agent_shared_t *a = &self->shared;
+    const world_view_t *view = conn_world_view (a->world);
+    size_t found = conn_world_seen_count (a->world);
+    fprintf (out, "[%s] SUMMARY steps=%" PRIu64 " position=%" PRIu64 " coverage=%.0f%% "
+             "objects=%zu memories=%zu sent=%" PRIu64 " received=%" PRIu64
+             " invalid_answers=%" PRIu64 " fallbacks=%" PRIu64 " end=\"%s\"\n",
+             a->id, a->step, view->position, view->coverage * 100, found,
+             vmemory_count (a->vmem), a->msgs_sent, a->msgs_received, a->invalid_answers,
+             a->heuristic != a->policy? a->fallbacks: 0, a->end_reason);
+    fprintf (out, "[%s] found:", a->id);
+    for (size_t i = 0; i < found; i++)
+        fprintf (out, "%s %s", i? ",": "", conn_world_seen_at (a->world, i));
+    fprintf (out, "%s\n", found? "": " nothing");
+    fflush (out);
+}
+
+uint64_t
+agent_steps (agent_t *self)
+{
+    return self->shared.step;
+}
+
+uint64_t
+agent_messages_sent (agent_t *self)
+{
+    return self->shared.msgs_sent;
+}
+
+uint64_t
+agent_messages_received (agent_t *self)
+{
+    return self->shared.msgs_received;
+}
+
+double
+agent_coverage (agent_t *self)
+{
+    return conn_world_view (self->shared.world)->coverage;
+}
+
+const char *
+agent_end_reason (agent_t *self)
+{
+    return self->shared.end_reason;
+}

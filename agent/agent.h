@@ -1,0 +1,60 @@
+/*  agent - one Parley agent: the parts, the flow, the summary.
+
+    agent_new() builds everything that needs no network: the embedder, the
+    private vector memory (loaded from its directory if one is there, so an
+    agent resumes with its memories), the policies, the connectors and the
+    flow. agent_connect() says HELLO (waiting for the broker as long as it
+    takes). agent_run() runs the node loop to its end and saves the memory.
+*/
+#ifndef PARLEY_AGENT_H
+#define PARLEY_AGENT_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct _agent_t agent_t;
+
+typedef struct {
+    const char *broker;             //  tcp://HOST:5555 (required)
+    const char *id;                 //  agent id (required)
+    const char *policy;             //  "heuristic" (default) or "llm"
+    const char *llm_url;
+    const char *llm_model;
+    const char *embed_url;          //  NULL/"" = built-in embedder
+    const char *embed_model;
+    const char *memory_dir;         //  NULL = memory in RAM only
+    const char *index;              //  FAISS factory string, NULL = "Flat"
+    int64_t top_k;                  //  memories retrieved per step
+    int64_t max_steps;
+    bool stop_when_explored;
+    uint64_t seed;
+    int64_t step_delay_ms;
+    int64_t request_timeout_ms;     //  broker reply timeout; 0 = default
+    int64_t llm_timeout_ms;         //  model call timeout; 0 = default
+    FILE *progress;                 //  progress lines and summary; NULL = none
+} agent_config_t;
+
+//  Exit status of agent_run.
+#define AGENT_DONE 0                //  the loop ended normally
+#define AGENT_STOPPED 1             //  a signal stopped it
+#define AGENT_FAILED 2              //  a node failed without fallback
+
+//  NULL with `err` filled (bad option, memory or model setup failure).
+agent_t *agent_new (const agent_config_t *config, char *err, size_t err_size);
+void agent_destroy (agent_t **self_p);
+
+//  Says HELLO; 0 or -1 (refused for good, or stopped) with err filled.
+int agent_connect (agent_t *self, volatile sig_atomic_t *stop, char *err, size_t err_size);
+int agent_run (agent_t *self);
+void agent_summary (agent_t *self, FILE *out);
+
+//  For tests: what the run did.
+uint64_t agent_steps (agent_t *self);
+uint64_t agent_messages_sent (agent_t *self);
+uint64_t agent_messages_received (agent_t *self);
+double agent_coverage (agent_t *self);
+const char *agent_end_reason (agent_t *self);
+
+#endif

@@ -1,0 +1,101 @@
+/*  agent_shared - the shared store the agent's nodes read and write.
+
+    In PocketFlow terms this is `shared`: the one struct every node gets.
+    Nodes (nodes_*.c) know this struct and nothing of each other; the
+    wiring is in agent_flow.c and the ownership (who creates and destroys
+    each part) in agent.c. Fields are grouped by who writes them.
+*/
+#ifndef PARLEY_AGENT_SHARED_H
+#define PARLEY_AGENT_SHARED_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "agentmem.h"
+#include "answer.h"
+#include "brokerlink.h"
+#include "conn_world.h"
+#include "embedder.h"
+#include "flow.h"
+#include "policy.h"
+#include "vmemory.h"
+
+#define AGENT_MAX_TEAM 64
+#define AGENT_CONNECTORS 3
+#define AGENT_MAX_ACTIONS 6
+//  vmemory is written to disk every this many steps, and at the end:
+//  saving fsyncs, which is the slowest part of a step.
+#define AGENT_SAVE_EVERY 10
+
+typedef struct {
+    //  Configuration (agent.c)
+    char id[PROTO_MAX_NAME + 1];
+    uint64_t max_steps;
+    size_t top_k;
+    bool stop_when_explored;
+    int64_t step_delay_ms;
+    FILE *progress;                     //  one line per step; NULL = quiet
+    volatile sig_atomic_t *stop;
+
+    //  Parts (agent.c)
+    brokerlink_t *link;
+    connector_t *world, *mailbox, *state;
+    connector_t *connectors[AGENT_CONNECTORS];     //  context order
+    agentmem_t *mem;
+    embedder_t *embedder;
+    vmemory_t *vmem;
+    policy_t *policy;                   //  primary
+    policy_t *heuristic;                //  fallback (may be == policy)
+    float *vec;                         //  embedder_dim floats, scratch
+
+    //  Team (Communication)
+    char team[AGENT_MAX_TEAM][PROTO_MAX_NAME + 1];
+    size_t team_count;
+    const char *team_ptrs[AGENT_MAX_TEAM];
+    const char *actions[AGENT_MAX_ACTIONS];
+    size_t action_count;
+
+    //  The step (Perception .. UpdateMemory)
+    uint64_t step;
+    zlistx_t *step_obs;                 //  observations since the last turn
+    char *last_action;                  //  "forward (reason: ...)", for the turn
+    world_view_t seen;                  //  the view the decision was made on
+    vmemory_hit_t hits[VMEMORY_MAX_TOP_K];
+    const char *memories[VMEMORY_MAX_TOP_K];
+    size_t memory_count;
+    char *context;
+    char *answer_text;                  //  the answer being validated
+    answer_t *answer;                   //  the accepted answer
+    char answer_error[512];             //  why the last answer was refused
+    char *refused_answer;               //  that answer, told back on a retry
+    bool by_fallback;                   //  the heuristic decided this step
+    char action[32];
+    char *mail_text;                    //  messages received this step, for memory
+
+    //  End of the loop
+    bool finished;
+    char end_reason[64];
+
+    //  Counters (summary)
+    uint64_t msgs_sent, msgs_received, send_errors;
+    uint64_t invalid_answers, fallbacks, act_errors;
+    uint64_t memories_stored, memory_errors;
+    double coverage;
+} agent_shared_t;
+
+//  Node tables (nodes_*.c).
+const flow_node_ops_t *node_perception (void);
+const flow_node_ops_t *node_retrieve_memory (void);
+const flow_node_ops_t *node_communication (void);
+const flow_node_ops_t *node_decision (void);
+const flow_node_ops_t *node_execution (void);
+const flow_node_ops_t *node_update_memory (void);
+
+//  The wiring (agent_flow.c): adds the six nodes and their transitions.
+int agent_flow_build (flow_t *flow);
+
+//  True if `name` is one of the team (an agent id from AGENTS).
+bool agent_shared_is_teammate (agent_shared_t *shared, const char *name);
+
+#endif

@@ -1,0 +1,163 @@
+/*  parley-agent - one agent process.
+
+    Needs only the broker's request endpoint and an id; everything else has
+    a default or comes from WELCOME. See --help.
+*/
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <czmq.h>
+#include "agent.h"
+#include "pconfig.h"
+#include "plog.h"
+
+static const pconfig_option_t s_options[] = {
+    { "broker", 'b', PCONFIG_STR, "PARLEY_BROKER", "tcp://127.0.0.1:5555", 0, 0, "ENDPOINT",
+      "broker request endpoint (tcp://HOST:PORT or ipc://PATH)" },
+    { "id", 'i', PCONFIG_STR, "PARLEY_AGENT_ID", NULL, 0, 0, "NAME",
+      "agent id (default: the hostname, so scaled containers get distinct ids)" },
+    { "policy", 'p', PCONFIG_STR, "PARLEY_POLICY", "heuristic", 0, 0, "NAME",
+      "decision policy: heuristic (no server) or llm" },
+    { "llm-url", 0, PCONFIG_STR, "PARLEY_LLM_URL", NULL, 0, 0, "URL",
+      "OpenAI-compatible base URL for --policy llm, e.g. http://127.0.0.1:11434/v1 "
+      "(key from PARLEY_LLM_API_KEY or OPENAI_API_KEY)" },
+    { "llm-model", 0, PCONFIG_STR, "PARLEY_LLM_MODEL", NULL, 0, 0, "MODEL",
+      "chat model name for --policy llm" },
+    { "llm-timeout-ms", 0, PCONFIG_INT, "PARLEY_LLM_TIMEOUT_MS", "60000", 100, 3600000, "MS",
+      "timeout of one model call attempt" },
+    { "embed-url", 0, PCONFIG_STR, "PARLEY_EMBED_URL", NULL, 0, 0, "URL",
+      "OpenAI-compatible embeddings base URL (default: built-in embedder, no server; "
+      "key from PARLEY_EMBED_API_KEY or OPENAI_API_KEY)" },
+    { "embed-model", 0, PCONFIG_STR, "PARLEY_EMBED_MODEL", NULL, 0, 0, "MODEL",
+      "embedding model name, with --embed-url" },
+    { "memory-dir", 'm', PCONFIG_STR, "PARLEY_MEMORY_DIR", NULL, 0, 0, "DIR",
+      "private memory directory (default ./parley-memory/<id>); \"none\" keeps it in RAM" },
+    { "index", 0, PCONFIG_STR, "PARLEY_INDEX", "Flat", 0, 0, "FACTORY",
+      "FAISS index factory string (Flat; HNSW32 for large memories)" },
+    { "top-k", 'k', PCONFIG_INT, "PARLEY_TOP_K", "3", 1, 256, "N",
+      "memories retrieved per step" },
+    { "max-steps", 'n', PCONFIG_INT, "PARLEY_MAX_STEPS", "20", 1, 1000000, "N",
+      "stop after this many steps" },
+    { "stop-when-explored", 0, PCONFIG_BOOL, "PARLEY_STOP_WHEN_EXPLORED", "true", 0, 0, "BOOL",
+      "stop when the world reports everything explored" },
+    { "seed", 's', PCONFIG_INT, "PARLEY_SEED", "1", 0, 9.2e18, "N",
+      "seed of the heuristic policy (mixed with the id)" },
+    { "step-delay-ms", 0, PCONFIG_INT, "PARLEY_STEP_DELAY_MS", "0", 0, 3600000, "MS",
+      "pause between steps (heartbeats and mail wake-ups continue)" },
+    { "request-timeout-ms", 0, PCONFIG_INT, "PARLEY_REQUEST_TIMEOUT_MS", "3000", 100, 600000, "MS",
+      "broker reply timeout; then the agent reconnects and retries" },
+    { "quiet", 'q', PCONFIG_BOOL, "PARLEY_QUIET", "false", 0, 0, NULL,
+      "no progress lines on stdout (the summary is still printed)" },
+};
+
+static const char *s_epilogue =
+    "Output: one progress line per step on stdout, e.g.\n"
+    "  [Agent1] step 3 pos 4 saw [lamp, desk] -> forward (coverage 40%)\n"
+    "then a summary ([ID] SUMMARY ... and [ID] found: ...). Logs go to stderr.\n"
+    "The loop ends on the end action, --max-steps, or a fully explored world.\n"
+    "A lost broker is waited for (with backoff), never a reason to exit.\n"
+    "SIGINT/SIGTERM stop after the current node, save the memory and exit 0.";
+
+static volatile sig_atomic_t s_stop = 0;
+
+static void
+s_on_signal (int signum)
+{
+    (void) signum;
+    s_stop = 1;
+}
+
+static void
+s_signals (void)
+{
+    struct sigaction sa;
+    memset (&sa, 0, sizeof (sa));
+    sa.sa_handler = s_on_signal;
+    sigaction (SIGINT, &sa, NULL);
+    sigaction (SIGTERM, &sa, NULL);
+    signal (SIGPIPE, SIG_IGN);
+}
+
+static void
+s_fill (pconfig_t *config, agent_config_t *c, const char *id, const char *memory_dir)
+{
+    memset (c, 0, sizeof (*c));
+    c->broker = pconfig_str (config, "broker");
+    c->id = id;
+    c->policy = pconfig_str (config, "policy");
+    c->llm_url = pconfig_str (config, "llm-url");
+    c->llm_model = pconfig_str (config, "llm-model");
+    c->llm_timeout_ms = pconfig_int (config, "llm-timeout-ms");
+    c->embed_url = pconfig_str (config, "embed-url");
+    c->embed_model = pconfig_str (config, "embed-model");
+    c->memory_dir = memory_dir;
+    c->index = pconfig_str (config, "index");
+    c->top_k = pconfig_int (config, "top-k");
+    c->max_steps = pconfig_int (config, "max-steps");
+    c->stop_when_explored = pconfig_bool (config, "stop-when-explored");
+    c->seed = (uint64_t) pconfig_int (config, "seed");
+    c->step_delay_ms = pconfig_int (config, "step-delay-ms");
+    c->request_timeout_ms = pconfig_int (config, "request-timeout-ms");
+    c->progress = stdout;
+}
+
+int
+main (int argc, char **argv)
+{
+    plog_init ("parley-agent", NULL);
+    pconfig_t *config = pconfig_new ("parley-agent", "parley-agent [OPTIONS]",
+        "One Parley agent: explores the broker's world with the node loop Perception -> "
+        "RetrieveMemory -> Communication -> Decision -> Execution -> UpdateMemory, "
+        "keeps a private FAISS memory and talks to its team through the broker.",
+        s_epilogue, s_options, sizeof (s_options) / sizeof (s_options[0]));
+    pconfig_result_t parsed = pconfig_parse (config, argc, argv, false);
+    if (parsed != PCONFIG_PARSED) {
+        pconfig_destroy (&config);
+        return parsed == PCONFIG_EXIT_OK? PARLEY_EXIT_OK: PARLEY_EXIT_USAGE;
+    }
+    char host[256] = "agent";
+    const char *id = pconfig_str (config, "id");
+    if (!id || !*id) {
+        if (gethostname (host, sizeof (host)) != 0)
+            snprintf (host, sizeof (host), "agent");
+        host[sizeof (host) - 1] = 0;
+        id = host;
+    }
+    plog_set_agent (id);
+    char memory_dir[1024];
+    const char *dir = pconfig_str (config, "memory-dir");
+    if (!dir)
+        snprintf (memory_dir, sizeof (memory_dir), "./parley-memory/%s", id);
+    else
+        snprintf (memory_dir, sizeof (memory_dir), "%s", streq (dir, "none")? "": dir);
+    if (!dir)
+        mkdir ("./parley-memory", 0700);
+
+    agent_config_t c;
+    s_fill (config, &c, id, memory_dir);
+    if (pconfig_bool (config, "quiet"))
+        c.progress = NULL;
+    char err[512];
+    int status = PARLEY_EXIT_OK;
+    agent_t *agent = agent_new (&c, err, sizeof (err));
+    if (!agent) {
+        plog_error ("%s", err);
+        pconfig_destroy (&config);
+        return PARLEY_EXIT_USAGE;
+    }
+    s_signals ();
+    if (agent_connect (agent, &s_stop, err, sizeof (err)) != 0) {
+        if (!s_stop)
+            plog_error ("broker refused us: %s", err);
+        status = s_stop? PARLEY_EXIT_OK: PARLEY_EXIT_NETWORK;
+    }
+    else {
+        int rc = agent_run (agent);
+        agent_summary (agent, stdout);
+        status = rc == AGENT_FAILED? PARLEY_EXIT_FAILURE: PARLEY_EXIT_OK;
+    }
+    agent_destroy (&agent);
+    pconfig_destroy (&config);
+    return status;
+}

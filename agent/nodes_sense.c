@@ -1,0 +1,187 @@
+/*  nodes_sense - the nodes that look: Perception and Communication.
+
+    Perception captures the world (PERCEIVE) and the shared-state keys
+    (GET); Communication fetches the mail (FETCH, acknowledging what the
+    previous step processed) and refreshes the team list (AGENTS). Both
+    diff their connectors into the step's observations; Communication, the
+    last of the looking nodes, then closes the previous action's turn in
+    AgentMemory: only now has every connector reported what it caused.
+
+    A failed capture is retried; if it still fails the node goes on with the
+    previous state (the fallback), because an agent that stops whenever the
+    broker hiccups is worse than one that acts on a step-old view.
+*/
+#include <assert.h>
+#include "agent_shared.h"
+#include "conn_mailbox.h"
+#include "conn_world.h"
+#include "plog.h"
+
+#define TEAM_REFRESH_STEPS 5
+
+// ---------------------------------------------------------------------------
+//  Perception
+
+static int
+s_perception_prep (void *shared, void *ctx)
+{
+    agent_shared_t *a = (agent_shared_t *) shared;
+    a->step++;
+    if (!a->step_obs)
+        a->step_obs = connector_observation_list ();
+    return 0;
+}
+
+static int
+s_perception_exec (void *shared, void *ctx)
+{
+    agent_shared_t *a = (agent_shared_t *) shared;
+    char err[256];
+    if (connector_capture (a->world, err, sizeof (err)) != 0) {
+        plog_warn ("perceive failed: %s", err);
+        return -1;
+    }
+    if (connector_capture (a->state, err, sizeof (err)) != 0)
+        plog_warn ("reading shared state failed: %s", err);
+    return 0;
+}
+
+static int
+s_perception_fallback (void *shared, void *ctx)
+{
+    agent_shared_t *a = (agent_shared_t *) shared;
+    if (!conn_world_view (a->world)->valid)
+        return -1;
+    plog_warn ("step %" PRIu64 ": acting on the previous view of the world", a->step);
+    return 0;
+}
+
+static const char *
+s_perception_post (void *shared, void *ctx)
+{
+    agent_shared_t *a = (agent_shared_t *) shared;
+    connector_observe (a->world, a->step_obs);
+    connector_observe (a->state, a->step_obs);
+    a->seen = *conn_world_view (a->world);
+    a->coverage = a->seen.coverage;
+    return "default";
+}
+
+static const flow_node_ops_t s_perception = {
+    .prep = s_perception_prep, .exec = s_perception_exec,
+    .fallback = s_perception_fallback, .post = s_perception_post, .max_retries = 2
+};
+
+const flow_node_ops_t *
+node_perception (void)
+{
+    return &s_perception;
+}
+
+// ---------------------------------------------------------------------------
+//  Communication
+
+bool
+agent_shared_is_teammate (agent_shared_t *shared, const char *name)
+{
+    for (size_t i = 0; i < shared->team_count; i++)
+        if (streq (shared->team[i], name))
+            return true;
+    return false;
+}
+
+//  AGENTS -> the team list (every registered agent but us).
+static void
+s_refresh_team (agent_shared_t *a)
+{
+    char err[256];
+    pmsg_t *reply = brokerlink_simple (a->link, PMSG_AGENTS, err, sizeof (err));
+    if (!reply || pmsg_type (reply) != PMSG_AGENT_LIST) {
+        plog_debug ("AGENTS failed: %s", reply? "unexpected reply": err);
+        pmsg_destroy (&reply);
+        return;
+    }
+    const msgpack_object *list = pmsg_field (reply, "agents");
+    a->team_count = 0;
+    for (uint32_t i = 0; list && list->type == MSGPACK_OBJECT_ARRAY && i < list->via.array.size
+                         && a->team_count < AGENT_MAX_TEAM; i++) {
+        char name[PROTO_MAX_NAME + 1];
+        if (pobj_strcpy (&list->via.array.ptr[i], "agent", name, sizeof (name))
+        &&  !streq (name, a->id)) {
+            snprintf (a->team[a->team_count], PROTO_MAX_NAME + 1, "%s", name);
+            a->team_ptrs[a->team_count] = a->team[a->team_count];
+            a->team_count++;
+        }
+    }
+    pmsg_destroy (&reply);
+}
+
+static bool
+s_unknown_sender (agent_shared_t *a)
+{
+    for (size_t i = 0; i < conn_mailbox_count (a->mailbox); i++)
+        if (!agent_shared_is_teammate (a, conn_mailbox_at (a->mailbox, i)->from))
+            return true;
+    return false;
+}
+
+static int
+s_communication_exec (void *shared, void *ctx)
+{
+    agent_shared_t *a = (agent_shared_t *) shared;
+    char err[256];
+    if (connector_capture (a->mailbox, err, sizeof (err)) != 0) {
+        plog_warn ("fetching mail failed: %s", err);
+        return -1;
+    }
+    if (a->link && (a->step == 1 || a->step % TEAM_REFRESH_STEPS == 0 || s_unknown_sender (a)))
+        s_refresh_team (a);
+    return 0;
+}
+
+static int
+s_communication_fallback (void *shared, void *ctx)
+{
+    conn_mailbox_begin (((agent_shared_t *) shared)->mailbox);
+    return 0;
+}
+
+//  The step's mail as one line for the memory text.
+static void
+s_mail_text (agent_shared_t *a)
+{
+    zstr_free (&a->mail_text);
+    size_t count = conn_mailbox_count (a->mailbox);
+    for (size_t i = 0; i < count; i++) {
+        const mail_view_t *m = conn_mailbox_at (a->mailbox, i);
+        char *line = *m->channel
+            ? zsys_sprintf ("%s%sIn %s, from %s: %s", a->mail_text? a->mail_text: "",
+                            a->mail_text? " | ": "", m->channel, m->from, m->text)
+            : zsys_sprintf ("%s%sFrom %s: %s", a->mail_text? a->mail_text: "",
+                            a->mail_text? " | ": "", m->from, m->text);
+        free (a->mail_text);
+        a->mail_text = line;
+    }
+}
+
+static const char *
+s_communication_post (void *shared, void *ctx)
+{
+    agent_shared_t *a = (agent_shared_t *) shared;
+    a->msgs_received += conn_mailbox_count (a->mailbox);
+    connector_observe (a->mailbox, a->step_obs);
+    s_mail_text (a);
+    agentmem_record_turn (a->mem, a->last_action? a->last_action: "start", a->step_obs);
+    return "default";
+}
+
+static const flow_node_ops_t s_communication = {
+    .exec = s_communication_exec, .fallback = s_communication_fallback,
+    .post = s_communication_post, .max_retries = 1
+};
+
+const flow_node_ops_t *
+node_communication (void)
+{
+    return &s_communication;
+}
