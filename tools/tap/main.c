@@ -120,7 +120,7 @@ s_second (s_app_t *app)
 {
     tap_stats_tick (app->stats);
     if (app->stats_mode)
-        tap_stats_print_table (app->stats, stdout, app->tty);
+        tap_stats_print_table (app->stats, stdout, app->tty, true);
     char why [300];
     if (app->record && !tap_record_flush (app->record, why, sizeof why)) {
         plog_error ("%s", why);
@@ -176,6 +176,9 @@ s_run_live (s_app_t *app, const char *endpoint)
             s_handle (app, zframe_data (body), zframe_size (body));
         zmsg_destroy (&msg);
     }
+    //  The last table, so even a run shorter than a second shows one.
+    if (app->stats_mode)
+        tap_stats_print_table (app->stats, stdout, false, true);
     zpoller_destroy (&poller);
     zsock_destroy (&sub);
     return PARLEY_EXIT_OK;
@@ -205,10 +208,8 @@ s_run_replay (s_app_t *app, const char *path)
         }
         s_handle (app, data, size);
     }
-    if (app->stats_mode) {
-        tap_stats_tick (app->stats);
-        tap_stats_print_table (app->stats, stdout, false);
-    }
+    if (app->stats_mode)
+        tap_stats_print_table (app->stats, stdout, false, false);
     tap_replay_destroy (&replay);
     return rc;
 }
@@ -322,6 +323,12 @@ s_run (s_app_t *app)
     char endpoint [512];
     char why [600];
     const char *tap = pconfig_str (app->config, "tap");
+    if (tap && streq (tap, "off")) {
+        //  PARLEY_TAP=off is how a broker's environment disables its tap.
+        fprintf (stderr, "parley-tap: the tap endpoint is \"off\" (from %s): that broker "
+                 "does not mirror its traffic\n", pconfig_source (app->config, "tap"));
+        return PARLEY_EXIT_USAGE;
+    }
     if (tap) {
         snprintf (endpoint, sizeof endpoint, "%s", tap);
         tap_discover_fix_wildcard (endpoint, sizeof endpoint, NULL);

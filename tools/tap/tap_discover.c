@@ -98,8 +98,9 @@ tap_discover (const char *broker, int64_t timeout_ms, char *tap, size_t tap_size
         rc = PARLEY_EXIT_FAILURE;
         goto done;
     }
-    if (pmsg_type (reply) != PMSG_WELCOME || !pmsg_strcpy (reply, "tap", tap, tap_size)) {
-        snprintf (why, why_size, "broker %s answered HELLO with %s and no tap endpoint",
+    if (pmsg_type (reply) != PMSG_WELCOME || !pmsg_strcpy (reply, "tap", tap, tap_size)
+    ||  !*tap || streq (tap, "off")) {
+        snprintf (why, why_size, "broker %s answered HELLO with %s and no tap endpoint (is its tap off?)",
                   broker, pmsg_type_name (pmsg_type (reply)));
         rc = PARLEY_EXIT_FAILURE;
         goto done;

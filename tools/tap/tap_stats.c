@@ -135,48 +135,62 @@ tap_stats_undecodable (const tap_stats_t *self)
 }
 
 static void
-s_row (FILE *out, const char *name, const s_counter_t *counter)
+s_row (FILE *out, const char *name, const s_counter_t *counter, bool rates)
 {
     char safe [64];
     size_t pos = 0;
     safe [0] = 0;
     tap_text_escape (safe, sizeof safe, &pos, name, strlen (name), 28);
-    fprintf (out, "  %-32s %10" PRIu64 " %12" PRIu64 "\n", safe, counter->rate, counter->total);
+    if (rates)
+        fprintf (out, "  %-32s %10" PRIu64 " %12" PRIu64 "\n", safe, counter->rate, counter->total);
+    else
+        fprintf (out, "  %-32s %12" PRIu64 "\n", safe, counter->total);
+}
+
+static void
+s_header (FILE *out, const char *title, bool rates)
+{
+    if (rates)
+        fprintf (out, "  %-32s %10s %12s\n", title, "MSG/S", "TOTAL");
+    else
+        fprintf (out, "  %-32s %12s\n", title, "TOTAL");
 }
 
 //  Peers sorted by name, so rows do not jump around between refreshes.
 static void
-s_print_peers (tap_stats_t *self, FILE *out)
+s_print_peers (tap_stats_t *self, FILE *out, bool rates)
 {
     zlistx_t *keys = zhashx_keys (self->peers);
     zlistx_set_comparator (keys, (zlistx_comparator_fn *) strcmp);
     zlistx_sort (keys);
     for (const char *key = (const char *) zlistx_first (keys); key;
          key = (const char *) zlistx_next (keys))
-        s_row (out, key, (s_counter_t *) zhashx_lookup (self->peers, key));
+        s_row (out, key, (s_counter_t *) zhashx_lookup (self->peers, key), rates);
     if (self->other_peers.total)
-        s_row (out, "(other)", &self->other_peers);
+        s_row (out, "(other)", &self->other_peers, rates);
     zlistx_destroy (&keys);
 }
 
 void
-tap_stats_print_table (tap_stats_t *self, FILE *out, bool clear)
+tap_stats_print_table (tap_stats_t *self, FILE *out, bool clear, bool rates)
 {
     assert (self);
     assert (out);
     if (clear)
         fprintf (out, "\033[H\033[2J");
-    fprintf (out, "parley-tap: %" PRIu64 " frames, %" PRIu64 "/s, %" PRIu64
-             " dropped in %" PRIu64 " gaps, %" PRIu64 " undecodable\n\n",
-             self->all.total, self->all.rate, self->dropped, self->gaps,
-             tap_stats_undecodable (self));
-    fprintf (out, "  %-32s %10s %12s\n", "TYPE", "MSG/S", "TOTAL");
+    fprintf (out, "parley-tap: %" PRIu64 " frames", self->all.total);
+    if (rates)
+        fprintf (out, ", %" PRIu64 "/s", self->all.rate);
+    fprintf (out, ", %" PRIu64 " dropped in %" PRIu64 " gaps, %" PRIu64 " undecodable\n\n",
+             self->dropped, self->gaps, tap_stats_undecodable (self));
+    s_header (out, "TYPE", rates);
     for (int i = 0; i <= PMSG__COUNT; i++)
         if (self->types [i].total)
             s_row (out, i < PMSG__COUNT? pmsg_type_name ((pmsg_type_t) i): "(undecodable)",
-                   &self->types [i]);
-    fprintf (out, "\n  %-32s %10s %12s\n", "AGENT / PEER", "MSG/S", "TOTAL");
-    s_print_peers (self, out);
+                   &self->types [i], rates);
+    fprintf (out, "\n");
+    s_header (out, "AGENT / PEER", rates);
+    s_print_peers (self, out, rates);
     fprintf (out, "\n");
     fflush (out);
 }

@@ -43,8 +43,9 @@ uint64_t tap_stats_gaps (const tap_stats_t *self);
 uint64_t tap_stats_undecodable (const tap_stats_t *self);
 uint64_t tap_stats_restarts (const tap_stats_t *self);
 
-//  The live table (--stats). `clear` prefixes an ANSI clear-screen.
-void tap_stats_print_table (tap_stats_t *self, FILE *out, bool clear);
+//  The table (--stats). `clear` prefixes an ANSI clear-screen; `rates`
+//  adds the MSG/S column (live only: a replay has no clock to rate by).
+void tap_stats_print_table (tap_stats_t *self, FILE *out, bool clear, bool rates);
 //  One line of totals, e.g. at exit.
 void tap_stats_print_totals (tap_stats_t *self, FILE *out, double seconds);
 
