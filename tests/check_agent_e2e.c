@@ -1,0 +1,214 @@
+/*  check_agent_e2e - real parley-broker, real parley-agent processes over
+    real loopback sockets.
+
+    - three agents with the heuristic policy explore the default world to
+      full coverage: every agent ends with "world fully explored" (or its
+      own end action, taken when the world said done), and a separate
+      client's WELCOME confirms done from the broker's side; the agents
+      talked to each other (messages sent and received);
+    - the broker is stopped in the middle of a run and started again on the
+      same endpoints: the agent reconnects, says HELLO again and carries on
+      to --max-steps, exiting 0;
+    - an agent resumes with its memories from its memory directory;
+    - --help documents the flags, variables and exit codes; a bad id is a
+      usage error.
+    No timing assertions: waits have generous deadlines, and ordering uses
+    what the processes print.
+*/
+#include <check.h>
+#include <czmq.h>
+#include <signal.h>
+#include "lib/testbroker.h"
+#include "lib/testclient.h"
+#include "lib/tproc.h"
+
+#define DEADLINE_MS 90000
+
+static tproc_t *
+start_agent (const char *router, const char *id, const char *memdir, const char *const *extra)
+{
+    const char *argv[32] = { "parley-agent", "--broker", router, "--id", id,
+                             "--memory-dir", memdir, "--log-level", "info" };
+    size_t argc = 9;
+    for (size_t i = 0; extra && extra[i] && argc < 30; i++)
+        argv[argc++] = extra[i];
+    argv[argc] = NULL;
+    tproc_t *proc = tproc_start (argv, true, NULL);
+    ck_assert_ptr_nonnull (proc);
+    return proc;
+}
+
+//  Value of "key=" in the agent's SUMMARY line (static buffer).
+static const char *
+summary_field (const char *out, const char *key)
+{
+    static char value[128];
+    const char *line = strstr (out, "SUMMARY");
+    ck_assert_msg (line, "no SUMMARY in:\n%s", out);
+    char pattern[64];
+    snprintf (pattern, sizeof (pattern), " %s=", key);
+    const char *at = strstr (line, pattern);
+    ck_assert_msg (at, "no %s in SUMMARY", key);
+    at += strlen (pattern);
+    size_t len = strcspn (at, " \n");
+    if (*at == '"')
+        len = strcspn (at + 1, "\"") + 2;
+    snprintf (value, sizeof (value), "%.*s", (int) len, at);
+    return value;
+}
+
+START_TEST (test_three_agents_full_coverage)
+{
+    testbroker_t *broker = testbroker_start (NULL);
+    ck_assert_ptr_nonnull (broker);
+    tproc_dir_t *dir = tproc_dir_new ();
+    const char *extra[] = { "--max-steps", "60", "--step-delay-ms", "20", NULL };
+    tproc_t *agents[3];
+    for (int i = 0; i < 3; i++) {
+        char id[16];
+        snprintf (id, sizeof (id), "Agent%d", i + 1);
+        char *mem = tproc_dir_path (dir, id);
+        agents[i] = start_agent (testbroker_router (broker), id, mem, extra);
+        free (mem);
+    }
+    uint64_t sent = 0, received = 0;
+    for (int i = 0; i < 3; i++) {
+        int status = tproc_wait (agents[i], DEADLINE_MS);
+        const char *out = tproc_out (agents[i]);
+        ck_assert_msg (status == 0, "agent %d exit %d\n%s\n%s", i + 1, status, out,
+                       tproc_err (agents[i]));
+        ck_assert_msg (strstr (out, "] step 1 pos "), "no progress lines:\n%s", out);
+        const char *end = summary_field (out, "end");
+        ck_assert_msg (streq (end, "\"world fully explored\"") || streq (end, "\"chose to end\""),
+                       "agent %d ended with %s", i + 1, end);
+        ck_assert_str_eq (summary_field (out, "coverage"), "100%");
+        sent += strtoull (summary_field (out, "sent"), NULL, 10);
+        received += strtoull (summary_field (out, "received"), NULL, 10);
+        ck_assert (strstr (out, "] found: "));
+        tproc_destroy (&agents[i]);
+    }
+    ck_assert_uint_gt (sent, 0);
+    ck_assert_uint_gt (received, 0);
+    //  The broker agrees: the world is done.
+    testclient_t *client = testclient_new (testbroker_router (broker));
+    pmsg_t *welcome = testclient_hello (client, "observer");
+    ck_assert_int_eq (pmsg_type (welcome), PMSG_WELCOME);
+    const msgpack_object *world = pmsg_field (welcome, "world");
+    ck_assert_ptr_nonnull (world);
+    ck_assert (pobj_bool (world, "done", false));
+    pmsg_destroy (&welcome);
+    testclient_destroy (&client);
+    tproc_dir_destroy (&dir);
+    ck_assert_int_eq (testbroker_stop (&broker), 0);
+}
+END_TEST
+
+START_TEST (test_broker_restart)
+{
+    tproc_dir_t *dir = tproc_dir_new ();
+    char *router = tproc_dir_endpoint (dir, "router");
+    char *pub = tproc_dir_endpoint (dir, "pub");
+    const char *args[] = { "--router", router, "--pub", pub, "--liveness-ms", "2000", NULL };
+    testbroker_t *broker = testbroker_start (args);
+    ck_assert_ptr_nonnull (broker);
+    char *mem = tproc_dir_path (dir, "mem");
+    const char *extra[] = { "--max-steps", "12", "--step-delay-ms", "150",
+                            "--no-stop-when-explored", "--request-timeout-ms", "500", NULL };
+    tproc_t *agent = start_agent (router, "Rover", mem, extra);
+    ck_assert_msg (tproc_wait_for (agent, "step 3 ", DEADLINE_MS), "agent made no progress:\n%s",
+                   tproc_err (agent));
+    ck_assert_int_eq (testbroker_stop (&broker), 0);
+    //  While the broker is gone the agent keeps trying; it must not exit.
+    tproc_read (agent, 1500);
+    ck_assert_msg (!tproc_exited (agent), "agent exited without a broker:\n%s", tproc_err (agent));
+    broker = testbroker_start (args);
+    ck_assert_ptr_nonnull (broker);
+    int status = tproc_wait (agent, DEADLINE_MS);
+    const char *out = tproc_out (agent);
+    ck_assert_msg (status == 0, "exit %d\n%s\n%s", status, out, tproc_err (agent));
+    ck_assert_str_eq (summary_field (out, "steps"), "12");
+    ck_assert_str_eq (summary_field (out, "end"), "\"reached --max-steps\"");
+    ck_assert_msg (strstr (tproc_err (agent), "reconnected to broker"), "%s", tproc_err (agent));
+    //  The new broker knows the agent: it said HELLO again.
+    testclient_t *client = testclient_new (router);
+    pmsg_t *welcome = testclient_hello (client, "observer");
+    pmsg_destroy (&welcome);
+    pmsg_t *list = testclient_call0 (client, PMSG_AGENTS);
+    ck_assert_int_eq (pmsg_type (list), PMSG_AGENT_LIST);
+    bool seen = false;
+    for (size_t i = 0; i < testclient_array_size (list, "agents"); i++)
+        if (pobj_streq (pobj_get (testclient_array_at (list, "agents", i), "agent"), "Rover"))
+            seen = true;
+    ck_assert (seen);
+    pmsg_destroy (&list);
+    testclient_destroy (&client);
+    tproc_destroy (&agent);
+    testbroker_stop (&broker);
+    free (router);
+    free (pub);
+    free (mem);
+    tproc_dir_destroy (&dir);
+}
+END_TEST
+
+START_TEST (test_memory_resumes)
+{
+    testbroker_t *broker = testbroker_start (NULL);
+    ck_assert_ptr_nonnull (broker);
+    tproc_dir_t *dir = tproc_dir_new ();
+    char *mem = tproc_dir_path (dir, "mem");
+    const char *extra[] = { "--max-steps", "3", "--no-stop-when-explored", NULL };
+    tproc_t *agent = start_agent (testbroker_router (broker), "Keeper", mem, extra);
+    ck_assert_int_eq (tproc_wait (agent, DEADLINE_MS), 0);
+    ck_assert_str_eq (summary_field (tproc_out (agent), "memories"), "3");
+    tproc_destroy (&agent);
+    agent = start_agent (testbroker_router (broker), "Keeper", mem, extra);
+    ck_assert_int_eq (tproc_wait (agent, DEADLINE_MS), 0);
+    ck_assert_str_eq (summary_field (tproc_out (agent), "memories"), "6");
+    ck_assert (strstr (tproc_err (agent), "resumed with 3 memories"));
+    tproc_destroy (&agent);
+    free (mem);
+    tproc_dir_destroy (&dir);
+    testbroker_stop (&broker);
+}
+END_TEST
+
+START_TEST (test_help_and_usage)
+{
+    const char *help[] = { "parley-agent", "--help", NULL };
+    tproc_t *proc = tproc_run (help, true);
+    ck_assert_int_eq (tproc_status (proc), 0);
+    const char *out = tproc_out (proc);
+    const char *expect[] = { "--broker", "--id", "--policy", "--llm-url", "--llm-model",
+                             "--embed-url", "--embed-model", "--memory-dir", "--index",
+                             "--top-k", "--max-steps", "stop-when-explored", "--seed",
+                             "--step-delay-ms", "--log-level", "PARLEY_BROKER",
+                             "PARLEY_AGENT_ID", "PARLEY_POLICY", "OPENAI_API_KEY" };
+    for (size_t i = 0; i < sizeof (expect) / sizeof (expect[0]); i++)
+        ck_assert_msg (strstr (out, expect[i]), "--help lacks %s", expect[i]);
+    tproc_destroy (&proc);
+    const char *bad[] = { "parley-agent", "--id", "-bad name", "--broker", "tcp://127.0.0.1:1", NULL };
+    proc = tproc_run (bad, true);
+    ck_assert_int_eq (tproc_status (proc), 2);
+    ck_assert (strstr (tproc_err (proc), "not a valid name"));
+    tproc_destroy (&proc);
+}
+END_TEST
+
+int
+main (void)
+{
+    Suite *s = suite_create ("agent_e2e");
+    TCase *tc = tcase_create ("agent_e2e");
+    tcase_set_timeout (tc, 300);
+    tcase_add_test (tc, test_three_agents_full_coverage);
+    tcase_add_test (tc, test_broker_restart);
+    tcase_add_test (tc, test_memory_resumes);
+    tcase_add_test (tc, test_help_and_usage);
+    suite_add_tcase (s, tc);
+    SRunner *runner = srunner_create (s);
+    srunner_run_all (runner, CK_NORMAL);
+    int failed = srunner_ntests_failed (runner);
+    srunner_free (runner);
+    return failed? 1: 0;
+}
