@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# demo.sh - a broker and N agents exploring together on loopback.
+#
+#   make demo                      3 agents, heuristic policy, built-in embedder
+#   scripts/demo.sh --agents 5 --world-size 30
+#   scripts/demo.sh --llm-url http://127.0.0.1:11434/v1 --llm-model llama3.1 \
+#                   [--embed-url http://127.0.0.1:11434/v1 --embed-model nomic-embed-text]
+#
+# The same PARLEY_* variables as the agents work too (PARLEY_LLM_URL,
+# PARLEY_LLM_MODEL, PARLEY_EMBED_URL, PARLEY_EMBED_MODEL, PARLEY_POLICY, and
+# the key in PARLEY_LLM_API_KEY or OPENAI_API_KEY). With a model URL the
+# policy is "llm" unless PARLEY_POLICY says otherwise.
+#
+# Everything runs on 127.0.0.1 with ports the broker picks (reported in its
+# ready file), memories go to a temporary directory, and every process this
+# script started is stopped on exit or Ctrl-C. Exit status: 0 when every
+# agent ended normally, 1 otherwise, 2 on a bad option, 130 on Ctrl-C.
+set -u
+
+usage() {
+    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+    cat <<EOF
+
+Options:
+  --agents N          number of agents (default 3)
+  --world-size N      positions on the line (default 20)
+  --seed N            world and heuristic seed (default 7)
+  --max-steps N       per agent (default 30)
+  --delay MS          pause between an agent's steps (default 250)
+  --llm-url URL       --llm-model MODEL    use a chat model (policy llm)
+  --embed-url URL     --embed-model MODEL  use an embeddings server
+  --keep              keep the temporary directory (logs, memories)
+  -h, --help          this text
+EOF
+}
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+bin=${PARLEY_BIN_DIR:-$here/build/rel/bin}
+[ -x "$bin/parley-agent" ] || bin=$here/bin
+agents=3 world_size=20 seed=7 max_steps=30 delay=250 keep=0
+llm_url=${PARLEY_LLM_URL:-} llm_model=${PARLEY_LLM_MODEL:-}
+embed_url=${PARLEY_EMBED_URL:-} embed_model=${PARLEY_EMBED_MODEL:-}
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --agents) agents=$2; shift ;;
+        --world-size) world_size=$2; shift ;;
+        --seed) seed=$2; shift ;;
+        --max-steps) max_steps=$2; shift ;;
+        --delay) delay=$2; shift ;;
+        --llm-url) llm_url=$2; shift ;;
+        --llm-model) llm_model=$2; shift ;;
+        --embed-url) embed_url=$2; shift ;;
+        --embed-model) embed_model=$2; shift ;;
+        --keep) keep=1 ;;
+        -h|--help) usage; exit 0 ;;
+        *) echo "demo: unknown option '$1' (try --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+case "$agents$world_size$seed$max_steps$delay" in
+    *[!0-9]*) echo "demo: numbers expected for --agents, --world-size, --seed, --max-steps, --delay" >&2; exit 2 ;;
+esac
+[ "$agents" -ge 1 ] && [ "$agents" -le 50 ] || { echo "demo: --agents must be 1..50" >&2; exit 2; }
+for b in parley-broker parley-agent; do
+    [ -x "$bin/$b" ] || { echo "demo: $bin/$b not found; run 'make' first" >&2; exit 2; }
+done
+
+policy=${PARLEY_POLICY:-heuristic}
+if [ -n "$llm_url" ] && [ -z "${PARLEY_POLICY:-}" ]; then policy=llm; fi
+if [ "$policy" = llm ] && [ -z "$llm_model" ]; then
+    echo "demo: --llm-model (or PARLEY_LLM_MODEL) is needed with a model URL" >&2; exit 2
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/parley-demo.XXXXXX")
+pids=()
+broker_pid=
+
+cleanup() {
+    local status=$?
+    trap - EXIT INT TERM
+    for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null; done
+    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null; done
+    if [ -n "$broker_pid" ]; then
+        kill -TERM "$broker_pid" 2>/dev/null
+        wait "$broker_pid" 2>/dev/null
+    fi
+    if [ "$keep" = 1 ]; then echo "demo: logs and memories kept in $tmp"; else rm -rf "$tmp"; fi
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'echo; echo "demo: interrupted"; exit 130' INT TERM
+
+"$bin/parley-broker" --router 'tcp://127.0.0.1:*' --pub 'tcp://127.0.0.1:*' \
+    --tap 'tcp://127.0.0.1:*' --advertise-host 127.0.0.1 --ready-file "$tmp/ready" \
+    --seed "$seed" --world-size "$world_size" --log-level warn 2>"$tmp/broker.log" &
+broker_pid=$!
+for _ in $(seq 1 150); do
+    [ -s "$tmp/ready" ] && break
+    kill -0 "$broker_pid" 2>/dev/null || break
+    sleep 0.1
+done
+router=$(sed -n 's/^router=//p' "$tmp/ready" 2>/dev/null)
+tap=$(sed -n 's/^tap=//p' "$tmp/ready" 2>/dev/null)
+if [ -z "$router" ]; then
+    echo "demo: the broker did not start:" >&2; cat "$tmp/broker.log" >&2; exit 1
+fi
+
+echo "== Parley demo: $agents agents, line of $world_size positions, policy $policy" \
+     "(embedder: ${embed_url:-built-in})"
+echo "== broker $router (watch live: $bin/parley-tap --tap $tap)"
+echo
+
+agent_env=(PARLEY_POLICY="$policy")
+[ -n "$llm_url" ] && agent_env+=(PARLEY_LLM_URL="$llm_url")
+[ -n "$llm_model" ] && agent_env+=(PARLEY_LLM_MODEL="$llm_model")
+[ -n "$embed_url" ] && agent_env+=(PARLEY_EMBED_URL="$embed_url")
+[ -n "$embed_model" ] && agent_env+=(PARLEY_EMBED_MODEL="$embed_model")
+
+for i in $(seq 1 "$agents"); do
+    id="Agent$i"
+    env "${agent_env[@]}" "$bin/parley-agent" --broker "$router" --id "$id" \
+        --memory-dir "$tmp/memory/$id" --max-steps "$max_steps" --seed "$seed" \
+        --step-delay-ms "$delay" --log-level warn \
+        > >(tee "$tmp/$id.out") 2>"$tmp/$id.log" &
+    pids+=($!)
+done
+
+failed=0
+for i in "${!pids[@]}"; do
+    wait "${pids[$i]}"; rc=$?
+    if [ $rc -ne 0 ]; then
+        failed=1
+        echo "demo: Agent$((i + 1)) exited with $rc; its log:" >&2
+        tail -20 "$tmp/Agent$((i + 1)).log" >&2
+    fi
+done
+pids=()
+sleep 0.2    # let tee flush the last lines
+
+field() { sed -n "s/.*SUMMARY.* $2=\([^ ]*\).*/\1/p" "$1"; }
+echo
+echo "== Team summary"
+printf '%-10s %6s %9s %8s %6s %9s  %s\n' agent steps position objects sent received "ended because"
+coverage=0 steps=0 sent=0 received=0
+for i in $(seq 1 "$agents"); do
+    out="$tmp/Agent$i.out"
+    s=$(field "$out" steps); c=$(field "$out" coverage); c=${c%\%}
+    m=$(field "$out" sent); r=$(field "$out" received)
+    why=$(sed -n 's/.*SUMMARY.* end="\([^"]*\)".*/\1/p' "$out")
+    printf '%-10s %6s %9s %8s %6s %9s  %s\n' "Agent$i" "${s:-?}" "$(field "$out" position)" \
+        "$(field "$out" objects)" "${m:-?}" "${r:-?}" "${why:-no summary}"
+    steps=$((steps + ${s:-0})); sent=$((sent + ${m:-0})); received=$((received + ${r:-0}))
+    [ "${c:-0}" -gt "$coverage" ] 2>/dev/null && coverage=$c
+done
+echo
+echo "coverage: ${coverage}%   team steps: $steps   messages sent: $sent   received: $received"
+echo
+echo "What each agent found:"
+for i in $(seq 1 "$agents"); do
+    sed -n 's/^\[\(Agent[0-9]*\)\] found:/  \1:/p' "$tmp/Agent$i.out"
+done
+exit $failed
