@@ -73,6 +73,9 @@ BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 .PHONY: all test check-deps deps demo bench fuzz install clean unit
 .DEFAULT_GOAL := all
 
+# Keep test and bench objects: they are not throwaway intermediates.
+.SECONDARY:
+
 all: $(BINARIES)
 	@mkdir -p bin
 	@for b in $(BINARIES); do ln -sf ../$$b bin/; done
