@@ -31,6 +31,7 @@
 #define MAX_CELLS (1024 * 1024)
 #define REPORT_VISITED 32           //  positions listed in one report
 #define TEAM_PENALTY 4
+#define NEAREST_CAP 64               //  teammate distance that stops mattering
 
 enum { CELL_UNKNOWN = 0, CELL_MINE = 1, CELL_TEAM = 2 };
 
@@ -170,7 +171,7 @@ s_score (heur_t *self, const policy_input_t *in, uint64_t me, uint64_t at, uint6
         if (self->cells[u] != CELL_UNKNOWN)
             continue;
         uint64_t mine = s_manhattan (self, me, u);
-        uint64_t nearest = 4;
+        uint64_t nearest = NEAREST_CAP;
         const char *agent;
         uint64_t position;
         for (size_t i = 0; in->state && conn_state_agent_at (in->state, i, &agent, &position); i++) {

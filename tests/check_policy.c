@@ -1,0 +1,353 @@
+/*  check_policy - the decision policies.
+
+    Heuristic: same seed and inputs give the same answers; it heads for
+    unexplored positions as learnt from its memories, teammates' messages
+    and teammates' positions; it tells the team once per position, listens
+    to the explorers channel, ends when the world is done; its answers pass
+    the same parser and validation as a model's.
+
+    LLM: through the real Decision node, against tests/openai_server.py (a
+    real HTTP server over libcurl): a good answer is taken as is; an answer
+    without a valid action is retried with the error told to the model (the
+    retry carries 4 messages, the last one the correction); when it still
+    fails, and when the server fails, the heuristic decides that step.
+*/
+#include <check.h>
+#include <czmq.h>
+#include "agent/agent_shared.h"
+#include "agent/conn_mailbox.h"
+#include "agent/conn_state.h"
+#include "agent/conn_world.h"
+#include "lib/openai_server.h"
+
+static const char *const s_line_actions[] = { "forward", "backward", "stay", "end" };
+
+typedef struct {
+    connector_t *world, *mailbox, *state;
+    policy_input_t in;
+} fixture_t;
+
+static void
+fixture_init (fixture_t *f, uint64_t position, bool done)
+{
+    f->world = conn_world_new (NULL);
+    conn_world_set_shape (f->world, "line", 10, 1);
+    world_view_t view = { .valid = true, .position = position, .x = position,
+                          .object_count = 1, .objects_total = 10, .explored = 3,
+                          .coverage = done? 1.0: 0.3, .done = done };
+    strcpy (view.objects[0], "lamp");
+    conn_world_feed (f->world, &view);
+    f->mailbox = conn_mailbox_new (NULL);
+    f->state = conn_state_new (NULL, NULL, 0);
+    memset (&f->in, 0, sizeof (f->in));
+    f->in.agent_id = "Agent1";
+    f->in.step = 1;
+    f->in.max_steps = 20;
+    f->in.context = "History:\n(nothing yet)";
+    f->in.actions = s_line_actions;
+    f->in.action_count = 4;
+    f->in.world = f->world;
+    f->in.mailbox = f->mailbox;
+    f->in.state = f->state;
+}
+
+static void
+fixture_fini (fixture_t *f)
+{
+    connector_destroy (&f->world);
+    connector_destroy (&f->mailbox);
+    connector_destroy (&f->state);
+}
+
+static answer_t *
+decide (policy_t *policy, fixture_t *f)
+{
+    char err[256];
+    char *text = policy_decide (policy, &f->in, err, sizeof (err));
+    ck_assert_msg (text, "no answer: %s", err);
+    answer_t *answer = answer_parse (text, strlen (text));
+    ck_assert (answer_validate (answer, s_line_actions, 4, err, sizeof (err)));
+    free (text);
+    return answer;
+}
+
+START_TEST (test_heuristic_deterministic)
+{
+    policy_t *a = policy_heuristic_new (42, "Agent1");
+    policy_t *b = policy_heuristic_new (42, "Agent1");
+    ck_assert_str_eq (policy_name (a), "heuristic");
+    fixture_t f;
+    fixture_init (&f, 4, false);
+    for (int step = 0; step < 5; step++) {
+        char err[256];
+        char *x = policy_decide (a, &f.in, err, sizeof (err));
+        char *y = policy_decide (b, &f.in, err, sizeof (err));
+        ck_assert_str_eq (x, y);
+        free (x);
+        free (y);
+    }
+    fixture_fini (&f);
+    policy_destroy (&a);
+    policy_destroy (&b);
+}
+END_TEST
+
+START_TEST (test_heuristic_uses_memories)
+{
+    //  Memories say 5..9 were visited: from 5 the unexplored side is backward.
+    fixture_t f;
+    fixture_init (&f, 5, false);
+    const char *memories[] = {
+        "At position 6, I saw [desk]. I decided to forward. Reason: east",
+        "At position 7, I saw [sofa]. I decided to forward. Reason: east",
+        "At position 8, I saw [cup]. I decided to forward. Reason: east. "
+        "Messages received: From Agent2: I am at position 9 and found: pen." };
+    f.in.memories = memories;
+    f.in.memory_count = 3;
+    for (uint64_t seed = 0; seed < 8; seed++) {
+        policy_t *p = policy_heuristic_new (seed, "Agent1");
+        answer_t *answer = decide (p, &f);
+        ck_assert_str_eq (answer_action (answer), "backward");
+        ck_assert (strstr (answer_reason (answer), "position 4"));
+        answer_destroy (&answer);
+        policy_destroy (&p);
+    }
+    fixture_fini (&f);
+}
+END_TEST
+
+START_TEST (test_heuristic_uses_messages)
+{
+    //  A teammate reports 0..4 visited: from 4 the way is forward.
+    fixture_t f;
+    fixture_init (&f, 4, false);
+    const char *body = "I am at position 3 and found: cup. Visited positions: 0 1 2 3.";
+    conn_mailbox_feed (f.mailbox, 1, "Agent2", "all", NULL, body, strlen (body));
+    for (uint64_t seed = 0; seed < 8; seed++) {
+        policy_t *p = policy_heuristic_new (seed, "Agent1");
+        answer_t *answer = decide (p, &f);
+        ck_assert_str_eq (answer_action (answer), "forward");
+        answer_destroy (&answer);
+        policy_destroy (&p);
+    }
+    fixture_fini (&f);
+}
+END_TEST
+
+START_TEST (test_heuristic_avoids_teammates)
+{
+    //  Nothing explored, a teammate stands right ahead at 6: go backward.
+    fixture_t f;
+    fixture_init (&f, 5, false);
+    msgpack_sbuffer buf;
+    msgpack_sbuffer_init (&buf);
+    msgpack_packer pk;
+    msgpack_packer_init (&pk, &buf, msgpack_sbuffer_write);
+    msgpack_pack_map (&pk, 2);
+    msgpack_pack_str (&pk, 6);
+    msgpack_pack_str_body (&pk, "Agent1", 6);
+    msgpack_pack_uint64 (&pk, 5);
+    msgpack_pack_str (&pk, 6);
+    msgpack_pack_str_body (&pk, "Agent2", 6);
+    msgpack_pack_uint64 (&pk, 6);
+    msgpack_unpacked unpacked;
+    msgpack_unpacked_init (&unpacked);
+    msgpack_unpack_next (&unpacked, buf.data, buf.size, NULL);
+    conn_state_feed (f.state, STATE_KEY_POSITIONS, &unpacked.data);
+    msgpack_unpacked_destroy (&unpacked);
+    msgpack_sbuffer_destroy (&buf);
+    for (uint64_t seed = 0; seed < 8; seed++) {
+        policy_t *p = policy_heuristic_new (seed, "Agent1");
+        answer_t *answer = decide (p, &f);
+        ck_assert_str_eq (answer_action (answer), "backward");
+        answer_destroy (&answer);
+        policy_destroy (&p);
+    }
+    fixture_fini (&f);
+}
+END_TEST
+
+START_TEST (test_heuristic_tells_and_ends)
+{
+    fixture_t f;
+    fixture_init (&f, 2, false);
+    policy_t *p = policy_heuristic_new (1, "Agent1");
+    answer_t *answer = decide (p, &f);
+    ck_assert_str_eq (answer_message (answer),
+                      "I am at position 2 and found: lamp. Visited positions: 2.");
+    ck_assert_uint_eq (answer_directive_count (answer), 1);
+    ck_assert_int_eq (answer_directive (answer, 0)->kind, ANSWER_LISTEN_TO);
+    ck_assert_str_eq (answer_directive (answer, 0)->target, HEURISTIC_CHANNEL);
+    ck_assert_ptr_nonnull (answer_thinking (answer));
+    answer_destroy (&answer);
+    //  Same place again: nothing new to tell, already listening.
+    answer = decide (p, &f);
+    ck_assert_ptr_null (answer_message (answer));
+    ck_assert_uint_eq (answer_directive_count (answer), 0);
+    answer_destroy (&answer);
+    fixture_fini (&f);
+    //  The world is done: end, and say so on the channel.
+    fixture_init (&f, 2, true);
+    answer = decide (p, &f);
+    ck_assert_str_eq (answer_action (answer), "end");
+    ck_assert_uint_eq (answer_directive_count (answer), 1);
+    ck_assert_int_eq (answer_directive (answer, 0)->kind, ANSWER_MESSAGE_TO);
+    answer_destroy (&answer);
+    policy_destroy (&p);
+    fixture_fini (&f);
+}
+END_TEST
+
+// ---------------------------------------------------------------------------
+//  The llm policy through the Decision node.
+
+static const char *s_url;
+
+static void
+server_up (void)
+{
+    s_url = openai_server_start ();
+}
+
+static void
+server_down (void)
+{
+    openai_server_stop ();
+}
+
+typedef struct {
+    fixture_t f;
+    agent_shared_t a;
+    flow_t *flow;
+} decision_t;
+
+static void
+decision_init (decision_t *d, const char *model)
+{
+    fixture_init (&d->f, 3, false);
+    memset (&d->a, 0, sizeof (d->a));
+    agent_shared_t *a = &d->a;
+    strcpy (a->id, "Agent1");
+    a->max_steps = 20;
+    a->step = 1;
+    a->world = d->f.world;
+    a->mailbox = d->f.mailbox;
+    a->state = d->f.state;
+    a->connectors[0] = a->world;
+    a->connectors[1] = a->mailbox;
+    a->connectors[2] = a->state;
+    a->mem = agentmem_new ();
+    for (size_t i = 0; i < 4; i++)
+        a->actions[i] = s_line_actions[i];
+    a->action_count = 4;
+    a->heuristic = policy_heuristic_new (1, "Agent1");
+    llm_options_t lo;
+    llm_options_default (&lo);
+    lo.url = s_url;
+    lo.model = model;
+    lo.http.max_retries = 0;
+    char err[256];
+    llm_t *llm = llm_new (&lo, err, sizeof (err));
+    ck_assert_msg (llm, "%s", err);
+    a->policy = policy_llm_new (llm);
+    d->flow = flow_new ();
+    flow_add (d->flow, "Decision", node_decision (), NULL);
+}
+
+static void
+decision_fini (decision_t *d)
+{
+    agent_shared_t *a = &d->a;
+    flow_destroy (&d->flow);
+    policy_destroy (&a->policy);
+    policy_destroy (&a->heuristic);
+    agentmem_destroy (&a->mem);
+    answer_destroy (&a->answer);
+    free (a->context);
+    free (a->refused_answer);
+    free (a->last_action);
+    fixture_fini (&d->f);
+}
+
+START_TEST (test_llm_good_answer)
+{
+    decision_t d;
+    decision_init (&d, "normal:policy-good");
+    ck_assert_str_eq (flow_run (d.flow, &d.a), "default");
+    ck_assert (!d.a.by_fallback);
+    ck_assert_uint_eq (d.a.invalid_answers, 0);
+    ck_assert_str_eq (d.a.action, "forward");
+    ck_assert_str_eq (answer_message (d.a.answer), "I found chair and lamp at position 3");
+    ck_assert_uint_eq (answer_directive_count (d.a.answer), 1);
+    ck_assert_str_eq (answer_directive (d.a.answer, 0)->target, "Agent2");
+    ck_assert_str_eq (answer_directive (d.a.answer, 0)->text, "Check position 4 (the door) > now");
+    //  The thinking went into AgentMemory.
+    ck_assert_uint_eq (agentmem_thoughts (d.a.mem), 1);
+    //  The prompt the model saw was built from the context.
+    ck_assert (strstr (d.a.context, "Current state:\n[world]\nPosition: 3"));
+    decision_fini (&d);
+}
+END_TEST
+
+START_TEST (test_llm_bad_answer_retried_then_fallback)
+{
+    //  "echo" answers "n=<messages> last=<last message>": never a valid
+    //  answer, and it shows what the model was sent.
+    decision_t d;
+    decision_init (&d, "echo:policy-bad");
+    ck_assert_str_eq (flow_run (d.flow, &d.a), "default");
+    ck_assert_uint_eq (d.a.invalid_answers, 2);
+    //  The retry carried system, user, the bad answer and the correction.
+    ck_assert_msg (strncmp (d.a.refused_answer, "n=4 last=Your previous answer could not be used: ",
+                            48) == 0, "%s", d.a.refused_answer);
+    ck_assert (strstr (d.a.refused_answer + 48, "action"));
+    //  Then the heuristic decided, and the agent goes on.
+    ck_assert (d.a.by_fallback);
+    ck_assert_uint_eq (d.a.fallbacks, 1);
+    ck_assert (streq (d.a.action, "forward") || streq (d.a.action, "backward"));
+    uint64_t calls, failures;
+    policy_llm_counts (d.a.policy, &calls, &failures);
+    ck_assert_uint_eq (calls, 2);
+    ck_assert_uint_eq (failures, 0);
+    decision_fini (&d);
+}
+END_TEST
+
+START_TEST (test_llm_server_down_fallback)
+{
+    decision_t d;
+    decision_init (&d, "always-500:policy-down");
+    ck_assert_str_eq (flow_run (d.flow, &d.a), "default");
+    ck_assert (d.a.by_fallback);
+    uint64_t calls, failures;
+    policy_llm_counts (d.a.policy, &calls, &failures);
+    ck_assert_uint_eq (calls, 2);
+    ck_assert_uint_eq (failures, 2);
+    ck_assert (streq (d.a.action, "forward") || streq (d.a.action, "backward"));
+    decision_fini (&d);
+}
+END_TEST
+
+int
+main (void)
+{
+    Suite *s = suite_create ("policy");
+    TCase *tc = tcase_create ("heuristic");
+    tcase_add_test (tc, test_heuristic_deterministic);
+    tcase_add_test (tc, test_heuristic_uses_memories);
+    tcase_add_test (tc, test_heuristic_uses_messages);
+    tcase_add_test (tc, test_heuristic_avoids_teammates);
+    tcase_add_test (tc, test_heuristic_tells_and_ends);
+    suite_add_tcase (s, tc);
+    TCase *llm = tcase_create ("llm");
+    tcase_add_unchecked_fixture (llm, server_up, server_down);
+    tcase_add_test (llm, test_llm_good_answer);
+    tcase_add_test (llm, test_llm_bad_answer_retried_then_fallback);
+    tcase_add_test (llm, test_llm_server_down_fallback);
+    suite_add_tcase (s, llm);
+    SRunner *runner = srunner_create (s);
+    srunner_run_all (runner, CK_NORMAL);
+    int failed = srunner_ntests_failed (runner);
+    srunner_free (runner);
+    return failed? 1: 0;
+}
