@@ -37,6 +37,8 @@ s_open_memory (agent_t *self, char *err, size_t err_size)
     embedder_options_default (&eo);
     eo.url = self->config.embed_url && *self->config.embed_url? self->config.embed_url: NULL;
     eo.model = self->config.embed_model;
+    if (eo.url)     //  a server's dimension: as told, or learnt with one probe
+        eo.dim = (int) self->config.embed_dim;
     self->shared.embedder = embedder_new (&eo, err, err_size);
     if (!self->shared.embedder)
         return -1;

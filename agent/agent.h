@@ -24,6 +24,7 @@ typedef struct {
     const char *llm_model;
     const char *embed_url;          //  NULL/"" = built-in embedder
     const char *embed_model;
+    int64_t embed_dim;              //  with embed_url: 0 = ask the server once
     const char *memory_dir;         //  NULL = memory in RAM only
     const char *index;              //  FAISS factory string, NULL = "Flat"
     int64_t top_k;                  //  memories retrieved per step

@@ -31,6 +31,8 @@ static const pconfig_option_t s_options[] = {
       "key from PARLEY_EMBED_API_KEY or OPENAI_API_KEY)" },
     { "embed-model", 0, PCONFIG_STR, "PARLEY_EMBED_MODEL", NULL, 0, 0, "MODEL",
       "embedding model name, with --embed-url" },
+    { "embed-dim", 0, PCONFIG_INT, "PARLEY_EMBED_DIM", "0", 0, 8192, "N",
+      "embedding dimension of the --embed-url model (0: learnt with one probe request)" },
     { "memory-dir", 'm', PCONFIG_STR, "PARLEY_MEMORY_DIR", NULL, 0, 0, "DIR",
       "private memory directory (default ./parley-memory/<id>); \"none\" keeps it in RAM" },
     { "index", 0, PCONFIG_STR, "PARLEY_INDEX", "Flat", 0, 0, "FACTORY",
@@ -91,6 +93,7 @@ s_fill (pconfig_t *config, agent_config_t *c, const char *id, const char *memory
     c->llm_timeout_ms = pconfig_int (config, "llm-timeout-ms");
     c->embed_url = pconfig_str (config, "embed-url");
     c->embed_model = pconfig_str (config, "embed-model");
+    c->embed_dim = pconfig_int (config, "embed-dim");
     c->memory_dir = memory_dir;
     c->index = pconfig_str (config, "index");
     c->top_k = pconfig_int (config, "top-k");

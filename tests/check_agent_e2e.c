@@ -19,6 +19,7 @@
 #include <czmq.h>
 #include <signal.h>
 #include "lib/testbroker.h"
+#include "lib/openai_server.h"
 #include "lib/testclient.h"
 #include "lib/tproc.h"
 
@@ -195,6 +196,34 @@ START_TEST (test_help_and_usage)
 }
 END_TEST
 
+static const char *s_url;
+static void server_up (void) { s_url = openai_server_start (); }
+static void server_down (void) { openai_server_stop (); }
+
+START_TEST (test_llm_agent_survives_bad_answers)
+{
+    //  The model ("echo") never answers in the format, and the embeddings
+    //  come from the same server: every step falls back to the heuristic,
+    //  the agent finishes its steps and exits 0.
+    testbroker_t *broker = testbroker_start (NULL);
+    ck_assert_ptr_nonnull (broker);
+    const char *extra[] = { "--max-steps", "3", "--no-stop-when-explored", "--policy", "llm",
+                            "--llm-url", s_url, "--llm-model", "echo:e2e",
+                            "--embed-url", s_url, "--embed-model", "embed-16", NULL };
+    tproc_t *agent = start_agent (testbroker_router (broker), "Talker", "none", extra);
+    int status = tproc_wait (agent, DEADLINE_MS);
+    const char *out = tproc_out (agent);
+    ck_assert_msg (status == 0, "exit %d\n%s\n%s", status, out, tproc_err (agent));
+    ck_assert_str_eq (summary_field (out, "steps"), "3");
+    ck_assert_str_eq (summary_field (out, "invalid_answers"), "6");
+    ck_assert_str_eq (summary_field (out, "fallbacks"), "3");
+    ck_assert_str_eq (summary_field (out, "memories"), "3");
+    ck_assert (strstr (out, "[fallback]"));
+    tproc_destroy (&agent);
+    testbroker_stop (&broker);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -206,6 +235,11 @@ main (void)
     tcase_add_test (tc, test_memory_resumes);
     tcase_add_test (tc, test_help_and_usage);
     suite_add_tcase (s, tc);
+    TCase *llm = tcase_create ("llm");
+    tcase_set_timeout (llm, 300);
+    tcase_add_unchecked_fixture (llm, server_up, server_down);
+    tcase_add_test (llm, test_llm_agent_survives_bad_answers);
+    suite_add_tcase (s, llm);
     SRunner *runner = srunner_create (s);
     srunner_run_all (runner, CK_NORMAL);
     int failed = srunner_ntests_failed (runner);
