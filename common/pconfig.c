@@ -25,26 +25,9 @@
 
 #include "plog.h"
 #include "pconfig.h"
-
-typedef enum {
-    SRC_UNSET = 0, SRC_DEFAULT, SRC_FILE, SRC_ENV, SRC_FLAG
-} source_t;
+#include "pconfig_int.h"
 
 static const char *s_source_names [] = { "unset", "default", "file", "env", "flag" };
-
-typedef struct {
-    char *text;             //  the value as given, owned
-    int64_t i;
-    double d;
-    bool b;
-} value_t;
-
-typedef struct {
-    const pconfig_option_t *opt;
-    source_t source;
-    value_t value;
-    bool in_file;           //  seen in the config file, to catch duplicates
-} slot_t;
 
 //  Every binary gets these, after its own options.
 static const pconfig_option_t s_builtins [] = {
@@ -57,24 +40,9 @@ static const pconfig_option_t s_builtins [] = {
 };
 #define BUILTIN_COUNT (sizeof s_builtins / sizeof s_builtins [0])
 
-struct _pconfig_t {
-    char *program;
-    char *usage;
-    char *description;
-    char *epilogue;
-    slot_t *slots;          //  the caller's options, then the built-ins
-    size_t count;
-    size_t user_count;
-    char **positional;      //  copies of the positional arguments
-    size_t positional_count;
-    FILE *out;
-    FILE *err;
-    char error [512];
-    bool parsed;
-};
 
 static bool s_convert (pconfig_t *self, const pconfig_option_t *opt, const char *text,
-                       const char *where, value_t *value);
+                       const char *where, pconfig_value_t *value);
 
 static char *
 s_strdup (const char *text)
@@ -82,7 +50,7 @@ s_strdup (const char *text)
     return text ? strdup (text) : NULL;
 }
 
-static slot_t *
+static pconfig_slot_t *
 s_find (pconfig_t *self, const char *name)
 {
     for (size_t i = 0; i < self->count; i++)
@@ -91,7 +59,7 @@ s_find (pconfig_t *self, const char *name)
     return NULL;
 }
 
-static slot_t *
+static pconfig_slot_t *
 s_find_short (pconfig_t *self, char c)
 {
     for (size_t i = 0; i < self->count; i++)
@@ -101,8 +69,8 @@ s_find_short (pconfig_t *self, char c)
 }
 
 //  Built-ins sit after the caller's options in the slot array.
-static bool
-s_is_builtin (pconfig_t *self, slot_t *slot, const char *name)
+bool
+pconfig_slot_is_builtin (pconfig_t *self, pconfig_slot_t *slot, const char *name)
 {
     return (size_t) (slot - self->slots) >= self->user_count && streq (slot->opt->name, name);
 }
@@ -122,7 +90,7 @@ pconfig_new (const char *program, const char *usage, const char *description,
     self->out = stdout;
     self->err = stderr;
     self->user_count = count;
-    self->slots = (slot_t *) zmalloc ((count + BUILTIN_COUNT) * sizeof (slot_t));
+    self->slots = (pconfig_slot_t *) zmalloc ((count + BUILTIN_COUNT) * sizeof (pconfig_slot_t));
     assert (self->slots);
     //  self->count grows as slots are filled, so s_find sees only those.
     for (size_t i = 0; i < count + BUILTIN_COUNT; i++) {
@@ -136,7 +104,7 @@ pconfig_new (const char *program, const char *usage, const char *description,
         self->count = i + 1;
         //  So is a default the option itself would reject.
         if (opt->fallback) {
-            value_t probe = { 0 };
+            pconfig_value_t probe = { 0 };
             bool valid = s_convert (self, opt, opt->fallback, "default", &probe);
             assert (valid);
             (void) valid;
@@ -247,7 +215,7 @@ s_parse_bool (const char *text, bool *result)
 //  names the source in the error: "--port", "PARLEY_PORT", "file: port".
 static bool
 s_convert (pconfig_t *self, const pconfig_option_t *opt, const char *text,
-           const char *where, value_t *value)
+           const char *where, pconfig_value_t *value)
 {
     bool ranged = opt->min != opt->max;
     switch (opt->type) {
@@ -287,9 +255,9 @@ s_convert (pconfig_t *self, const pconfig_option_t *opt, const char *text,
 
 //  Converts and, when valid, stores the value with its source.
 static bool
-s_set (pconfig_t *self, slot_t *slot, const char *text, const char *where, source_t source)
+s_set (pconfig_t *self, pconfig_slot_t *slot, const char *text, const char *where, pconfig_source_t source)
 {
-    value_t value = { 0 };
+    pconfig_value_t value = { 0 };
     if (!s_convert (self, slot->opt, text, where, &value))
         return false;
     free (slot->value.text);
@@ -327,9 +295,9 @@ s_parse_long (pconfig_t *self, const char *arg, const char *next)
     char where [140];
     snprintf (where, sizeof where, "--%s", name);
 
-    slot_t *slot = s_find (self, name);
+    pconfig_slot_t *slot = s_find (self, name);
     if (!slot && strncmp (name, "no-", 3) == 0) {
-        slot_t *negated = s_find (self, name + 3);
+        pconfig_slot_t *negated = s_find (self, name + 3);
         if (negated && negated->opt->type == PCONFIG_BOOL) {
             if (eq)
                 s_fail (self, "%s takes no value", where);
@@ -364,7 +332,7 @@ static int
 s_parse_short (pconfig_t *self, const char *arg, const char *next)
 {
     char where [8] = { '-', arg [0], 0 };
-    slot_t *slot = s_find_short (self, arg [0]);
+    pconfig_slot_t *slot = s_find_short (self, arg [0]);
     if (!slot) {
         s_fail (self, "unknown option '-%c'", arg [0]);
         return 0;
@@ -417,7 +385,7 @@ static bool
 s_parse_env (pconfig_t *self)
 {
     for (size_t i = 0; i < self->count; i++) {
-        slot_t *slot = &self->slots [i];
+        pconfig_slot_t *slot = &self->slots [i];
         if (slot->source == SRC_FLAG || !slot->opt->env)
             continue;
         const char *text = getenv (slot->opt->env);
@@ -438,9 +406,9 @@ s_file_item (pconfig_t *self, const char *path, zconfig_t *item)
     const char *text = zconfig_value (item);
     if (!text)
         text = "";
-    slot_t *slot = s_find (self, name);
-    if (!slot || s_is_builtin (self, slot, "config") || s_is_builtin (self, slot, "help")
-    ||  s_is_builtin (self, slot, "version"))
+    pconfig_slot_t *slot = s_find (self, name);
+    if (!slot || pconfig_slot_is_builtin (self, slot, "config") || pconfig_slot_is_builtin (self, slot, "help")
+    ||  pconfig_slot_is_builtin (self, slot, "version"))
         return s_fail (self, "%s: unknown key '%s'", path, name);
     if (zconfig_child (item))
         return s_fail (self, "%s: key '%s' has sub-keys; settings are flat "
@@ -453,7 +421,7 @@ s_file_item (pconfig_t *self, const char *path, zconfig_t *item)
     snprintf (where, sizeof where, "%s: %s", path, name);
     if (slot->source == SRC_UNSET)
         return s_set (self, slot, text, where, SRC_FILE);
-    value_t unused = { 0 };
+    pconfig_value_t unused = { 0 };
     bool valid = s_convert (self, slot->opt, text, where, &unused);
     free (unused.text);
     return valid;
@@ -512,8 +480,8 @@ pconfig_parse (pconfig_t *self, int argc, char **argv, bool positional_ok)
     s_parse_argv (self, argc, argv, positional_ok);
     //  --help and --version win over any other mistake on the line, so a
     //  confused user can always get help.
-    slot_t *help = s_find (self, "help");
-    slot_t *version = s_find (self, "version");
+    pconfig_slot_t *help = s_find (self, "help");
+    pconfig_slot_t *version = s_find (self, "version");
     if (help->source == SRC_FLAG && help->value.b) {
         pconfig_print_help (self, self->out);
         return PCONFIG_EXIT_OK;
@@ -529,7 +497,7 @@ pconfig_parse (pconfig_t *self, int argc, char **argv, bool positional_ok)
     if (path && !s_parse_file (self, path))
         goto err;
     for (size_t i = 0; i < self->count; i++) {
-        slot_t *slot = &self->slots [i];
+        pconfig_slot_t *slot = &self->slots [i];
         if (slot->source == SRC_UNSET && slot->opt->fallback) {
             bool valid = s_set (self, slot, slot->opt->fallback, "default", SRC_DEFAULT);
             assert (valid);     //  checked in pconfig_new
@@ -545,12 +513,12 @@ err:
     return PCONFIG_EXIT_USAGE;
 }
 
-static slot_t *
+static pconfig_slot_t *
 s_lookup (pconfig_t *self, const char *name, pconfig_type_t type)
 {
     assert (self);
     assert (name);
-    slot_t *slot = s_find (self, name);
+    pconfig_slot_t *slot = s_find (self, name);
     //  Asking for an option the table lacks, or with the wrong type, is a
     //  programming error in the binary, not something a user can cause.
     assert (slot);
@@ -586,7 +554,7 @@ bool
 pconfig_is_set (pconfig_t *self, const char *name)
 {
     assert (self);
-    slot_t *slot = s_find (self, name);
+    pconfig_slot_t *slot = s_find (self, name);
     assert (slot);
     return slot->source >= SRC_FILE;
 }
@@ -595,7 +563,7 @@ const char *
 pconfig_source (pconfig_t *self, const char *name)
 {
     assert (self);
-    slot_t *slot = s_find (self, name);
+    pconfig_slot_t *slot = s_find (self, name);
     assert (slot);
     return s_source_names [slot->source];
 }
@@ -612,64 +580,4 @@ pconfig_positional (pconfig_t *self, size_t index)
 {
     assert (self);
     return index < self->positional_count ? self->positional [index] : NULL;
-}
-
-static void
-s_print_option (pconfig_t *self, slot_t *slot, FILE *out)
-{
-    const pconfig_option_t *opt = slot->opt;
-    bool builtin_flag = s_is_builtin (self, slot, "help") || s_is_builtin (self, slot, "version");
-    char left [160];
-    int n = snprintf (left, sizeof left, "  %c%c%s--%s%s",
-                      opt->short_name ? '-' : ' ', opt->short_name ? opt->short_name : ' ',
-                      opt->short_name ? ", " : "  ",
-                      opt->type == PCONFIG_BOOL && !builtin_flag ? "[no-]" : "", opt->name);
-    if (opt->type != PCONFIG_BOOL && n > 0 && (size_t) n < sizeof left)
-        snprintf (left + n, sizeof left - (size_t) n, "=%s", opt->metavar ? opt->metavar : "VALUE");
-    //  Help text starts in column 30; long flags push it to the next line.
-    if (strlen (left) < 29)
-        fprintf (out, "%-30s%s\n", left, opt->help ? opt->help : "");
-    else
-        fprintf (out, "%s\n%30s%s\n", left, "", opt->help ? opt->help : "");
-    if (builtin_flag)
-        return;
-    fprintf (out, "%30s", "");
-    if (opt->env)
-        fprintf (out, "env: %s; ", opt->env);
-    if (opt->fallback)
-        fprintf (out, "default: %s", opt->fallback);
-    else
-        fprintf (out, "default: %s", opt->type == PCONFIG_BOOL ? "false" : "none");
-    if (opt->min != opt->max && opt->type == PCONFIG_INT)
-        fprintf (out, "; range %.0f to %.0f", opt->min, opt->max);
-    else
-    if (opt->min != opt->max)
-        fprintf (out, "; range %g to %g", opt->min, opt->max);
-    fprintf (out, "\n");
-}
-
-void
-pconfig_print_help (pconfig_t *self, FILE *out)
-{
-    assert (self);
-    assert (out);
-    fprintf (out, "Usage: %s\n\n", self->usage);
-    if (self->description)
-        fprintf (out, "%s\n\n", self->description);
-    fprintf (out, "Options:\n");
-    for (size_t i = 0; i < self->count; i++)
-        s_print_option (self, &self->slots [i], out);
-    fprintf (out, "\nSettings are taken from, highest first: flags, PARLEY_* environment\n"
-                  "variables, the config file (--config FILE or PARLEY_CONFIG; ZPL, one\n"
-                  "'name = value' per line, names as the long flags), then the defaults.\n"
-                  "Empty environment variables count as unset.\n");
-    if (self->epilogue)
-        fprintf (out, "\n%s\n", self->epilogue);
-    fprintf (out, "\nExit codes:\n"
-                  "  %d  normal end\n"
-                  "  %d  runtime failure (see the log)\n"
-                  "  %d  bad flag, environment variable or config file\n"
-                  "  %d  could not bind or connect an endpoint\n",
-             PARLEY_EXIT_OK, PARLEY_EXIT_FAILURE, PARLEY_EXIT_USAGE, PARLEY_EXIT_NETWORK);
-    fflush (out);
 }

@@ -1,0 +1,73 @@
+/*  pconfig_help - prints --help from the option table.
+
+    Kept apart from the parser so each file has one concern. The layout:
+    usage, description, one entry per option (flags and metavar, help,
+    then its variable, default and range), how settings combine, the
+    binary's epilogue, and the exit codes every Parley binary shares.
+*/
+#include <assert.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "pconfig.h"
+#include "pconfig_int.h"
+
+static void
+s_print_option (pconfig_t *self, pconfig_slot_t *slot, FILE *out)
+{
+    const pconfig_option_t *opt = slot->opt;
+    bool builtin_flag = pconfig_slot_is_builtin (self, slot, "help") || pconfig_slot_is_builtin (self, slot, "version");
+    char left [160];
+    int n = snprintf (left, sizeof left, "  %c%c%s--%s%s",
+                      opt->short_name ? '-' : ' ', opt->short_name ? opt->short_name : ' ',
+                      opt->short_name ? ", " : "  ",
+                      opt->type == PCONFIG_BOOL && !builtin_flag ? "[no-]" : "", opt->name);
+    if (opt->type != PCONFIG_BOOL && n > 0 && (size_t) n < sizeof left)
+        snprintf (left + n, sizeof left - (size_t) n, "=%s", opt->metavar ? opt->metavar : "VALUE");
+    //  Help text starts in column 30; long flags push it to the next line.
+    if (strlen (left) < 29)
+        fprintf (out, "%-30s%s\n", left, opt->help ? opt->help : "");
+    else
+        fprintf (out, "%s\n%30s%s\n", left, "", opt->help ? opt->help : "");
+    if (builtin_flag)
+        return;
+    fprintf (out, "%30s", "");
+    if (opt->env)
+        fprintf (out, "env: %s; ", opt->env);
+    if (opt->fallback)
+        fprintf (out, "default: %s", opt->fallback);
+    else
+        fprintf (out, "default: %s", opt->type == PCONFIG_BOOL ? "false" : "none");
+    if (opt->min != opt->max && opt->type == PCONFIG_INT)
+        fprintf (out, "; range %.0f to %.0f", opt->min, opt->max);
+    else
+    if (opt->min != opt->max)
+        fprintf (out, "; range %g to %g", opt->min, opt->max);
+    fprintf (out, "\n");
+}
+
+void
+pconfig_print_help (pconfig_t *self, FILE *out)
+{
+    assert (self);
+    assert (out);
+    fprintf (out, "Usage: %s\n\n", self->usage);
+    if (self->description)
+        fprintf (out, "%s\n\n", self->description);
+    fprintf (out, "Options:\n");
+    for (size_t i = 0; i < self->count; i++)
+        s_print_option (self, &self->slots [i], out);
+    fprintf (out, "\nSettings are taken from, highest first: flags, PARLEY_* environment\n"
+                  "variables, the config file (--config FILE or PARLEY_CONFIG; ZPL, one\n"
+                  "'name = value' per line, names as the long flags), then the defaults.\n"
+                  "Empty environment variables count as unset.\n");
+    if (self->epilogue)
+        fprintf (out, "\n%s\n", self->epilogue);
+    fprintf (out, "\nExit codes:\n"
+                  "  %d  normal end\n"
+                  "  %d  runtime failure (see the log)\n"
+                  "  %d  bad flag, environment variable or config file\n"
+                  "  %d  could not bind or connect an endpoint\n",
+             PARLEY_EXIT_OK, PARLEY_EXIT_FAILURE, PARLEY_EXIT_USAGE, PARLEY_EXIT_NETWORK);
+    fflush (out);
+}
