@@ -138,17 +138,20 @@ bench_cpu_seconds (pid_t pid)
 
 typedef struct {
     void *ctx, *sock;
+    bool own_ctx;
     penc_t enc;
     uint64_t next_id;
     msgpack_unpacked unpacked;
     zmq_msg_t frame;            //  the unpacked reply's strings point into it
 } bench_conn_t;
 
+//  ctx NULL: the connection gets a context (and I/O thread) of its own.
 static inline bench_conn_t *
-bench_conn_new (const char *endpoint)
+bench_conn_new_in (void *ctx, const char *endpoint)
 {
     bench_conn_t *self = calloc (1, sizeof (bench_conn_t));
-    self->ctx = zmq_ctx_new ();
+    self->own_ctx = ctx == NULL;
+    self->ctx = ctx ? ctx : zmq_ctx_new ();
     self->sock = zmq_socket (self->ctx, ZMQ_DEALER);
     int zero = 0, hwm = 1000000;
     zmq_setsockopt (self->sock, ZMQ_LINGER, &zero, sizeof zero);
@@ -165,6 +168,12 @@ bench_conn_new (const char *endpoint)
     return self;
 }
 
+static inline bench_conn_t *
+bench_conn_new (const char *endpoint)
+{
+    return bench_conn_new_in (NULL, endpoint);
+}
+
 static inline void
 bench_conn_destroy (bench_conn_t **self_p)
 {
@@ -172,7 +181,8 @@ bench_conn_destroy (bench_conn_t **self_p)
     if (!self)
         return;
     zmq_close (self->sock);
-    zmq_ctx_term (self->ctx);
+    if (self->own_ctx)
+        zmq_ctx_term (self->ctx);
     penc_fini (&self->enc);
     msgpack_unpacked_destroy (&self->unpacked);
     zmq_msg_close (&self->frame);

@@ -1,0 +1,177 @@
+/*  bench_state - shared-state writes per second, with a replica.
+
+    WRITE requests of `update` ops (replace reducer, a 64-byte str value,
+    keys cycling over 1000 names, like the redis SET baseline) in three
+    shapes:
+      sync       one op per WRITE, one request in flight (a round trip each)
+      pipelined  one op per WRITE, 256 requests in flight
+      batched    256 ops per WRITE, 4 requests in flight
+    A replica process subscribes to the keys' STATE_UPDATE events on the
+    PUB socket (the Clone pattern's update stream) and counts them; its
+    figure says whether the update stream keeps up with the writes, and a
+    shortfall (PUB high-water mark) is reported. Broker on CPU 0, writer
+    and replica on CPU 1.
+
+    Usage: bench_state [--quick]
+*/
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "bench_util.h"
+#include "tests/lib/testbroker.h"
+
+static long s_scale = 1;        //  divisor for --quick
+
+//  The replica: counts STATE_UPDATE events on "state.bk" until `expected`
+//  arrived or 3 s pass without one; writes count and rate to `fd`.
+static void
+s_replica (const char *pub, long expected, int ready_fd, int result_fd)
+{
+    void *ctx = zmq_ctx_new ();
+    void *sub = zmq_socket (ctx, ZMQ_SUB);
+    int hwm = 0;
+    zmq_setsockopt (sub, ZMQ_RCVHWM, &hwm, sizeof hwm);
+    zmq_setsockopt (sub, ZMQ_SUBSCRIBE, "state.bk", 8);
+    zmq_connect (sub, pub);
+    //  PUB/SUB joins asynchronously: the writer repeats a probe write until
+    //  we see it, so no real update is missed for lack of a subscription.
+    char topic [300];
+    while (zmq_recv (sub, topic, sizeof topic, 0) >= 0) {
+        zmq_msg_t msg;
+        zmq_msg_init (&msg);
+        zmq_msg_recv (&msg, sub, 0);
+        zmq_msg_close (&msg);
+        if (strncmp (topic, "state.bkprobe", 13) == 0)
+            break;
+    }
+    if (write (ready_fd, "r", 1) != 1)
+        _exit (1);
+    long received = 0;
+    int64_t first = 0, last = 0;
+    zmq_pollitem_t item = { sub, 0, ZMQ_POLLIN, 0 };
+    while (received < expected && zmq_poll (&item, 1, 3000) > 0) {
+        int more = 0;
+        size_t more_size = sizeof more;
+        do {
+            zmq_msg_t msg;
+            zmq_msg_init (&msg);
+            zmq_msg_recv (&msg, sub, 0);
+            zmq_msg_close (&msg);
+            zmq_getsockopt (sub, ZMQ_RCVMORE, &more, &more_size);
+        } while (more);
+        last = pclock_mono_us ();
+        if (received++ == 0)
+            first = last;
+    }
+    double result [2] = { (double) received,
+                          received > 1 ? (double) (received - 1) * 1e6 / (double) (last - first) : 0 };
+    if (write (result_fd, result, sizeof result) < 0)
+        _exit (1);
+    zmq_close (sub);
+    zmq_ctx_term (ctx);
+    _exit (0);
+}
+
+static void
+s_write_ops (bench_conn_t *conn, long first_op, int ops, const char *value)
+{
+    penc_t *enc = bench_conn_begin (conn, PMSG_WRITE, 1);
+    penc_key (enc, "ops");
+    msgpack_packer *pk = penc_packer (enc);
+    msgpack_pack_array (pk, (uint32_t) ops);
+    for (int i = 0; i < ops; i++) {
+        char key [32];
+        snprintf (key, sizeof key, "bk%ld", (first_op + i) % 1000);
+        msgpack_pack_map (pk, 3);
+        penc_kv_cstr (enc, "op", "update");
+        penc_kv_cstr (enc, "key", key);
+        penc_kv_cstr (enc, "value", value);
+    }
+    bench_conn_send (conn);
+}
+
+static void
+s_run (const char *router, const char *pub, const char *shape, long total, int ops, int window)
+{
+    int ready [2], result [2];
+    if (pipe (ready) != 0 || pipe (result) != 0)
+        exit (1);
+    pid_t replica = fork ();
+    if (replica == 0) {
+        close (ready [0]);
+        close (result [0]);
+        s_replica (pub, total, ready [1], result [1]);
+    }
+    close (ready [1]);
+    close (result [1]);
+    bench_conn_t *conn = bench_conn_new (router);
+    bench_hello (conn, "writer");
+    zmq_pollitem_t item = { NULL, ready [0], ZMQ_POLLIN, 0 };
+    do {
+        penc_t *enc = bench_conn_begin (conn, PMSG_WRITE, 1);
+        penc_key (enc, "ops");
+        msgpack_pack_array (penc_packer (enc), 1);
+        msgpack_pack_map (penc_packer (enc), 3);
+        penc_kv_cstr (enc, "op", "update");
+        penc_kv_cstr (enc, "key", "bkprobe");
+        penc_kv_cstr (enc, "value", "probe");
+        bench_expect (bench_call (conn), "WRITTEN");
+    } while (zmq_poll (&item, 1, 50) == 0);
+    char c;
+    if (read (ready [0], &c, 1) != 1)
+        exit (1);
+    close (ready [0]);
+
+    char value [65];
+    memset (value, 'v', 64);
+    value [64] = 0;
+    long done = 0, in_flight = 0;
+    int64_t start = pclock_mono_us ();
+    while (done < total || in_flight > 0) {
+        if (done < total && in_flight < window) {
+            s_write_ops (conn, done, ops, value);
+            done += ops;
+            in_flight++;
+            continue;
+        }
+        bench_expect (bench_conn_recv (conn, 30000), "WRITTEN");
+        in_flight--;
+    }
+    double rate = (double) total * 1e6 / (double) (pclock_mono_us () - start);
+    double replica_result [2] = { 0, 0 };
+    if (read (result [0], replica_result, sizeof replica_result) != sizeof replica_result)
+        fprintf (stderr, "bench_state: the replica failed\n");
+    close (result [0]);
+    waitpid (replica, NULL, 0);
+    char key [64];
+    snprintf (key, sizeof key, "state_parley_%s", shape);
+    bench_result (key, rate, "ops/s");
+    snprintf (key, sizeof key, "state_replica_%s", shape);
+    bench_result (key, replica_result [1], "updates/s");
+    printf ("bench_state: %s: %ld ops in WRITEs of %d, %d in flight; the replica got %.0f of %ld "
+            "updates\n", shape, total, ops, window, replica_result [0], total);
+    penc_t *enc = bench_conn_begin (conn, PMSG_BYE, 1);
+    penc_kv_bool (enc, "forget", true);
+    bench_call (conn);
+    bench_conn_destroy (&conn);
+}
+
+int
+main (int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp (argv [i], "--quick") == 0)
+            s_scale = 10;
+    const char *args [] = { "--log-level", "warn", NULL };
+    testbroker_t *broker = testbroker_start (args);
+    if (!broker)
+        return 1;
+    bench_pin (testbroker_pid (broker), 0);
+    bench_pin (0, 1);
+    const char *router = testbroker_router (broker);
+    const char *pub = testbroker_pub (broker);
+    s_run (router, pub, "sync", 20000 / s_scale, 1, 1);
+    s_run (router, pub, "pipelined", 200000 / s_scale, 1, 256);
+    s_run (router, pub, "batched", 1024000 / s_scale, 256, 4);
+    return testbroker_stop (&broker) == 0 ? 0 : 1;
+}
