@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# fuzz.sh [SECONDS] - bounded libFuzzer run of the frame decoder.
+# fuzz.sh [SECONDS] - bounded libFuzzer runs of the parsers that eat untrusted input.
 #
-# Builds tests/fuzz/fuzz_decode.c with clang -fsanitize=fuzzer,address,undefined
-# (runtime from Debian's libclang-rt-14-dev) together with proto/*.c and
-# common/*.c into build/fuzz/, then fuzzes a scratch copy of the seed corpus
-# tests/fuzz/seeds/ for SECONDS (default 60), so the committed seeds never
-# change. Prints the number of executions. Exits non-zero on any crash, leak,
+# Targets (FUZZ_TARGETS, default "decode answer"), each run for SECONDS
+# (default 60), one after the other:
+#   decode  tests/fuzz/fuzz_decode.c: the wire frame decoder (proto/, common/),
+#           seeds tests/fuzz/seeds/
+#   answer  tests/fuzz/fuzz_answer.c: the LLM answer parser (agent/answer.c),
+#           seeds tests/answers/
+# Each is built with clang -fsanitize=fuzzer,address,undefined (runtime from
+# Debian's libclang-rt-14-dev) into build/fuzz/ and fuzzes a scratch copy of
+# its seeds, so the committed seeds never change. Prints the number of
+# executions. Exits non-zero on any crash, leak,
 # timeout or out-of-memory; the offending input is left in build/fuzz/ as
 # crash-*, leak-*, timeout-* or oom-* (add it to tests/corpus/ once fixed).
 set -euo pipefail
@@ -23,36 +28,53 @@ fi
 
 flags=(-g -O1 -std=c11 -D_GNU_SOURCE -fno-omit-frame-pointer
        -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-       -I"$root/proto" -I"$root/common")
+       -I"$root" -I"$root/proto" -I"$root/common")
 # shellcheck disable=SC2207
-pkg_cflags=($(pkg-config --cflags msgpack libczmq))
+pkg_cflags=($(pkg-config --cflags msgpack libczmq yaml-0.1))
 # shellcheck disable=SC2207
-pkg_libs=($(pkg-config --libs msgpack libczmq))
-"$cc" "${flags[@]}" "${pkg_cflags[@]}" \
-    "$root"/tests/fuzz/fuzz_decode.c "$root"/proto/*.c "$root"/common/*.c \
-    "${pkg_libs[@]}" -lm -lpthread -o "$out/fuzz_decode"
+pkg_libs=($(pkg-config --libs msgpack libczmq yaml-0.1))
 
-corpus=$out/corpus
-rm -rf "$corpus"
-mkdir -p "$corpus"
-cp "$root"/tests/fuzz/seeds/* "$corpus"/
+# fuzz_one NAME SOURCES... -- SEED_DIR
+fuzz_one() {
+    local name=$1; shift
+    local sources=()
+    while [ "$1" != "--" ]; do sources+=("$1"); shift; done
+    local seeds=$2
+    "$cc" "${flags[@]}" "${pkg_cflags[@]}" "${sources[@]}" \
+        "${pkg_libs[@]}" -lm -lpthread -o "$out/fuzz_$name"
 
-log=$out/fuzz.log
-echo "fuzz.sh: fuzzing for ${seconds}s, log in $log"
-set +e
-(cd "$out" && ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 \
-    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ./fuzz_decode -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
-        -max_len=1100000 -print_final_stats=1 "$corpus") >"$log" 2>&1
-rc=$?
-set -e
-execs=$(grep -E '^stat::number_of_executed_units:' "$log" | awk '{print $2}' | tail -1)
-rate=$(grep -E '^stat::average_exec_per_sec:' "$log" | awk '{print $2}' | tail -1)
-echo "fuzz.sh: ${execs:-?} executions in ${seconds}s (${rate:-?}/s), exit $rc"
-if [ $rc -ne 0 ] || grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:|SUMMARY: ' "$log"; then
-    tail -60 "$log" >&2
-    ls "$out"/crash-* "$out"/leak-* "$out"/timeout-* "$out"/oom-* 2>/dev/null >&2 || true
-    echo "fuzz.sh: FAILED" >&2
-    exit 1
-fi
-echo "fuzz.sh: no crash, leak, timeout or out-of-memory"
+    local corpus=$out/corpus_$name log=$out/fuzz_$name.log rc execs rate
+    rm -rf "$corpus"
+    mkdir -p "$corpus"
+    cp "$seeds"/* "$corpus"/ 2>/dev/null || true
+    echo "fuzz.sh: fuzzing $name for ${seconds}s, log in $log"
+    set +e
+    (cd "$out" && ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 \
+        UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        ./fuzz_"$name" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
+            -max_len=1100000 -print_final_stats=1 "$corpus") >"$log" 2>&1
+    rc=$?
+    set -e
+    execs=$(grep -E '^stat::number_of_executed_units:' "$log" | awk '{print $2}' | tail -1)
+    rate=$(grep -E '^stat::average_exec_per_sec:' "$log" | awk '{print $2}' | tail -1)
+    echo "fuzz.sh: $name: ${execs:-?} executions in ${seconds}s (${rate:-?}/s), exit $rc"
+    if [ $rc -ne 0 ] || grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:|SUMMARY: ' "$log"; then
+        tail -60 "$log" >&2
+        ls "$out"/crash-* "$out"/leak-* "$out"/timeout-* "$out"/oom-* 2>/dev/null >&2 || true
+        echo "fuzz.sh: $name FAILED" >&2
+        return 1
+    fi
+    echo "fuzz.sh: $name: no crash, leak, timeout or out-of-memory"
+}
+
+status=0
+for target in ${FUZZ_TARGETS:-decode answer}; do
+    case $target in
+        decode) fuzz_one decode "$root"/tests/fuzz/fuzz_decode.c "$root"/proto/*.c \
+                    "$root"/common/*.c -- "$root"/tests/fuzz/seeds || status=1 ;;
+        answer) fuzz_one answer "$root"/tests/fuzz/fuzz_answer.c "$root"/agent/answer.c \
+                    "$root"/common/*.c -- "$root"/tests/answers || status=1 ;;
+        *) echo "fuzz.sh: unknown target $target" >&2; status=2 ;;
+    esac
+done
+exit $status
