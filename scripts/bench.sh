@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# bench.sh - runs Parley's benchmarks and their baselines, writes the tables.
+#
+#   PARLEY_BIN_DIR=build/rel/bin ./scripts/bench.sh build/rel/bench/bench_*   (what `make bench` runs)
+#   BENCH_QUICK=1 ...   smaller runs (a smoke test, figures not for the docs)
+#   BENCH_NO_PIN=1 ...  no CPU pinning
+#
+# Not a timed test: every figure is a ratio against a baseline measured in
+# the same run on the same machine. The baselines:
+#   - a bare ZeroMQ ROUTER forwarder and ROUTER echo (inside bench_relay),
+#   - nats-server core pub/sub through libnats, redis-server pub/sub and SET
+#     through hiredis: Debian packages, installed here when missing (as root,
+#     else with sudo); their small clients (bench/baselines/*.c) are built
+#     here too, so the project itself never needs those packages.
+# Servers run on CPU 0 and clients on CPU 1 (taskset), as in the C benches.
+# All traffic stays on 127.0.0.1.
+#
+# Output: build/bench/results.txt (RESULT lines), build/bench/bench.log
+# (everything), build/bench/results.md (the tables; docs/PERFORMANCE.md
+# holds a pasted copy of a real run). The whole run takes 2-4 minutes.
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+OUT=build/bench
+mkdir -p "$OUT"
+: "${PARLEY_BIN_DIR:=$ROOT/build/rel/bin}"
+export PARLEY_BIN_DIR
+QUICK=${BENCH_QUICK:-0}
+RESULTS=$OUT/results.txt
+LOG=$OUT/bench.log
+: > "$RESULTS"
+: > "$LOG"
+PIDS=()
+
+log() { echo "bench: $*" | tee -a "$LOG" >&2; }
+cleanup() {
+    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
+    return 0
+}
+trap cleanup EXIT
+
+pin() {     # pin CPU command...: taskset when there are 2+ cores and pinning is on
+    local cpu=$1; shift
+    if [ "${BENCH_NO_PIN:-0}" = 1 ] || [ "$(nproc)" -lt 2 ] || ! command -v taskset >/dev/null; then
+        "$@"
+    else
+        taskset -c "$cpu" "$@"
+    fi
+}
+
+run() {     # run a bench command, keep its output, collect its RESULT lines
+    log "running: $*"
+    "$@" 2>&1 | tee -a "$LOG" | grep '^RESULT ' >> "$RESULTS"
+    local rc=${PIPESTATUS[0]}
+    [ "$rc" = 0 ] || log "warning: $1 exited $rc (its figures may be missing)"
+}
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# --- baselines: packages and clients -------------------------------------
+install_baselines() {
+    local missing=()
+    command -v nats-server >/dev/null || missing+=(nats-server)
+    command -v redis-server >/dev/null || missing+=(redis-server)
+    pkg-config --exists libnats 2>/dev/null || missing+=(libnats-dev)
+    pkg-config --exists hiredis 2>/dev/null || missing+=(libhiredis-dev)
+    [ ${#missing[@]} = 0 ] && return 0
+    log "installing baseline packages: ${missing[*]}"
+    local sudo=""
+    [ "$(id -u)" = 0 ] || sudo=sudo
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}" >>"$LOG" 2>&1 \
+        || { $sudo apt-get update >>"$LOG" 2>&1 &&
+             $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}" >>"$LOG" 2>&1; }
+}
+
+BASELINES=0
+if install_baselines; then
+    if cc -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror bench/baselines/nats_relay.c \
+            -o "$OUT/nats_relay" $(pkg-config --cflags --libs libnats) >>"$LOG" 2>&1 &&
+       cc -O2 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror bench/baselines/redis_bench.c \
+            -o "$OUT/redis_bench" $(pkg-config --cflags --libs hiredis) >>"$LOG" 2>&1; then
+        BASELINES=1
+    else
+        log "warning: the baseline clients did not build (see $LOG)"
+    fi
+else
+    log "warning: could not install nats-server/redis-server; their baselines are skipped"
+fi
+
+if [ "$QUICK" = 1 ]; then
+    RELAY_N=100000; SET_N=10000; SETP_N=100000; QFLAG=--quick
+else
+    RELAY_N=1000000; SET_N=20000; SETP_N=1000000; QFLAG=
+fi
+
+if [ "$BASELINES" = 1 ]; then
+    NPORT=$(free_port)
+    printf 'listen: 127.0.0.1:%s\nmax_pending: 1073741824\n' "$NPORT" > "$OUT/nats.conf"
+    pin 0 nats-server -c "$OUT/nats.conf" >>"$LOG" 2>&1 &
+    NATS_PID=$!; PIDS+=("$NATS_PID")
+    RPORT=$(free_port)
+    # Pub/sub buffers unbounded so a slow subscriber is not cut off; no
+    # persistence: both as for an in-memory relay.
+    pin 0 redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no \
+        --client-output-buffer-limit 'pubsub 0 0 0' >>"$LOG" 2>&1 &
+    REDIS_PID=$!; PIDS+=("$REDIS_PID")
+    sleep 1
+    for size in 64 256; do
+        run pin 1 "$OUT/nats_relay" "nats://127.0.0.1:$NPORT" "$RELAY_N" "$size"
+        run pin 1 "$OUT/redis_bench" 127.0.0.1 "$RPORT" relay "$RELAY_N" "$size"
+    done
+    run pin 1 "$OUT/redis_bench" 127.0.0.1 "$RPORT" set "$SET_N" 1
+    run pin 1 "$OUT/redis_bench" 127.0.0.1 "$RPORT" set "$SETP_N" 256
+    cleanup; PIDS=()
+fi
+
+# --- Parley benches (each pins its own broker and clients) ---------------
+for bench in "$@"; do
+    name=$(basename "$bench")
+    case $name in
+        bench_vmemory) run "$bench" ;;          # owned by the agent-mind engineer
+        bench_relay)   run "$bench" --count "$RELAY_N" ;;
+        *)             run "$bench" $QFLAG ;;
+    esac
+done
+
+# --- tables ---------------------------------------------------------------
+python3 - "$RESULTS" "$OUT/results.md" "$QUICK" "$LOG" <<'EOF'
+import sys, subprocess, datetime
+results, out, quick, logfile = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4]
+r = {}
+for line in open(results):
+    p = line.split()
+    if len(p) >= 3:
+        r[p[1]] = float(p[2])
+
+def sh(cmd):
+    try: return subprocess.run(cmd, shell=True, capture_output=True, text=True).stdout.strip()
+    except Exception: return "?"
+
+def fmt(v, unit=""):
+    if v is None: return "n/a"
+    if abs(v) >= 1e6: s = "%.2fM" % (v / 1e6)
+    elif abs(v) >= 1e4: s = "%.0fk" % (v / 1e3)
+    elif abs(v) >= 100: s = "%.0f" % v
+    else: s = "%.2f" % v
+    return s + (" " + unit if unit else "")
+
+L = []
+L.append("Generated by `make bench` (scripts/bench.sh) on %s." % datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"))
+L.append("Machine: `nproc` = %s, %s; kernel %s.%s" % (sh("nproc"), sh("lscpu | grep 'Model name' | sed 's/  */ /g'"),
+         sh("uname -r"), " **QUICK run (BENCH_QUICK=1): smaller counts, not for the docs.**" if quick else ""))
+L.append("Pinning: servers (parley-broker, forwarder, echo, nats-server, redis-server) on CPU 0, clients on CPU 1, except the 50-agent run.")
+L.append("")
+L.append("| figure | Parley | baseline | ratio | target | met |")
+L.append("| --- | --- | --- | --- | --- | --- |")
+
+def row(name, pk, bk, bname, unit, target_ratio=None, lower_is_better=False, target_text=""):
+    p, b = r.get(pk), r.get(bk) if bk else None
+    ratio = (p / b) if (p is not None and b) else None
+    met = ""
+    if target_ratio is not None and ratio is not None:
+        met = "yes" if ((ratio <= target_ratio) if lower_is_better else (ratio >= target_ratio)) else "**no**"
+    L.append("| %s | %s | %s | %s | %s | %s |" % (name, fmt(p, unit), (bname + ": " + fmt(b, unit)) if bk else "", 
+             ("%.2f×" % ratio) if ratio is not None else "", target_text, met))
+
+for size in (64, 256):
+    for batch, base, label in ((256, "nats", "nats-server"), (4096, "nats", "nats-server"),
+                               (4096, "forwarder", "ROUTER forwarder"), (4096, "redis", "redis pub/sub")):
+        row("relay %d B, SEND/FETCH batch %d" % (size, batch), "relay_parley_%d_b%d" % (size, batch),
+            "relay_%s_%d" % (base, size), label, "msg/s",
+            1.0 if base == "nats" else None, target_text="≥ nats" if base == "nats" else "")
+row("round trip HEARTBEAT p50", "rtt_heartbeat_p50", "rtt_echo_p50", "ROUTER echo", "µs", 1.5, True, "≤ 1.5× echo")
+row("round trip HEARTBEAT p99", "rtt_heartbeat_p99", "rtt_echo_p99", "ROUTER echo", "µs")
+row("round trip empty FETCH p50", "rtt_fetch_empty_p50", "rtt_echo_p50", "ROUTER echo", "µs", 1.5, True, "≤ 1.5× echo")
+row("round trip empty FETCH p99", "rtt_fetch_empty_p99", "rtt_echo_p99", "ROUTER echo", "µs")
+p = r.get("fanout_deliveries")
+L.append("| \"all\" fan-out to 100 agents | %s | | | ≥ 1M/s | %s |" % (fmt(p, "deliveries/s"),
+         "" if p is None else ("yes" if p >= 1e6 else "**no**")))
+row("state WRITE, 1 op, sync", "state_parley_sync", "state_redis_set_p1", "redis SET", "ops/s")
+row("state WRITE, 1 op, 256 in flight", "state_parley_pipelined", "state_redis_set_p256", "redis SET pipelined 256", "ops/s")
+row("state WRITE, 256 ops per WRITE", "state_parley_batched", "state_redis_set_p256", "redis SET pipelined 256", "ops/s")
+for shape in ("sync", "pipelined", "batched"):
+    p = r.get("state_replica_" + shape)
+    L.append("| replica (SUB) updates received, %s | %s | | | keeps up | |" % (shape, fmt(p, "updates/s")))
+L.append("")
+L.append("| agent figure | value | target | met |")
+L.append("| --- | --- | --- | --- |")
+for n in (0, 10000, 100000):
+    p50, p90 = r.get("step_median_%d" % n), r.get("step_p90_%d" % n)
+    target = "≤ 5 ms" if n == 10000 else ""
+    met = ("yes" if p50 <= 5 else "**no**") if (n == 10000 and p50 is not None) else ""
+    L.append("| loop step (no LLM), %d memories: median / p90 | %s / %s | %s | %s |" % (n, fmt(p50, "ms"), fmt(p90, "ms"), target, met))
+v = r.get("rss_per_memory_beyond_vector")
+L.append("| RSS per stored memory, beyond its vector | %s (total %s) | ≤ 2 KB + vector | %s |" % (
+    fmt(v, "B"), fmt(r.get("rss_per_memory"), "B"), "" if v is None else ("yes" if v <= 2048 else "**no**")))
+L.append("| 50 agents: total steps/s | %s | | |" % fmt(r.get("agents50_steps_per_s"), "steps/s"))
+L.append("| 50 agents: broker CPU | %s of one core | | |" % fmt(r.get("agents50_broker_cpu"), "%"))
+c, s = r.get("agents50_completed"), r.get("agents50_started")
+L.append("| 50 agents: completed all steps | %s of %s | all | %s |" % (fmt(c), fmt(s), "" if c is None else ("yes" if c == s else "**no**")))
+L.append("")
+vm = [l.strip() for l in open(logfile) if l.startswith("vmemory factory=")]
+if vm:
+    L.append("bench_vmemory (memory search alone, embed + top-3):")
+    L.append("")
+    L += ["    " + l for l in vm]
+    L.append("")
+open(out, "w").write("\n".join(L) + "\n")
+print("\n".join(L))
+EOF
+log "tables in $OUT/results.md, raw figures in $RESULTS, full output in $LOG"
