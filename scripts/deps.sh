@@ -73,7 +73,9 @@ install_packages() {
 enable_deb_src() {
     local out=/etc/apt/sources.list.d/parley-deb-src.sources uris suite
     [ -f "$out" ] && return
-    uris=$(grep -hE '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null | grep -v security | head -1 | awk '{print $2}')
+    # `|| true`: with pipefail, no *.sources file (debootstrap writes only a
+    # one-line sources.list) would otherwise end the script silently here.
+    uris=$(grep -hE '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null | grep -v security | head -1 | awk '{print $2}' || true)
     if [ -z "$uris" ] && [ -f /etc/apt/sources.list ]; then
         uris=$(awk '$1=="deb" && $0 !~ /security/ {for(i=2;i<=NF;i++) if ($i ~ /^(https?|file):/) {print $i; exit}}' /etc/apt/sources.list)
     fi
