@@ -82,6 +82,8 @@ typedef void (handler_fn) (broker_t *self, request_t *req);
 int sockets_open (broker_t *self, bool *network, char *why, size_t why_size);
 void sockets_close (broker_t *self);
 int sockets_write_ready_file (broker_t *self, const char *path);
+//  ZMQ_LAST_ENDPOINT, with IPv4-mapped IPv6 addresses written as IPv4.
+int sockets_last_endpoint (void *handle, char *buf, size_t size);
 
 //  dispatch.c
 int dispatch_on_router (zloop_t *loop, zsock_t *reader, void *arg);

@@ -28,13 +28,41 @@
 #include "broker_internal.h"
 #include "plog.h"
 
+//  The endpoint as bound. With IPv6 on, libzmq reports an IPv4 bind as
+//  tcp://[::ffff:127.0.0.1]:P; a client without ZMQ_IPV6 cannot connect to
+//  that, so IPv4-mapped addresses are written back as plain IPv4.
+static void
+s_unmap_ipv4 (char *endpoint)
+{
+    const char *mapped = "tcp://[::ffff:";
+    size_t len = strlen (mapped);
+    if (strncmp (endpoint, mapped, len) != 0 || !strchr (endpoint + len, '.'))
+        return;
+    char *close = strchr (endpoint + len, ']');
+    if (!close)
+        return;
+    //  "tcp://[::ffff:" + "a.b.c.d" + "]" + ":P"  ->  "tcp://" + "a.b.c.d" + ":P"
+    char *host = endpoint + strlen ("tcp://");
+    size_t host_len = (size_t) (close - (endpoint + len));
+    memmove (host, endpoint + len, host_len);
+    memmove (host + host_len, close + 1, strlen (close + 1) + 1);
+}
+
+int
+sockets_last_endpoint (void *handle, char *buf, size_t size)
+{
+    size_t len = size;
+    if (zmq_getsockopt (handle, ZMQ_LAST_ENDPOINT, buf, &len) != 0)
+        return -1;
+    if (size >= BROKER_ENDPOINT_MAX)
+        s_unmap_ipv4 (buf);
+    return 0;
+}
+
 static int
 s_last_endpoint (zsock_t *sock, char *buf, size_t size)
 {
-    size_t len = size;
-    if (zmq_getsockopt (zsock_resolve (sock), ZMQ_LAST_ENDPOINT, buf, &len) != 0)
-        return -1;
-    return 0;
+    return sockets_last_endpoint (zsock_resolve (sock), buf, size);
 }
 
 //  tcp://0.0.0.0:P, tcp://[::]:P or tcp://*:P -> tcp://<host>:P.
@@ -100,12 +128,12 @@ sockets_open (broker_t *self, bool *network, char *why, size_t why_size)
     s_last_endpoint (self->router, self->router_endpoint, sizeof self->router_endpoint);
     s_last_endpoint (self->pub, self->pub_endpoint, sizeof self->pub_endpoint);
     if (s_tap_enabled (cfg->tap)) {
-        self->tap = tap_new (cfg->tap, cfg->tap_hwm, self->tap_endpoint,
-                             sizeof self->tap_endpoint, why, why_size);
+        self->tap = tap_new (cfg->tap, cfg->tap_hwm, why, why_size);
         if (!self->tap) {
             *network = true;
             return -1;
         }
+        s_last_endpoint (tap_sock (self->tap), self->tap_endpoint, sizeof self->tap_endpoint);
     }
     char hostname [256] = "127.0.0.1";
     const char *host = cfg->advertise_host;

@@ -16,10 +16,9 @@ struct _tap_t {
 };
 
 tap_t *
-tap_new (const char *endpoint, int hwm, char *bound, size_t bound_size,
-         char *why, size_t why_size)
+tap_new (const char *endpoint, int hwm, char *why, size_t why_size)
 {
-    assert (endpoint && bound);
+    assert (endpoint);
     tap_t *self = calloc (1, sizeof (tap_t));
     if (!self)
         return NULL;
@@ -33,13 +32,11 @@ tap_new (const char *endpoint, int hwm, char *bound, size_t bound_size,
     zsock_set_sndhwm (self->sock, hwm);
     zsock_set_linger (self->sock, 0);
     zsock_set_maxmsgsize (self->sock, 1024);    //  subscriptions only
+    zsock_set_ipv6 (self->sock, 1);
     if (zsock_bind (self->sock, "%s", endpoint) == -1) {
         snprintf (why, why_size, "cannot bind tap %s: %s", endpoint, zmq_strerror (zmq_errno ()));
         goto err;
     }
-    size_t len = bound_size;
-    if (zmq_getsockopt (self->handle, ZMQ_LAST_ENDPOINT, bound, &len) != 0)
-        snprintf (bound, bound_size, "%s", endpoint);
     return self;
 err:
     tap_destroy (&self);

@@ -22,10 +22,9 @@
 
 typedef struct _tap_t tap_t;
 
-//  Binds the tap on `endpoint`; the bound endpoint (ephemeral port
-//  resolved) goes to `bound`. NULL with `why` on failure.
-tap_t *tap_new (const char *endpoint, int hwm, char *bound, size_t bound_size,
-                char *why, size_t why_size);
+//  Binds the tap on `endpoint` (ask the socket for ZMQ_LAST_ENDPOINT to
+//  resolve an ephemeral port). NULL with `why` on failure.
+tap_t *tap_new (const char *endpoint, int hwm, char *why, size_t why_size);
 void tap_destroy (tap_t **self_p);
 
 //  The socket, for the loop: call tap_on_subscription when it is readable.

@@ -173,6 +173,21 @@ testclient_error_code (const pmsg_t *reply)
     return (int) pmsg_uint (reply, "code", 0);
 }
 
+const char *
+testclient_describe (const pmsg_t *reply)
+{
+    static char text [512];
+    if (!reply)
+        return "no reply";
+    if (pmsg_type (reply) != PMSG_ERROR)
+        return pmsg_type_name (pmsg_type (reply));
+    size_t len = 0;
+    const char *message = pmsg_str (reply, "message", &len);
+    snprintf (text, sizeof text, "ERROR %s: %.*s",
+              perr_name ((int) pmsg_uint (reply, "code", 0)), (int) len, message ? message : "");
+    return text;
+}
+
 size_t
 testclient_array_size (const pmsg_t *reply, const char *field)
 {

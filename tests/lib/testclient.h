@@ -63,6 +63,9 @@ pmsg_t *testclient_fetch (testclient_t *self, uint64_t ack, size_t max);
 //  ERROR's code, or PERR_NONE if the reply is not an ERROR (or is NULL:
 //  then -1).
 int testclient_error_code (const pmsg_t *reply);
+//  "WELCOME", or "ERROR NOT_HELLO: say HELLO...", or "no reply": for
+//  assertion messages. Static buffer: one call per expression.
+const char *testclient_describe (const pmsg_t *reply);
 //  The number of elements of an array field (0 if absent).
 size_t testclient_array_size (const pmsg_t *reply, const char *field);
 //  Element `index` of an array field (NULL if out of range).
