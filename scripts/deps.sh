@@ -40,7 +40,8 @@ missing_packages() {
         pkg-config --exists "$m" || missing="$missing $m"
     done
     for f in /usr/include/faiss/c_api/IndexFlat_c.h /usr/include/faiss/Index.h \
-             /usr/bin/g++ /usr/bin/dpkg-source /usr/bin/python3 \
+             /usr/bin/gcc /usr/bin/g++ /usr/bin/make /usr/sbin/ip \
+             /usr/bin/dpkg-source /usr/bin/python3 \
              /usr/bin/systemd-analyze /usr/bin/docker-compose; do
         [ -e "$f" ] || missing="$missing $f"
     done
@@ -92,6 +93,9 @@ build_faiss_c() {
     enable_deb_src
     apt_update_once
     work=$(mktemp -d); chmod 755 "$work"
+    # As root, apt downloads as user _apt; let it write here so apt does not
+    # warn "Download is performed unsandboxed as root".
+    if [ "$(id -u)" = 0 ]; then chown _apt "$work" 2>/dev/null || true; fi
     trap 'rm -rf "$work"' EXIT
     log "fetching Debian's faiss source package"
     (cd "$work" && apt-get source -q faiss >/dev/null)
