@@ -39,14 +39,15 @@ cleanup() {
 }
 trap cleanup EXIT
 
-pin() {     # pin CPU command...: taskset when there are 2+ cores and pinning is on
-    local cpu=$1; shift
-    if [ "${BENCH_NO_PIN:-0}" = 1 ] || [ "$(nproc)" -lt 2 ] || ! command -v taskset >/dev/null; then
-        "$@"
-    else
-        taskset -c "$cpu" "$@"
+# "taskset -c CPU" when there are 2+ cores and pinning is on, else nothing.
+# A prefix rather than a function, so "$(pinned 0) server &" gives $! = the
+# server's own pid (taskset execs it) and cleanup can kill it.
+pinned() {
+    if [ "${BENCH_NO_PIN:-0}" != 1 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
+        echo "taskset -c $1"
     fi
 }
+pin() { local cpu=$1; shift; $(pinned "$cpu") "$@"; }
 
 run() {     # run a bench command, keep its output, collect its RESULT lines
     log "running: $*"
@@ -96,12 +97,12 @@ fi
 if [ "$BASELINES" = 1 ]; then
     NPORT=$(free_port)
     printf 'listen: 127.0.0.1:%s\nmax_pending: 1073741824\n' "$NPORT" > "$OUT/nats.conf"
-    pin 0 nats-server -c "$OUT/nats.conf" >>"$LOG" 2>&1 &
+    $(pinned 0) nats-server -c "$OUT/nats.conf" >>"$LOG" 2>&1 &
     NATS_PID=$!; PIDS+=("$NATS_PID")
     RPORT=$(free_port)
     # Pub/sub buffers unbounded so a slow subscriber is not cut off; no
     # persistence: both as for an in-memory relay.
-    pin 0 redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no \
+    $(pinned 0) redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no \
         --client-output-buffer-limit 'pubsub 0 0 0' >>"$LOG" 2>&1 &
     REDIS_PID=$!; PIDS+=("$REDIS_PID")
     sleep 1
