@@ -1,0 +1,270 @@
+/*  check_broker_world - the exploration world over the wire: PERCEIVE and
+    ACT, edges on a line and a grid, BAD_ACTION, coverage by unique names,
+    the "explored" event (once) and WORLD_RESET with its event and state.
+*/
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lib/testbroker.h"
+#include "lib/testclient.h"
+
+static testbroker_t *s_broker;
+
+#define EXPECT(reply, t) \
+    ck_assert_msg ((reply) && pmsg_type (reply) == (t), "expected %s, got %s", \
+                   pmsg_type_name (t), testclient_describe (reply))
+#define EXPECT_ERROR(reply, code) \
+    ck_assert_msg (testclient_error_code (reply) == (code), "expected ERROR %s, got %s", \
+                   perr_name (code), testclient_describe (reply))
+
+static testclient_t *
+s_agent (const char *id)
+{
+    testclient_t *client = testclient_new (testbroker_router (s_broker));
+    pmsg_t *welcome = testclient_hello (client, id);
+    EXPECT (welcome, PMSG_WELCOME);
+    pmsg_destroy (&welcome);
+    return client;
+}
+
+static pmsg_t *
+s_act (testclient_t *client, const char *action)
+{
+    penc_t *enc = testclient_begin (client, PMSG_ACT, 1);
+    penc_kv_cstr (enc, "action", action);
+    return testclient_call (client);
+}
+
+static bool
+s_outcome_is (const pmsg_t *obs, const char *outcome)
+{
+    return pobj_streq (pmsg_field (obs, "outcome"), outcome);
+}
+
+START_TEST (test_line_edges_and_coverage)
+{
+    const char *args [] = { "--world-size", "5", "--seed", "42", NULL };
+    s_broker = testbroker_start (args);
+    ck_assert_ptr_nonnull (s_broker);
+    testclient_t *a = s_agent ("A");
+    testsub_t *sub = testsub_new (testbroker_pub (s_broker), "world.");
+    pmsg_t *obs = testclient_call0 (a, PMSG_PERCEIVE);
+    EXPECT (obs, PMSG_OBSERVATION);
+    ck_assert (s_outcome_is (obs, "perceived"));
+    ck_assert_uint_eq (pmsg_uint (obs, "position", 99), 0);     //  first agent starts at 0
+    size_t objects = testclient_array_size (obs, "objects");
+    ck_assert (objects >= 1 && objects <= 3);
+    uint64_t total = pmsg_uint (obs, "objects_total", 0);
+    ck_assert_uint_gt (total, 0);
+    ck_assert_uint_gt (pmsg_uint (obs, "explored", 0), 0);      //  the start counts
+    pmsg_destroy (&obs);
+    //  Backward at 0: the edge, no move.
+    obs = s_act (a, "backward");
+    EXPECT (obs, PMSG_OBSERVATION);
+    ck_assert (s_outcome_is (obs, "edge"));
+    ck_assert_uint_eq (pmsg_uint (obs, "position", 99), 0);
+    pmsg_destroy (&obs);
+    //  left/right on a line: BAD_ACTION, and an unknown action too.
+    obs = s_act (a, "left");
+    EXPECT_ERROR (obs, PERR_BAD_ACTION);
+    pmsg_destroy (&obs);
+    obs = s_act (a, "jump");
+    EXPECT_ERROR (obs, PERR_BAD_ACTION);
+    pmsg_destroy (&obs);
+    obs = s_act (a, "stay");
+    ck_assert (s_outcome_is (obs, "stayed"));
+    pmsg_destroy (&obs);
+    //  Walk to the far edge: everything explored, coverage 1.
+    bool done = false;
+    double coverage = 0;
+    for (int i = 0; i < 4; i++) {
+        obs = s_act (a, "forward");
+        EXPECT (obs, PMSG_OBSERVATION);
+        ck_assert (s_outcome_is (obs, "moved"));
+        ck_assert_uint_eq (pmsg_uint (obs, "position", 99), (uint64_t) i + 1);
+        double now = pmsg_num (obs, "coverage", -1);
+        ck_assert (now >= coverage);
+        coverage = now;
+        done = pmsg_bool (obs, "done", false);
+        pmsg_destroy (&obs);
+    }
+    ck_assert (done);
+    ck_assert (coverage == 1.0);
+    obs = s_act (a, "forward");
+    ck_assert (s_outcome_is (obs, "edge"));
+    ck_assert_uint_eq (pmsg_uint (obs, "position", 99), 4);
+    ck_assert_uint_eq (testclient_array_size (obs, "new_objects"), 0);
+    pmsg_destroy (&obs);
+    //  The state mirrors it.
+    penc_t *enc = testclient_begin (a, PMSG_GET, 1);
+    penc_key (enc, "keys");
+    msgpack_pack_array (penc_packer (enc), 1);
+    penc_cstr (enc, "world.agent_positions");
+    pmsg_t *state = testclient_call (a);
+    EXPECT (state, PMSG_STATE);
+    const msgpack_object *value = pobj_get (testclient_array_at (state, "entries", 0), "value");
+    ck_assert_ptr_nonnull (value);
+    ck_assert_uint_eq (pobj_uint (value, "A", 99), 4);
+    pmsg_destroy (&state);
+    testsub_destroy (&sub);
+    testclient_destroy (&a);
+    ck_assert_int_eq (testbroker_stop (&s_broker), 0);
+}
+END_TEST
+
+START_TEST (test_explored_event_and_reset)
+{
+    const char *args [] = { "--world-size", "3", "--seed", "7", NULL };
+    s_broker = testbroker_start (args);
+    ck_assert_ptr_nonnull (s_broker);
+    testclient_t *a = s_agent ("A");
+    testsub_t *sub = testsub_new (testbroker_pub (s_broker), "world.");
+    testsub_t *probe = testsub_new (testbroker_pub (s_broker), "state.");
+    //  Wait for the SUBs to join: state updates from a probe write.
+    pmsg_t *event = NULL;
+    char topic [128];
+    for (int tries = 0; tries < 100 && !event; tries++) {
+        penc_t *enc = testclient_begin (a, PMSG_WRITE, 1);
+        penc_key (enc, "ops");
+        msgpack_pack_array (penc_packer (enc), 1);
+        msgpack_pack_map (penc_packer (enc), 3);
+        penc_kv_cstr (enc, "op", "set");
+        penc_kv_cstr (enc, "key", "probe");
+        penc_kv_uint (enc, "value", (uint64_t) tries);
+        pmsg_t *reply = testclient_call (a);
+        pmsg_destroy (&reply);
+        event = testsub_recv (probe, topic, sizeof topic, 200);
+    }
+    ck_assert_ptr_nonnull (event);
+    pmsg_destroy (&event);
+    pmsg_t *obs = testclient_call0 (a, PMSG_PERCEIVE);
+    pmsg_destroy (&obs);
+    for (int i = 0; i < 2; i++) {
+        obs = s_act (a, "forward");
+        pmsg_destroy (&obs);
+    }
+    //  Everything explored: one "explored" event.
+    event = testsub_recv (sub, topic, sizeof topic, 15000);
+    ck_assert_ptr_nonnull (event);
+    ck_assert_str_eq (topic, "world.explored");
+    ck_assert_int_eq (pmsg_type (event), PMSG_WORLD_EVENT);
+    ck_assert (pmsg_num (event, "coverage", 0) == 1.0);
+    pmsg_destroy (&event);
+    //  More moves: no second event.
+    obs = s_act (a, "backward");
+    pmsg_destroy (&obs);
+    //  Reset with a new seed: event "reset", coverage back to the start.
+    penc_t *enc = testclient_begin (a, PMSG_WORLD_RESET, 1);
+    penc_kv_uint (enc, "seed", 99);
+    pmsg_t *reply = testclient_call (a);
+    EXPECT (reply, PMSG_OK);
+    pmsg_destroy (&reply);
+    event = testsub_recv (sub, topic, sizeof topic, 15000);
+    ck_assert_ptr_nonnull (event);
+    ck_assert_str_eq (topic, "world.reset");          //  not a second "explored"
+    ck_assert_uint_eq (pmsg_uint (event, "explored", 99), 0);
+    pmsg_destroy (&event);
+    //  The agent re-enters the fresh world at its first step.
+    obs = testclient_call0 (a, PMSG_PERCEIVE);
+    EXPECT (obs, PMSG_OBSERVATION);
+    ck_assert (!pmsg_bool (obs, "done", true));
+    pmsg_destroy (&obs);
+    //  WELCOME's summary follows the world.
+    testclient_t *b = testclient_new (testbroker_router (s_broker));
+    reply = testclient_hello (b, "B");
+    EXPECT (reply, PMSG_WELCOME);
+    const msgpack_object *world = pmsg_field (reply, "world");
+    ck_assert_uint_eq (pobj_uint (world, "width", 0), 3);
+    ck_assert (!pobj_bool (world, "done", true));
+    pmsg_destroy (&reply);
+    testclient_destroy (&b);
+    testsub_destroy (&probe);
+    testsub_destroy (&sub);
+    testclient_destroy (&a);
+    ck_assert_int_eq (testbroker_stop (&s_broker), 0);
+}
+END_TEST
+
+START_TEST (test_grid_moves)
+{
+    const char *args [] = { "--grid", "3x2", "--seed", "1", NULL };
+    s_broker = testbroker_start (args);
+    ck_assert_ptr_nonnull (s_broker);
+    testclient_t *a = s_agent ("A");
+    pmsg_t *obs = testclient_call0 (a, PMSG_PERCEIVE);
+    EXPECT (obs, PMSG_OBSERVATION);
+    ck_assert_uint_eq (pmsg_uint (obs, "x", 9), 0);
+    ck_assert_uint_eq (pmsg_uint (obs, "y", 9), 0);
+    pmsg_destroy (&obs);
+    obs = s_act (a, "left");                            //  y - 1 at y = 0: edge
+    EXPECT (obs, PMSG_OBSERVATION);
+    ck_assert (s_outcome_is (obs, "edge"));
+    pmsg_destroy (&obs);
+    obs = s_act (a, "right");
+    ck_assert (s_outcome_is (obs, "moved"));
+    ck_assert_uint_eq (pmsg_uint (obs, "y", 9), 1);
+    ck_assert_uint_eq (pmsg_uint (obs, "position", 99), 3);  //  y * width + x
+    pmsg_destroy (&obs);
+    obs = s_act (a, "right");
+    ck_assert (s_outcome_is (obs, "edge"));
+    pmsg_destroy (&obs);
+    testclient_destroy (&a);
+    ck_assert_int_eq (testbroker_stop (&s_broker), 0);
+}
+END_TEST
+
+START_TEST (test_two_agents_share_exploration)
+{
+    const char *args [] = { "--world-size", "6", NULL };
+    s_broker = testbroker_start (args);
+    ck_assert_ptr_nonnull (s_broker);
+    testclient_t *a = s_agent ("A");
+    testclient_t *b = s_agent ("B");
+    pmsg_t *obs = testclient_call0 (a, PMSG_PERCEIVE);
+    uint64_t after_a = pmsg_uint (obs, "explored", 0);
+    pmsg_destroy (&obs);
+    obs = testclient_call0 (b, PMSG_PERCEIVE);
+    EXPECT (obs, PMSG_OBSERVATION);
+    ck_assert_uint_eq (pmsg_uint (obs, "position", 99), 2);     //  6 / 3
+    ck_assert_uint_ge (pmsg_uint (obs, "explored", 0), after_a);
+    pmsg_destroy (&obs);
+    //  BYE forget takes B out of agent_positions.
+    penc_t *enc = testclient_begin (b, PMSG_BYE, 1);
+    penc_kv_bool (enc, "forget", true);
+    pmsg_t *reply = testclient_call (b);
+    EXPECT (reply, PMSG_OK);
+    pmsg_destroy (&reply);
+    enc = testclient_begin (a, PMSG_GET, 1);
+    penc_key (enc, "keys");
+    msgpack_pack_array (penc_packer (enc), 1);
+    penc_cstr (enc, "world.agent_positions");
+    reply = testclient_call (a);
+    const msgpack_object *value = pobj_get (testclient_array_at (reply, "entries", 0), "value");
+    ck_assert_ptr_nonnull (value);
+    ck_assert_ptr_null (pobj_get (value, "B"));
+    ck_assert_ptr_nonnull (pobj_get (value, "A"));
+    pmsg_destroy (&reply);
+    testclient_destroy (&a);
+    testclient_destroy (&b);
+    ck_assert_int_eq (testbroker_stop (&s_broker), 0);
+}
+END_TEST
+
+int
+main (void)
+{
+    Suite *suite = suite_create ("broker_world");
+    TCase *tc = tcase_create ("world");
+    tcase_set_timeout (tc, 120);
+    tcase_add_test (tc, test_line_edges_and_coverage);
+    tcase_add_test (tc, test_explored_event_and_reset);
+    tcase_add_test (tc, test_grid_moves);
+    tcase_add_test (tc, test_two_agents_share_exploration);
+    suite_add_tcase (suite, tc);
+    SRunner *runner = srunner_create (suite);
+    srunner_run_all (runner, CK_NORMAL);
+    int failed = srunner_ntests_failed (runner);
+    srunner_free (runner);
+    return failed ? 1 : 0;
+}
