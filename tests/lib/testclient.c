@@ -98,6 +98,12 @@ testclient_recv (testclient_t *self, int timeout_ms)
         zmq_msg_close (&msg);
         return NULL;
     }
+    //  A REQ-style envelope: the broker echoes the empty delimiter first.
+    if (zmq_msg_size (&msg) == 0 && zmq_msg_more (&msg)) {
+        zmq_msg_close (&msg);
+        zmq_msg_init (&msg);
+        zmq_msg_recv (&msg, self->handle, 0);
+    }
     //  One body frame per reply; anything after it would be a broker bug.
     assert (!zmq_msg_more (&msg));
     perr_t err = PERR_NONE;

@@ -49,7 +49,9 @@ pmsg_t *testclient_call0 (testclient_t *self, pmsg_type_t type);
 int testclient_send_raw (testclient_t *self, const void *data, size_t size);
 int testclient_send_frames (testclient_t *self, const void *const *datas,
                             const size_t *sizes, size_t count);
-//  The next reply, decoded; NULL on timeout or if it does not decode.
+//  The next reply, decoded (an empty delimiter frame before it, as a
+//  REQ-style envelope gets, is skipped); NULL on timeout or if it does not
+//  decode.
 pmsg_t *testclient_recv (testclient_t *self, int timeout_ms);
 
 //  Shortcuts. Each returns the decoded reply (caller destroys it).
