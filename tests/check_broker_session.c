@@ -437,6 +437,54 @@ START_TEST (test_sigint_clean_exit)
 }
 END_TEST
 
+START_TEST (test_tap_mirrors_frames)
+{
+    s_start (NULL);
+    testclient_t *a = s_agent ("Tapped");
+    testsub_t *tap = testsub_new (testbroker_tap (s_broker), "tap.");
+    //  The tap only works while someone subscribes (XPUB): poke until the
+    //  subscription has reached the broker.
+    pmsg_t *frame = NULL;
+    char topic [64];
+    for (int tries = 0; tries < 100 && !frame; tries++) {
+        pmsg_t *reply = testclient_call0 (a, PMSG_HEARTBEAT);
+        pmsg_destroy (&reply);
+        frame = testsub_recv (tap, topic, sizeof topic, 200);
+    }
+    ck_assert_ptr_nonnull (frame);
+    pmsg_destroy (&frame);
+    //  Now one request: its tap.in, then its tap.out, tseq consecutive.
+    pmsg_t *reply = testclient_call0 (a, PMSG_AGENTS);
+    EXPECT (reply, PMSG_AGENT_LIST);
+    pmsg_destroy (&reply);
+    bool seen_in = false, seen_out = false;
+    uint64_t last_tseq = 0;
+    while ((!seen_in || !seen_out) && (frame = testsub_recv (tap, topic, sizeof topic, 5000))) {
+        ck_assert_int_eq (pmsg_type (frame), PMSG_TAP);
+        uint64_t tseq = pmsg_uint (frame, "tseq", 0);
+        ck_assert_uint_gt (tseq, last_tseq);
+        last_tseq = tseq;
+        ck_assert (pobj_streq (pmsg_field (frame, "peer"), "Tapped"));
+        size_t len;
+        const char *body = pmsg_str (frame, "body", &len);
+        perr_t err;
+        uint64_t id;
+        pmsg_t *inner = pmsg_decode (body, len, pwire_default_limits (), &err, &id, NULL, 0);
+        ck_assert_ptr_nonnull (inner);
+        if (strcmp (topic, "tap.in") == 0 && pmsg_type (inner) == PMSG_AGENTS)
+            seen_in = true;
+        if (strcmp (topic, "tap.out") == 0 && pmsg_type (inner) == PMSG_AGENT_LIST)
+            seen_out = true;
+        pmsg_destroy (&inner);
+        pmsg_destroy (&frame);
+    }
+    ck_assert (seen_in && seen_out);
+    testsub_destroy (&tap);
+    testclient_destroy (&a);
+    s_stop ();
+}
+END_TEST
+
 START_TEST (test_help_and_usage)
 {
     //  --help exits 0 and documents the flags and exit codes; a bad value
@@ -485,6 +533,7 @@ main (void)
     tcase_add_test (tc, test_sigterm_clean_exit);
     tcase_add_test (tc, test_sigint_clean_exit);
     tcase_add_test (tc, test_help_and_usage);
+    tcase_add_test (tc, test_tap_mirrors_frames);
     suite_add_tcase (suite, tc);
     SRunner *runner = srunner_create (suite);
     srunner_run_all (runner, CK_NORMAL);
