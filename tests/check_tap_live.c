@@ -166,18 +166,25 @@ START_TEST (test_live_record_replay)
         testbroker_router (broker), "--json", "--record", record, NULL }, true, NULL);
     ck_assert_ptr_nonnull (tap);
 
-    s_client_t client;
+    s_client_t client, other;
     s_client_open (&client, testbroker_router (broker));
+    s_client_open (&other, testbroker_router (broker));
     s_hello (&client, "tester");
     s_warm_up (&client, tap);
+    //  Published events that must happen: "joined", and a wake-up for mail
+    //  that stays queued (tester's own wake-up may be coalesced away when
+    //  its FETCH is handled in the same broker turn as the SEND).
+    s_hello (&other, "other");
     penc_kv_cstr (s_begin (&client, PMSG_LISTEN, 1), "channel", "news");
     s_call_done (&client, PMSG_OK);
-    s_send (&client, 2, (const char *[]) { "tester", "#news" },
-            (const char *[]) { "hello tap", "breaking \"news\"" });
+    s_send (&client, 3, (const char *[]) { "tester", "#news", "other" },
+            (const char *[]) { "hello tap", "breaking \"news\"", "for later" });
     s_begin (&client, PMSG_FETCH, 0);
     s_call_done (&client, PMSG_MAIL);
     ck_assert_msg (tproc_wait_for (tap, "\"type\":\"MAIL\",", DEADLINE_MS),
                    "no MAIL line: %s", tproc_out (tap));
+    ck_assert_msg (tproc_wait_for (tap, "\"peer\":\"mail.other\"", DEADLINE_MS),
+                   "no MAIL_READY for other: %s", tproc_out (tap));
 
     //  Ctrl-C: a clean exit with totals.
     tproc_signal (tap, SIGINT);
@@ -194,7 +201,7 @@ START_TEST (test_live_record_replay)
     json_t *sent = s_find (lines, "out", "tester", "SENT");
     ck_assert_ptr_nonnull (sent);
     ck_assert_ptr_nonnull (strstr (json_string_value (json_object_get (sent, "summary")),
-                                   " accepted 2/2"));
+                                   " accepted 3/3"));
     json_t *listen = s_find (lines, "in", "tester", "LISTEN");
     ck_assert_ptr_nonnull (listen);
     ck_assert_str_eq (s_path_str (listen, "channel"), "news");
@@ -203,9 +210,12 @@ START_TEST (test_live_record_replay)
     ck_assert_str_eq (s_path_str (mail, "messages.0.body"), "hello tap");
     ck_assert_str_eq (s_path_str (mail, "messages.0.from"), "tester");
     ck_assert_str_eq (s_path_str (mail, "messages.1.body"), "breaking \"news\"");
-    json_t *ready = s_find (lines, "pub", "mail.tester", "MAIL_READY");
+    json_t *ready = s_find (lines, "pub", "mail.other", "MAIL_READY");
     ck_assert_ptr_nonnull (ready);
-    ck_assert_str_eq (s_path_str (ready, "agent"), "tester");
+    ck_assert_str_eq (s_path_str (ready, "agent"), "other");
+    json_t *joined = s_find (lines, "pub", "agent.other", "AGENT_EVENT");
+    ck_assert_ptr_nonnull (joined);
+    ck_assert_str_eq (s_path_str (joined, "event"), "joined");
     //  Light traffic: the tap kept up, so tseq has no gap.
     ck_assert_ptr_null (strstr (tproc_out (tap), "\"kind\":\"dropped\""));
     json_decref (lines);
@@ -235,9 +245,10 @@ START_TEST (test_live_record_replay)
     //  Text mode shows the same traffic for a person.
     replay = tproc_tap ((const char *[]) { "--replay", record, "--type", "SEND", NULL });
     ck_assert_ptr_nonnull (strstr (tproc_out (replay),
-                                   "2 msgs: to tester \"hello tap\" (+1 more)"));
+                                   "3 msgs: to tester \"hello tap\" (+2 more)"));
     tproc_destroy (&replay);
 
+    s_client_close (&other);
     s_client_close (&client);
     tproc_destroy (&tap);
     free (record);
