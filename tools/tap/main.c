@@ -51,7 +51,7 @@ static const pconfig_option_t s_options [] = {
       "exit after MS milliseconds (0: no limit); failure if --count was not reached" },
     { "connect-timeout-ms", 0, PCONFIG_INT, "PARLEY_CONNECT_TIMEOUT_MS", "5000", 1, 1e9, "MS",
       "how long to wait for the broker's WELCOME" },
-    { "hwm", 0, PCONFIG_INT, "PARLEY_TAP_HWM", "100000", 1, 1e9, "FRAMES",
+    { "hwm", 0, PCONFIG_INT, NULL, "100000", 1, 1e9, "FRAMES",
       "receive queue of the tap socket; beyond it frames are dropped (and counted)" },
 };
 #define OPTION_COUNT (sizeof s_options / sizeof s_options [0])

@@ -362,8 +362,10 @@ s_summary (s_line_t *line, const pmsg_t *msg)
             s_summary_messages (line, msg, false);
             break;
         case PMSG_FETCH:
-            s_add (line, " ack=%" PRIu64 " max=%" PRIu64,
-                   pmsg_uint (msg, "ack", 0), pmsg_uint (msg, "max", 0));
+            if (pmsg_field (msg, "ack"))
+                s_add (line, " ack=%" PRIu64, pmsg_uint (msg, "ack", 0));
+            if (pmsg_field (msg, "max"))
+                s_add (line, " max=%" PRIu64, pmsg_uint (msg, "max", 0));
             break;
         case PMSG_ACK:
             s_add (line, " seq=%" PRIu64, pmsg_uint (msg, "seq", 0));
