@@ -5,7 +5,9 @@
       parley    the real parley-broker; the sender SENDs batches of B
                 messages (up to 4 requests in flight), the receiver FETCHes
                 batches of up to B (ack = last seq) and waits for MAIL_READY
-                on the PUB socket when its inbox is empty.
+                on the PUB socket when its inbox is empty. Twice: with one
+                FETCH at a time (key suffix _f1), and with FETCH_DEPTH
+                FETCHes in flight (`stream: true`, PROTOCOL.md §3).
       forwarder a bare ROUTER-to-ROUTER forwarder in C on the same
                 transport (tcp loopback): one message per frame, routed by
                 identity, ROUTER_MANDATORY so a full pipe blocks instead of
@@ -27,6 +29,7 @@
 
 #define RTT_ROUNDS 20000
 #define RTT_WARMUP 1000
+#define FETCH_DEPTH 3           //  streaming FETCHes the receiver keeps in flight
 
 static long s_count = 1000000;          //  messages per relay run
 
@@ -166,8 +169,26 @@ s_forwarder_relay (size_t body_size)
 // ---------------------------------------------------------------------
 //  Parley relay
 
+//  One FETCH: `stream` continues after what earlier FETCHes handed out
+//  (PROTOCOL.md §4), so several can be in flight; the first is plain.
 static void
-s_parley_receiver (const char *router, const char *pub, size_t batch, int ready_fd, int result_fd)
+s_fetch_send (bench_conn_t *conn, uint64_t ack, size_t batch, bool stream)
+{
+    penc_t *enc = bench_conn_begin (conn, PMSG_FETCH, 1 + (ack ? 1 : 0) + (stream ? 1 : 0));
+    if (ack)
+        penc_kv_uint (enc, "ack", ack);
+    penc_kv_uint (enc, "max", batch);
+    if (stream)
+        penc_kv_bool (enc, "stream", true);
+    bench_conn_send (conn);
+}
+
+//  Receives s_count messages with `depth` FETCHes in flight (1: the old
+//  strict request/reply, each FETCH acking the previous batch). Each new
+//  FETCH acks everything received so far.
+static void
+s_parley_receiver (const char *router, const char *pub, size_t batch, int depth,
+                   int ready_fd, int result_fd)
 {
     bench_pin (0, 1);
     bench_conn_t *conn = bench_conn_new (router);
@@ -180,23 +201,35 @@ s_parley_receiver (const char *router, const char *pub, size_t batch, int ready_
     long received = 0, first_batch = 0;
     uint64_t ack = 0;
     int64_t first = 0, last = 0;
+    int in_flight = 0;
+    bool draining = false;      //  an empty reply came: let the rest come back
     while (received < s_count) {
-        penc_t *enc = bench_conn_begin (conn, PMSG_FETCH, ack ? 2 : 1);
-        if (ack)
-            penc_kv_uint (enc, "ack", ack);
-        penc_kv_uint (enc, "max", batch);
-        const msgpack_object *mail = bench_call (conn);
+        //  With nothing in flight the FETCH is plain (it restarts from
+        //  acked, which its own ack just moved to everything received);
+        //  the ones behind it stream on from there.
+        while (!draining && in_flight < depth) {
+            s_fetch_send (conn, ack, batch, in_flight > 0);
+            in_flight++;
+        }
+        const msgpack_object *mail = bench_conn_recv (conn, 30000);
+        in_flight--;
         bench_expect (mail, "MAIL");
         const msgpack_object *items = pobj_get (mail, "messages");
         size_t n = items->via.array.size;
         if (n == 0) {
-            //  Inbox empty: wait for a wake-up rather than spin.
-            zmq_pollitem_t item = { sub, 0, ZMQ_POLLIN, 0 };
-            if (zmq_poll (&item, 1, 5) > 0)
-                while (zmq_recv (sub, NULL, 0, ZMQ_DONTWAIT) >= 0)
-                    ;
+            //  Inbox empty: once every FETCH is back, wait for a wake-up
+            //  rather than spin.
+            draining = in_flight > 0;
+            if (!draining) {
+                zmq_pollitem_t item = { sub, 0, ZMQ_POLLIN, 0 };
+                if (zmq_poll (&item, 1, 5) > 0)
+                    while (zmq_recv (sub, NULL, 0, ZMQ_DONTWAIT) >= 0)
+                        ;
+            }
             continue;
         }
+        if (in_flight == 0)
+            draining = false;
         ack = pobj_uint (&items->via.array.ptr [n - 1], "seq", 0);
         last = pclock_mono_us ();
         if (received == 0) {
@@ -205,6 +238,9 @@ s_parley_receiver (const char *router, const char *pub, size_t batch, int ready_
         }
         received += (long) n;
     }
+    //  Replies still in flight come back empty (or with nothing new).
+    while (in_flight-- > 0)
+        bench_conn_recv (conn, 30000);
     double rate = (double) (received - first_batch) * 1e6 / (double) (last - first);
     if (write (result_fd, &rate, sizeof rate) < 0)
         _exit (1);
@@ -217,7 +253,7 @@ s_parley_receiver (const char *router, const char *pub, size_t batch, int ready_
 }
 
 static double
-s_parley_relay (const char *router, const char *pub, size_t body_size, size_t batch)
+s_parley_relay (const char *router, const char *pub, size_t body_size, size_t batch, int depth)
 {
     int ready [2], result [2];
     if (pipe (ready) != 0 || pipe (result) != 0)
@@ -226,7 +262,7 @@ s_parley_relay (const char *router, const char *pub, size_t body_size, size_t ba
     if (receiver == 0) {
         close (ready [0]);
         close (result [0]);
-        s_parley_receiver (router, pub, batch, ready [1], result [1]);
+        s_parley_receiver (router, pub, batch, depth, ready [1], result [1]);
     }
     close (ready [1]);
     close (result [1]);
@@ -380,8 +416,13 @@ main (int argc, char **argv)
         snprintf (key, sizeof key, "relay_forwarder_%zu", sizes [s]);
         bench_result (key, s_forwarder_relay (sizes [s]), "msg/s");
         for (size_t b = 0; b < 2; b++) {
+            //  The old shape first (one FETCH at a time), kept for
+            //  comparison, then FETCH_DEPTH streaming FETCHes in flight.
+            snprintf (key, sizeof key, "relay_parley_%zu_b%zu_f1", sizes [s], batches [b]);
+            bench_result (key, s_parley_relay (router, pub, sizes [s], batches [b], 1), "msg/s");
             snprintf (key, sizeof key, "relay_parley_%zu_b%zu", sizes [s], batches [b]);
-            bench_result (key, s_parley_relay (router, pub, sizes [s], batches [b]), "msg/s");
+            bench_result (key, s_parley_relay (router, pub, sizes [s], batches [b],
+                                               FETCH_DEPTH), "msg/s");
         }
     }
     size_t size = s_parley_rtt (router, PMSG_HEARTBEAT, "rtt_heartbeat");

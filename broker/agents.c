@@ -64,6 +64,7 @@ s_agent_destroy (agent_t **agent_p)
         zlistx_destroy (&agent->caps);
         zlistx_destroy (&agent->channels);
         mailbox_destroy (&agent->inbox);
+        free (agent->act_obs);
         free (agent);
         *agent_p = NULL;
     }
@@ -166,6 +167,9 @@ agents_attach (agents_t *self, agent_t *agent, const conn_id_t *conn, int64_t no
     agent->conn = *conn;
     agent->online = true;
     agent->last_seen_ms = now_ms;
+    //  A new connection has been handed nothing yet: a streaming FETCH on
+    //  it starts from the acknowledged position, like a plain one.
+    agent->cursor = agent->acked;
     //  A connection speaks for one agent: a stale mapping (its agent was
     //  detached without a lookup) cannot exist, detach removes it.
     zhashx_insert (self->by_conn, &agent->conn, agent);
@@ -199,6 +203,25 @@ agents_remove (agents_t *self, agent_t **agent_p)
     self->all [self->count] = NULL;
     zhashx_delete (self->by_id, agent->id);     //  destroys the record
     *agent_p = NULL;
+}
+
+bool
+agents_set_act (agent_t *agent, uint64_t step, const void *data, size_t size)
+{
+    assert (agent);
+    free (agent->act_obs);
+    agent->act_obs = NULL;
+    agent->act_obs_size = 0;
+    agent->act_step = 0;
+    if (!data)
+        return true;
+    agent->act_obs = malloc (size);
+    if (!agent->act_obs)
+        return false;
+    memcpy (agent->act_obs, data, size);
+    agent->act_obs_size = size;
+    agent->act_step = step;
+    return true;
 }
 
 void

@@ -39,10 +39,21 @@ struct _agent_t {
     mailbox_t *inbox;           //  unacknowledged mail, seq order
     uint64_t acked;             //  everything <= acked is released
     uint64_t delivered;         //  highest seq a FETCH returned (ack clamp)
+    uint64_t cursor;            //  stream position: last seq handed out since
+                                //  the last plain FETCH (FETCH stream: true
+                                //  continues after it); reset on attach
     zlistx_t *channels;         //  channel_t * it listens to (not owned)
     size_t index;               //  position in the registry's dense array
     bool wake_pending;          //  a MAIL_READY is due at the end of this turn
     uint64_t wake_seq;          //  newest seq queued for it
+    //  Idempotent ACT: the `step` of the last ACT that carried one and the
+    //  OBSERVATION fields it was answered with (encoded, without the
+    //  envelope), so a retried ACT gets the same answer without a second
+    //  move. NULL when there is none (no step yet, a step-less ACT, a
+    //  world reset).
+    uint64_t act_step;
+    uint8_t *act_obs;
+    size_t act_obs_size;
 };
 
 typedef struct _agents_t agents_t;
@@ -62,6 +73,9 @@ void agents_detach (agents_t *self, agent_t *agent);
 //  Removes the registration; its inbox must be empty and its channel list
 //  too (the mailroom empties them first).
 void agents_remove (agents_t *self, agent_t **agent_p);
+//  Remembers (a copy of) the OBSERVATION fields answering ACT `step`;
+//  data NULL forgets. False when memory runs out (then nothing is kept).
+bool agents_set_act (agent_t *agent, uint64_t step, const void *data, size_t size);
 //  Replaces the capability list with the strings of a msgpack array (may be NULL).
 void agents_set_caps (agent_t *agent, const char *const *caps, const size_t *lens, size_t count);
 

@@ -3,7 +3,11 @@
     The optional `ack` is applied first (it releases what the agent
     processed), then up to `max` (default and cap: max_batch) messages are
     read from the head of its inbox WITHOUT removing them: if this reply is
-    lost, the next FETCH returns them again. A reply also stops before it
+    lost, the next plain FETCH returns them again. With `stream: true` the
+    read starts after what earlier FETCHes handed out (the agent's cursor)
+    instead, so a client can keep several FETCHes in flight and the broker
+    encodes the next batch while the client decodes the last one; still
+    nothing is removed before it is acknowledged. A reply also stops before it
     would pass BROKER_MAIL_REPLY_BUDGET bytes, so it always fits a client's
     frame limit; `pending` tells the agent more is waiting.
 
@@ -27,7 +31,8 @@ handle_fetch (broker_t *self, request_t *req)
 
     penc_t *enc = &self->reply;
     msgpack_packer *pk = penc_packer (enc);
-    size_t count = mailroom_fetch_begin (room, agent, max, BROKER_MAIL_REPLY_BUDGET);
+    bool stream = pmsg_bool (req->msg, "stream", false);
+    size_t count = mailroom_fetch_begin (room, agent, max, BROKER_MAIL_REPLY_BUDGET, stream);
     penc_begin (enc, PMSG_MAIL, req->id, 3);
     penc_key (enc, "messages");
     msgpack_pack_array (pk, (uint32_t) count);

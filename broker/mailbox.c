@@ -99,6 +99,21 @@ mailbox_at (mailbox_t *self, size_t index)
 }
 
 size_t
+mailbox_find_after (mailbox_t *self, uint64_t seq)
+{
+    assert (self);
+    size_t low = 0, high = self->count;
+    while (low < high) {
+        size_t mid = low + (high - low) / 2;
+        if (self->ring [(self->head + mid) & (self->cap - 1)]->seq <= seq)
+            low = mid + 1;
+        else
+            high = mid;
+    }
+    return low;
+}
+
+size_t
 mailbox_count (mailbox_t *self)
 {
     assert (self);

@@ -32,6 +32,9 @@ mail_t *mailbox_head (mailbox_t *self);
 mail_t *mailbox_pop (mailbox_t *self);
 //  The reference at position `index` from the head (0 = oldest).
 mail_t *mailbox_at (mailbox_t *self, size_t index);
+//  Index of the first reference with seq > `seq` (mailbox_count when none):
+//  a binary search, the ring being in seq order.
+size_t mailbox_find_after (mailbox_t *self, uint64_t seq);
 size_t mailbox_count (mailbox_t *self);
 uint64_t mailbox_bytes (mailbox_t *self);
 

@@ -412,10 +412,18 @@ mailroom_ack (mailroom_t *self, agent_t *agent, uint64_t ack)
 }
 
 size_t
-mailroom_fetch_begin (mailroom_t *self, agent_t *agent, size_t max, size_t max_bytes)
+mailroom_fetch_begin (mailroom_t *self, agent_t *agent, size_t max, size_t max_bytes,
+                      bool stream)
 {
     assert (agent);
-    size_t count = mailbox_count (agent->inbox), scan = 0, live = 0, bytes = 0;
+    //  Plain FETCH reads from the head (everything there is > acked);
+    //  a streaming one continues after what earlier FETCHes handed out.
+    //  The cursor is a seq, not an index, so acks and drop-oldest popping
+    //  the head cannot move it; finding it is a binary search.
+    size_t start = 0;
+    if (stream && agent->cursor > agent->acked)
+        start = mailbox_find_after (agent->inbox, agent->cursor);
+    size_t count = mailbox_count (agent->inbox), scan = start, live = 0, bytes = 0;
     while (scan < count && live < max) {
         mail_t *mail = mailbox_at (agent->inbox, scan);
         if (!mail->dropped) {
@@ -430,8 +438,15 @@ mailroom_fetch_begin (mailroom_t *self, agent_t *agent, size_t max, size_t max_b
         if (mail->seq > agent->delivered)
             agent->delivered = mail->seq;
     }
+    //  The stream position after this reply. A plain FETCH restarts it
+    //  from acked (it re-reads from the head), so after a lost reply the
+    //  client's plain FETCH hands the unacknowledged mail out again.
+    if (scan > 0)
+        agent->cursor = mailbox_at (agent->inbox, scan - 1)->seq;
+    else if (!stream || agent->cursor < agent->acked)
+        agent->cursor = agent->acked;
     self->fetch_agent = agent;
-    self->fetch_pos = 0;
+    self->fetch_pos = start;
     self->fetch_scan = scan;
     self->fetch_left = live;
     self->counters.fetched += live;

@@ -94,8 +94,12 @@ uint64_t mailroom_post_channel (mailroom_t *self, uint32_t index, agent_t *from,
 void mailroom_ack (mailroom_t *self, agent_t *agent, uint64_t ack);
 //  Count of mail items a FETCH returns: at most `max` items and about
 //  `max_bytes` encoded (at least one item); the next `mailroom_fetch_next`
-//  calls walk them. Marks them delivered (the ack clamp).
-size_t mailroom_fetch_begin (mailroom_t *self, agent_t *agent, size_t max, size_t max_bytes);
+//  calls walk them. Marks them delivered (the ack clamp) and moves the
+//  agent's stream cursor past them. `stream` false: from the head (seq >
+//  acked); true: after the cursor (what earlier FETCHes handed out), so a
+//  client may keep several FETCHes in flight.
+size_t mailroom_fetch_begin (mailroom_t *self, agent_t *agent, size_t max, size_t max_bytes,
+                             bool stream);
 const mail_t *mailroom_fetch_next (mailroom_t *self);
 //  Messages queued for the agent after the ones this fetch returns.
 size_t mailroom_fetch_remaining (mailroom_t *self);

@@ -106,6 +106,7 @@ static const pfield_t s_send [] = {
 static const pfield_t s_fetch [] = {
     { "ack", PF_UINT, false, 0, NULL, "acknowledge everything with seq <= ack first" },
     { "max", PF_UINT, false, 0, NULL, "at most this many messages" },
+    { "stream", PF_BOOL, false, 0, NULL, "continue after the mail earlier FETCHes handed out" },
 };
 static const pfield_t s_ack [] = {
     { "seq", PF_UINT, true, 0, NULL, "acknowledge everything with seq <= seq" },
@@ -124,6 +125,7 @@ static const pfield_t s_snapshot [] = {
 };
 static const pfield_t s_act [] = {
     { "action", PF_STR, true, PROTO_MAX_TEXT, NULL, "forward, backward, left, right, stay" },
+    { "step", PF_UINT, false, 0, NULL, "the agent's step number: a repeat gets the same answer" },
 };
 static const pfield_t s_world_reset [] = {
     { "seed", PF_UINT, false, 0, NULL, "new world seed" },

@@ -1,8 +1,9 @@
 /*  check_broker_mail - the mailroom over real sockets: point-to-point,
-    offline queueing, "all" exactly once to N agents, channels (listen,
-    unlisten, late fetch), acknowledged delivery and redelivery, both
-    overflow policies with their counters, unknown recipients, max body,
-    bin bodies, MAIL_READY wake-ups, big batches and the reply size budget.
+    offline queueing, "all" exactly once to N agents, acknowledged delivery
+    and redelivery, streaming (pipelined) FETCH, inbox overflow under both
+    policies with their counters, unknown recipients, max body, bin bodies,
+    MAIL_READY wake-ups, big batches and the reply size budget. Channels
+    are in check_broker_channels.c; shared helpers in tests/lib/testmail.c.
 */
 #include <check.h>
 #include <stdio.h>
@@ -11,15 +12,9 @@
 
 #include "lib/testbroker.h"
 #include "lib/testclient.h"
+#include "lib/testmail.h"
 
 static testbroker_t *s_broker;
-
-#define EXPECT(reply, t) \
-    ck_assert_msg ((reply) && pmsg_type (reply) == (t), "expected %s, got %s", \
-                   pmsg_type_name (t), testclient_describe (reply))
-#define EXPECT_ERROR(reply, code) \
-    ck_assert_msg (testclient_error_code (reply) == (code), "expected ERROR %s, got %s", \
-                   perr_name (code), testclient_describe (reply))
 
 static void
 s_start (const char *const *args)
@@ -34,71 +29,12 @@ s_stop (void)
     ck_assert_int_eq (testbroker_stop (&s_broker), 0);
 }
 
-static testclient_t *
-s_agent (const char *id)
-{
-    testclient_t *client = testclient_new (testbroker_router (s_broker));
-    pmsg_t *welcome = testclient_hello (client, id);
-    EXPECT (welcome, PMSG_WELCOME);
-    pmsg_destroy (&welcome);
-    return client;
-}
-
-//  Sends one message; returns its seq (0 if rejected).
-static uint64_t
-s_send (testclient_t *client, const char *to, bool channel, const char *body)
-{
-    pmsg_t *reply = testclient_send_one (client, to, channel, body);
-    EXPECT (reply, PMSG_SENT);
-    const msgpack_object *seq = testclient_array_at (reply, "seqs", 0);
-    ck_assert_ptr_nonnull (seq);
-    uint64_t result = seq->via.u64;
-    pmsg_destroy (&reply);
-    return result;
-}
-
-//  Fetches; writes the bodies (joined by ',') into out; returns the count.
-static size_t
-s_fetch (testclient_t *client, uint64_t ack, size_t max, char *out, size_t size,
-         uint64_t *last_seq)
-{
-    pmsg_t *reply = testclient_fetch (client, ack, max);
-    EXPECT (reply, PMSG_MAIL);
-    size_t count = testclient_array_size (reply, "messages");
-    out [0] = 0;
-    for (size_t i = 0; i < count; i++) {
-        const msgpack_object *item = testclient_array_at (reply, "messages", i);
-        size_t len;
-        const char *body = pobj_str (item, "body", &len);
-        ck_assert_ptr_nonnull (body);
-        size_t used = strlen (out);
-        snprintf (out + used, size - used, "%s%.*s", i ? "," : "", (int) len, body);
-        uint64_t seq = pobj_uint (item, "seq", 0);
-        if (last_seq) {
-            ck_assert_msg (seq > *last_seq || i == 0, "seqs not increasing");
-            *last_seq = seq;
-        }
-    }
-    pmsg_destroy (&reply);
-    return count;
-}
-
-static uint64_t
-s_stat (testclient_t *client, const char *name)
-{
-    pmsg_t *reply = testclient_call0 (client, PMSG_STATS);
-    EXPECT (reply, PMSG_STATS_REPLY);
-    uint64_t value = pmsg_uint (reply, name, 0);
-    pmsg_destroy (&reply);
-    return value;
-}
-
 START_TEST (test_point_to_point)
 {
     s_start (NULL);
-    testclient_t *a = s_agent ("A");
-    testclient_t *b = s_agent ("B");
-    uint64_t seq = s_send (a, "B", false, "hello B");
+    testclient_t *a = testmail_agent (s_broker, "A");
+    testclient_t *b = testmail_agent (s_broker, "B");
+    uint64_t seq = testmail_send (a, "B", false, "hello B");
     ck_assert_uint_gt (seq, 0);
     pmsg_t *reply = testclient_fetch (b, 0, 0);
     EXPECT (reply, PMSG_MAIL);
@@ -113,7 +49,7 @@ START_TEST (test_point_to_point)
     ck_assert_uint_eq (pmsg_uint (reply, "pending", 9), 0);
     pmsg_destroy (&reply);
     char bodies [256];
-    ck_assert_uint_eq (s_fetch (a, 0, 0, bodies, sizeof bodies, NULL), 0);
+    ck_assert_uint_eq (testmail_fetch (a, 0, 0, bodies, sizeof bodies, NULL), 0);
     testclient_destroy (&a);
     testclient_destroy (&b);
     s_stop ();
@@ -123,8 +59,8 @@ END_TEST
 START_TEST (test_offline_queueing)
 {
     s_start (NULL);
-    testclient_t *a = s_agent ("A");
-    testclient_t *b = s_agent ("B");
+    testclient_t *a = testmail_agent (s_broker, "A");
+    testclient_t *b = testmail_agent (s_broker, "B");
     pmsg_t *reply = testclient_call0 (b, PMSG_BYE);
     EXPECT (reply, PMSG_OK);
     pmsg_destroy (&reply);
@@ -132,12 +68,12 @@ START_TEST (test_offline_queueing)
     char body [32];
     for (int i = 0; i < 5; i++) {
         snprintf (body, sizeof body, "m%d", i);
-        ck_assert_uint_gt (s_send (a, "B", false, body), 0);
+        ck_assert_uint_gt (testmail_send (a, "B", false, body), 0);
     }
-    b = s_agent ("B");
+    b = testmail_agent (s_broker, "B");
     char bodies [256];
     uint64_t last = 0;
-    ck_assert_uint_eq (s_fetch (b, 0, 0, bodies, sizeof bodies, &last), 5);
+    ck_assert_uint_eq (testmail_fetch (b, 0, 0, bodies, sizeof bodies, &last), 5);
     ck_assert_str_eq (bodies, "m0,m1,m2,m3,m4");
     testclient_destroy (&a);
     testclient_destroy (&b);
@@ -154,30 +90,30 @@ START_TEST (test_all_exactly_once)
     char name [16];
     for (int i = 0; i < AGENTS; i++) {
         snprintf (name, sizeof name, "Agent%d", i);
-        agents [i] = s_agent (name);
+        agents [i] = testmail_agent (s_broker, name);
     }
-    uint64_t seq = s_send (agents [0], "all", false, "to everyone");
+    uint64_t seq = testmail_send (agents [0], "all", false, "to everyone");
     ck_assert_uint_gt (seq, 0);
     char bodies [256];
     //  The first reader takes and acknowledges it; everyone else still has it.
     uint64_t last = 0;
-    ck_assert_uint_eq (s_fetch (agents [1], 0, 0, bodies, sizeof bodies, &last), 1);
-    ck_assert_uint_eq (s_fetch (agents [1], last, 0, bodies, sizeof bodies, NULL), 0);
+    ck_assert_uint_eq (testmail_fetch (agents [1], 0, 0, bodies, sizeof bodies, &last), 1);
+    ck_assert_uint_eq (testmail_fetch (agents [1], last, 0, bodies, sizeof bodies, NULL), 0);
     for (int i = 2; i < AGENTS; i++) {
         last = 0;
-        ck_assert_uint_eq (s_fetch (agents [i], 0, 0, bodies, sizeof bodies, &last), 1);
+        ck_assert_uint_eq (testmail_fetch (agents [i], 0, 0, bodies, sizeof bodies, &last), 1);
         ck_assert_str_eq (bodies, "to everyone");
         ck_assert_uint_eq (last, seq);
         //  Acknowledged: never again.
-        ck_assert_uint_eq (s_fetch (agents [i], last, 0, bodies, sizeof bodies, NULL), 0);
-        ck_assert_uint_eq (s_fetch (agents [i], 0, 0, bodies, sizeof bodies, NULL), 0);
+        ck_assert_uint_eq (testmail_fetch (agents [i], last, 0, bodies, sizeof bodies, NULL), 0);
+        ck_assert_uint_eq (testmail_fetch (agents [i], 0, 0, bodies, sizeof bodies, NULL), 0);
     }
     //  Not to the sender.
-    ck_assert_uint_eq (s_fetch (agents [0], 0, 0, bodies, sizeof bodies, NULL), 0);
-    ck_assert_uint_eq (s_stat (agents [0], "delivered"), AGENTS - 1);
-    ck_assert_uint_eq (s_stat (agents [0], "queued"), 0);
+    ck_assert_uint_eq (testmail_fetch (agents [0], 0, 0, bodies, sizeof bodies, NULL), 0);
+    ck_assert_uint_eq (testmail_stat (agents [0], "delivered"), AGENTS - 1);
+    ck_assert_uint_eq (testmail_stat (agents [0], "queued"), 0);
     //  The item's "to" reads "all".
-    s_send (agents [3], "all", false, "again");
+    testmail_send (agents [3], "all", false, "again");
     pmsg_t *reply = testclient_fetch (agents [0], 0, 0);
     ck_assert (pobj_streq (pobj_get (testclient_array_at (reply, "messages", 0), "to"), "all"));
     ck_assert (pobj_streq (pobj_get (testclient_array_at (reply, "messages", 0), "from"), "Agent3"));
@@ -188,134 +124,15 @@ START_TEST (test_all_exactly_once)
 }
 END_TEST
 
-START_TEST (test_channels)
-{
-    s_start (NULL);
-    testclient_t *a = s_agent ("A");
-    testclient_t *b = s_agent ("B");
-    testclient_t *c = s_agent ("C");
-    penc_t *enc = testclient_begin (b, PMSG_LISTEN, 1);
-    penc_kv_cstr (enc, "channel", "ops");
-    pmsg_t *reply = testclient_call (b);
-    EXPECT (reply, PMSG_OK);
-    pmsg_destroy (&reply);
-    //  Idempotent.
-    enc = testclient_begin (b, PMSG_LISTEN, 1);
-    penc_kv_cstr (enc, "channel", "ops");
-    reply = testclient_call (b);
-    EXPECT (reply, PMSG_OK);
-    pmsg_destroy (&reply);
-
-    s_send (a, "ops", true, "p1");
-    //  C starts listening after p1: it must not see p1.
-    enc = testclient_begin (c, PMSG_LISTEN, 1);
-    penc_kv_cstr (enc, "channel", "ops");
-    reply = testclient_call (c);
-    EXPECT (reply, PMSG_OK);
-    pmsg_destroy (&reply);
-    s_send (a, "ops", true, "p2");
-    s_send (a, "B", false, "direct");
-    //  B stops listening; p3 reaches only C. B's queued posts stay.
-    enc = testclient_begin (b, PMSG_UNLISTEN, 1);
-    penc_kv_cstr (enc, "channel", "ops");
-    reply = testclient_call (b);
-    EXPECT (reply, PMSG_OK);
-    pmsg_destroy (&reply);
-    s_send (a, "ops", true, "p3");
-    enc = testclient_begin (b, PMSG_UNLISTEN, 1);
-    penc_kv_cstr (enc, "channel", "ops");
-    reply = testclient_call (b);
-    EXPECT_ERROR (reply, PERR_NOT_LISTENING);
-    pmsg_destroy (&reply);
-
-    //  Late fetches, after everything: each sees its posts exactly once, in
-    //  seq order, interleaved with direct mail.
-    char bodies [256];
-    uint64_t last = 0;
-    ck_assert_uint_eq (s_fetch (b, 0, 0, bodies, sizeof bodies, &last), 3);
-    ck_assert_str_eq (bodies, "p1,p2,direct");
-    last = 0;
-    ck_assert_uint_eq (s_fetch (c, 0, 0, bodies, sizeof bodies, &last), 2);
-    ck_assert_str_eq (bodies, "p2,p3");
-    ck_assert_uint_eq (s_fetch (a, 0, 0, bodies, sizeof bodies, NULL), 0);
-    reply = testclient_fetch (c, 0, 1);
-    const msgpack_object *item = testclient_array_at (reply, "messages", 0);
-    ck_assert (pobj_streq (pobj_get (item, "channel"), "ops"));
-    ck_assert_ptr_null (pobj_get (item, "to"));
-    pmsg_destroy (&reply);
-
-    //  A listener that posts gets its own post.
-    enc = testclient_begin (a, PMSG_LISTEN, 1);
-    penc_kv_cstr (enc, "channel", "self");
-    reply = testclient_call (a);
-    pmsg_destroy (&reply);
-    s_send (a, "self", true, "echo");
-    ck_assert_uint_eq (s_fetch (a, 0, 0, bodies, sizeof bodies, NULL), 1);
-    testclient_destroy (&c);
-    testclient_t *c2 = testclient_new (testbroker_router (s_broker));
-    testclient_destroy (&a);
-    a = s_agent ("A2");
-    reply = testclient_call0 (c2, PMSG_HEARTBEAT);      //  c2 is nobody yet
-    EXPECT_ERROR (reply, PERR_NOT_HELLO);
-    pmsg_destroy (&reply);
-    //  Reserved and invalid channel names.
-    enc = testclient_begin (b, PMSG_LISTEN, 1);
-    penc_kv_cstr (enc, "channel", "all");
-    reply = testclient_call (b);
-    EXPECT_ERROR (reply, PERR_RESERVED_NAME);
-    pmsg_destroy (&reply);
-    reply = testclient_send_one (b, "all", true, "x");
-    EXPECT (reply, PMSG_SENT);
-    ck_assert_uint_eq (pobj_uint (testclient_array_at (reply, "errors", 0), "code", 0),
-                       PERR_RESERVED_NAME);
-    pmsg_destroy (&reply);
-    enc = testclient_begin (b, PMSG_LISTEN, 1);
-    penc_kv_cstr (enc, "channel", "bad name");
-    reply = testclient_call (b);
-    ck_assert_msg (testclient_error_code (reply) > 0, "bad channel name accepted");
-    pmsg_destroy (&reply);
-    testclient_destroy (&a);
-    testclient_destroy (&b);
-    testclient_destroy (&c2);
-    s_stop ();
-}
-END_TEST
-
-START_TEST (test_welcome_lists_channels)
-{
-    s_start (NULL);
-    testclient_t *a = s_agent ("A");
-    const char *channels [] = { "red", "green" };
-    for (int i = 0; i < 2; i++) {
-        penc_t *enc = testclient_begin (a, PMSG_LISTEN, 1);
-        penc_kv_cstr (enc, "channel", channels [i]);
-        pmsg_t *reply = testclient_call (a);
-        EXPECT (reply, PMSG_OK);
-        pmsg_destroy (&reply);
-    }
-    pmsg_t *reply = testclient_call0 (a, PMSG_BYE);
-    pmsg_destroy (&reply);
-    testclient_t *again = testclient_new (testbroker_router (s_broker));
-    reply = testclient_hello (again, "A");
-    EXPECT (reply, PMSG_WELCOME);
-    ck_assert_uint_eq (testclient_array_size (reply, "channels"), 2);
-    ck_assert (pobj_streq (testclient_array_at (reply, "channels", 1), "green"));
-    pmsg_destroy (&reply);
-    testclient_destroy (&a);
-    testclient_destroy (&again);
-    s_stop ();
-}
-END_TEST
-
 START_TEST (test_ack_and_redelivery)
 {
     s_start (NULL);
-    testclient_t *a = s_agent ("A");
-    testclient_t *b = s_agent ("B");
+    testclient_t *a = testmail_agent (s_broker, "A");
+    testclient_t *b = testmail_agent (s_broker, "B");
     uint64_t seqs [3];
-    seqs [0] = s_send (a, "B", false, "one");
-    seqs [1] = s_send (a, "B", false, "two");
-    seqs [2] = s_send (a, "B", false, "three");
+    seqs [0] = testmail_send (a, "B", false, "one");
+    seqs [1] = testmail_send (a, "B", false, "two");
+    seqs [2] = testmail_send (a, "B", false, "three");
     char bodies [256];
     //  max 2: two now, one pending.
     pmsg_t *reply = testclient_fetch (b, 0, 2);
@@ -325,7 +142,7 @@ START_TEST (test_ack_and_redelivery)
     ck_assert_uint_eq (pmsg_uint (reply, "acked", 9), 0);
     pmsg_destroy (&reply);
     //  The reply was "lost": the same two come again.
-    ck_assert_uint_eq (s_fetch (b, 0, 2, bodies, sizeof bodies, NULL), 2);
+    ck_assert_uint_eq (testmail_fetch (b, 0, 2, bodies, sizeof bodies, NULL), 2);
     ck_assert_str_eq (bodies, "one,two");
     //  Ack the first two in the FETCH: the third comes.
     reply = testclient_fetch (b, seqs [1], 0);
@@ -339,19 +156,19 @@ START_TEST (test_ack_and_redelivery)
     reply = testclient_call (b);
     EXPECT (reply, PMSG_OK);
     pmsg_destroy (&reply);
-    ck_assert_uint_eq (s_fetch (b, 0, 0, bodies, sizeof bodies, NULL), 0);
+    ck_assert_uint_eq (testmail_fetch (b, 0, 0, bodies, sizeof bodies, NULL), 0);
     //  A lower ack is ignored.
     reply = testclient_fetch (b, seqs [0], 0);
     ck_assert_uint_eq (pmsg_uint (reply, "acked", 0), seqs [2]);
     pmsg_destroy (&reply);
     //  An ack beyond what was delivered is clamped: new mail is not lost.
-    uint64_t four = s_send (a, "B", false, "four");
+    uint64_t four = testmail_send (a, "B", false, "four");
     enc = testclient_begin (b, PMSG_ACK, 1);
     penc_kv_uint (enc, "seq", four + 1000);
     reply = testclient_call (b);
     EXPECT (reply, PMSG_OK);
     pmsg_destroy (&reply);
-    ck_assert_uint_eq (s_fetch (b, 0, 0, bodies, sizeof bodies, NULL), 1);
+    ck_assert_uint_eq (testmail_fetch (b, 0, 0, bodies, sizeof bodies, NULL), 1);
     ck_assert_str_eq (bodies, "four");
     //  After BYE, WELCOME on a new connection tells the resume point.
     reply = testclient_fetch (b, 0, 0);
@@ -375,9 +192,9 @@ START_TEST (test_overflow_reject)
 {
     const char *args [] = { "--max-inbox", "3", NULL };
     s_start (args);
-    testclient_t *a = s_agent ("A");
-    testclient_t *b = s_agent ("B");
-    testclient_t *c = s_agent ("C");
+    testclient_t *a = testmail_agent (s_broker, "A");
+    testclient_t *b = testmail_agent (s_broker, "B");
+    testclient_t *c = testmail_agent (s_broker, "C");
     //  One SEND of five to B: three fit, two are INBOX_FULL.
     penc_t *enc = testclient_begin (a, PMSG_SEND, 1);
     penc_key (enc, "messages");
@@ -407,14 +224,14 @@ START_TEST (test_overflow_reject)
     ck_assert (pobj_streq (pobj_get (error, "agent"), "B"));
     pmsg_destroy (&reply);
     char bodies [256];
-    ck_assert_uint_eq (s_fetch (c, 0, 0, bodies, sizeof bodies, NULL), 1);
-    ck_assert_uint_eq (s_stat (a, "rejected"), 3);
-    ck_assert_uint_eq (s_stat (a, "dropped"), 0);
+    ck_assert_uint_eq (testmail_fetch (c, 0, 0, bodies, sizeof bodies, NULL), 1);
+    ck_assert_uint_eq (testmail_stat (a, "rejected"), 3);
+    ck_assert_uint_eq (testmail_stat (a, "dropped"), 0);
     //  B's three are intact, and acking them makes room again.
     uint64_t last = 0;
-    ck_assert_uint_eq (s_fetch (b, 0, 0, bodies, sizeof bodies, &last), 3);
-    ck_assert_uint_eq (s_fetch (b, last, 0, bodies, sizeof bodies, NULL), 0);
-    ck_assert_uint_gt (s_send (a, "B", false, "room"), 0);
+    ck_assert_uint_eq (testmail_fetch (b, 0, 0, bodies, sizeof bodies, &last), 3);
+    ck_assert_uint_eq (testmail_fetch (b, last, 0, bodies, sizeof bodies, NULL), 0);
+    ck_assert_uint_gt (testmail_send (a, "B", false, "room"), 0);
     testclient_destroy (&a);
     testclient_destroy (&b);
     testclient_destroy (&c);
@@ -426,85 +243,21 @@ START_TEST (test_overflow_drop_oldest)
 {
     const char *args [] = { "--max-inbox", "3", "--overflow", "drop-oldest", NULL };
     s_start (args);
-    testclient_t *a = s_agent ("A");
-    testclient_t *b = s_agent ("B");
+    testclient_t *a = testmail_agent (s_broker, "A");
+    testclient_t *b = testmail_agent (s_broker, "B");
     char body [16];
     for (int i = 1; i <= 5; i++) {
         snprintf (body, sizeof body, "m%d", i);
-        ck_assert_uint_gt (s_send (a, "B", false, body), 0);
+        ck_assert_uint_gt (testmail_send (a, "B", false, body), 0);
     }
     char bodies [256];
     uint64_t last = 0;
-    ck_assert_uint_eq (s_fetch (b, 0, 0, bodies, sizeof bodies, &last), 3);
+    ck_assert_uint_eq (testmail_fetch (b, 0, 0, bodies, sizeof bodies, &last), 3);
     ck_assert_str_eq (bodies, "m3,m4,m5");
-    ck_assert_uint_eq (s_stat (a, "dropped"), 2);
-    ck_assert_uint_eq (s_stat (a, "rejected"), 0);
+    ck_assert_uint_eq (testmail_stat (a, "dropped"), 2);
+    ck_assert_uint_eq (testmail_stat (a, "rejected"), 0);
     testclient_destroy (&a);
     testclient_destroy (&b);
-    s_stop ();
-}
-END_TEST
-
-static void
-s_listen (testclient_t *client, const char *channel)
-{
-    penc_t *enc = testclient_begin (client, PMSG_LISTEN, 1);
-    penc_kv_cstr (enc, "channel", channel);
-    pmsg_t *reply = testclient_call (client);
-    EXPECT (reply, PMSG_OK);
-    pmsg_destroy (&reply);
-}
-
-START_TEST (test_channel_full_reject)
-{
-    const char *args [] = { "--max-channel", "2", NULL };
-    s_start (args);
-    testclient_t *a = s_agent ("A");
-    testclient_t *b = s_agent ("B");
-    s_listen (b, "news");
-    ck_assert_uint_gt (s_send (a, "news", true, "n1"), 0);
-    ck_assert_uint_gt (s_send (a, "news", true, "n2"), 0);
-    pmsg_t *reply = testclient_send_one (a, "news", true, "n3");
-    EXPECT (reply, PMSG_SENT);
-    ck_assert_uint_eq (pmsg_uint (reply, "accepted", 9), 0);
-    ck_assert_uint_eq (pobj_uint (testclient_array_at (reply, "errors", 0), "code", 0),
-                       PERR_CHANNEL_FULL);
-    pmsg_destroy (&reply);
-    //  Once B acknowledges, the channel has room again.
-    char bodies [256];
-    uint64_t last = 0;
-    ck_assert_uint_eq (s_fetch (b, 0, 0, bodies, sizeof bodies, &last), 2);
-    ck_assert_uint_eq (s_fetch (b, last, 0, bodies, sizeof bodies, NULL), 0);
-    ck_assert_uint_gt (s_send (a, "news", true, "n4"), 0);
-    testclient_destroy (&a);
-    testclient_destroy (&b);
-    s_stop ();
-}
-END_TEST
-
-START_TEST (test_channel_full_drop_oldest)
-{
-    const char *args [] = { "--max-channel", "2", "--overflow", "drop-oldest", NULL };
-    s_start (args);
-    testclient_t *a = s_agent ("A");
-    testclient_t *b = s_agent ("B");
-    testclient_t *c = s_agent ("C");
-    s_listen (b, "news");
-    s_listen (c, "news");
-    for (int i = 1; i <= 3; i++) {
-        char body [8];
-        snprintf (body, sizeof body, "n%d", i);
-        ck_assert_uint_gt (s_send (a, "news", true, body), 0);
-    }
-    //  n1 was dropped for both listeners (two deliveries).
-    char bodies [256];
-    ck_assert_uint_eq (s_fetch (b, 0, 0, bodies, sizeof bodies, NULL), 2);
-    ck_assert_str_eq (bodies, "n2,n3");
-    ck_assert_uint_eq (s_fetch (c, 0, 0, bodies, sizeof bodies, NULL), 2);
-    ck_assert_uint_eq (s_stat (a, "dropped"), 2);
-    testclient_destroy (&a);
-    testclient_destroy (&b);
-    testclient_destroy (&c);
     s_stop ();
 }
 END_TEST
@@ -512,8 +265,8 @@ END_TEST
 START_TEST (test_unknown_recipient_and_mixed_batch)
 {
     s_start (NULL);
-    testclient_t *a = s_agent ("A");
-    testclient_t *b = s_agent ("B");
+    testclient_t *a = testmail_agent (s_broker, "A");
+    testclient_t *b = testmail_agent (s_broker, "B");
     //  An item with both "to" and "channel" is a schema error: the decoder
     //  rejects the whole SEND, and nothing of it is queued.
     penc_t *enc = testclient_begin (a, PMSG_SEND, 1);
@@ -554,7 +307,7 @@ START_TEST (test_unknown_recipient_and_mixed_batch)
     ck_assert_uint_gt (testclient_array_at (reply, "seqs", 1)->via.u64, 0);
     pmsg_destroy (&reply);
     char bodies [256];
-    ck_assert_uint_eq (s_fetch (b, 0, 0, bodies, sizeof bodies, NULL), 1);
+    ck_assert_uint_eq (testmail_fetch (b, 0, 0, bodies, sizeof bodies, NULL), 1);
     ck_assert_str_eq (bodies, "fine");
     testclient_destroy (&a);
     testclient_destroy (&b);
@@ -566,7 +319,7 @@ START_TEST (test_max_body_and_bin)
 {
     const char *args [] = { "--max-body", "100", NULL };
     s_start (args);
-    testclient_t *a = s_agent ("A");
+    testclient_t *a = testmail_agent (s_broker, "A");
     testclient_t *b = testclient_new (testbroker_router (s_broker));
     pmsg_t *reply = testclient_hello (b, "B");
     EXPECT (reply, PMSG_WELCOME);
@@ -581,7 +334,7 @@ START_TEST (test_max_body_and_bin)
                        PERR_TOO_LARGE);
     pmsg_destroy (&reply);
     body [100] = 0;
-    ck_assert_uint_gt (s_send (a, "B", false, body), 0);
+    ck_assert_uint_gt (testmail_send (a, "B", false, body), 0);
     //  A bin body comes back as bin, bytes intact (NULs included).
     uint8_t raw [4] = { 0, 1, 0xff, 0 };
     penc_t *enc = testclient_begin (a, PMSG_SEND, 1);
@@ -612,15 +365,15 @@ END_TEST
 START_TEST (test_mail_ready_wakeup)
 {
     s_start (NULL);
-    testclient_t *a = s_agent ("A");
-    testclient_t *b = s_agent ("B");
+    testclient_t *a = testmail_agent (s_broker, "A");
+    testclient_t *b = testmail_agent (s_broker, "B");
     testsub_t *sub = testsub_new (testbroker_pub (s_broker), "mail.B");
     //  PUB/SUB joins asynchronously: keep sending until a wake-up arrives
     //  (each send queues mail, so at least one wake-up follows the join).
     pmsg_t *event = NULL;
     char topic [64];
     for (int tries = 0; tries < 100 && !event; tries++) {
-        s_send (a, "B", false, "ping");
+        testmail_send (a, "B", false, "ping");
         event = testsub_recv (sub, topic, sizeof topic, 200);
     }
     ck_assert_ptr_nonnull (event);
@@ -639,8 +392,8 @@ END_TEST
 START_TEST (test_big_batches_and_budget)
 {
     s_start (NULL);
-    testclient_t *a = s_agent ("A");
-    testclient_t *b = s_agent ("B");
+    testclient_t *a = testmail_agent (s_broker, "A");
+    testclient_t *b = testmail_agent (s_broker, "B");
     //  One SEND of 4096 small messages.
     penc_t *enc = testclient_begin (a, PMSG_SEND, 1);
     penc_key (enc, "messages");
@@ -661,7 +414,7 @@ START_TEST (test_big_batches_and_budget)
     memset (big, 'b', 60000);
     big [60000] = 0;
     for (int i = 0; i < 40; i++)
-        ck_assert_uint_gt (s_send (a, "B", false, big), 0);
+        ck_assert_uint_gt (testmail_send (a, "B", false, big), 0);
     free (big);
     //  Read everything back in order, acknowledging as we go.
     uint64_t ack = 0, expected = 0;
@@ -689,13 +442,93 @@ START_TEST (test_big_batches_and_budget)
     }
     ck_assert_uint_eq (total, PROTO_MAX_BATCH + 40);
     ck_assert_uint_ge (replies, 4);         //  the 60 KB bodies needed several
-    ck_assert_uint_eq (s_stat (a, "queued"), 0);
+    ck_assert_uint_eq (testmail_stat (a, "queued"), 0);
     testclient_destroy (&a);
     testclient_destroy (&b);
     s_stop ();
 }
 END_TEST
 
+//  FETCH stream: true continues after what earlier FETCHes handed out, so
+//  several can be in flight; a plain FETCH restarts from acked (a lost
+//  reply is delivered again); nothing is released before its ack; a new
+//  connection streams from acked.
+START_TEST (test_stream_fetch)
+{
+    s_start (NULL);
+    testclient_t *a = testmail_agent (s_broker, "A");
+    testclient_t *b = testmail_agent (s_broker, "B");
+    uint64_t seqs [12];
+    char body [16], bodies [256];
+    for (int i = 1; i <= 6; i++) {
+        snprintf (body, sizeof body, "m%d", i);
+        seqs [i] = testmail_send (a, "B", false, body);
+    }
+    //  A stream FETCH with nothing handed out yet starts at acked.
+    ck_assert_uint_eq (testmail_fetch_stream (b, 0, 2, bodies, sizeof bodies, NULL), 2);
+    ck_assert_str_eq (bodies, "m1,m2");
+    ck_assert_uint_eq (testmail_fetch_stream (b, 0, 2, bodies, sizeof bodies, NULL), 2);
+    ck_assert_str_eq (bodies, "m3,m4");
+    ck_assert_uint_eq (testmail_fetch_stream (b, seqs [2], 2, bodies, sizeof bodies, NULL), 2);
+    ck_assert_str_eq (bodies, "m5,m6");
+    ck_assert_uint_eq (testmail_fetch_stream (b, 0, 0, bodies, sizeof bodies, NULL), 0);
+    //  Only m1, m2 are acknowledged: m3..m6 are still queued.
+    ck_assert_uint_eq (testmail_stat (a, "queued"), 4);
+    //  "Lost replies": a plain FETCH hands out everything unacknowledged again.
+    ck_assert_uint_eq (testmail_fetch (b, 0, 0, bodies, sizeof bodies, NULL), 4);
+    ck_assert_str_eq (bodies, "m3,m4,m5,m6");
+    //  Plain FETCH moved the cursor to m6: a stream FETCH has nothing new.
+    ck_assert_uint_eq (testmail_fetch_stream (b, 0, 0, bodies, sizeof bodies, NULL), 0);
+
+    //  Three FETCHes in flight at once, answered in order.
+    for (int i = 7; i <= 11; i++) {
+        snprintf (body, sizeof body, "m%d", i);
+        seqs [i] = testmail_send (a, "B", false, body);
+    }
+    uint64_t ids [3];
+    for (int i = 0; i < 3; i++) {
+        penc_t *enc = testclient_begin (b, PMSG_FETCH, i == 0 ? 2 : 3);
+        penc_kv_uint (enc, "max", 2);
+        penc_kv_uint (enc, "ack", seqs [6]);
+        if (i > 0)
+            penc_kv_bool (enc, "stream", true);
+        ids [i] = testclient_last_id (b);
+        ck_assert_int_eq (testclient_send (b), 0);
+    }
+    const char *expect [3] = { "m7,m8", "m9,m10", "m11" };
+    const uint64_t pending [3] = { 3, 1, 0 };
+    for (int i = 0; i < 3; i++) {
+        pmsg_t *reply = testclient_recv (b, TESTCLIENT_TIMEOUT_MS);
+        EXPECT (reply, PMSG_MAIL);
+        ck_assert_uint_eq (pmsg_id (reply), ids [i]);
+        ck_assert_uint_eq (pmsg_uint (reply, "acked", 0), seqs [6]);
+        ck_assert_uint_eq (pmsg_uint (reply, "pending", 99), pending [i]);
+        char got [64] = "";
+        for (size_t j = 0; j < testclient_array_size (reply, "messages"); j++) {
+            size_t len;
+            const char *text = pobj_str (testclient_array_at (reply, "messages", j), "body", &len);
+            snprintf (got + strlen (got), sizeof got - strlen (got), "%s%.*s",
+                      j ? "," : "", (int) len, text);
+        }
+        ck_assert_str_eq (got, expect [i]);
+        pmsg_destroy (&reply);
+    }
+    //  A new connection for B streams from acked (m6), not from the old cursor.
+    pmsg_t *bye = testclient_call0 (b, PMSG_BYE);
+    EXPECT (bye, PMSG_OK);
+    pmsg_destroy (&bye);
+    testclient_destroy (&b);
+    b = testmail_agent (s_broker, "B");
+    ck_assert_uint_eq (testmail_fetch_stream (b, 0, 0, bodies, sizeof bodies, NULL), 5);
+    ck_assert_str_eq (bodies, "m7,m8,m9,m10,m11");
+    //  An ack past what was handed out is clamped; everything acked: empty.
+    ck_assert_uint_eq (testmail_fetch_stream (b, seqs [11], 0, bodies, sizeof bodies, NULL), 0);
+    ck_assert_uint_eq (testmail_stat (a, "queued"), 0);
+    testclient_destroy (&a);
+    testclient_destroy (&b);
+    s_stop ();
+}
+END_TEST
 int
 main (void)
 {
@@ -705,17 +538,14 @@ main (void)
     tcase_add_test (tc, test_point_to_point);
     tcase_add_test (tc, test_offline_queueing);
     tcase_add_test (tc, test_all_exactly_once);
-    tcase_add_test (tc, test_channels);
-    tcase_add_test (tc, test_welcome_lists_channels);
     tcase_add_test (tc, test_ack_and_redelivery);
     tcase_add_test (tc, test_overflow_reject);
     tcase_add_test (tc, test_overflow_drop_oldest);
-    tcase_add_test (tc, test_channel_full_reject);
-    tcase_add_test (tc, test_channel_full_drop_oldest);
     tcase_add_test (tc, test_unknown_recipient_and_mixed_batch);
     tcase_add_test (tc, test_max_body_and_bin);
     tcase_add_test (tc, test_mail_ready_wakeup);
     tcase_add_test (tc, test_big_batches_and_budget);
+    tcase_add_test (tc, test_stream_fetch);
     suite_add_tcase (suite, tc);
     SRunner *runner = srunner_create (suite);
     srunner_run_all (runner, CK_NORMAL);

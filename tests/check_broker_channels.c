@@ -1,0 +1,220 @@
+/*  check_broker_channels - channels over real sockets: listen, unlisten,
+    late fetch, posts reaching only the listeners of the moment, WELCOME
+    listing an agent's channels, and a full channel under both overflow
+    policies with their counters. Helpers shared with check_broker_mail
+    are in tests/lib/testmail.c.
+*/
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/testbroker.h"
+#include "lib/testclient.h"
+#include "lib/testmail.h"
+
+static testbroker_t *s_broker;
+
+static void
+s_start (const char *const *args)
+{
+    s_broker = testbroker_start (args);
+    ck_assert_msg (s_broker, "broker did not start");
+}
+
+static void
+s_stop (void)
+{
+    ck_assert_int_eq (testbroker_stop (&s_broker), 0);
+}
+
+START_TEST (test_channels)
+{
+    s_start (NULL);
+    testclient_t *a = testmail_agent (s_broker, "A");
+    testclient_t *b = testmail_agent (s_broker, "B");
+    testclient_t *c = testmail_agent (s_broker, "C");
+    penc_t *enc = testclient_begin (b, PMSG_LISTEN, 1);
+    penc_kv_cstr (enc, "channel", "ops");
+    pmsg_t *reply = testclient_call (b);
+    EXPECT (reply, PMSG_OK);
+    pmsg_destroy (&reply);
+    //  Idempotent.
+    enc = testclient_begin (b, PMSG_LISTEN, 1);
+    penc_kv_cstr (enc, "channel", "ops");
+    reply = testclient_call (b);
+    EXPECT (reply, PMSG_OK);
+    pmsg_destroy (&reply);
+
+    testmail_send (a, "ops", true, "p1");
+    //  C starts listening after p1: it must not see p1.
+    enc = testclient_begin (c, PMSG_LISTEN, 1);
+    penc_kv_cstr (enc, "channel", "ops");
+    reply = testclient_call (c);
+    EXPECT (reply, PMSG_OK);
+    pmsg_destroy (&reply);
+    testmail_send (a, "ops", true, "p2");
+    testmail_send (a, "B", false, "direct");
+    //  B stops listening; p3 reaches only C. B's queued posts stay.
+    enc = testclient_begin (b, PMSG_UNLISTEN, 1);
+    penc_kv_cstr (enc, "channel", "ops");
+    reply = testclient_call (b);
+    EXPECT (reply, PMSG_OK);
+    pmsg_destroy (&reply);
+    testmail_send (a, "ops", true, "p3");
+    enc = testclient_begin (b, PMSG_UNLISTEN, 1);
+    penc_kv_cstr (enc, "channel", "ops");
+    reply = testclient_call (b);
+    EXPECT_ERROR (reply, PERR_NOT_LISTENING);
+    pmsg_destroy (&reply);
+
+    //  Late fetches, after everything: each sees its posts exactly once, in
+    //  seq order, interleaved with direct mail.
+    char bodies [256];
+    uint64_t last = 0;
+    ck_assert_uint_eq (testmail_fetch (b, 0, 0, bodies, sizeof bodies, &last), 3);
+    ck_assert_str_eq (bodies, "p1,p2,direct");
+    last = 0;
+    ck_assert_uint_eq (testmail_fetch (c, 0, 0, bodies, sizeof bodies, &last), 2);
+    ck_assert_str_eq (bodies, "p2,p3");
+    ck_assert_uint_eq (testmail_fetch (a, 0, 0, bodies, sizeof bodies, NULL), 0);
+    reply = testclient_fetch (c, 0, 1);
+    const msgpack_object *item = testclient_array_at (reply, "messages", 0);
+    ck_assert (pobj_streq (pobj_get (item, "channel"), "ops"));
+    ck_assert_ptr_null (pobj_get (item, "to"));
+    pmsg_destroy (&reply);
+
+    //  A listener that posts gets its own post.
+    enc = testclient_begin (a, PMSG_LISTEN, 1);
+    penc_kv_cstr (enc, "channel", "self");
+    reply = testclient_call (a);
+    pmsg_destroy (&reply);
+    testmail_send (a, "self", true, "echo");
+    ck_assert_uint_eq (testmail_fetch (a, 0, 0, bodies, sizeof bodies, NULL), 1);
+    testclient_destroy (&c);
+    testclient_t *c2 = testclient_new (testbroker_router (s_broker));
+    testclient_destroy (&a);
+    a = testmail_agent (s_broker, "A2");
+    reply = testclient_call0 (c2, PMSG_HEARTBEAT);      //  c2 is nobody yet
+    EXPECT_ERROR (reply, PERR_NOT_HELLO);
+    pmsg_destroy (&reply);
+    //  Reserved and invalid channel names.
+    enc = testclient_begin (b, PMSG_LISTEN, 1);
+    penc_kv_cstr (enc, "channel", "all");
+    reply = testclient_call (b);
+    EXPECT_ERROR (reply, PERR_RESERVED_NAME);
+    pmsg_destroy (&reply);
+    reply = testclient_send_one (b, "all", true, "x");
+    EXPECT (reply, PMSG_SENT);
+    ck_assert_uint_eq (pobj_uint (testclient_array_at (reply, "errors", 0), "code", 0),
+                       PERR_RESERVED_NAME);
+    pmsg_destroy (&reply);
+    enc = testclient_begin (b, PMSG_LISTEN, 1);
+    penc_kv_cstr (enc, "channel", "bad name");
+    reply = testclient_call (b);
+    ck_assert_msg (testclient_error_code (reply) > 0, "bad channel name accepted");
+    pmsg_destroy (&reply);
+    testclient_destroy (&a);
+    testclient_destroy (&b);
+    testclient_destroy (&c2);
+    s_stop ();
+}
+END_TEST
+
+START_TEST (test_welcome_lists_channels)
+{
+    s_start (NULL);
+    testclient_t *a = testmail_agent (s_broker, "A");
+    const char *channels [] = { "red", "green" };
+    for (int i = 0; i < 2; i++) {
+        penc_t *enc = testclient_begin (a, PMSG_LISTEN, 1);
+        penc_kv_cstr (enc, "channel", channels [i]);
+        pmsg_t *reply = testclient_call (a);
+        EXPECT (reply, PMSG_OK);
+        pmsg_destroy (&reply);
+    }
+    pmsg_t *reply = testclient_call0 (a, PMSG_BYE);
+    pmsg_destroy (&reply);
+    testclient_t *again = testclient_new (testbroker_router (s_broker));
+    reply = testclient_hello (again, "A");
+    EXPECT (reply, PMSG_WELCOME);
+    ck_assert_uint_eq (testclient_array_size (reply, "channels"), 2);
+    ck_assert (pobj_streq (testclient_array_at (reply, "channels", 1), "green"));
+    pmsg_destroy (&reply);
+    testclient_destroy (&a);
+    testclient_destroy (&again);
+    s_stop ();
+}
+END_TEST
+
+START_TEST (test_channel_full_reject)
+{
+    const char *args [] = { "--max-channel", "2", NULL };
+    s_start (args);
+    testclient_t *a = testmail_agent (s_broker, "A");
+    testclient_t *b = testmail_agent (s_broker, "B");
+    testmail_listen (b, "news");
+    ck_assert_uint_gt (testmail_send (a, "news", true, "n1"), 0);
+    ck_assert_uint_gt (testmail_send (a, "news", true, "n2"), 0);
+    pmsg_t *reply = testclient_send_one (a, "news", true, "n3");
+    EXPECT (reply, PMSG_SENT);
+    ck_assert_uint_eq (pmsg_uint (reply, "accepted", 9), 0);
+    ck_assert_uint_eq (pobj_uint (testclient_array_at (reply, "errors", 0), "code", 0),
+                       PERR_CHANNEL_FULL);
+    pmsg_destroy (&reply);
+    //  Once B acknowledges, the channel has room again.
+    char bodies [256];
+    uint64_t last = 0;
+    ck_assert_uint_eq (testmail_fetch (b, 0, 0, bodies, sizeof bodies, &last), 2);
+    ck_assert_uint_eq (testmail_fetch (b, last, 0, bodies, sizeof bodies, NULL), 0);
+    ck_assert_uint_gt (testmail_send (a, "news", true, "n4"), 0);
+    testclient_destroy (&a);
+    testclient_destroy (&b);
+    s_stop ();
+}
+END_TEST
+
+START_TEST (test_channel_full_drop_oldest)
+{
+    const char *args [] = { "--max-channel", "2", "--overflow", "drop-oldest", NULL };
+    s_start (args);
+    testclient_t *a = testmail_agent (s_broker, "A");
+    testclient_t *b = testmail_agent (s_broker, "B");
+    testclient_t *c = testmail_agent (s_broker, "C");
+    testmail_listen (b, "news");
+    testmail_listen (c, "news");
+    for (int i = 1; i <= 3; i++) {
+        char body [8];
+        snprintf (body, sizeof body, "n%d", i);
+        ck_assert_uint_gt (testmail_send (a, "news", true, body), 0);
+    }
+    //  n1 was dropped for both listeners (two deliveries).
+    char bodies [256];
+    ck_assert_uint_eq (testmail_fetch (b, 0, 0, bodies, sizeof bodies, NULL), 2);
+    ck_assert_str_eq (bodies, "n2,n3");
+    ck_assert_uint_eq (testmail_fetch (c, 0, 0, bodies, sizeof bodies, NULL), 2);
+    ck_assert_uint_eq (testmail_stat (a, "dropped"), 2);
+    testclient_destroy (&a);
+    testclient_destroy (&b);
+    testclient_destroy (&c);
+    s_stop ();
+}
+END_TEST
+
+int
+main (void)
+{
+    Suite *suite = suite_create ("broker_channels");
+    TCase *tc = tcase_create ("channels");
+    tcase_set_timeout (tc, 120);
+    tcase_add_test (tc, test_channels);
+    tcase_add_test (tc, test_welcome_lists_channels);
+    tcase_add_test (tc, test_channel_full_reject);
+    tcase_add_test (tc, test_channel_full_drop_oldest);
+    suite_add_tcase (suite, tc);
+    SRunner *runner = srunner_create (suite);
+    srunner_run_all (runner, CK_NORMAL);
+    int failed = srunner_ntests_failed (runner);
+    srunner_free (runner);
+    return failed ? 1 : 0;
+}

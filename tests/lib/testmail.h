@@ -1,0 +1,42 @@
+/*  testmail - helpers the broker's mail suites share (check_broker_mail,
+    check_broker_channels): an agent that has said HELLO, SEND of one
+    message, FETCH into a comma-joined list of bodies, a STATS counter,
+    LISTEN. Each helper fails the running Check test (ck_assert) when the
+    broker answers something other than what it must, so tests read as the
+    scenario they check.
+*/
+#ifndef PARLEY_TESTMAIL_H
+#define PARLEY_TESTMAIL_H
+
+#include <check.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "pmsg.h"
+#include "testbroker.h"
+#include "testclient.h"
+
+#define EXPECT(reply, t) \
+    ck_assert_msg ((reply) && pmsg_type (reply) == (t), "expected %s, got %s", \
+                   pmsg_type_name (t), testclient_describe (reply))
+#define EXPECT_ERROR(reply, code) \
+    ck_assert_msg (testclient_error_code (reply) == (code), "expected ERROR %s, got %s", \
+                   perr_name (code), testclient_describe (reply))
+
+//  A client that said HELLO as `id` (WELCOME checked).
+testclient_t *testmail_agent (testbroker_t *broker, const char *id);
+//  Sends one message; returns its seq (0 if rejected).
+uint64_t testmail_send (testclient_t *client, const char *to, bool channel, const char *body);
+//  FETCH (plain, or `stream: true`); writes the bodies joined by ',' into
+//  out; returns the count. With last_seq, checks seqs increase and leaves
+//  the last one there.
+size_t testmail_fetch (testclient_t *client, uint64_t ack, size_t max, char *out, size_t size,
+                       uint64_t *last_seq);
+size_t testmail_fetch_stream (testclient_t *client, uint64_t ack, size_t max, char *out,
+                              size_t size, uint64_t *last_seq);
+//  One STATS_REPLY counter.
+uint64_t testmail_stat (testclient_t *client, const char *name);
+//  LISTEN (OK checked).
+void testmail_listen (testclient_t *client, const char *channel);
+
+#endif
