@@ -5,12 +5,19 @@
     are published like any WRITE. The step that explores the last object
     also publishes WORLD_EVENT "explored" (once: later steps find nothing
     new, so `completed` is not set again until a reset).
+
+    Idempotent ACT: an ACT with `step` equal to the step of the agent's
+    last ACT is a retry (its reply was lost, or the agent restarted): it
+    gets the very same OBSERVATION again, the world untouched. The stored
+    answer is the encoded fields (a few hundred bytes an agent), kept
+    across reconnects, dropped by a step-less ACT and by WORLD_RESET.
 */
 #include "broker_internal.h"
+#include "plog.h"
 
 static void
 s_reply (broker_t *self, request_t *req, perr_t err, const world_obs_t *obs,
-         const char *why, uint64_t before)
+         const char *why, uint64_t before, const uint64_t *step)
 {
     if (err) {
         dispatch_error (self, req->id, err, "%s", why [0] ? why : "the world refused");
@@ -20,7 +27,14 @@ s_reply (broker_t *self, request_t *req, perr_t err, const world_obs_t *obs,
     if (obs->completed)
         publish_world_event (self, "explored");
     penc_begin (&self->reply, PMSG_OBSERVATION, req->id, WORLD_OBSERVATION_FIELDS);
+    size_t head = penc_size (&self->reply);
     world_encode_observation (obs, &self->reply);
+    if (step) {
+        const uint8_t *data = penc_data (&self->reply);
+        if (!agents_set_act (req->agent, *step, data + head, penc_size (&self->reply) - head))
+            plog_warn ("no memory to keep ACT step %llu of %s: a retry would move again",
+                       (unsigned long long) *step, req->agent->id);
+    }
 }
 
 void
@@ -30,7 +44,7 @@ handle_perceive (broker_t *self, request_t *req)
     world_obs_t obs;
     uint64_t before = state_seq (self->state);
     perr_t err = world_perceive (self->world, req->agent->id, &obs, why, sizeof why);
-    s_reply (self, req, err, &obs, why, before);
+    s_reply (self, req, err, &obs, why, before, NULL);
 }
 
 void
@@ -39,12 +53,23 @@ handle_act (broker_t *self, request_t *req)
     char why [256] = "";
     world_obs_t obs;
     size_t len = 0;
+    agent_t *agent = req->agent;
     const char *action = pmsg_str (req->msg, "action", &len);
     if (!action) {
         dispatch_error (self, req->id, PERR_BAD_FIELD, "ACT needs an action");
         return;
     }
+    const msgpack_object *step_field = pmsg_field (req->msg, "step");
+    uint64_t step = pmsg_uint (req->msg, "step", 0);
+    if (step_field && agent->act_obs && agent->act_step == step) {
+        //  A retry: the same answer, no second move.
+        penc_begin (&self->reply, PMSG_OBSERVATION, req->id, WORLD_OBSERVATION_FIELDS);
+        penc_raw (&self->reply, agent->act_obs, agent->act_obs_size);
+        return;
+    }
+    if (!step_field)
+        agents_set_act (agent, 0, NULL, 0);
     uint64_t before = state_seq (self->state);
-    perr_t err = world_act (self->world, req->agent->id, action, len, &obs, why, sizeof why);
-    s_reply (self, req, err, &obs, why, before);
+    perr_t err = world_act (self->world, agent->id, action, len, &obs, why, sizeof why);
+    s_reply (self, req, err, &obs, why, before, step_field ? &step : NULL);
 }

@@ -1,6 +1,7 @@
 /*  check_broker_world - the exploration world over the wire: PERCEIVE and
     ACT, edges on a line and a grid, BAD_ACTION, coverage by unique names,
-    the "explored" event (once) and WORLD_RESET with its event and state.
+    the "explored" event (once) and WORLD_RESET with its event and state,
+    idempotent ACT (a repeated `step` gets the same answer, no second move).
 */
 #include <check.h>
 #include <stdio.h>
@@ -251,6 +252,101 @@ START_TEST (test_two_agents_share_exploration)
 }
 END_TEST
 
+static pmsg_t *
+s_act_step (testclient_t *client, const char *action, uint64_t step)
+{
+    penc_t *enc = testclient_begin (client, PMSG_ACT, 2);
+    penc_kv_cstr (enc, "action", action);
+    penc_kv_uint (enc, "step", step);
+    return testclient_call (client);
+}
+
+static uint64_t
+s_position (testclient_t *client)
+{
+    pmsg_t *obs = testclient_call0 (client, PMSG_PERCEIVE);
+    EXPECT (obs, PMSG_OBSERVATION);
+    uint64_t position = pmsg_uint (obs, "position", 999);
+    pmsg_destroy (&obs);
+    return position;
+}
+
+//  The fields of an OBSERVATION, without the envelope (id differs).
+static void
+s_same_observation (const pmsg_t *a, const pmsg_t *b)
+{
+    const char *fields [] = { "position", "explored", "objects_total" };
+    for (size_t i = 0; i < 3; i++)
+        ck_assert_uint_eq (pmsg_uint (a, fields [i], 999), pmsg_uint (b, fields [i], 998));
+    size_t la, lb;
+    const char *oa = pmsg_str (a, "outcome", &la), *ob = pmsg_str (b, "outcome", &lb);
+    ck_assert (oa && ob && la == lb && memcmp (oa, ob, la) == 0);
+    ck_assert_uint_eq (testclient_array_size (a, "new_objects"),
+                       testclient_array_size (b, "new_objects"));
+    ck_assert_uint_eq (testclient_array_size (a, "objects"), testclient_array_size (b, "objects"));
+}
+
+START_TEST (test_act_step_idempotent)
+{
+    const char *args [] = { "--world-size", "6", "--seed", "7", NULL };
+    s_broker = testbroker_start (args);
+    ck_assert_ptr_nonnull (s_broker);
+    testclient_t *a = s_agent ("A");
+    ck_assert_uint_eq (s_position (a), 0);
+    pmsg_t *first = s_act_step (a, "forward", 1);
+    EXPECT (first, PMSG_OBSERVATION);
+    ck_assert (s_outcome_is (first, "moved"));
+    ck_assert_uint_eq (pmsg_uint (first, "position", 99), 1);
+    //  The same step again (a lost reply retried): the same answer, no move.
+    pmsg_t *again = s_act_step (a, "forward", 1);
+    EXPECT (again, PMSG_OBSERVATION);
+    s_same_observation (first, again);
+    ck_assert (s_outcome_is (again, "moved"));
+    ck_assert_uint_eq (s_position (a), 1);
+    pmsg_destroy (&again);
+    //  Even from a new connection (the agent restarted).
+    pmsg_t *bye = testclient_call0 (a, PMSG_BYE);
+    pmsg_destroy (&bye);
+    testclient_destroy (&a);
+    a = s_agent ("A");
+    again = s_act_step (a, "forward", 1);
+    EXPECT (again, PMSG_OBSERVATION);
+    s_same_observation (first, again);
+    ck_assert_uint_eq (s_position (a), 1);
+    pmsg_destroy (&again);
+    pmsg_destroy (&first);
+    //  The next step moves.
+    pmsg_t *obs = s_act_step (a, "forward", 2);
+    ck_assert_uint_eq (pmsg_uint (obs, "position", 99), 2);
+    pmsg_destroy (&obs);
+    //  A step-less ACT always acts, and forgets the remembered step.
+    obs = s_act (a, "forward");
+    ck_assert_uint_eq (pmsg_uint (obs, "position", 99), 3);
+    pmsg_destroy (&obs);
+    obs = s_act_step (a, "forward", 2);
+    ck_assert_uint_eq (pmsg_uint (obs, "position", 99), 4);
+    pmsg_destroy (&obs);
+    //  A rejected ACT is not remembered: the retry is rejected too, and a
+    //  good action under that step then acts.
+    obs = s_act_step (a, "jump", 3);
+    EXPECT_ERROR (obs, PERR_BAD_ACTION);
+    pmsg_destroy (&obs);
+    obs = s_act_step (a, "backward", 3);
+    ck_assert_uint_eq (pmsg_uint (obs, "position", 99), 3);
+    pmsg_destroy (&obs);
+    //  WORLD_RESET forgets remembered answers: step 3 acts in the new world.
+    pmsg_t *ok = testclient_call0 (a, PMSG_WORLD_RESET);
+    EXPECT (ok, PMSG_OK);
+    pmsg_destroy (&ok);
+    obs = s_act_step (a, "stay", 3);
+    EXPECT (obs, PMSG_OBSERVATION);
+    ck_assert (s_outcome_is (obs, "stayed"));
+    pmsg_destroy (&obs);
+    testclient_destroy (&a);
+    ck_assert_int_eq (testbroker_stop (&s_broker), 0);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -261,6 +357,7 @@ main (void)
     tcase_add_test (tc, test_explored_event_and_reset);
     tcase_add_test (tc, test_grid_moves);
     tcase_add_test (tc, test_two_agents_share_exploration);
+    tcase_add_test (tc, test_act_step_idempotent);
     suite_add_tcase (suite, tc);
     SRunner *runner = srunner_create (suite);
     srunner_run_all (runner, CK_NORMAL);
