@@ -32,6 +32,12 @@ router=tcp://$addr_broker:5555
 work=$(mktemp -d "${TMPDIR:-/tmp}/parley-netns-XXXXXX")
 
 log() { printf 'netns_explore: %s\n' "$*"; }
+# Runs a command in a named namespace's network stack. nsenter (util-linux)
+# rather than `ip netns exec` / `ip -n`: those first remount / as a slave,
+# which fails where / is not a mount point (a plain chroot), while entering
+# only the network namespace needs nothing of the mount table. nsenter
+# execs the command itself, so "$!" of a background job is the command.
+in_ns() { local ns=$1; shift; nsenter --net="/run/netns/$ns" "$@"; }
 
 cleanup() {
     local pid ns running
@@ -77,9 +83,9 @@ ip link set "$veth_broker" netns "$ns_broker" || fail "cannot move $veth_broker"
 ip link set "$veth_agents" netns "$ns_agents" || fail "cannot move $veth_agents"
 for side in broker agents; do
     ns_var=ns_$side; veth_var=veth_$side; addr_var=addr_$side
-    ip -n "${!ns_var}" link set lo up || fail "lo up in ${!ns_var}"
-    ip -n "${!ns_var}" addr add "${!addr_var}/24" dev "${!veth_var}" || fail "address ${!addr_var}"
-    ip -n "${!ns_var}" link set "${!veth_var}" up || fail "link up ${!veth_var}"
+    in_ns "${!ns_var}" ip link set lo up || fail "lo up in ${!ns_var}"
+    in_ns "${!ns_var}" ip addr add "${!addr_var}/24" dev "${!veth_var}" || fail "address ${!addr_var}"
+    in_ns "${!ns_var}" ip link set "${!veth_var}" up || fail "link up ${!veth_var}"
 done
 if [ "${1:-}" = "--probe" ]; then
     log "network namespaces work here"
@@ -89,12 +95,12 @@ fi
 for b in parley-broker parley-agent parley-tap; do
     [ -x "$bin/$b" ] || fail "$bin/$b is missing (run make)"
 done
-# Background jobs are started with `ip netns exec` itself, not through a
-# shell function, so $! is the program (ip execs it) and signals reach it.
-in_agents() { ip netns exec "$ns_agents" "$@"; }
+# Background jobs are started with nsenter itself, not through a shell
+# function, so $! is the program (nsenter execs it) and signals reach it.
+in_agents() { in_ns "$ns_agents" "$@"; }
 
 # The broker, bound to its veth address only.
-ip netns exec "$ns_broker" "$bin/parley-broker" --router "$router" --pub "tcp://$addr_broker:5556" \
+nsenter --net="/run/netns/$ns_broker" "$bin/parley-broker" --router "$router" --pub "tcp://$addr_broker:5556" \
     --tap "tcp://$addr_broker:5557" --ready-file "$work/ready" >"$work/broker.log" 2>&1 &
 broker_pid=$!
 for _ in $(seq 600); do
@@ -112,7 +118,7 @@ in_agents "$bin/parley-tap" --broker tcp://127.0.0.1:5555 --connect-timeout-ms 3
 
 # A tap across the link. It is subscribed once it prints a frame; the
 # HELLO/BYE of short-lived taps give it frames to print.
-ip netns exec "$ns_agents" "$bin/parley-tap" --broker "$router" --json \
+nsenter --net="/run/netns/$ns_agents" "$bin/parley-tap" --broker "$router" --json \
     >"$work/tap.jsonl" 2>"$work/tap.log" &
 tap_pid=$!
 for _ in $(seq 600); do
@@ -127,7 +133,7 @@ log "tap subscribed across the link"
 # Three agents on the other "host".
 agent_pids=()
 for i in 1 2 3; do
-    ip netns exec "$ns_agents" timeout 300 "$bin/parley-agent" --broker "$router" --id "Agent$i" \
+    nsenter --net="/run/netns/$ns_agents" timeout 300 "$bin/parley-agent" --broker "$router" --id "Agent$i" \
         --memory-dir none --quiet >"$work/agent$i.log" 2>&1 &
     agent_pids+=($!)
 done
