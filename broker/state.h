@@ -202,6 +202,29 @@ size_t state_encode_prefix (state_t *self, penc_t *enc, const char *prefix, size
 size_t state_encode_keys (state_t *self, penc_t *enc, const msgpack_object *keys);
 void state_encode_entry (const state_entry_t *entry, penc_t *enc);
 
+//  A page of a SNAPSHOT: keys starting with prefix, after after_key (NULL:
+//  from the first), at most `limit` entries and `max_bytes` encoded (at
+//  least one entry always fits when max_bytes allows the largest value).
+//  strict: a client that did not ask for paging must get everything or
+//  nothing - then if anything would be left out nothing is written and
+//  SIZE_MAX is returned. *more says entries were left out; *need (may be
+//  NULL) gets the encoded size of all the matching entries after after_key.
+//  Every page collects and sorts the prefix's keys again: O(k log k) per
+//  page - fine for occasional snapshots, slow for paging a huge store in
+//  tiny pages.
+typedef struct {
+    const char *prefix;
+    size_t prefix_len;
+    const char *after_key;          //  NUL-terminated, or NULL
+    size_t limit;
+    size_t max_bytes;
+    bool strict;
+} state_page_t;
+size_t state_encode_page (state_t *self, penc_t *enc, const state_page_t *page, bool *more,
+                          size_t *need);
+//  The encoded size (upper bound) of the entries a GET of `keys` returns.
+size_t state_keys_cost (state_t *self, const msgpack_object *keys);
+
 typedef struct {
     size_t keys;
     size_t bytes;                   //  as counted against max_bytes

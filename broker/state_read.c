@@ -7,6 +7,7 @@
     carries.
 */
 #include "state_int.h"
+#include <stdint.h>
 #include <string.h>
 
 static void
@@ -28,6 +29,8 @@ state_get (state_t *self, const char *key, state_entry_t *entry)
         entry_view (found, entry);
     return found != NULL;
 }
+
+static const char *get_key (const msgpack_object *o, char *buf);
 
 static int
 compare_entries (const void *a, const void *b)
@@ -97,6 +100,71 @@ state_encode_prefix (state_t *self, penc_t *enc, const char *prefix, size_t len)
     }
     free (found);
     return count;
+}
+
+//  An upper bound of one entry's encoded size (map header, four keys,
+//  their headers, the key, the reducer name, seq, the stored value).
+static size_t
+entry_cost (const entry_t *entry)
+{
+    return 48 + strlen (entry->key) + sval_size (&entry->val);
+}
+
+size_t
+state_encode_page (state_t *self, penc_t *enc, const state_page_t *page, bool *more,
+                   size_t *need)
+{
+    assert (self && enc && page && more);
+    size_t count;
+    entry_t **found = collect (self, page->prefix_len? page->prefix: NULL, page->prefix_len,
+                               &count);
+    //  Sorted by key: skip to the first key after after_key (strcmp order,
+    //  the keys holding no NUL).
+    size_t start = 0;
+    if (page->after_key)
+        while (start < count && strcmp (found [start]->key, page->after_key) <= 0)
+            start++;
+    size_t end = start, bytes = 0, total = 0;
+    for (size_t i = start; i < count; i++)
+        total += entry_cost (found [i]);
+    while (end < count && end - start < page->limit) {
+        size_t cost = entry_cost (found [end]);
+        if (bytes + cost > page->max_bytes)
+            break;
+        bytes += cost;
+        end++;
+    }
+    *more = end < count;
+    if (need)
+        *need = total;
+    if (*more && page->strict) {
+        free (found);
+        return SIZE_MAX;
+    }
+    msgpack_pack_array (penc_packer (enc), end - start);
+    for (size_t i = start; i < end; i++) {
+        state_entry_t view;
+        entry_view (found [i], &view);
+        state_encode_entry (&view, enc);
+    }
+    free (found);
+    return end - start;
+}
+
+size_t
+state_keys_cost (state_t *self, const msgpack_object *keys)
+{
+    assert (self);
+    char buf [PROTO_MAX_KEY + 1];
+    size_t size = keys && keys->type == MSGPACK_OBJECT_ARRAY? keys->via.array.size: 0;
+    size_t total = 0;
+    for (size_t i = 0; i < size; i++) {
+        const char *key = get_key (&keys->via.array.ptr [i], buf);
+        entry_t *entry = key? (entry_t *) zhashx_lookup (self->entries, key): NULL;
+        if (entry)
+            total += entry_cost (entry);
+    }
+    return total;
 }
 
 //  The key of a GET element, NUL-terminated in buf, or NULL if unusable.

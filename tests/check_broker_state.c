@@ -1,7 +1,9 @@
 /*  check_broker_state - the shared state over the wire: WRITE/GET/SNAPSHOT,
     every reducer and clear/set/delete on each, atomic batches, the
     protected world.* keys, and a replica built from SUB updates plus a
-    SNAPSHOT (the Clone pattern) that equals the final SNAPSHOT.
+    SNAPSHOT (the Clone pattern) that equals the final SNAPSHOT, and a
+    store too big for one frame: SNAPSHOT pages (limit, after_key, more) or
+    TOO_LARGE, GET TOO_LARGE.
 */
 #include <check.h>
 #include <czmq.h>
@@ -334,6 +336,119 @@ START_TEST (test_replica_follows_updates)
 }
 END_TEST
 
+//  Writes `key` = a str of `size` bytes.
+static void
+s_write_big (testclient_t *client, const char *key, size_t size)
+{
+    char *text = malloc (size);
+    memset (text, 'v', size);
+    penc_t *enc = testclient_begin (client, PMSG_WRITE, 1);
+    penc_key (enc, "ops");
+    msgpack_packer *pk = penc_packer (enc);
+    msgpack_pack_array (pk, 1);
+    msgpack_pack_map (pk, 3);
+    penc_kv_cstr (enc, "op", "set");
+    penc_kv_cstr (enc, "key", key);
+    penc_kv_str (enc, "value", text, size);
+    free (text);
+    pmsg_t *reply = testclient_call (client);
+    EXPECT (reply, PMSG_WRITTEN);
+    pmsg_destroy (&reply);
+}
+
+static pmsg_t *
+s_snapshot_page (testclient_t *client, const char *prefix, const char *after, uint64_t limit)
+{
+    penc_t *enc = testclient_begin (client, PMSG_SNAPSHOT,
+                                    1 + (after ? 1 : 0) + (limit ? 1 : 0));
+    penc_kv_cstr (enc, "prefix", prefix);
+    if (after)
+        penc_kv_cstr (enc, "after_key", after);
+    if (limit)
+        penc_kv_uint (enc, "limit", limit);
+    return testclient_call (client);
+}
+
+static bool
+s_entry_key_is (const pmsg_t *reply, size_t index, const char *key)
+{
+    return pobj_streq (pobj_get (testclient_array_at (reply, "entries", index), "key"), key);
+}
+
+START_TEST (test_big_store_pages)
+{
+    s_broker = testbroker_start (NULL);
+    ck_assert_ptr_nonnull (s_broker);
+    testclient_t *a = s_agent ("A");
+    //  Three values of 400 kB: 1.2 MB in all, over the 1 MiB frame.
+    s_write_big (a, "big.1", 400000);
+    s_write_big (a, "big.2", 400000);
+    s_write_big (a, "big.3", 400000);
+    s_write_ok (a, "[{\"op\": \"set\", \"key\": \"small\", \"value\": 1}]");
+    //  Not paging: everything or TOO_LARGE, never a silent part.
+    pmsg_t *reply = s_snapshot_page (a, "big.", NULL, 0);
+    EXPECT_ERROR (reply, PERR_TOO_LARGE);
+    size_t len;
+    const char *message = pmsg_str (reply, "message", &len);
+    ck_assert_ptr_nonnull (memmem (message, len, "after_key", 9));
+    pmsg_destroy (&reply);
+    reply = s_snapshot_page (a, "small", NULL, 0);
+    EXPECT (reply, PMSG_STATE);
+    ck_assert_uint_eq (testclient_array_size (reply, "entries"), 1);
+    ck_assert_ptr_null (pmsg_field (reply, "more"));
+    pmsg_destroy (&reply);
+    //  Paging: the budget cuts the first page at two entries.
+    reply = s_snapshot_page (a, "big.", NULL, 100);
+    EXPECT (reply, PMSG_STATE);
+    ck_assert_uint_eq (testclient_array_size (reply, "entries"), 2);
+    ck_assert (s_entry_key_is (reply, 0, "big.1") && s_entry_key_is (reply, 1, "big.2"));
+    ck_assert (pmsg_bool (reply, "more", false));
+    pmsg_destroy (&reply);
+    reply = s_snapshot_page (a, "big.", "big.2", 100);
+    EXPECT (reply, PMSG_STATE);
+    ck_assert_uint_eq (testclient_array_size (reply, "entries"), 1);
+    ck_assert (s_entry_key_is (reply, 0, "big.3"));
+    ck_assert (!pmsg_bool (reply, "more", true));
+    pmsg_destroy (&reply);
+    //  limit cuts too; after_key alone pages from there.
+    reply = s_snapshot_page (a, "", NULL, 1);
+    ck_assert_uint_eq (testclient_array_size (reply, "entries"), 1);
+    ck_assert (s_entry_key_is (reply, 0, "big.1"));
+    ck_assert (pmsg_bool (reply, "more", false));
+    pmsg_destroy (&reply);
+    reply = s_snapshot_page (a, "", "big.3", 0);
+    EXPECT (reply, PMSG_STATE);
+    ck_assert (s_entry_key_is (reply, 0, "small"));
+    ck_assert (!pmsg_bool (reply, "more", true));
+    pmsg_destroy (&reply);
+    //  GET: the three big keys do not fit one reply, two do.
+    penc_t *enc = testclient_begin (a, PMSG_GET, 1);
+    penc_key (enc, "keys");
+    msgpack_pack_array (penc_packer (enc), 3);
+    penc_cstr (enc, "big.1");
+    penc_cstr (enc, "big.2");
+    penc_cstr (enc, "big.3");
+    reply = testclient_call (a);
+    EXPECT_ERROR (reply, PERR_TOO_LARGE);
+    pmsg_destroy (&reply);
+    enc = testclient_begin (a, PMSG_GET, 1);
+    penc_key (enc, "keys");
+    msgpack_pack_array (penc_packer (enc), 2);
+    penc_cstr (enc, "big.1");
+    penc_cstr (enc, "big.3");
+    reply = testclient_call (a);
+    EXPECT (reply, PMSG_STATE);
+    ck_assert_uint_eq (testclient_array_size (reply, "entries"), 2);
+    pmsg_destroy (&reply);
+    //  The connection is still fine.
+    reply = testclient_call0 (a, PMSG_HEARTBEAT);
+    EXPECT (reply, PMSG_OK);
+    pmsg_destroy (&reply);
+    testclient_destroy (&a);
+    ck_assert_int_eq (testbroker_stop (&s_broker), 0);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -344,6 +459,7 @@ main (void)
     tcase_add_test (tc, test_errors_are_atomic);
     tcase_add_test (tc, test_get_and_snapshot);
     tcase_add_test (tc, test_replica_follows_updates);
+    tcase_add_test (tc, test_big_store_pages);
     suite_add_tcase (suite, tc);
     SRunner *runner = srunner_create (suite);
     srunner_run_all (runner, CK_NORMAL);
