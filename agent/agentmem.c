@@ -7,6 +7,7 @@
 */
 #include <assert.h>
 #include "agentmem.h"
+#include "textbuf.h"
 
 #define TYPE_THOUGHT "thought"
 
@@ -215,58 +216,53 @@ agentmem_record_turn (agentmem_t *self, const char *action, zlistx_t *observatio
     s_cap (self);
 }
 
-static void
-s_cat (char **text, char *more)
-{
-    char *both = zsys_sprintf ("%s%s", *text, more);
-    free (*text);
-    free (more);
-    *text = both;
-}
-
+//  Renderings are built with a textbuf: appending with sprintf ("%s%s")
+//  copied the whole text per line, quadratic in the context size.
 char *
 agentmem_render_history (agentmem_t *self)
 {
     assert (self);
-    char *text = strdup ("History:");
+    textbuf_t *buf = textbuf_new ();
+    textbuf_add (buf, "History:");
     if (zlistx_size (self->entries) == 0)
-        s_cat (&text, strdup ("\n(nothing yet)"));
+        textbuf_add (buf, "\n(nothing yet)");
     for (entry_t *entry = (entry_t *) zlistx_first (self->entries); entry;
          entry = (entry_t *) zlistx_next (self->entries)) {
         if (!entry->is_turn) {
-            s_cat (&text, zsys_sprintf ("\n- Thought %" PRIu64 ": %s", entry->number, entry->text));
+            textbuf_addf (buf, "\n- Thought %" PRIu64 ": %s", entry->number, entry->text);
             continue;
         }
-        s_cat (&text, zsys_sprintf ("\n- Turn %" PRIu64 ": %s", entry->number, entry->text));
+        textbuf_addf (buf, "\n- Turn %" PRIu64 ": %s", entry->number, entry->text);
         for (observation_t *obs = (observation_t *) zlistx_first (entry->observations); obs;
              obs = (observation_t *) zlistx_next (entry->observations)) {
             char *line = observation_render (obs);
             if (line)
-                s_cat (&text, zsys_sprintf ("\n    %s", line));
+                textbuf_addf (buf, "\n    %s", line);
             else
-                s_cat (&text, zsys_sprintf ("\n    [Error: could not render an observation from %s]",
-                                            observation_source (obs)));
+                textbuf_addf (buf, "\n    [Error: could not render an observation from %s]",
+                              observation_source (obs));
             free (line);
         }
     }
-    return text;
+    return textbuf_detach (&buf);
 }
 
 char *
 agentmem_render_state (connector_t *const *connectors, size_t count)
 {
-    char *text = strdup ("Current state:");
+    textbuf_t *buf = textbuf_new ();
+    textbuf_add (buf, "Current state:");
     for (size_t i = 0; i < count; i++) {
         const char *id = connector_id (connectors[i]);
         char *state = connector_render (connectors[i]);
         if (!state)
-            s_cat (&text, zsys_sprintf ("\n[%s]\n[Error: could not render state for %s]", id, id));
+            textbuf_addf (buf, "\n[%s]\n[Error: could not render state for %s]", id, id);
         else
         if (*state)
-            s_cat (&text, zsys_sprintf ("\n[%s]\n%s", id, state));
+            textbuf_addf (buf, "\n[%s]\n%s", id, state);
         free (state);
     }
-    return text;
+    return textbuf_detach (&buf);
 }
 
 char *

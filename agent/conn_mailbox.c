@@ -6,6 +6,7 @@
 #include <assert.h>
 #include "conn_mailbox.h"
 #include "plog.h"
+#include "textbuf.h"
 
 #define MAX_FETCHES 8           //  FETCH rounds per capture while mail is pending
 
@@ -144,31 +145,22 @@ s_observe (void *impl, const char *id, zlistx_t *out)
     self->reported = true;
 }
 
-//  Appends to a growing string.
-static void
-s_cat (char **text, const char *more)
-{
-    char *both = zsys_sprintf ("%s%s", *text, more);
-    free (*text);
-    *text = both;
-}
-
+//  Built with a textbuf: a step can bring tens of posts, and appending
+//  with sprintf ("%s%s") copied the whole text per post.
 static char *
 s_render (void *impl)
 {
     mailbox_t *self = (mailbox_t *) impl;
-    char *text = strdup ("Communication information:");
+    textbuf_t *buf = textbuf_new ();
+    textbuf_add (buf, "Communication information:");
     if (self->count == 0) {
-        s_cat (&text, "\nNo messages from other agents.");
-        return text;
+        textbuf_add (buf, "\nNo messages from other agents.");
+        return textbuf_detach (&buf);
     }
     for (size_t i = 0; i < self->count; i++) {
         const mail_view_t *m = &self->batch[i];
-        if (*m->channel)
-            continue;
-        char *line = zsys_sprintf ("\nFrom %s:\n    %s", m->from, m->text);
-        s_cat (&text, line);
-        free (line);
+        if (!*m->channel)
+            textbuf_addf (buf, "\nFrom %s:\n    %s", m->from, m->text);
     }
     //  Channels in order of first appearance, each with its posts.
     for (size_t i = 0; i < self->count; i++) {
@@ -179,18 +171,12 @@ s_render (void *impl)
                 first = false;
         if (!first)
             continue;
-        char *head = zsys_sprintf ("\nIn %s:", channel);
-        s_cat (&text, head);
-        free (head);
-        for (size_t j = i; j < self->count; j++) {
-            if (!streq (self->batch[j].channel, channel))
-                continue;
-            char *line = zsys_sprintf ("\n    From %s: %s", self->batch[j].from, self->batch[j].text);
-            s_cat (&text, line);
-            free (line);
-        }
+        textbuf_addf (buf, "\nIn %s:", channel);
+        for (size_t j = i; j < self->count; j++)
+            if (streq (self->batch[j].channel, channel))
+                textbuf_addf (buf, "\n    From %s: %s", self->batch[j].from, self->batch[j].text);
     }
-    return text;
+    return textbuf_detach (&buf);
 }
 
 static void

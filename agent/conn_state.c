@@ -7,6 +7,7 @@
 #include <assert.h>
 #include "conn_state.h"
 #include "plog.h"
+#include "textbuf.h"
 
 typedef struct {
     char *key;
@@ -105,9 +106,16 @@ s_take_explored (state_t *self, const msgpack_object *value)
     for (uint32_t i = 0; i < value->via.array.size; i++) {
         const msgpack_object *o = &value->via.array.ptr[i];
         if (o->type == MSGPACK_OBJECT_STR) {
-            char *name = zsys_sprintf ("%.*s", (int) o->via.str.size, o->via.str.ptr);
+            //  memcpy, not sprintf: this list is thousands of names each step.
+            char small[256];
+            size_t len = o->via.str.size;
+            char *name = len < sizeof (small)? small: (char *) malloc (len + 1);
+            assert (name);
+            memcpy (name, o->via.str.ptr, len);
+            name[len] = 0;
             zlistx_add_end (self->explored, name);
-            free (name);
+            if (name != small)
+                free (name);
         }
     }
 }
@@ -187,36 +195,33 @@ s_capture (void *impl, char *err, size_t err_size)
 static char *
 s_positions_text (state_t *self)
 {
-    char *text = strdup ("");
-    for (size_t i = 0; i < self->agent_count; i++) {
-        char *more = zsys_sprintf ("%s%s%s at %" PRIu64, text, i? ", ": "",
-                                   self->agents[i].name, self->agents[i].position);
-        free (text);
-        text = more;
-    }
-    return text;
+    textbuf_t *buf = textbuf_new ();
+    for (size_t i = 0; i < self->agent_count; i++)
+        textbuf_addf (buf, "%s%s at %" PRIu64, i? ", ": "",
+                      self->agents[i].name, self->agents[i].position);
+    return textbuf_detach (&buf);
 }
 
 static char *
 s_explored_diff (state_t *self)
 {
-    char *names = strdup ("");
+    textbuf_t *buf = textbuf_new ();
+    textbuf_addf (buf, "The team has now explored %zu objects; new: ", zlistx_size (self->explored));
+    size_t mark = textbuf_len (buf);
     for (const char *name = zlistx_first (self->explored); name;
          name = zlistx_next (self->explored)) {
         if (zhashx_lookup (self->explored_prev, name))
             continue;
-        char *more = zsys_sprintf ("%s%s%s", names, *names? ", ": "", name);
-        free (names);
-        names = more;
+        if (textbuf_len (buf) > mark)
+            textbuf_add (buf, ", ");
+        textbuf_add (buf, name);
     }
-    char *text = zsys_sprintf ("The team has now explored %zu objects; new: %s.",
-                               zlistx_size (self->explored), names);
-    free (names);
+    textbuf_add (buf, ".");
     zhashx_purge (self->explored_prev);
     for (const char *name = zlistx_first (self->explored); name;
          name = zlistx_next (self->explored))
         zhashx_insert (self->explored_prev, name, (void *) "");
-    return text;
+    return textbuf_detach (&buf);
 }
 
 static void
@@ -252,36 +257,33 @@ static char *
 s_render (void *impl)
 {
     state_t *self = (state_t *) impl;
-    char *text = strdup ("");
+    textbuf_t *buf = textbuf_new ();
     for (size_t i = 0; i < self->count; i++) {
         slot_t *slot = &self->slots[i];
-        char *line;
         if (!slot->text)
             continue;
+        if (textbuf_len (buf))
+            textbuf_add (buf, "\n");
         if (streq (slot->key, STATE_KEY_EXPLORED)) {
-            char *names = strdup ("");
+            textbuf_addf (buf, "Explored by all (%zu): ", zlistx_size (self->explored));
+            bool first = true;
             for (const char *n = zlistx_first (self->explored); n; n = zlistx_next (self->explored)) {
-                char *more = zsys_sprintf ("%s%s%s", names, *names? ", ": "", n);
-                free (names);
-                names = more;
+                if (!first)
+                    textbuf_add (buf, ", ");
+                textbuf_add (buf, n);
+                first = false;
             }
-            line = zsys_sprintf ("Explored by all (%zu): %s", zlistx_size (self->explored), names);
-            free (names);
         }
         else
         if (streq (slot->key, STATE_KEY_POSITIONS)) {
             char *where = s_positions_text (self);
-            line = zsys_sprintf ("Agent positions: %s", where);
+            textbuf_addf (buf, "Agent positions: %s", where);
             free (where);
         }
         else
-            line = zsys_sprintf ("%s: %s", slot->key, slot->text);
-        char *more = zsys_sprintf ("%s%s%s", text, *text? "\n": "", line);
-        free (line);
-        free (text);
-        text = more;
+            textbuf_addf (buf, "%s: %s", slot->key, slot->text);
     }
-    return text;
+    return textbuf_detach (&buf);
 }
 
 static void

@@ -6,6 +6,7 @@
 #include <assert.h>
 #include "conn_world.h"
 #include "plog.h"
+#include "textbuf.h"
 
 typedef struct {
     brokerlink_t *link;
@@ -45,13 +46,13 @@ world_view_objects_text (const world_view_t *view, char *buf, size_t size)
 static char *
 s_list_text (zlistx_t *list)
 {
-    char *text = strdup ("");
+    textbuf_t *buf = textbuf_new ();
     for (const char *name = zlistx_first (list); name; name = zlistx_next (list)) {
-        char *more = zsys_sprintf ("%s%s%s", text, *text? ", ": "", name);
-        free (text);
-        text = more;
+        if (textbuf_len (buf))
+            textbuf_add (buf, ", ");
+        textbuf_add (buf, name);
     }
-    return text;
+    return textbuf_detach (&buf);
 }
 
 static void

@@ -16,6 +16,7 @@
 #include "conn_mailbox.h"
 #include "conn_world.h"
 #include "plog.h"
+#include "textbuf.h"
 
 #define TEAM_REFRESH_STEPS 5
 
@@ -146,22 +147,25 @@ s_communication_fallback (void *shared, void *ctx)
     return 0;
 }
 
-//  The step's mail as one line for the memory text.
+//  The step's mail as one line for the memory text (NULL when none).
 static void
 s_mail_text (agent_shared_t *a)
 {
     zstr_free (&a->mail_text);
     size_t count = conn_mailbox_count (a->mailbox);
+    if (count == 0)
+        return;
+    textbuf_t *buf = textbuf_new ();
     for (size_t i = 0; i < count; i++) {
         const mail_view_t *m = conn_mailbox_at (a->mailbox, i);
-        char *line = *m->channel
-            ? zsys_sprintf ("%s%sIn %s, from %s: %s", a->mail_text? a->mail_text: "",
-                            a->mail_text? " | ": "", m->channel, m->from, m->text)
-            : zsys_sprintf ("%s%sFrom %s: %s", a->mail_text? a->mail_text: "",
-                            a->mail_text? " | ": "", m->from, m->text);
-        free (a->mail_text);
-        a->mail_text = line;
+        if (i)
+            textbuf_add (buf, " | ");
+        if (*m->channel)
+            textbuf_addf (buf, "In %s, from %s: %s", m->channel, m->from, m->text);
+        else
+            textbuf_addf (buf, "From %s: %s", m->from, m->text);
     }
+    a->mail_text = textbuf_detach (&buf);
 }
 
 static const char *

@@ -7,6 +7,7 @@
 #include "agent/agentmem.h"
 #include "agent/conn_mailbox.h"
 #include "agent/conn_world.h"
+#include "agent/textbuf.h"
 
 static zlistx_t *
 obs_list (const char *type, const char *text)
@@ -130,6 +131,41 @@ static const connector_ops_t s_broken = { NULL, s_observe_none, s_render_fail, N
 static const connector_ops_t s_silent = { NULL, s_observe_none, s_render_empty, NULL };
 static char *s_obs_fail (const void *data) { return NULL; }
 
+START_TEST (test_textbuf)
+{
+    //  Many pieces, formatted pieces longer than the current room, and the
+    //  result equal to the same text built the slow way.
+    textbuf_t *buf = textbuf_new ();
+    ck_assert_uint_eq (textbuf_len (buf), 0);
+    ck_assert_str_eq (textbuf_text (buf), "");
+    char *slow = strdup ("");
+    char big[1000];
+    memset (big, 'x', sizeof (big) - 1);
+    big[sizeof (big) - 1] = 0;
+    for (int i = 0; i < 3000; i++) {
+        const char *piece = i % 500 == 7? big: "";
+        textbuf_addf (buf, "%s%d%s", i? ", ": "", i, piece);
+        char *more = zsys_sprintf ("%s%s%d%s", slow, i? ", ": "", i, piece);
+        free (slow);
+        slow = more;
+    }
+    textbuf_addn (buf, "ab\0c", 2);
+    textbuf_add (buf, "!");
+    char *more = zsys_sprintf ("%sab!", slow);
+    free (slow);
+    slow = more;
+    ck_assert_uint_eq (textbuf_len (buf), strlen (slow));
+    char *text = textbuf_detach (&buf);
+    ck_assert_ptr_null (buf);
+    ck_assert_str_eq (text, slow);
+    free (text);
+    free (slow);
+    textbuf_t *empty = textbuf_new ();
+    textbuf_destroy (&empty);
+    ck_assert_ptr_null (empty);
+}
+END_TEST
+
 START_TEST (test_context_text)
 {
     agentmem_t *mem = agentmem_new ();
@@ -188,6 +224,7 @@ main (void)
     tcase_add_test (tc, test_observation_retention);
     tcase_add_test (tc, test_entry_cap);
     tcase_add_test (tc, test_context_text);
+    tcase_add_test (tc, test_textbuf);
     suite_add_tcase (s, tc);
     SRunner *runner = srunner_create (s);
     srunner_run_all (runner, CK_NORMAL);
