@@ -30,11 +30,24 @@ s_retention (agentmem_t *mem)
     agentmem_set_retention (mem, "state." STATE_KEY_POSITIONS, 1, false);
 }
 
+//  http's tick: while a model or embedding call waits, keep the broker
+//  session alive (HEARTBEAT, no waiting). The link does not exist yet
+//  during the embedder's start-up probe; nothing is due then.
+static void
+s_keepalive (void *arg)
+{
+    agent_shared_t *a = (agent_shared_t *) arg;
+    if (a->link)
+        brokerlink_keepalive (a->link);
+}
+
 static int
 s_open_memory (agent_t *self, char *err, size_t err_size)
 {
     embedder_options_t eo;
     embedder_options_default (&eo);
+    eo.http.tick = s_keepalive;
+    eo.http.tick_arg = &self->shared;
     eo.url = self->config.embed_url && *self->config.embed_url? self->config.embed_url: NULL;
     eo.model = self->config.embed_model;
     if (eo.url)     //  a server's dimension: as told, or learnt with one probe
@@ -81,6 +94,8 @@ s_policies (agent_t *self, char *err, size_t err_size)
     }
     llm_options_t lo;
     llm_options_default (&lo);
+    lo.http.tick = s_keepalive;
+    lo.http.tick_arg = &self->shared;
     lo.url = self->config.llm_url;
     lo.model = self->config.llm_model;
     if (self->config.llm_timeout_ms > 0)
@@ -242,12 +257,16 @@ agent_summary (agent_t *self, FILE *out)
     agent_shared_t *a = &self->shared;
     const world_view_t *view = conn_world_view (a->world);
     size_t found = conn_world_seen_count (a->world);
+    brokerlink_stats_t link;
+    brokerlink_stats (a->link, &link);
     fprintf (out, "[%s] SUMMARY steps=%" PRIu64 " position=%" PRIu64 " coverage=%.0f%% "
              "objects=%zu memories=%zu sent=%" PRIu64 " received=%" PRIu64
-             " invalid_answers=%" PRIu64 " fallbacks=%" PRIu64 " end=\"%s\"\n",
+             " invalid_answers=%" PRIu64 " fallbacks=%" PRIu64 " hellos=%" PRIu64
+             " keepalives=%" PRIu64 " end=\"%s\"\n",
              a->id, a->step, view->position, view->coverage * 100, found,
              vmemory_count (a->vmem), a->msgs_sent, a->msgs_received, a->invalid_answers,
-             a->heuristic != a->policy? a->fallbacks: 0, a->end_reason);
+             a->heuristic != a->policy? a->fallbacks: 0, link.hellos, link.keepalives,
+             a->end_reason);
     fprintf (out, "[%s] found:", a->id);
     for (size_t i = 0; i < found; i++)
         fprintf (out, "%s %s", i? ",": "", conn_world_seen_at (a->world, i));

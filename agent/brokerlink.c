@@ -25,8 +25,9 @@ struct _brokerlink_t {
     char sub_endpoint[256];
     bool session;
     uint64_t next_id;
-    uint64_t enc_id, aux_id;
-    penc_t enc, aux, hello;
+    uint64_t enc_id, aux_id, keepalive_id;
+    penc_t enc, aux, hello, keepalive;
+    bool busy;                  //  inside s_exchange: keepalive stays out
     int64_t request_ms, backoff_max_ms;
     int64_t last_send_ms;
     volatile sig_atomic_t *stop;
@@ -48,6 +49,7 @@ brokerlink_new (const char *endpoint, const char *agent_id)
     penc_init (&self->enc);
     penc_init (&self->aux);
     penc_init (&self->hello);
+    penc_init (&self->keepalive);
     self->request_ms = 3000;
     self->backoff_max_ms = 2000;
     self->next_id = 1;
@@ -74,6 +76,7 @@ brokerlink_destroy (brokerlink_t **self_p)
         penc_fini (&self->enc);
         penc_fini (&self->aux);
         penc_fini (&self->hello);
+        penc_fini (&self->keepalive);
         free (self);
         *self_p = NULL;
     }
@@ -138,6 +141,8 @@ s_open_dealer (brokerlink_t *self)
     return 0;
 }
 
+static int s_await (brokerlink_t *self, uint64_t id, int64_t until, pmsg_t **reply_p);
+
 //  One send and the matching reply. 0 ok, -1 timeout or socket error,
 //  -2 stopped. Replies with another id (late ones) are dropped.
 static int
@@ -150,6 +155,16 @@ s_exchange (brokerlink_t *self, penc_t *enc, uint64_t id, pmsg_t **reply_p)
         return -1;
     self->last_send_ms = pclock_mono_ms ();
     int64_t until = self->last_send_ms + self->request_ms;
+    self->busy = true;
+    int rc = s_await (self, id, until, reply_p);
+    self->busy = false;
+    return rc;
+}
+
+//  Waits for the reply carrying `id` until `until` (see s_exchange).
+static int
+s_await (brokerlink_t *self, uint64_t id, int64_t until, pmsg_t **reply_p)
+{
     while (!brokerlink_stopped (self)) {
         int64_t left = until - pclock_mono_ms ();
         if (left <= 0)
@@ -466,6 +481,63 @@ brokerlink_tick (brokerlink_t *self)
     char err[256];
     pmsg_t *reply = s_aux_simple (self, PMSG_HEARTBEAT, err, sizeof (err));
     pmsg_destroy (&reply);
+}
+
+//  Takes what the DEALER holds without waiting: the reply to our last
+//  keepalive HEARTBEAT is matched by id (NOT_HELLO there means the broker
+//  expired us: the session is dropped, and the next request says HELLO);
+//  anything else is a late reply to a request we gave up on, dropped as
+//  s_exchange drops it.
+static void
+s_drain_replies (brokerlink_t *self)
+{
+    while (self->dealer && (zsock_events (self->dealer) & ZMQ_POLLIN)) {
+        zframe_t *frame = zframe_recv_nowait (self->dealer);
+        if (!frame)
+            break;
+        perr_t code;
+        uint64_t got_id;
+        char why[256];
+        pmsg_t *msg = pmsg_decode (zframe_data (frame), zframe_size (frame),
+                                   pwire_default_limits (), &code, &got_id, why, sizeof (why));
+        zframe_destroy (&frame);
+        if (!msg) {
+            self->stats.bad_frames++;
+            continue;
+        }
+        if (pmsg_id (msg) == self->keepalive_id && self->keepalive_id) {
+            self->keepalive_id = 0;
+            if (pmsg_type (msg) == PMSG_ERROR && pmsg_uint (msg, "code", 0) == PERR_NOT_HELLO) {
+                plog_info ("broker forgot us (NOT_HELLO) during a wait; will say HELLO again");
+                s_close_dealer (self);
+            }
+        }
+        pmsg_destroy (&msg);
+    }
+}
+
+void
+brokerlink_keepalive (brokerlink_t *self)
+{
+    assert (self);
+    if (self->busy || !self->session || !self->dealer)
+        return;
+    s_drain_events (self);
+    s_drain_replies (self);
+    if (!self->session)
+        return;
+    int64_t due = (int64_t) self->welcome.heartbeat_ms / 2;
+    if (pclock_mono_ms () - self->last_send_ms < (due > 0? due: 500))
+        return;
+    //  Own encoder and id: the caller may be between a brokerlink_begin
+    //  and its brokerlink_call, and `enc` must survive.
+    self->keepalive_id = self->next_id++;
+    penc_begin (&self->keepalive, PMSG_HEARTBEAT, self->keepalive_id, 0);
+    if (zmq_send (zsock_resolve (self->dealer), penc_data (&self->keepalive),
+                  penc_size (&self->keepalive), ZMQ_DONTWAIT) < 0)
+        return;                 //  the next real request finds out why
+    self->last_send_ms = pclock_mono_ms ();
+    self->stats.keepalives++;
 }
 
 bool

@@ -13,13 +13,20 @@
     broker expired us, e.g. during a long model call) triggers a re-HELLO
     and a resend.
 
-    Honest limits: the link is single-threaded, so no heartbeat goes out
-    while the agent is blocked in a model call; the broker may expire the
-    agent and the next request re-HELLOs (mail is kept). A request resent
-    after a reconnect may execute twice if the first copy did reach the
-    broker (an ACT could move twice); the world clamps moves, and the agent
-    plans from the OBSERVATION it gets back, so this costs a step, not
-    consistency.
+    The link is single-threaded. During a slow model call the HTTP client
+    calls brokerlink_keepalive() from its progress callback: it sends a
+    HEARTBEAT without waiting (when one is due) and takes its OK later by
+    id, so the broker does not expire an agent that is only thinking. Were
+    the broker to expire us anyway, the next request re-HELLOs (mail is
+    kept).
+
+    A request resent after a reconnect may execute twice if the first copy
+    did reach the broker. For ACT that would be a second move: the agent
+    puts its step number in ACT, and the broker answers a repeated (agent,
+    step) with the OBSERVATION of the first copy without moving again.
+    Reads, HEARTBEAT and LISTEN are harmless twice; a resent SEND can
+    still deliver a message twice (left for later: it would need a
+    per-sender sequence the broker deduplicates).
 
     After every HELLO the link re-LISTENs to the channels it was told to
     listen to, since a restarted broker has forgotten them.
@@ -62,6 +69,7 @@ typedef struct {
     uint64_t mail_wakeups;      //  MAIL_READY events seen
     uint64_t world_events;      //  WORLD_EVENT events seen
     uint64_t bad_frames;        //  replies or events that did not decode
+    uint64_t keepalives;        //  HEARTBEATs sent by brokerlink_keepalive
 } brokerlink_stats_t;
 
 #define BROKERLINK_MAX_CHANNELS 16
@@ -105,6 +113,12 @@ bool brokerlink_wait (brokerlink_t *self, int64_t ms);
 bool brokerlink_take_mail_flag (brokerlink_t *self);
 //  Sends a HEARTBEAT if nothing went out for heartbeat_ms / 2.
 void brokerlink_tick (brokerlink_t *self);
+
+//  Never blocks: drains events and stray replies, and sends a HEARTBEAT
+//  (not waiting for its OK) if nothing went out for heartbeat_ms / 2. For
+//  callers stuck in something else, e.g. http's tick during a model call.
+//  Does nothing inside a request or without a session.
+void brokerlink_keepalive (brokerlink_t *self);
 
 //  Says BYE (mail stays queued); best effort, short timeout.
 void brokerlink_bye (brokerlink_t *self);

@@ -56,6 +56,43 @@ http_options_default (http_options_t *opts)
     opts->backoff_base_ms = 500;
     opts->backoff_max_ms = 20000;
     opts->max_response_bytes = 8 * 1024 * 1024;
+    opts->tick = NULL;
+    opts->tick_arg = NULL;
+}
+
+static void
+s_tick (http_t *self)
+{
+    if (self->opts.tick) {
+        self->stats.ticks++;
+        self->opts.tick (self->opts.tick_arg);
+    }
+}
+
+//  libcurl's progress callback: called about once a second even when no
+//  byte moves (a model still thinking), and more often during transfers.
+//  The tick itself decides whether anything is due, so this stays cheap.
+static int
+s_on_progress (void *arg, curl_off_t dltotal, curl_off_t dlnow,
+               curl_off_t ultotal, curl_off_t ulnow)
+{
+    (void) dltotal; (void) dlnow; (void) ultotal; (void) ulnow;
+    s_tick ((http_t *) arg);
+    return 0;                   //  never aborts the transfer
+}
+
+//  Backoff wait in HTTP_TICK_MS slices, ticking between them.
+static void
+s_backoff_sleep (http_t *self, int64_t ms)
+{
+    int64_t until = pclock_mono_ms () + ms;
+    for (;;) {
+        s_tick (self);
+        int64_t left = until - pclock_mono_ms ();
+        if (left <= 0)
+            break;
+        pclock_sleep_ms (left < HTTP_TICK_MS? left: HTTP_TICK_MS);
+    }
 }
 
 static size_t
@@ -250,6 +287,11 @@ s_attempt (http_t *self, const char *payload, json_t **response_p,
     curl_easy_setopt (curl, CURLOPT_HEADERDATA, self);
     curl_easy_setopt (curl, CURLOPT_ERRORBUFFER, curl_err);
     curl_easy_setopt (curl, CURLOPT_USERAGENT, "parley-agent");
+    if (self->opts.tick) {
+        curl_easy_setopt (curl, CURLOPT_XFERINFOFUNCTION, s_on_progress);
+        curl_easy_setopt (curl, CURLOPT_XFERINFODATA, self);
+        curl_easy_setopt (curl, CURLOPT_NOPROGRESS, 0L);
+    }
 
     self->stats.attempts++;
     CURLcode rc = curl_easy_perform (curl);
@@ -337,7 +379,7 @@ http_post_json (http_t *self, json_t *body, json_t **response_p,
         self->stats.last_backoff_ms = wait;
         plog_warn ("http: %s; retry %d/%d in %lld ms", err, retry + 1,
                    self->opts.max_retries, (long long) wait);
-        pclock_sleep_ms (wait);
+        s_backoff_sleep (self, wait);
     }
     free (payload);
     err [0] = 0;

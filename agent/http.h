@@ -11,7 +11,11 @@
       backoff_max_ms so a hostile server cannot park us for an hour;
     - the response body is capped (max_response_bytes): a larger body
       aborts the transfer with a clear error instead of growing a buffer;
-    - "Authorization: Bearer KEY" is sent only when a key is given.
+    - "Authorization: Bearer KEY" is sent only when a key is given;
+    - an optional `tick` function runs while we wait (from libcurl's
+      progress callback during a transfer, and between slices of a retry
+      backoff), so a single-threaded caller can keep other connections
+      alive during a slow model call (the agent sends broker HEARTBEATs).
 
     One http_t is one libcurl easy handle (connection reuse); it is not
     thread-safe: one per thread. curl_global_init is done once, lazily.
@@ -26,6 +30,12 @@
 
 typedef struct _http_t http_t;
 
+//  Runs while a request waits: at least about once a second during a
+//  transfer (libcurl's progress callback) and every HTTP_TICK_MS during a
+//  backoff. Must not block for long and must not use this http_t.
+typedef void (http_tick_fn) (void *arg);
+#define HTTP_TICK_MS 200
+
 typedef struct {
     long connect_timeout_ms;    //  default 5000
     long timeout_ms;            //  whole attempt, default 60000
@@ -33,6 +43,8 @@ typedef struct {
     long backoff_base_ms;       //  first backoff, doubled each retry; default 500
     long backoff_max_ms;        //  cap on one wait (incl. Retry-After); default 20000
     size_t max_response_bytes;  //  default 8 MiB
+    http_tick_fn *tick;         //  default NULL: nothing runs while waiting
+    void *tick_arg;
 } http_options_t;
 
 typedef struct {
@@ -41,6 +53,7 @@ typedef struct {
     uint64_t retries;           //  attempts that were retries
     uint64_t timeouts;          //  attempts that timed out
     uint64_t failures;          //  requests that ended in an error
+    uint64_t ticks;             //  tick calls made while waiting
     int64_t last_backoff_ms;    //  the last wait before a retry (for tests/logs)
 } http_stats_t;
 

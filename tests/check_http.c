@@ -217,6 +217,39 @@ START_TEST (test_chat_429_retry_after)
 }
 END_TEST
 
+static int s_ticks;
+static void s_count_tick (void *arg) { (*(int *) arg)++; }
+
+START_TEST (test_tick_while_waiting)
+{
+    //  A 3 s answer: libcurl's progress callback ticks at least about once
+    //  a second while the model "thinks". A 429 with Retry-After: 1: the
+    //  backoff sleeps in HTTP_TICK_MS slices and ticks between them.
+    const char *models[] = { "slow:tick", "429-then-ok:tick" };
+    for (int i = 0; i < 2; i++) {
+        llm_options_t opts;
+        llm_options_default (&opts);
+        opts.url = s_url;
+        opts.model = models[i];
+        opts.http.backoff_base_ms = 10;
+        opts.http.tick = s_count_tick;
+        opts.http.tick_arg = &s_ticks;
+        char err [256];
+        llm_t *llm = llm_new (&opts, err, sizeof err);
+        ck_assert_msg (llm, "llm_new: %s", err);
+        s_ticks = 0;
+        char *answer = llm_complete (llm, "s", "u", err, sizeof err);
+        ck_assert_msg (answer, "llm: %s", err);
+        free (answer);
+        http_stats_t stats;
+        llm_stats (llm, &stats);
+        ck_assert_int_ge (s_ticks, 2);
+        ck_assert_uint_eq (stats.ticks, (uint64_t) s_ticks);
+        llm_destroy (&llm);
+    }
+}
+END_TEST
+
 START_TEST (test_chat_timeout)
 {
     llm_t *llm = s_llm ("slow:a", 300, 1);
@@ -377,6 +410,7 @@ s_suite (void)
     tcase_add_test (tc, test_chat_500_then_ok);
     tcase_add_test (tc, test_chat_429_retry_after);
     tcase_add_test (tc, test_chat_timeout);
+    tcase_add_test (tc, test_tick_while_waiting);
     tcase_add_test (tc, test_chat_retries_exhausted);
     tcase_add_test (tc, test_connection_refused);
     suite_add_tcase (suite, tc);

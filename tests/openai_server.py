@@ -23,6 +23,7 @@ chat behaviours
   always-500    HTTP 500 every time
   400           HTTP 400 with an OpenAI error body (must not be retried)
   slow          sleeps 3 s, then normal
+  slow-N        sleeps N seconds (integer), then normal
 embeddings behaviours (DIM defaults to 8)
   embed[-DIM]           deterministic vectors of DIM, unnormalised
   embed-reversed[-DIM]  same, items listed in reverse with their index
@@ -136,6 +137,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(400, {"error": {"message": "model not found"}})
         if behaviour == "slow":
             time.sleep(3)
+        if behaviour.startswith("slow-") and behaviour[5:].isdigit():
+            time.sleep(int(behaviour[5:]))
         return self.send(200, self.chat_answer(NORMAL_ANSWER))
 
     def embeddings(self, request, behaviour, n):
