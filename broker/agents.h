@@ -3,7 +3,8 @@
     An agent is registered by its first HELLO and stays registered (with its
     inbox and channel memberships) when its connection goes away, so mail for
     an agent that is briefly offline is kept (within the inbox bounds). Only
-    BYE with `forget` removes a registration.
+    BYE with `forget`, or --forget-after-ms offline (session.c), removes a
+    registration.
 
     Two indexes: by id (owns the records) and by connection routing id (the
     ROUTER identity of the connection that said HELLO; binary, hashed as
@@ -35,6 +36,7 @@ struct _agent_t {
     conn_id_t conn;             //  valid while online
     bool online;                //  has a live connection
     int64_t last_seen_ms;       //  monotonic
+    int64_t offline_since_ms;   //  monotonic, when it was last detached
     zlistx_t *caps;             //  char * (owned)
     mailbox_t *inbox;           //  unacknowledged mail, seq order
     uint64_t acked;             //  everything <= acked is released

@@ -38,6 +38,9 @@ typedef struct {
     //  Session
     uint32_t heartbeat_ms;
     uint32_t liveness_ms;
+    //  An agent offline this long is forgotten (as BYE forget: registration,
+    //  mail, channels, world position). 0: never.
+    uint64_t forget_after_ms;
     size_t max_agents;
 
     //  Mail

@@ -31,6 +31,7 @@ typedef struct {
     uint64_t errors;            //  ERROR replies sent
     uint64_t bad_frames;        //  frames that failed to decode
     uint64_t unroutable;        //  replies whose peer was gone or full
+    uint64_t forgotten;         //  agents forgotten by --forget-after-ms
     uint64_t published;         //  PUB events
     //  Rates: counters at the last one-second tick.
     int64_t rate_tick_ms;
@@ -105,6 +106,9 @@ void stats_encode (broker_t *self, uint64_t id);
 
 //  session.c: liveness expiry and detaching an agent from its connection
 void session_detach (broker_t *self, agent_t *agent, const char *event);
+//  Deletes an offline agent: leaves the world, releases its mail and
+//  channels, unregisters it (*agent_p is NULLed).
+void session_forget (broker_t *self, agent_t **agent_p);
 int session_on_sweep (zloop_t *loop, int timer_id, void *arg);
 
 //  Handlers, one file each (handle_<name>.c); each writes one reply.

@@ -7,7 +7,6 @@
     though it no longer has an agent.
 */
 #include "broker_internal.h"
-#include "plog.h"
 
 void
 handle_bye (broker_t *self, request_t *req)
@@ -16,13 +15,7 @@ handle_bye (broker_t *self, request_t *req)
     bool forget = pmsg_bool (req->msg, "forget", false);
     session_detach (self, agent, "left");
     req->agent = NULL;
-    if (forget) {
-        char why [256];
-        uint64_t before = state_seq (self->state);
-        if (world_leave (self->world, agent->id, why, sizeof why))
-            publish_state_changes (self, before);
-        plog_info ("agent %s forgotten", agent->id);
-        mailroom_forget (self->mailroom, &agent);
-    }
+    if (forget)
+        session_forget (self, &agent);
     penc_begin (&self->reply, PMSG_OK, req->id, 0);
 }

@@ -29,6 +29,9 @@ static const pconfig_option_t s_options [] = {
       "how often agents are told to send something" },
     { "liveness-ms", 0, PCONFIG_INT, "PARLEY_LIVENESS_MS", "5000", 20, 86400000, "MS",
       "an agent silent this long is marked offline (its mail stays queued)" },
+    { "forget-after-ms", 0, PCONFIG_INT, "PARLEY_FORGET_AFTER_MS", "0", 0, 1e12, "MS",
+      "an agent offline this long is forgotten: registration and queued mail released "
+      "(counted in STATS forgotten); 0 = never" },
     { "max-agents", 0, PCONFIG_INT, "PARLEY_MAX_AGENTS", "1024", 1, 1000000, "N",
       "registered agents (online or not); beyond: TOO_MANY_AGENTS" },
     { "max-inbox", 0, PCONFIG_INT, "PARLEY_MAX_INBOX", "10000", 1, 100000000, "N",
@@ -98,6 +101,7 @@ s_fill (pconfig_t *config, broker_config_t *cfg)
     cfg->ready_file = pconfig_str (config, "ready-file");
     cfg->heartbeat_ms = (uint32_t) pconfig_int (config, "heartbeat-ms");
     cfg->liveness_ms = (uint32_t) pconfig_int (config, "liveness-ms");
+    cfg->forget_after_ms = (uint64_t) pconfig_int (config, "forget-after-ms");
     cfg->max_agents = (size_t) pconfig_int (config, "max-agents");
     cfg->max_inbox = (size_t) pconfig_int (config, "max-inbox");
     cfg->max_inbox_bytes = (uint64_t) pconfig_int (config, "max-inbox-bytes");

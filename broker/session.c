@@ -4,8 +4,12 @@
     broker-side consequences: the AGENT_EVENT on PUB and the log line. The
     liveness sweep runs on a timer (a quarter of --liveness-ms, at most once
     a second), so expiry costs O(agents) a few times a second and nothing
-    per message.
+    per message. The same sweep forgets agents offline longer than
+    --forget-after-ms (when set): without it a registration, and the mail
+    queued for it, would stay until the broker stops.
 */
+#include <assert.h>
+
 #include "broker_internal.h"
 #include "pclock.h"
 #include "plog.h"
@@ -16,9 +20,24 @@ session_detach (broker_t *self, agent_t *agent, const char *event)
     if (!agent->online)
         return;
     agents_detach (self->agents, agent);
+    agent->offline_since_ms = self->now_ms;
     plog_info ("agent %s %s (%zu messages queued)", agent->id, event,
                mailbox_count (agent->inbox));
     publish_agent_event (self, agent, event);
+}
+
+void
+session_forget (broker_t *self, agent_t **agent_p)
+{
+    agent_t *agent = *agent_p;
+    assert (agent && !agent->online);
+    char why [256];
+    uint64_t before = state_seq (self->state);
+    if (world_leave (self->world, agent->id, why, sizeof why))
+        publish_state_changes (self, before);
+    plog_info ("agent %s forgotten (%zu messages released)", agent->id,
+               mailbox_count (agent->inbox));
+    mailroom_forget (self->mailroom, agent_p);
 }
 
 int
@@ -27,10 +46,18 @@ session_on_sweep (zloop_t *loop, int timer_id, void *arg)
     broker_t *self = arg;
     int64_t now = pclock_mono_ms ();
     self->now_ms = now;
-    for (size_t i = 0; i < agents_size (self->agents); i++) {
+    int64_t forget_after = (int64_t) self->config.forget_after_ms;
+    for (size_t i = 0; i < agents_size (self->agents); ) {
         agent_t *agent = agents_at (self->agents, i);
         if (agent->online && now - agent->last_seen_ms > (int64_t) self->config.liveness_ms)
             session_detach (self, agent, "expired");
+        if (forget_after > 0 && !agent->online && now - agent->offline_since_ms > forget_after) {
+            publish_agent_event (self, agent, "forgotten");
+            session_forget (self, &agent);
+            self->counters.forgotten++;
+            continue;           //  swap-removed: index i holds another agent now
+        }
+        i++;
     }
     return self->stop ? -1 : 0;
 }

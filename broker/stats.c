@@ -24,7 +24,7 @@ stats_tick (broker_t *self)
     c->rate_tick_ms = now;
 }
 
-#define STATS_FIELDS 22
+#define STATS_FIELDS 23
 
 void
 stats_encode (broker_t *self, uint64_t id)
@@ -53,8 +53,8 @@ stats_encode (broker_t *self, uint64_t id)
     penc_kv_uint (enc, "mail_seq", mail->mail_seq);
     penc_kv_uint (enc, "errors", self->counters.errors);
     penc_kv_uint (enc, "bad_frames", self->counters.bad_frames);
-    //  Beyond PROTOCOL.md's list (receivers ignore unknown fields):
     penc_kv_uint (enc, "unroutable", self->counters.unroutable);
     penc_kv_uint (enc, "requests", self->counters.requests);
     penc_kv_uint (enc, "tap_seq", tap_seq (self->tap));
+    penc_kv_uint (enc, "forgotten", self->counters.forgotten);
 }

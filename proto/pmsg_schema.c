@@ -122,6 +122,8 @@ static const pfield_t s_get [] = {
 };
 static const pfield_t s_snapshot [] = {
     { "prefix", PF_STR, false, PROTO_MAX_KEY, NULL, "only keys starting with it" },
+    { "after_key", PF_STR, false, PROTO_MAX_KEY, NULL, "page: only keys after it (bytewise)" },
+    { "limit", PF_UINT, false, 0, NULL, "page: at most this many entries" },
 };
 static const pfield_t s_act [] = {
     { "action", PF_STR, true, PROTO_MAX_TEXT, NULL, "forward, backward, left, right, stay" },
@@ -174,6 +176,7 @@ static const pfield_t s_written [] = {
 static const pfield_t s_state [] = {
     { "seq", PF_UINT, true, 0, NULL, "state seq of the snapshot" },
     { "entries", PF_REC_ARRAY, true, PROTO_MAX_STATE_ENTRIES, R_STATE_ENTRY, "state entries" },
+    { "more", PF_BOOL, false, 0, NULL, "a paged SNAPSHOT left entries out: ask again" },
 };
 static const pfield_t s_observation [] = {
     { "position", PF_UINT, true, 0, NULL, "index along the line (y * width + x)" },
@@ -207,6 +210,10 @@ static const pfield_t s_stats_reply [] = {
     { "mail_seq", PF_UINT, false, 0, NULL, "latest mail seq" },
     { "errors", PF_UINT, false, 0, NULL, "ERROR replies sent" },
     { "bad_frames", PF_UINT, false, 0, NULL, "frames that failed decoding" },
+    { "unroutable", PF_UINT, false, 0, NULL, "replies not sent: peer gone or its pipe full" },
+    { "requests", PF_UINT, false, 0, NULL, "request frames received" },
+    { "tap_seq", PF_UINT, false, 0, NULL, "latest tap sequence (TAP tseq)" },
+    { "forgotten", PF_UINT, false, 0, NULL, "agents forgotten after --forget-after-ms offline" },
 };
 
 // ---------------------------------------------------------------------------
@@ -219,7 +226,7 @@ static const pfield_t s_mail_ready [] = {
 static const pfield_t s_state_update [] = {
     { "key", PF_STR, true, PROTO_MAX_KEY, NULL, "state key" },
     { "seq", PF_UINT, true, 0, NULL, "state seq of this write" },
-    { "op", PF_STR, true, PROTO_MAX_NAME, NULL, "update, set, clear, delete" },
+    { "op", PF_STR, true, PROTO_MAX_NAME, NULL, "declare, update, set, clear, delete" },
     { "reducer", PF_STR, false, PROTO_MAX_NAME, NULL, "the key's reducer" },
     { "value", PF_ANY, false, 0, NULL, "the key's full new value" },
 };

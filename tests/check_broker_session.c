@@ -309,6 +309,69 @@ START_TEST (test_liveness_expiry)
 }
 END_TEST
 
+//  --forget-after-ms: an agent offline that long is forgotten, its mail
+//  released, counted in STATS and announced; a live one stays.
+START_TEST (test_forget_after)
+{
+    const char *args [] = { "--heartbeat-ms", "50", "--liveness-ms", "200",
+                            "--forget-after-ms", "400", NULL };
+    s_start (args);
+    testsub_t *events = testsub_new (testbroker_pub (s_broker), "agent.Sleepy");
+    testclient_t *watcher = s_agent ("Watcher");
+    testclient_t *sleepy = s_agent ("Sleepy");
+    pmsg_t *reply = testclient_send_one (watcher, "Sleepy", false, "queued for you");
+    EXPECT (reply, PMSG_SENT);
+    ck_assert_uint_eq (pmsg_uint (reply, "accepted", 0), 1);
+    pmsg_destroy (&reply);
+    reply = testclient_call0 (sleepy, PMSG_BYE);         //  offline, mail kept
+    EXPECT (reply, PMSG_OK);
+    pmsg_destroy (&reply);
+    bool gone = false;
+    int64_t deadline = pclock_mono_ms () + 20000;
+    while (!gone && pclock_mono_ms () < deadline) {
+        pmsg_t *list = testclient_call0 (watcher, PMSG_AGENTS);
+        EXPECT (list, PMSG_AGENT_LIST);
+        gone = s_find_agent (list, "Sleepy") == NULL;
+        ck_assert_ptr_nonnull (s_find_agent (list, "Watcher"));
+        pmsg_destroy (&list);
+        if (!gone)
+            pclock_sleep_ms (50);
+    }
+    ck_assert_msg (gone, "Sleepy was never forgotten");
+    reply = testclient_call0 (watcher, PMSG_STATS);
+    EXPECT (reply, PMSG_STATS_REPLY);
+    ck_assert_uint_eq (pmsg_uint (reply, "forgotten", 0), 1);
+    ck_assert_uint_eq (pmsg_uint (reply, "queued", 99), 0);
+    ck_assert_uint_eq (pmsg_uint (reply, "agents", 0), 1);
+    pmsg_destroy (&reply);
+    reply = testclient_send_one (watcher, "Sleepy", false, "anyone?");
+    EXPECT (reply, PMSG_SENT);
+    ck_assert_uint_eq (pmsg_uint (reply, "accepted", 9), 0);
+    pmsg_destroy (&reply);
+    bool announced = false;
+    char topic [128];
+    pmsg_t *event;
+    while (!announced && (event = testsub_recv (events, topic, sizeof topic, 5000))) {
+        size_t len;
+        const char *what = pmsg_str (event, "event", &len);
+        announced = what && len == 9 && memcmp (what, "forgotten", 9) == 0;
+        pmsg_destroy (&event);
+    }
+    ck_assert_msg (announced, "no AGENT_EVENT forgotten for Sleepy");
+    //  The id is free, with an empty inbox.
+    testclient_t *again = s_agent ("Sleepy");
+    reply = testclient_fetch (again, 0, 0);
+    EXPECT (reply, PMSG_MAIL);
+    ck_assert_uint_eq (testclient_array_size (reply, "messages"), 0);
+    pmsg_destroy (&reply);
+    testclient_destroy (&again);
+    testclient_destroy (&sleepy);
+    testclient_destroy (&watcher);
+    testsub_destroy (&events);
+    s_stop ();
+}
+END_TEST
+
 START_TEST (test_agents_list_pending)
 {
     s_start (NULL);
@@ -501,7 +564,7 @@ START_TEST (test_help_and_usage)
     const char *flags [] = { "--router", "--pub", "--tap", "--overflow", "--max-inbox",
                              "--max-channel", "--max-body", "--seed", "--grid",
                              "--world-file", "--liveness-ms", "--ready-file",
-                             "--advertise-host", "PARLEY_ROUTER" };
+                             "--advertise-host", "PARLEY_ROUTER", "--forget-after-ms" };
     for (size_t i = 0; i < sizeof flags / sizeof flags [0]; i++)
         ck_assert_msg (strstr (text, flags [i]), "--help does not mention %s", flags [i]);
     snprintf (command, sizeof command,
@@ -526,6 +589,7 @@ main (void)
     tcase_add_test (tc, test_takeover_after_bye);
     tcase_add_test (tc, test_bye_forget);
     tcase_add_test (tc, test_liveness_expiry);
+    tcase_add_test (tc, test_forget_after);
     tcase_add_test (tc, test_agents_list_pending);
     tcase_add_test (tc, test_sender_is_stamped);
     tcase_add_test (tc, test_agent_limit);
