@@ -238,7 +238,7 @@ static const pfield_t s_world_event [] = {
 };
 static const pfield_t s_agent_event [] = {
     { "agent", PF_NAME, true, 0, NULL, "agent id" },
-    { "event", PF_STR, true, PROTO_MAX_NAME, NULL, "joined, left, expired" },
+    { "event", PF_STR, true, PROTO_MAX_NAME, NULL, "joined, left, expired, forgotten" },
 };
 static const pfield_t s_tap [] = {
     { "tseq", PF_UINT, true, 0, NULL, "tap sequence" },
