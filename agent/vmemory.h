@@ -6,7 +6,8 @@
     so scores are cosine similarities in [-1, 1]. The text of entry i is
     kept beside vector i (FAISS id == position in the text array).
 
-    Persistence (when a directory is given), in DIR:
+    Persistence (when a directory is given; the format lives in
+    vmemory_file.c/h), in DIR:
         index.faiss   faiss_write_index_fname output
         texts.pmem    header (magic "PMEMTXT\0", version, dim, count, sizes,
                       FNV-1a 64 checksums of the payload and of index.faiss,
