@@ -248,6 +248,31 @@ agent_run (agent_t *self)
     return AGENT_FAILED;
 }
 
+static int
+s_cmp_int64 (const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *) a, y = *(const int64_t *) b;
+    return x < y? -1: x > y;
+}
+
+//  Median and p90 of the kept step times, in ms (0 when none).
+static void
+s_step_stats (agent_shared_t *a, double *median_ms, double *p90_ms)
+{
+    *median_ms = *p90_ms = 0;
+    size_t n = a->step_samples < AGENT_STEP_SAMPLES? (size_t) a->step_samples: AGENT_STEP_SAMPLES;
+    if (n == 0)
+        return;
+    int64_t *sorted = (int64_t *) malloc (n * sizeof (int64_t));
+    if (!sorted)
+        return;
+    memcpy (sorted, a->step_us, n * sizeof (int64_t));
+    qsort (sorted, n, sizeof (int64_t), s_cmp_int64);
+    *median_ms = sorted[(n - 1) / 2] / 1000.0;
+    *p90_ms = sorted[(n * 9 + 9) / 10 - 1] / 1000.0;
+    free (sorted);
+}
+
 void
 agent_summary (agent_t *self, FILE *out)
 {
@@ -259,14 +284,16 @@ agent_summary (agent_t *self, FILE *out)
     size_t found = conn_world_seen_count (a->world);
     brokerlink_stats_t link;
     brokerlink_stats (a->link, &link);
+    double median_ms, p90_ms;
+    s_step_stats (a, &median_ms, &p90_ms);
     fprintf (out, "[%s] SUMMARY steps=%" PRIu64 " position=%" PRIu64 " coverage=%.0f%% "
              "objects=%zu memories=%zu sent=%" PRIu64 " received=%" PRIu64
              " invalid_answers=%" PRIu64 " fallbacks=%" PRIu64 " hellos=%" PRIu64
-             " keepalives=%" PRIu64 " end=\"%s\"\n",
+             " keepalives=%" PRIu64 " step_ms_median=%.2f step_ms_p90=%.2f end=\"%s\"\n",
              a->id, a->step, view->position, view->coverage * 100, found,
              vmemory_count (a->vmem), a->msgs_sent, a->msgs_received, a->invalid_answers,
              a->heuristic != a->policy? a->fallbacks: 0, link.hellos, link.keepalives,
-             a->end_reason);
+             median_ms, p90_ms, a->end_reason);
     fprintf (out, "[%s] found:", a->id);
     for (size_t i = 0; i < found; i++)
         fprintf (out, "%s %s", i? ",": "", conn_world_seen_at (a->world, i));

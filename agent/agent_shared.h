@@ -27,6 +27,7 @@
 //  vmemory is written to disk every this many steps, and at the end:
 //  saving fsyncs, which is the slowest part of a step.
 #define AGENT_SAVE_EVERY 10
+#define AGENT_STEP_SAMPLES 4096       //  step times kept for the summary
 
 typedef struct {
     //  Configuration (agent.c)
@@ -82,6 +83,14 @@ typedef struct {
     uint64_t invalid_answers, fallbacks, act_errors;
     uint64_t memories_stored, memory_errors;
     double coverage;
+
+    //  Step time without the model (summary): a step's wall time from
+    //  Perception to the end of UpdateMemory, minus the time a non-heuristic
+    //  policy spent deciding (the LLM call and its retries) and minus
+    //  --step-delay-ms. The last AGENT_STEP_SAMPLES steps are kept.
+    int64_t step_start_us, model_us;
+    int64_t step_us[AGENT_STEP_SAMPLES];
+    uint64_t step_samples;              //  steps measured (ring index = n % size)
 } agent_shared_t;
 
 //  Node tables (nodes_*.c).

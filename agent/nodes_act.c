@@ -17,6 +17,7 @@
 #include <assert.h>
 #include "agent_shared.h"
 #include "conn_world.h"
+#include "pclock.h"
 #include "plog.h"
 
 // ---------------------------------------------------------------------------
@@ -65,7 +66,10 @@ s_ask (agent_shared_t *a, policy_t *policy, bool retry)
     policy_input_t in;
     s_input (a, &in, retry);
     char err[512];
+    int64_t start = pclock_mono_us ();
     char *text = policy_decide (policy, &in, err, sizeof (err));
+    if (policy != a->heuristic)
+        a->model_us += pclock_mono_us () - start;
     if (!text) {
         snprintf (a->answer_error, sizeof (a->answer_error), "%s", err);
         return -1;
@@ -142,8 +146,17 @@ node_decision (void)
 static int
 s_act (agent_shared_t *a)
 {
-    penc_t *enc = brokerlink_begin (a->link, PMSG_ACT, 1);
+    //  `step` makes the move idempotent (PROTOCOL.md, ACT): brokerlink
+    //  resends this same frame after a lost reply or a reconnect, and the
+    //  broker answers a repeated (agent, step) with the OBSERVATION it gave
+    //  the first copy instead of moving again. A broker that predates the
+    //  field ignores it (unknown fields are ignored). Known edge: steps
+    //  restart at 1 in a new process, so a restarted agent whose previous
+    //  run's last ACT had the same step gets that run's OBSERVATION once
+    //  and does not move that step (its position is still right).
+    penc_t *enc = brokerlink_begin (a->link, PMSG_ACT, 2);
     penc_kv_cstr (enc, "action", a->action);
+    penc_kv_uint (enc, "step", a->step);
     char err[256];
     pmsg_t *reply = brokerlink_call (a->link, err, sizeof (err));
     if (!reply) {

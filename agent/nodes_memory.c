@@ -139,6 +139,10 @@ s_update_post (void *shared, void *ctx)
 {
     agent_shared_t *a = (agent_shared_t *) shared;
     a->coverage = conn_world_view (a->world)->coverage;
+    if (a->step_start_us > 0) {
+        int64_t took = pclock_mono_us () - a->step_start_us - a->model_us;
+        a->step_us[a->step_samples++ % AGENT_STEP_SAMPLES] = took > 0? took: 0;
+    }
     s_progress (a);
     if (a->stop && *a->stop)
         return s_finish (a, "stopped by a signal");

@@ -15,6 +15,7 @@
 #include "agent_shared.h"
 #include "conn_mailbox.h"
 #include "conn_world.h"
+#include "pclock.h"
 #include "plog.h"
 #include "textbuf.h"
 
@@ -28,6 +29,8 @@ s_perception_prep (void *shared, void *ctx)
 {
     agent_shared_t *a = (agent_shared_t *) shared;
     a->step++;
+    a->step_start_us = pclock_mono_us ();
+    a->model_us = 0;
     if (!a->step_obs)
         a->step_obs = connector_observation_list ();
     return 0;

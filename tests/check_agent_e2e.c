@@ -10,6 +10,9 @@
       same endpoints: the agent reconnects, says HELLO again and carries on
       to --max-steps, exiting 0;
     - an agent resumes with its memories from its memory directory;
+    - an llm agent whose model answers slower than the broker's liveness
+      is kept alive by HEARTBEATs sent while it waits (not expired);
+    - every ACT carries the agent's step number (seen on the tap);
     - --help documents the flags, variables and exit codes; a bad id is a
       usage error.
     No timing assertions: waits have generous deadlines, and ordering uses
@@ -196,6 +199,54 @@ START_TEST (test_help_and_usage)
 }
 END_TEST
 
+START_TEST (test_act_carries_step)
+{
+    //  Every ACT the agent sends names its step (for the broker's
+    //  idempotent ACT), seen on the broker's tap: the step field is there,
+    //  and rises by one from one ACT to the next. The tap joins
+    //  asynchronously, so early frames may be missed: steps are compared
+    //  between the ACTs that were seen, in order.
+    testbroker_t *broker = testbroker_start (NULL);
+    ck_assert_ptr_nonnull (broker);
+    testsub_t *tap = testsub_new (testbroker_tap (broker), "");
+    ck_assert_ptr_nonnull (tap);
+    const char *extra[] = { "--max-steps", "8", "--no-stop-when-explored",
+                            "--step-delay-ms", "50", NULL };
+    tproc_t *agent = start_agent (testbroker_router (broker), "Stepper", "none", extra);
+    int status = tproc_wait (agent, DEADLINE_MS);
+    ck_assert_msg (status == 0, "exit %d\n%s", status, tproc_err (agent));
+    uint64_t acts = 0, last = 0;
+    pmsg_t *event;
+    while ((event = testsub_recv (tap, NULL, 0, 500))) {
+        const msgpack_object *body = pmsg_field (event, "body");
+        char dir[8] = "";
+        pmsg_strcpy (event, "dir", dir, sizeof (dir));
+        if (body && body->type == MSGPACK_OBJECT_BIN && streq (dir, "in")) {
+            perr_t code;
+            uint64_t id;
+            char why[128];
+            pmsg_t *frame = pmsg_decode (body->via.bin.ptr, body->via.bin.size,
+                                         pwire_default_limits (), &code, &id, why, sizeof (why));
+            if (frame && pmsg_type (frame) == PMSG_ACT) {
+                uint64_t step = pmsg_uint (frame, "step", 0);
+                ck_assert_msg (step > 0, "ACT without step");
+                if (acts > 0)
+                    ck_assert_uint_eq (step, last + 1);
+                last = step;
+                acts++;
+            }
+            pmsg_destroy (&frame);
+        }
+        pmsg_destroy (&event);
+    }
+    ck_assert_msg (acts > 0, "no ACT seen on the tap");
+    ck_assert_uint_eq (last, 8);
+    testsub_destroy (&tap);
+    tproc_destroy (&agent);
+    testbroker_stop (&broker);
+}
+END_TEST
+
 static const char *s_url;
 static void server_up (void) { s_url = openai_server_start (); }
 static void server_down (void) { openai_server_stop (); }
@@ -224,6 +275,41 @@ START_TEST (test_llm_agent_survives_bad_answers)
 }
 END_TEST
 
+START_TEST (test_llm_agent_kept_alive_during_slow_model)
+{
+    //  Each model answer takes 4 s, the broker expires an agent silent for
+    //  1.5 s. The agent's HTTP wait sends HEARTBEATs (libcurl's progress
+    //  callback -> brokerlink_keepalive), so the broker never expires it:
+    //  one HELLO for the whole run, and no "expired" in the broker's log.
+    //  Without the keepalive this test fails (the broker logs "agent Slow
+    //  expired" and the agent says HELLO again after NOT_HELLO).
+    const char *args[] = { "--heartbeat-ms", "300", "--liveness-ms", "1500", NULL };
+    testbroker_t *broker = testbroker_start (args);
+    ck_assert_ptr_nonnull (broker);
+    const char *extra[] = { "--max-steps", "2", "--no-stop-when-explored", "--policy", "llm",
+                            "--llm-url", s_url, "--llm-model", "slow-4:keepalive", NULL };
+    tproc_t *agent = start_agent (testbroker_router (broker), "Slow", "none", extra);
+    int status = tproc_wait (agent, DEADLINE_MS);
+    const char *out = tproc_out (agent);
+    ck_assert_msg (status == 0, "exit %d\n%s\n%s", status, out, tproc_err (agent));
+    ck_assert_str_eq (summary_field (out, "steps"), "2");
+    ck_assert_str_eq (summary_field (out, "fallbacks"), "0");
+    ck_assert_str_eq (summary_field (out, "hellos"), "1");
+    ck_assert_int_gt (atoi (summary_field (out, "keepalives")), 0);
+    //  Step times are reported (model time excluded; no timing asserted).
+    double median = atof (summary_field (out, "step_ms_median"));
+    double p90 = atof (summary_field (out, "step_ms_p90"));
+    ck_assert (median >= 0 && p90 >= median);
+    ck_assert_msg (!strstr (tproc_err (agent), "NOT_HELLO"), "%s", tproc_err (agent));
+    bool expired = testbroker_log_contains (broker, "agent Slow expired");
+    if (expired)
+        testbroker_log (broker);
+    ck_assert (!expired);
+    tproc_destroy (&agent);
+    testbroker_stop (&broker);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -234,11 +320,13 @@ main (void)
     tcase_add_test (tc, test_broker_restart);
     tcase_add_test (tc, test_memory_resumes);
     tcase_add_test (tc, test_help_and_usage);
+    tcase_add_test (tc, test_act_carries_step);
     suite_add_tcase (s, tc);
     TCase *llm = tcase_create ("llm");
     tcase_set_timeout (llm, 300);
     tcase_add_unchecked_fixture (llm, server_up, server_down);
     tcase_add_test (llm, test_llm_agent_survives_bad_answers);
+    tcase_add_test (llm, test_llm_agent_kept_alive_during_slow_model);
     suite_add_tcase (s, llm);
     SRunner *runner = srunner_create (s);
     srunner_run_all (runner, CK_NORMAL);
