@@ -70,7 +70,7 @@ BINARIES := $(BIN)/parley-broker $(BIN)/parley-agent $(BIN)/parley-tap
 TESTS    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-.PHONY: all test check-deps deps demo bench fuzz install clean unit
+.PHONY: all test check-deps deps demo bench fuzz install clean readme
 .DEFAULT_GOAL := all
 
 # Keep test and bench objects: they are not throwaway intermediates.
@@ -142,6 +142,11 @@ demo: all
 
 bench: $(BINARIES) $(BENCHES)
 	PARLEY_BIN_DIR=$(CURDIR)/$(BIN) ./scripts/bench.sh $(BENCHES)
+
+# README.md's flag tables come from the binaries' --help (tests/check_docs.c
+# fails when they differ).
+readme: $(BINARIES)
+	./scripts/readme-flags.py $(BIN)
 
 FUZZ_BUILD := build/fuzz
 fuzz: | check-deps
