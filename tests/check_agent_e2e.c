@@ -25,6 +25,7 @@
 #include "lib/openai_server.h"
 #include "lib/testclient.h"
 #include "lib/tproc.h"
+#include "lib/testsuite.h"
 
 #define DEADLINE_MS 90000
 
@@ -328,9 +329,5 @@ main (void)
     tcase_add_test (llm, test_llm_agent_survives_bad_answers);
     tcase_add_test (llm, test_llm_agent_kept_alive_during_slow_model);
     suite_add_tcase (s, llm);
-    SRunner *runner = srunner_create (s);
-    srunner_run_all (runner, CK_NORMAL);
-    int failed = srunner_ntests_failed (runner);
-    srunner_free (runner);
-    return failed? 1: 0;
+    return testsuite_run (s);
 }

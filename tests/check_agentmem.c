@@ -8,6 +8,7 @@
 #include "agent/conn_mailbox.h"
 #include "agent/conn_world.h"
 #include "agent/textbuf.h"
+#include "lib/testsuite.h"
 
 static zlistx_t *
 obs_list (const char *type, const char *text)
@@ -226,9 +227,5 @@ main (void)
     tcase_add_test (tc, test_context_text);
     tcase_add_test (tc, test_textbuf);
     suite_add_tcase (s, tc);
-    SRunner *runner = srunner_create (s);
-    srunner_run_all (runner, CK_NORMAL);
-    int failed = srunner_ntests_failed (runner);
-    srunner_free (runner);
-    return failed? 1: 0;
+    return testsuite_run (s);
 }

@@ -7,30 +7,19 @@
 #include <string.h>
 
 #include "agent/answer.h"
+#include "lib/testsuite.h"
 
 static const char *s_actions [] = { "forward", "backward", "left", "right", "end" };
 #define S_ACTIONS 5
 
-static char *
-s_read (const char *name, size_t *len)
-{
-    const char *dir = getenv ("PARLEY_TEST_DIR");
-    char path [1024];
-    snprintf (path, sizeof path, "%s/answers/%s", dir ? dir : "tests", name);
-    FILE *file = fopen (path, "rb");
-    ck_assert_msg (file, "cannot open %s", path);
-    char *text = malloc (1 << 16);
-    *len = fread (text, 1, (1 << 16) - 1, file);
-    text [*len] = 0;
-    fclose (file);
-    return text;
-}
-
+//  Parses tests/answers/<name>.
 static answer_t *
 s_parse_file (const char *name)
 {
+    char relative [256];
+    snprintf (relative, sizeof relative, "answers/%s", name);
     size_t len;
-    char *text = s_read (name, &len);
+    char *text = testsuite_read_test_file (relative, &len);
     answer_t *answer = answer_parse (text, len);
     free (text);
     ck_assert_ptr_nonnull (answer);
@@ -295,9 +284,5 @@ s_suite (void)
 int
 main (void)
 {
-    SRunner *runner = srunner_create (s_suite ());
-    srunner_run_all (runner, CK_NORMAL);
-    int failed = srunner_ntests_failed (runner);
-    srunner_free (runner);
-    return failed ? 1 : 0;
+    return testsuite_run (s_suite ());
 }

@@ -9,6 +9,7 @@
 #include "agent/conn_mailbox.h"
 #include "agent/conn_state.h"
 #include "agent/conn_world.h"
+#include "lib/testsuite.h"
 
 //  Observations as "type|text" lines, then empties the list.
 static char *
@@ -282,9 +283,5 @@ main (void)
     tcase_add_test (tc, test_mailbox_dedupe_and_limit);
     tcase_add_test (tc, test_state_diffs);
     suite_add_tcase (s, tc);
-    SRunner *runner = srunner_create (s);
-    srunner_run_all (runner, CK_NORMAL);
-    int failed = srunner_ntests_failed (runner);
-    srunner_free (runner);
-    return failed? 1: 0;
+    return testsuite_run (s);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "agent/embedder.h"
+#include "lib/testsuite.h"
 
 static float
 s_cos (embedder_t *embedder, const char *a, const char *b)
@@ -142,9 +143,5 @@ s_suite (void)
 int
 main (void)
 {
-    SRunner *runner = srunner_create (s_suite ());
-    srunner_run_all (runner, CK_NORMAL);
-    int failed = srunner_ntests_failed (runner);
-    srunner_free (runner);
-    return failed ? 1 : 0;
+    return testsuite_run (s_suite ());
 }

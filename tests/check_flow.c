@@ -6,6 +6,7 @@
 #include <czmq.h>
 #include "agent/agent_shared.h"
 #include "agent/flow.h"
+#include "lib/testsuite.h"
 
 //  A scripted node: its exec fails `failures` times, then succeeds; post
 //  returns actions from a list, one per visit. Every call is logged.
@@ -260,9 +261,5 @@ main (void)
     tcase_add_test (tc, test_guard_stops);
     tcase_add_test (tc, test_agent_wiring);
     suite_add_tcase (s, tc);
-    SRunner *runner = srunner_create (s);
-    srunner_run_all (runner, CK_NORMAL);
-    int failed = srunner_ntests_failed (runner);
-    srunner_free (runner);
-    return failed? 1: 0;
+    return testsuite_run (s);
 }

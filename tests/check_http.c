@@ -18,6 +18,7 @@
 #include "agent/llm.h"
 #include "plog.h"
 #include "lib/openai_server.h"
+#include "lib/testsuite.h"
 
 static const char *s_url;
 
@@ -426,9 +427,5 @@ s_suite (void)
 int
 main (void)
 {
-    SRunner *runner = srunner_create (s_suite ());
-    srunner_run_all (runner, CK_NORMAL);
-    int failed = srunner_ntests_failed (runner);
-    srunner_free (runner);
-    return failed ? 1 : 0;
+    return testsuite_run (s_suite ());
 }

@@ -14,10 +14,11 @@
 #include <check.h>
 #include <czmq.h>
 #include "lib/tproc.h"
+#include "lib/testsuite.h"
 
 #define SKIP_STATUS 77
 
-static char s_script [1024];
+static char *s_script;          //  tests/netns_explore.sh
 
 START_TEST (test_netns_explore)
 {
@@ -45,8 +46,7 @@ END_TEST
 int
 main (void)
 {
-    const char *dir = getenv ("PARLEY_TEST_DIR");
-    snprintf (s_script, sizeof s_script, "%s/netns_explore.sh", dir && *dir? dir: "tests");
+    s_script = testsuite_test_path ("netns_explore.sh");
     tproc_t *probe = tproc_run ((const char *[]) { "bash", s_script, "--probe", NULL }, false);
     int status = probe? tproc_status (probe): -1;
     snprintf (s_probe_output, sizeof s_probe_output, "%s%s",
@@ -68,9 +68,7 @@ main (void)
     else
         tcase_add_test (tcase, test_netns_probe);
     suite_add_tcase (suite, tcase);
-    SRunner *runner = srunner_create (suite);
-    srunner_run_all (runner, CK_NORMAL);
-    int failed = srunner_ntests_failed (runner);
-    srunner_free (runner);
-    return failed? EXIT_FAILURE: EXIT_SUCCESS;
+    int rc = testsuite_run (suite);
+    free (s_script);
+    return rc;
 }

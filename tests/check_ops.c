@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "lib/testsuite.h"
 
 //  --------------------------------------------------------------------------
 //  Helpers
@@ -608,9 +609,5 @@ s_suite (void)
 int
 main (void)
 {
-    SRunner *runner = srunner_create (s_suite ());
-    srunner_run_all (runner, CK_NORMAL);
-    int failed = srunner_ntests_failed (runner);
-    srunner_free (runner);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return testsuite_run (s_suite ());
 }

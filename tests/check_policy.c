@@ -19,6 +19,7 @@
 #include "agent/conn_state.h"
 #include "agent/conn_world.h"
 #include "lib/openai_server.h"
+#include "lib/testsuite.h"
 
 static const char *const s_line_actions[] = { "forward", "backward", "stay", "end" };
 
@@ -345,9 +346,5 @@ main (void)
     tcase_add_test (llm, test_llm_bad_answer_retried_then_fallback);
     tcase_add_test (llm, test_llm_server_down_fallback);
     suite_add_tcase (s, llm);
-    SRunner *runner = srunner_create (s);
-    srunner_run_all (runner, CK_NORMAL);
-    int failed = srunner_ntests_failed (runner);
-    srunner_free (runner);
-    return failed? 1: 0;
+    return testsuite_run (s);
 }

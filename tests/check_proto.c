@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "pmsg.h"
+#include "lib/testsuite.h"
 
 //  --------------------------------------------------------------------------
 //  Frames built from the schema table
@@ -430,15 +431,8 @@ END_TEST
 static char *
 s_read_protocol (void)
 {
-    const char *dir = getenv ("PARLEY_TEST_DIR");
-    ck_assert_msg (dir != NULL, "PARLEY_TEST_DIR is not set");
-    char path [1024];
-    snprintf (path, sizeof (path), "%s/../proto/PROTOCOL.md", dir);
-    FILE *file = fopen (path, "rb");
-    ck_assert_msg (file != NULL, "cannot open %s", path);
-    char *text = calloc (1, 1 << 20);
-    size_t len = fread (text, 1, (1 << 20) - 1, file);
-    fclose (file);
+    size_t len;
+    char *text = testsuite_read_test_file ("../proto/PROTOCOL.md", &len);
     ck_assert_uint_gt (len, 0);
     return text;
 }
@@ -512,9 +506,5 @@ s_suite (void)
 int
 main (void)
 {
-    SRunner *runner = srunner_create (s_suite ());
-    srunner_run_all (runner, CK_NORMAL);
-    int failed = srunner_ntests_failed (runner);
-    srunner_free (runner);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return testsuite_run (s_suite ());
 }

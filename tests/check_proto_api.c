@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "pmsg.h"
+#include "lib/testsuite.h"
 
 static pmsg_t *
 s_decode (const penc_t *enc, perr_t *err, char *why)
@@ -542,9 +543,5 @@ s_suite (void)
 int
 main (void)
 {
-    SRunner *runner = srunner_create (s_suite ());
-    srunner_run_all (runner, CK_NORMAL);
-    int failed = srunner_ntests_failed (runner);
-    srunner_free (runner);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return testsuite_run (s_suite ());
 }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "pmsg.h"
+#include "lib/testsuite.h"
 
 static perr_t
 s_check (const void *data, size_t size)
@@ -209,30 +210,12 @@ START_TEST (test_random_bytes)
 }
 END_TEST
 
-static char *
-s_read_file (const char *path, size_t *size)
-{
-    FILE *file = fopen (path, "rb");
-    ck_assert_msg (file != NULL, "cannot open %s", path);
-    fseek (file, 0, SEEK_END);
-    long len = ftell (file);
-    fseek (file, 0, SEEK_SET);
-    char *data = malloc ((size_t) len + 1);
-    ck_assert_uint_eq (fread (data, 1, (size_t) len, file), (size_t) len);
-    fclose (file);
-    *size = (size_t) len;
-    return data;
-}
-
 //  Calls `visit` for every *.bin file in $PARLEY_TEST_DIR/<sub>; returns
 //  how many.
 static size_t
 s_each_bin (const char *sub, void (*visit) (const char *name, const char *data, size_t size))
 {
-    const char *root = getenv ("PARLEY_TEST_DIR");
-    ck_assert_msg (root != NULL, "PARLEY_TEST_DIR is not set");
-    char dir [1024];
-    snprintf (dir, sizeof (dir), "%s/%s", root, sub);
+    char *dir = testsuite_test_path (sub);
     DIR *handle = opendir (dir);
     ck_assert_msg (handle != NULL, "cannot open %s", dir);
     size_t count = 0;
@@ -244,12 +227,13 @@ s_each_bin (const char *sub, void (*visit) (const char *name, const char *data, 
         char path [2048];
         snprintf (path, sizeof (path), "%s/%s", dir, entry->d_name);
         size_t size;
-        char *data = s_read_file (path, &size);
+        char *data = testsuite_read_file (path, &size);
         visit (entry->d_name, data, size);
         free (data);
         count++;
     }
     closedir (handle);
+    free (dir);
     return count;
 }
 
@@ -326,9 +310,5 @@ s_suite (void)
 int
 main (void)
 {
-    SRunner *runner = srunner_create (s_suite ());
-    srunner_run_all (runner, CK_NORMAL);
-    int failed = srunner_ntests_failed (runner);
-    srunner_free (runner);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return testsuite_run (s_suite ());
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 #include "broker/state.h"
 #include "lib/mpjson.h"
+#include "lib/testsuite.h"
 
 static char s_why [512];
 
@@ -626,9 +627,5 @@ state_suite (void)
 int
 main (void)
 {
-    SRunner *runner = srunner_create (state_suite ());
-    srunner_run_all (runner, CK_NORMAL);
-    int failed = srunner_ntests_failed (runner);
-    srunner_free (runner);
-    return failed? EXIT_FAILURE: EXIT_SUCCESS;
+    return testsuite_run (state_suite ());
 }

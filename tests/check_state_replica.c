@@ -16,6 +16,7 @@
 #include <string.h>
 #include "broker/state.h"
 #include "lib/mpjson.h"
+#include "lib/testsuite.h"
 
 #define KEYS 8
 
@@ -243,9 +244,5 @@ main (void)
     TCase *tc = tcase_create ("clone");
     tcase_add_test (tc, test_replica);
     suite_add_tcase (s, tc);
-    SRunner *runner = srunner_create (s);
-    srunner_run_all (runner, CK_NORMAL);
-    int failed = srunner_ntests_failed (runner);
-    srunner_free (runner);
-    return failed? EXIT_FAILURE: EXIT_SUCCESS;
+    return testsuite_run (s);
 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include "pmsg.h"
 #include "lib/tproc.h"
+#include "lib/testsuite.h"
 
 //  --------------------------------------------------------------------------
 //  Record files by hand
@@ -365,9 +366,5 @@ main (void)
     tcase_add_test (offline, test_usage);
     tcase_add_test (offline, test_no_broker);
     suite_add_tcase (suite, offline);
-    SRunner *runner = srunner_create (suite);
-    srunner_run_all (runner, CK_NORMAL);
-    int failed = srunner_ntests_failed (runner);
-    srunner_free (runner);
-    return failed? EXIT_FAILURE: EXIT_SUCCESS;
+    return testsuite_run (suite);
 }

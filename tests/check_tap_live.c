@@ -18,6 +18,7 @@
 #include "pmsg.h"
 #include "lib/testbroker.h"
 #include "lib/tproc.h"
+#include "lib/testsuite.h"
 
 #define DEADLINE_MS 60000
 
@@ -337,9 +338,5 @@ main (void)
     tcase_add_test (live, test_live_count_filter);
     tcase_add_test (live, test_live_stats);
     suite_add_tcase (suite, live);
-    SRunner *runner = srunner_create (suite);
-    srunner_run_all (runner, CK_NORMAL);
-    int failed = srunner_ntests_failed (runner);
-    srunner_free (runner);
-    return failed? EXIT_FAILURE: EXIT_SUCCESS;
+    return testsuite_run (suite);
 }

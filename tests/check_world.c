@@ -11,24 +11,21 @@
 #include <string.h>
 #include "broker/world.h"
 #include "lib/mpjson.h"
+#include "lib/testsuite.h"
 
 static char s_why [512];
 static char s_text [8192];
 
-static const char *
-test_dir (void)
-{
-    const char *dir = getenv ("PARLEY_TEST_DIR");
-    return dir? dir: "tests";
-}
-
 static world_t *
 load (state_t *state, const char *name)
 {
-    char path [1024];
-    snprintf (path, sizeof (path), "%s/worlds/%s", test_dir (), name);
+    char relative [256];
+    snprintf (relative, sizeof (relative), "worlds/%s", name);
+    char *path = testsuite_test_path (relative);
     s_why [0] = 0;
-    return world_load (state, path, s_why, sizeof (s_why));
+    world_t *world = world_load (state, path, s_why, sizeof (s_why));
+    free (path);
+    return world;
 }
 
 static const char *
@@ -327,8 +324,7 @@ END_TEST
 START_TEST (test_bad_files)
 {
     state_t *state = state_new (NULL);
-    char dir [1024];
-    snprintf (dir, sizeof (dir), "%s/worlds", test_dir ());
+    char *dir = testsuite_test_path ("worlds");
     DIR *handle = opendir (dir);
     ck_assert_msg (handle, "cannot open %s", dir);
     int bad = 0;
@@ -342,6 +338,7 @@ START_TEST (test_bad_files)
         bad++;
     }
     closedir (handle);
+    free (dir);
     ck_assert_int_ge (bad, 20);
     ck_assert_ptr_null (load (state, "no_such_file.json"));
     ck_assert_ptr_null (load (state, "."));
@@ -407,9 +404,5 @@ main (void)
     tcase_add_test (tc, test_bad_files);
     tcase_add_test (tc, test_encoders);
     suite_add_tcase (s, tc);
-    SRunner *runner = srunner_create (s);
-    srunner_run_all (runner, CK_NORMAL);
-    int failed = srunner_ntests_failed (runner);
-    srunner_free (runner);
-    return failed? EXIT_FAILURE: EXIT_SUCCESS;
+    return testsuite_run (s);
 }
