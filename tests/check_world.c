@@ -11,6 +11,7 @@
 #include <string.h>
 #include "broker/world.h"
 #include "lib/mpjson.h"
+#include "lib/teststate.h"
 #include "lib/testsuite.h"
 
 static char s_why [512];
@@ -26,18 +27,6 @@ load (state_t *state, const char *name)
     world_t *world = world_load (state, path, s_why, sizeof (s_why));
     free (path);
     return world;
-}
-
-static const char *
-state_json (state_t *state, const char *key)
-{
-    state_entry_t entry;
-    if (!state_get (state, key, &entry))
-        return "<absent>";
-    char *text = mpjson_dump (entry.value, entry.size);
-    snprintf (s_text, sizeof (s_text), "%s", text);
-    free (text);
-    return s_text;
 }
 
 //  Names of an observation's list joined with spaces.
@@ -205,13 +194,13 @@ START_TEST (test_start_positions)
         ck_assert_str_eq (obs.outcome, "perceived");
     }
     ck_assert_uint_eq (world_agents (world), 4);
-    ck_assert_str_eq (state_json (state, "world.agent_positions"),
+    ck_assert_str_eq (teststate_value (state, "world.agent_positions"),
                       "{\"A1\":0,\"A2\":3,\"A3\":6,\"A4\":0}");
     //  leave: the key is rewritten without the agent
     ck_assert (world_leave (world, "A2", s_why, sizeof (s_why)));
     ck_assert (!world_leave (world, "A2", s_why, sizeof (s_why)));
     ck_assert_uint_eq (world_agents (world), 3);
-    ck_assert (!strstr (state_json (state, "world.agent_positions"), "A2"));
+    ck_assert (!strstr (teststate_value (state, "world.agent_positions"), "A2"));
     world_destroy (&world);
     state_destroy (&state);
 }
@@ -245,9 +234,9 @@ START_TEST (test_coverage_unique_names)
     ck_assert (obs.done && obs.completed);
     obs = act_ok (world, "a", "backward");
     ck_assert (obs.done && !obs.completed);
-    ck_assert_str_eq (state_json (state, "world.explored_by_all"),
+    ck_assert_str_eq (teststate_value (state, "world.explored_by_all"),
                       "[\"chair\",\"lamp\",\"desk\",\"plant\"]");
-    ck_assert_str_eq (state_json (state, "world.objects"),
+    ck_assert_str_eq (teststate_value (state, "world.objects"),
                       "{\"0\":[\"chair\",\"lamp\"],\"1\":[\"desk\"],\"2\":[],"
                       "\"3\":[\"chair\",\"plant\"]}");
     world_destroy (&world);
@@ -288,7 +277,7 @@ START_TEST (test_reset)
     world_config_t config = { WORLD_LINE, 5, 0, 9 };
     world_t *world = world_new (state, &config, s_why, sizeof (s_why));
     char before [2048];
-    snprintf (before, sizeof (before), "%s", state_json (state, "world.objects"));
+    snprintf (before, sizeof (before), "%s", teststate_value (state, "world.objects"));
     for (int i = 0; i < 5; i++)
         act_ok (world, "a", "forward");
     ck_assert (world_done (world));
@@ -297,18 +286,18 @@ START_TEST (test_reset)
     ck_assert_uint_eq (world_explored (world), 0);
     ck_assert_uint_eq (world_agents (world), 0);
     ck_assert (!world_done (world));
-    ck_assert_str_eq (state_json (state, "world.agent_positions"), "{}");
-    ck_assert_str_eq (state_json (state, "world.explored_by_all"), "[]");
-    ck_assert_str_eq (state_json (state, "world.objects"), before);    //  same seed
+    ck_assert_str_eq (teststate_value (state, "world.agent_positions"), "{}");
+    ck_assert_str_eq (teststate_value (state, "world.explored_by_all"), "[]");
+    ck_assert_str_eq (teststate_value (state, "world.objects"), before);    //  same seed
     //  arrivals restart: the next agent starts at 0 again
     act_ok (world, "z", NULL);
     ck_assert_uint_eq (act_ok (world, "y", NULL).position, 1);
     uint64_t seed = 10;
     ck_assert_int_eq (world_reset (world, &seed, s_why, sizeof (s_why)), PERR_NONE);
-    ck_assert_str_ne (state_json (state, "world.objects"), before);
+    ck_assert_str_ne (teststate_value (state, "world.objects"), before);
     //  back to the configured seed
     ck_assert_int_eq (world_reset (world, NULL, s_why, sizeof (s_why)), PERR_NONE);
-    ck_assert_str_eq (state_json (state, "world.objects"), before);
+    ck_assert_str_eq (teststate_value (state, "world.objects"), before);
     world_destroy (&world);
     //  a world from a file keeps its objects
     world = load (state, "line4.json");
