@@ -2,7 +2,7 @@
 
     The broker is $PARLEY_BIN_DIR/parley-broker on ephemeral loopback ports
     (tests/lib/testbroker); parley-tap runs as a child and finds the tap by
-    asking the broker (HELLO/BYE); a DEALER here plays an agent. The tap's
+    asking the broker (HELLO/BYE); a testclient DEALER plays an agent. The tap's
     JSON lines are read back with jansson.
 
     Nothing waits on a clock to pass: the tap is known to be subscribed once
@@ -17,88 +17,29 @@
 #include "pclock.h"
 #include "pmsg.h"
 #include "lib/testbroker.h"
+#include "lib/testclient.h"
 #include "lib/tproc.h"
 #include "lib/testsuite.h"
 
 #define DEADLINE_MS 60000
 
 //  --------------------------------------------------------------------------
-//  A minimal agent: one request, one reply
+//  Requests as an agent (tests/lib/testclient)
 
-typedef struct {
-    zsock_t *dealer;
-    penc_t enc;
-    uint64_t next_id;
-} s_client_t;
-
+//  The reply must be `expect`; it is dropped.
 static void
-s_client_open (s_client_t *client, const char *router)
+s_expect (pmsg_t *reply, pmsg_type_t expect)
 {
-    client->dealer = zsock_new (ZMQ_DEALER);
-    ck_assert_ptr_nonnull (client->dealer);
-    zsock_set_linger (client->dealer, 0);
-    ck_assert_int_eq (zsock_connect (client->dealer, "%s", router), 0);
-    penc_init (&client->enc);
-    client->next_id = 1;
-}
-
-static void
-s_client_close (s_client_t *client)
-{
-    zsock_destroy (&client->dealer);
-    penc_fini (&client->enc);
-}
-
-//  Starts a request; the caller adds `fields` fields to client->enc.
-static penc_t *
-s_begin (s_client_t *client, pmsg_type_t type, size_t fields)
-{
-    penc_begin (&client->enc, type, client->next_id++, fields);
-    return &client->enc;
-}
-
-//  Sends what s_begin built and returns the reply, which must be `expect`.
-static pmsg_t *
-s_call (s_client_t *client, pmsg_type_t expect)
-{
-    zframe_t *frame = zframe_new (penc_data (&client->enc), penc_size (&client->enc));
-    ck_assert_int_eq (zframe_send (&frame, client->dealer, 0), 0);
-    zpoller_t *poller = zpoller_new (client->dealer, NULL);
-    ck_assert_ptr_nonnull (zpoller_wait (poller, DEADLINE_MS));
-    zpoller_destroy (&poller);
-    frame = zframe_recv (client->dealer);
-    ck_assert_ptr_nonnull (frame);
-    perr_t err;
-    uint64_t id;
-    char why [256];
-    pmsg_t *reply = pmsg_decode (zframe_data (frame), zframe_size (frame),
-                                 pwire_default_limits (), &err, &id, why, sizeof why);
-    zframe_destroy (&frame);
-    ck_assert_msg (reply, "reply did not decode: %s", why);
-    ck_assert_msg (pmsg_type (reply) == expect, "expected %s, got %s", pmsg_type_name (expect),
-                   pmsg_type_name (pmsg_type (reply)));
-    return reply;
-}
-
-static void
-s_call_done (s_client_t *client, pmsg_type_t expect)
-{
-    pmsg_t *reply = s_call (client, expect);
+    ck_assert_msg (reply && pmsg_type (reply) == expect, "expected %s, got %s",
+                   pmsg_type_name (expect), testclient_describe (reply));
     pmsg_destroy (&reply);
-}
-
-static void
-s_hello (s_client_t *client, const char *agent)
-{
-    penc_kv_cstr (s_begin (client, PMSG_HELLO, 1), "agent", agent);
-    s_call_done (client, PMSG_WELCOME);
 }
 
 //  SEND of n messages: targets "name" or "#channel", with their texts.
 static void
-s_send (s_client_t *client, size_t n, const char *const *targets, const char *const *texts)
+s_send (testclient_t *client, size_t n, const char *const *targets, const char *const *texts)
 {
-    penc_t *enc = s_begin (client, PMSG_SEND, 1);
+    penc_t *enc = testclient_begin (client, PMSG_SEND, 1);
     penc_key (enc, "messages");
     msgpack_pack_array (penc_packer (enc), n);
     for (size_t i = 0; i < n; i++) {
@@ -109,19 +50,18 @@ s_send (s_client_t *client, size_t n, const char *const *targets, const char *co
             penc_kv_cstr (enc, "to", targets [i]);
         penc_kv_cstr (enc, "body", texts [i]);
     }
-    s_call_done (client, PMSG_SENT);
+    s_expect (testclient_call (client), PMSG_SENT);
 }
 
 //  Heartbeats until the tap prints its first frame: then it is subscribed.
 static void
-s_warm_up (s_client_t *client, tproc_t *tap)
+s_warm_up (testclient_t *client, tproc_t *tap)
 {
     int64_t deadline = pclock_mono_ms () + DEADLINE_MS;
     while (!strstr (tproc_out (tap), "\"kind\":\"frame\"")) {
         ck_assert_msg (pclock_mono_ms () < deadline, "the tap printed nothing: %s", tproc_err (tap));
         ck_assert_msg (!tproc_exited (tap), "the tap exited: %s", tproc_err (tap));
-        s_begin (client, PMSG_HEARTBEAT, 0);
-        s_call_done (client, PMSG_OK);
+        s_expect (testclient_call0 (client, PMSG_HEARTBEAT), PMSG_OK);
         tproc_read (tap, 100);
     }
 }
@@ -167,21 +107,19 @@ START_TEST (test_live_record_replay)
         testbroker_router (broker), "--json", "--record", record, NULL }, true, NULL);
     ck_assert_ptr_nonnull (tap);
 
-    s_client_t client, other;
-    s_client_open (&client, testbroker_router (broker));
-    s_client_open (&other, testbroker_router (broker));
-    s_hello (&client, "tester");
-    s_warm_up (&client, tap);
+    testclient_t *client = testclient_new (testbroker_router (broker));
+    testclient_t *other = testclient_new (testbroker_router (broker));
+    s_expect (testclient_hello (client, "tester"), PMSG_WELCOME);
+    s_warm_up (client, tap);
     //  Published events that must happen: "joined", and a wake-up for mail
     //  that stays queued (tester's own wake-up may be coalesced away when
     //  its FETCH is handled in the same broker turn as the SEND).
-    s_hello (&other, "other");
-    penc_kv_cstr (s_begin (&client, PMSG_LISTEN, 1), "channel", "news");
-    s_call_done (&client, PMSG_OK);
-    s_send (&client, 3, (const char *[]) { "tester", "#news", "other" },
+    s_expect (testclient_hello (other, "other"), PMSG_WELCOME);
+    penc_kv_cstr (testclient_begin (client, PMSG_LISTEN, 1), "channel", "news");
+    s_expect (testclient_call (client), PMSG_OK);
+    s_send (client, 3, (const char *[]) { "tester", "#news", "other" },
             (const char *[]) { "hello tap", "breaking \"news\"", "for later" });
-    s_begin (&client, PMSG_FETCH, 0);
-    s_call_done (&client, PMSG_MAIL);
+    s_expect (testclient_call0 (client, PMSG_FETCH), PMSG_MAIL);
     ck_assert_msg (tproc_wait_for (tap, "\"type\":\"MAIL\",", DEADLINE_MS),
                    "no MAIL line: %s", tproc_out (tap));
     ck_assert_msg (tproc_wait_for (tap, "\"peer\":\"mail.other\"", DEADLINE_MS),
@@ -249,8 +187,8 @@ START_TEST (test_live_record_replay)
                                    "3 msgs: to tester \"hello tap\" (+2 more)"));
     tproc_destroy (&replay);
 
-    s_client_close (&other);
-    s_client_close (&client);
+    testclient_destroy (&other);
+    testclient_destroy (&client);
     tproc_destroy (&tap);
     free (record);
     tproc_dir_destroy (&dir);
@@ -266,18 +204,17 @@ START_TEST (test_live_count_filter)
     tproc_t *tap = tproc_start ((const char *[]) { "parley-tap", "-b", testbroker_router (broker),
         "--json", "--type", "SEND", "--agent", "tester", "--count", "2",
         "--timeout-ms", "120000", NULL }, true, NULL);
-    s_client_t client;
-    s_client_open (&client, testbroker_router (broker));
-    s_hello (&client, "tester");
+    ck_assert_ptr_nonnull (tap);
+    testclient_t *client = testclient_new (testbroker_router (broker));
+    s_expect (testclient_hello (client, "tester"), PMSG_WELCOME);
     int64_t deadline = pclock_mono_ms () + DEADLINE_MS;
     for (int i = 0; !tproc_exited (tap); i++) {
         ck_assert_msg (pclock_mono_ms () < deadline, "tap did not stop: %s", tproc_err (tap));
         char text [32];
         snprintf (text, sizeof text, "ping %d", i);
-        s_send (&client, 1, (const char *[]) { "tester" }, (const char *[]) { text });
+        s_send (client, 1, (const char *[]) { "tester" }, (const char *[]) { text });
         //  Acknowledge, so the inbox never fills however long this takes.
-        s_begin (&client, PMSG_FETCH, 0);
-        s_call_done (&client, PMSG_MAIL);
+        s_expect (testclient_call0 (client, PMSG_FETCH), PMSG_MAIL);
         tproc_read (tap, 50);
     }
     ck_assert_int_eq (tproc_wait (tap, DEADLINE_MS), 0);
@@ -292,7 +229,7 @@ START_TEST (test_live_count_filter)
     }
     json_decref (lines);
     ck_assert_ptr_nonnull (strstr (tproc_err (tap), "2 shown"));
-    s_client_close (&client);
+    testclient_destroy (&client);
     tproc_destroy (&tap);
     ck_assert_int_eq (testbroker_stop (&broker), 0);
 }
@@ -305,15 +242,13 @@ START_TEST (test_live_stats)
     ck_assert_ptr_nonnull (broker);
     tproc_t *tap = tproc_start ((const char *[]) { "parley-tap", "--tap", testbroker_tap (broker),
                                                    "--stats", NULL }, true, NULL);
-    s_client_t client;
-    s_client_open (&client, testbroker_router (broker));
-    s_hello (&client, "tester");
+    testclient_t *client = testclient_new (testbroker_router (broker));
+    s_expect (testclient_hello (client, "tester"), PMSG_WELCOME);
     //  Until a table counts our heartbeats.
     int64_t deadline = pclock_mono_ms () + DEADLINE_MS;
     while (!strstr (tproc_out (tap), "HEARTBEAT")) {
         ck_assert_msg (pclock_mono_ms () < deadline, "no table: %s", tproc_err (tap));
-        s_begin (&client, PMSG_HEARTBEAT, 0);
-        s_call_done (&client, PMSG_OK);
+        s_expect (testclient_call0 (client, PMSG_HEARTBEAT), PMSG_OK);
         tproc_read (tap, 100);
     }
     tproc_signal (tap, SIGTERM);
@@ -323,7 +258,7 @@ START_TEST (test_live_stats)
     ck_assert_ptr_nonnull (strstr (out, "AGENT / PEER"));
     ck_assert_ptr_nonnull (strstr (out, "tester"));
     ck_assert_ptr_null (strstr (out, "\033["));     //  not a tty: no ANSI codes
-    s_client_close (&client);
+    testclient_destroy (&client);
     tproc_destroy (&tap);
     ck_assert_int_eq (testbroker_stop (&broker), 0);
 }
