@@ -200,17 +200,41 @@ START_TEST (test_help_and_usage)
 }
 END_TEST
 
+//  Returns once `tap` receives frames: a client here sends HEARTBEATs until
+//  one shows up, so a process started afterwards is seen from its first
+//  frame (the SUB joins asynchronously). The frames it saw are dropped.
+static void
+s_tap_joined (testbroker_t *broker, testsub_t *tap)
+{
+    testclient_t *client = testclient_new (testbroker_router (broker));
+    pmsg_t *welcome = testclient_hello (client, "warmup");
+    ck_assert_msg (welcome && pmsg_type (welcome) == PMSG_WELCOME, "%s",
+                   testclient_describe (welcome));
+    pmsg_destroy (&welcome);
+    pmsg_t *event = NULL;
+    for (int tries = 0; !event; tries++) {
+        ck_assert_msg (tries < DEADLINE_MS / 100, "the tap never received a frame");
+        pmsg_t *reply = testclient_call0 (client, PMSG_HEARTBEAT);
+        pmsg_destroy (&reply);
+        event = testsub_recv (tap, NULL, 0, 100);
+    }
+    pmsg_destroy (&event);
+    testclient_destroy (&client);
+    while ((event = testsub_recv (tap, NULL, 0, 200)))
+        pmsg_destroy (&event);
+}
+
 START_TEST (test_act_carries_step)
 {
     //  Every ACT the agent sends names its step (for the broker's
     //  idempotent ACT), seen on the broker's tap: the step field is there,
-    //  and rises by one from one ACT to the next. The tap joins
-    //  asynchronously, so early frames may be missed: steps are compared
-    //  between the ACTs that were seen, in order.
+    //  and rises by one from one ACT to the next, from 1 to 8. The tap has
+    //  joined before the agent starts, so no ACT is missed.
     testbroker_t *broker = testbroker_start (NULL);
     ck_assert_ptr_nonnull (broker);
     testsub_t *tap = testsub_new (testbroker_tap (broker), "");
     ck_assert_ptr_nonnull (tap);
+    s_tap_joined (broker, tap);
     const char *extra[] = { "--max-steps", "8", "--no-stop-when-explored",
                             "--step-delay-ms", "50", NULL };
     tproc_t *agent = start_agent (testbroker_router (broker), "Stepper", "none", extra);
@@ -240,7 +264,7 @@ START_TEST (test_act_carries_step)
         }
         pmsg_destroy (&event);
     }
-    ck_assert_msg (acts > 0, "no ACT seen on the tap");
+    ck_assert_uint_eq (acts, 8);
     ck_assert_uint_eq (last, 8);
     testsub_destroy (&tap);
     tproc_destroy (&agent);
@@ -279,12 +303,15 @@ END_TEST
 START_TEST (test_llm_agent_kept_alive_during_slow_model)
 {
     //  Each model answer takes 4 s, the broker expires an agent silent for
-    //  1.5 s. The agent's HTTP wait sends HEARTBEATs (libcurl's progress
-    //  callback -> brokerlink_keepalive), so the broker never expires it:
-    //  one HELLO for the whole run, and no "expired" in the broker's log.
+    //  3 s (not less: a loaded machine may stall the agent for a second or
+    //  so between keepalives; not more: 4 s of silence must still expire
+    //  it, so the test can fail). The agent's HTTP wait sends HEARTBEATs
+    //  (libcurl's progress callback -> brokerlink_keepalive), so the broker
+    //  never expires it: one HELLO for the whole run, and no "expired" in
+    //  the broker's log.
     //  Without the keepalive this test fails (the broker logs "agent Slow
     //  expired" and the agent says HELLO again after NOT_HELLO).
-    const char *args[] = { "--heartbeat-ms", "300", "--liveness-ms", "1500", NULL };
+    const char *args[] = { "--heartbeat-ms", "300", "--liveness-ms", "3000", NULL };
     testbroker_t *broker = testbroker_start (args);
     ck_assert_ptr_nonnull (broker);
     const char *extra[] = { "--max-steps", "2", "--no-stop-when-explored", "--policy", "llm",
