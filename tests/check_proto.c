@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "pmsg.h"
+#include "lib/testproto.h"
 #include "lib/testsuite.h"
 
 //  --------------------------------------------------------------------------
@@ -239,16 +240,6 @@ s_sample (penc_t *enc, pmsg_type_t type, const target_t *t)
     s_pack_fields (enc, s, t);
 }
 
-static pmsg_t *
-s_decode (const penc_t *enc, perr_t *err, char *why)
-{
-    uint64_t id = 99;
-    pmsg_t *msg = pmsg_decode (penc_data (enc), penc_size (enc), NULL, err, &id, why, 256);
-    if (msg)
-        ck_assert_uint_eq (id, pmsg_id (msg));
-    return msg;
-}
-
 static void
 s_write_seed (const penc_t *enc, pmsg_type_t type)
 {
@@ -295,7 +286,7 @@ START_TEST (test_round_trip)
     s_write_seed (&enc, type);
     perr_t err;
     char why [256];
-    pmsg_t *msg = s_decode (&enc, &err, why);
+    pmsg_t *msg = testproto_decode (&enc, &err, why);
     ck_assert_msg (msg != NULL, "%s: %s", pmsg_type_name (type), why);
     ck_assert_int_eq (err, PERR_NONE);
     ck_assert_int_eq (pmsg_type (msg), type);

@@ -11,17 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "pmsg.h"
+#include "lib/testproto.h"
 #include "lib/testsuite.h"
-
-static pmsg_t *
-s_decode (const penc_t *enc, perr_t *err, char *why)
-{
-    uint64_t id = 99;
-    pmsg_t *msg = pmsg_decode (penc_data (enc), penc_size (enc), NULL, err, &id, why, 256);
-    if (msg)
-        ck_assert_uint_eq (id, pmsg_id (msg));
-    return msg;
-}
 
 START_TEST (test_hello_welcome)
 {
@@ -35,7 +26,7 @@ START_TEST (test_hello_welcome)
     penc_cstr (&enc, "llm");
     perr_t err;
     char why [256], name [PROTO_MAX_NAME + 1];
-    pmsg_t *msg = s_decode (&enc, &err, why);
+    pmsg_t *msg = testproto_decode (&enc, &err, why);
     ck_assert_msg (msg != NULL, "%s", why);
     ck_assert_int_eq (pmsg_type_kind (pmsg_type (msg)), PMSG_REQUEST);
     ck_assert_uint_eq (pmsg_id (msg), UINT64_MAX);
@@ -60,7 +51,7 @@ START_TEST (test_hello_welcome)
     penc_kv_cstr (&enc, "kind", "line");
     penc_kv_num (&enc, "coverage", 0.75);
     penc_kv_bool (&enc, "done", false);
-    msg = s_decode (&enc, &err, why);
+    msg = testproto_decode (&enc, &err, why);
     ck_assert_msg (msg != NULL, "%s", why);
     ck_assert_uint_eq (pmsg_uint (msg, "liveness_ms", 0), 5000);
     ck_assert_uint_eq (pmsg_uint (msg, "mail_seq", 3), 3);      //  absent: fallback
@@ -98,7 +89,7 @@ START_TEST (test_send_and_mail)
     penc_kv_uint (&enc, "acked", 10);
     perr_t err;
     char why [256];
-    pmsg_t *msg = s_decode (&enc, &err, why);
+    pmsg_t *msg = testproto_decode (&enc, &err, why);
     ck_assert_msg (msg != NULL, "%s", why);
     const msgpack_object *items = pmsg_field (msg, "messages");
     ck_assert_uint_eq (items->via.array.size, 2);
@@ -128,7 +119,7 @@ START_TEST (test_error_reply)
     penc_error (&enc, 77, PERR_INBOX_FULL, "inbox of %s is full (%d)", "Agent2", 100);
     perr_t err;
     char why [256], text [PROTO_MAX_TEXT + 1];
-    pmsg_t *msg = s_decode (&enc, &err, why);
+    pmsg_t *msg = testproto_decode (&enc, &err, why);
     ck_assert_msg (msg != NULL, "%s", why);
     ck_assert_int_eq (pmsg_type (msg), PMSG_ERROR);
     ck_assert_uint_eq (pmsg_id (msg), 77);
@@ -145,7 +136,7 @@ START_TEST (test_error_reply)
     big [PROTO_MAX_TEXT * 2 - 1] = 0;
     penc_error (&enc, 0, PERR_MALFORMED, "%s", big);
     free (big);
-    msg = s_decode (&enc, &err, why);
+    msg = testproto_decode (&enc, &err, why);
     ck_assert_msg (msg != NULL, "%s", why);
     size_t len;
     ck_assert_ptr_nonnull (pmsg_str (msg, "message", &len));
@@ -173,7 +164,7 @@ START_TEST (test_raw_and_object)
     penc_kv_raw (&enc, "value", penc_data (&value), penc_size (&value));
     perr_t err;
     char why [256];
-    pmsg_t *msg = s_decode (&enc, &err, why);
+    pmsg_t *msg = testproto_decode (&enc, &err, why);
     ck_assert_msg (msg != NULL, "%s", why);
     const msgpack_object *op = &pmsg_field (msg, "ops")->via.array.ptr [0];
     const msgpack_object *got = pobj_get (op, "value");
