@@ -30,15 +30,6 @@ testsuite_test_path (const char *name)
 }
 
 char *
-testsuite_bin_path (const char *name)
-{
-    assert (name);
-    const char *dir = getenv ("PARLEY_BIN_DIR");
-    ck_assert_msg (dir && *dir, "PARLEY_BIN_DIR is not set (run the suite with make test)");
-    return zsys_sprintf ("%s/%s", dir, name);
-}
-
-char *
 testsuite_read_file (const char *path, size_t *size)
 {
     assert (path);

@@ -6,11 +6,12 @@
     Check's own CK_VERBOSITY (silent, minimal, normal, verbose); unset, it
     is normal. Forking, timeouts (CK_DEFAULT_TIMEOUT) stay Check's defaults.
 
-    The rest finds a suite's data ($PARLEY_TEST_DIR, the tests/ folder) and
-    the binaries under test ($PARLEY_BIN_DIR), and reads files whole. These
-    fail the running test (ck_assert) rather than return errors: a suite
-    that cannot find its data has nothing to check. For temporary folders
-    see tproc_dir in tproc.h.
+    The rest finds a suite's data ($PARLEY_TEST_DIR, the tests/ folder),
+    reads files whole and matches text. These fail the running test
+    (ck_assert) rather than return errors: a suite that cannot find its
+    data has nothing to check. Binaries under test are started from
+    $PARLEY_BIN_DIR by tproc_start, and temporary folders are tproc_dirs
+    (tproc.h).
 */
 #ifndef PARLEY_TESTSUITE_H
 #define PARLEY_TESTSUITE_H
@@ -26,9 +27,6 @@ int testsuite_run (Suite *suite);
 //  "$PARLEY_TEST_DIR/<name>" ("tests/<name>" when unset, so a suite also
 //  runs from the repository root). Caller frees.
 char *testsuite_test_path (const char *name);
-//  "$PARLEY_BIN_DIR/<name>"; fails the running test when it is unset.
-//  Caller frees.
-char *testsuite_bin_path (const char *name);
 
 //  The whole file, NUL-terminated (so text can be used as a string); its
 //  length in *size when size is not NULL. Fails the running test if the
