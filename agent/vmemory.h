@@ -6,21 +6,28 @@
     so scores are cosine similarities in [-1, 1]. The text of entry i is
     kept beside vector i (FAISS id == position in the text array).
 
-    Persistence (when a directory is given; the format lives in
-    vmemory_file.c/h), in DIR:
-        index.faiss   faiss_write_index_fname output
-        texts.pmem    header (magic "PMEMTXT\0", version, dim, count, sizes,
-                      FNV-1a 64 checksums of the payload and of index.faiss,
-                      header checksum) + length-prefixed text records
+    Persistence (when a directory is given), in DIR:
+        memory.log    the source of truth, append-only: one record per
+                      entry with its text AND its vector, each with a
+                      length and a checksum (vmemory_log.h)
+        index.faiss   a snapshot of the FAISS index naming how many log
+                      records it covers and the checksum of the last one
+                      (vmemory_snap.h); only a cache of the log
         lock          flock()ed while open: one process per memory dir
-    Save writes both files to temp names, fsyncs, then renames (index
-    first, texts last); texts.pmem holds the index checksum, so a crash
-    between the two renames is caught on load as a mismatch, never
-    half-loaded. Load validates every count against the real file size
-    before allocating, checks both checksums before FAISS reads a byte, and
-    checks the dimension against the one asked for. Any problem is an error
-    with a clear sentence (vmemory_open returns NULL); the caller decides --
-    the agent logs it, calls vmemory_move_aside() and starts fresh.
+    vmemory_save appends the entries added since the last save and
+    fdatasyncs: kilobytes, not the whole memory. It rewrites the snapshot
+    only when the records it does not cover reach a quarter of the memory
+    (vmemory.c says why a quarter). Load reads the snapshot if it matches
+    the log, else rebuilds the index from the log's vectors, then adds the
+    tail's vectors; the embedder is never needed. A torn tail (crash in
+    the middle of an append) is copied to memory.log.torn-* and cut off
+    with a warning; every earlier entry is kept. Corruption in the middle
+    of the log, a bad header or another dimension is an error with a
+    clear sentence (vmemory_open returns NULL); the caller decides -- the
+    agent logs it, calls vmemory_move_aside() and starts fresh. Every
+    count and length is checked against the file size before allocating.
+    A memory in the old format (texts.pmem + index.faiss) is migrated on
+    first open (vmemory_migrate.h); the old files stay as *.migrated.
 
     Privacy: the directory is created 0700 and the files 0600.
 
@@ -56,6 +63,8 @@ typedef struct {
     const char *factory;        //  FAISS index factory string, default "Flat"
     size_t max_text_bytes;      //  longer texts are cut; default 4096
     size_t max_entries;         //  add fails beyond this; default 10M
+    size_t snapshot_min;        //  uncovered log records before a snapshot
+                                //  rewrite is considered; default 1024
 } vmemory_options_t;
 
 typedef struct {
@@ -74,7 +83,8 @@ vmemory_t *vmemory_open (const vmemory_options_t *opts, char *err, size_t err_si
 void vmemory_destroy (vmemory_t **self_p);
 
 //  Adds one entry. `vec` has dim floats. 0, or -1 with `err` filled (full,
-//  non-finite vector, FAISS error). The entry is in RAM only until save.
+//  non-finite vector, FAISS error). The entry is in RAM only until save
+//  (its log record, text + vector, waits in a buffer).
 int vmemory_add (vmemory_t *self, const float *vec, const char *text,
                  char *err, size_t err_size);
 
@@ -83,8 +93,10 @@ int vmemory_add (vmemory_t *self, const float *vec, const char *text,
 int vmemory_search (vmemory_t *self, const float *query, size_t top_k,
                     vmemory_hit_t *hits, char *err, size_t err_size);
 
-//  Writes the memory to its directory (atomic, see above). No-op (0) when
-//  there is no directory or nothing changed since the last save.
+//  Appends the entries added since the last save to the log and
+//  fdatasyncs; sometimes rewrites the snapshot (see above). No-op (0) when
+//  there is no directory or nothing was added since the last save. On -1
+//  the entries stay buffered for the next save.
 int vmemory_save (vmemory_t *self, char *err, size_t err_size);
 
 size_t vmemory_count (vmemory_t *self);
@@ -96,7 +108,13 @@ const char *vmemory_factory (vmemory_t *self);
 //  Texts cut to max_text_bytes since open.
 uint64_t vmemory_truncated (vmemory_t *self);
 
-//  Renames the memory files in `dir` to NAME.bad-<unix seconds> so a fresh
+//  Bytes cut from a torn log tail when this memory was opened (0: none).
+uint64_t vmemory_torn_bytes (vmemory_t *self);
+//  Log records the snapshot on disk covers.
+uint64_t vmemory_snapshot_covers (vmemory_t *self);
+
+//  Renames the memory files in `dir` (memory.log, index.faiss, an old
+//  texts.pmem) to NAME.bad-<unix seconds> so a fresh
 //  memory can start there, keeping the bad ones for a post-mortem. 0 on
 //  success (also when there was nothing to move), -1 with `err` filled.
 int vmemory_move_aside (const char *dir, char *err, size_t err_size);

@@ -1,13 +1,8 @@
-/*  vmemory_file - the on-disk format of a vector memory. See vmemory_file.h.
-
-    Split out of vmemory.c so the class there is about the memory in RAM
-    (FAISS + texts) and this file is about bytes on disk: header layout,
-    FNV-1a checksums, validation before allocating, atomic save.
-
-    Honest costs: a save rewrites both files (O(entries)); at 100k entries
-    of dim 256 that is ~100 MB of index plus the texts, with fsync. The
-    caller saves every few steps and at exit, not after every add. See the
-    end of vmemory_file.h for the incremental design left for later.
+/*  vmemory_file - shared file helpers of the vector memory and the reader
+    of the old (version 1) texts.pmem + index.faiss format, kept only to
+    migrate such memories to the log (vmemory_migrate.c). See
+    vmemory_file.h. The writer of that format is gone from the library; the
+    migration test keeps its own copy to make old-format directories.
 */
 #include "vmemory_file.h"
 #include "vmemory.h"             //  limits, vmemory_move_aside
@@ -46,8 +41,8 @@ typedef struct {                //  texts.pmem header, decoded
     char factory [S_FACTORY_MAX + 1];
 } s_header_t;
 
-static uint64_t
-s_fnv (uint64_t hash, const void *data, size_t len)
+uint64_t
+vmemory_file_fnv (uint64_t hash, const void *data, size_t len)
 {
     const unsigned char *bytes = data;
     for (size_t i = 0; i < len; i++) {
@@ -56,24 +51,23 @@ s_fnv (uint64_t hash, const void *data, size_t len)
     }
     return hash;
 }
-#define S_FNV_INIT 0xcbf29ce484222325ull
 
-static void
-s_put32 (unsigned char *p, uint32_t v)
+void
+vmemory_file_put32 (unsigned char *p, uint32_t v)
 {
     for (int i = 0; i < 4; i++)
         p [i] = (unsigned char) (v >> (8 * i));
 }
 
-static void
-s_put64 (unsigned char *p, uint64_t v)
+void
+vmemory_file_put64 (unsigned char *p, uint64_t v)
 {
     for (int i = 0; i < 8; i++)
         p [i] = (unsigned char) (v >> (8 * i));
 }
 
-static uint32_t
-s_get32 (const unsigned char *p)
+uint32_t
+vmemory_file_get32 (const unsigned char *p)
 {
     uint32_t v = 0;
     for (int i = 3; i >= 0; i--)
@@ -81,30 +75,13 @@ s_get32 (const unsigned char *p)
     return v;
 }
 
-static uint64_t
-s_get64 (const unsigned char *p)
+uint64_t
+vmemory_file_get64 (const unsigned char *p)
 {
     uint64_t v = 0;
     for (int i = 7; i >= 0; i--)
         v = (v << 8) | p [i];
     return v;
-}
-
-static void
-s_encode_header (const s_header_t *h, unsigned char *p)
-{
-    memset (p, 0, S_HEADER_SIZE);
-    memcpy (p, S_MAGIC, 8);
-    s_put32 (p + 8, h->version);
-    s_put32 (p + 12, h->dim);
-    s_put64 (p + 16, h->count);
-    s_put64 (p + 24, h->payload_bytes);
-    s_put64 (p + 32, h->payload_fnv);
-    s_put64 (p + 40, h->index_bytes);
-    s_put64 (p + 48, h->index_fnv);
-    s_put32 (p + 56, h->factory_len);
-    memcpy (p + 60, h->factory, h->factory_len);
-    s_put64 (p + 124, s_fnv (S_FNV_INIT, p, 124));
 }
 
 static int
@@ -114,18 +91,18 @@ s_decode_header (const unsigned char *p, s_header_t *h, char *err, size_t err_si
         snprintf (err, err_size, "not a Parley memory file (bad magic)");
         return -1;
     }
-    if (s_get64 (p + 124) != s_fnv (S_FNV_INIT, p, 124)) {
+    if (vmemory_file_get64 (p + 124) != vmemory_file_fnv (VMEMORY_FILE_FNV_INIT, p, 124)) {
         snprintf (err, err_size, "header checksum mismatch (corrupt file)");
         return -1;
     }
-    h->version = s_get32 (p + 8);
-    h->dim = s_get32 (p + 12);
-    h->count = s_get64 (p + 16);
-    h->payload_bytes = s_get64 (p + 24);
-    h->payload_fnv = s_get64 (p + 32);
-    h->index_bytes = s_get64 (p + 40);
-    h->index_fnv = s_get64 (p + 48);
-    h->factory_len = s_get32 (p + 56);
+    h->version = vmemory_file_get32 (p + 8);
+    h->dim = vmemory_file_get32 (p + 12);
+    h->count = vmemory_file_get64 (p + 16);
+    h->payload_bytes = vmemory_file_get64 (p + 24);
+    h->payload_fnv = vmemory_file_get64 (p + 32);
+    h->index_bytes = vmemory_file_get64 (p + 40);
+    h->index_fnv = vmemory_file_get64 (p + 48);
+    h->factory_len = vmemory_file_get32 (p + 56);
     if (h->version != S_VERSION) {
         snprintf (err, err_size, "unsupported memory file version %u", h->version);
         return -1;
@@ -199,10 +176,10 @@ s_file_fnv (const char *path, uint64_t expect_size, uint64_t *fnv, char *err, si
         return -1;
     }
     unsigned char buffer [65536];
-    uint64_t hash = S_FNV_INIT;
+    uint64_t hash = VMEMORY_FILE_FNV_INIT;
     size_t n;
     while ((n = fread (buffer, 1, sizeof buffer, file)) > 0)
-        hash = s_fnv (hash, buffer, n);
+        hash = vmemory_file_fnv (hash, buffer, n);
     bool failed = ferror (file);
     fclose (file);
     if (failed) {
@@ -241,7 +218,7 @@ s_load_records (vmemory_file_loaded_t *out, const unsigned char *payload, uint64
             snprintf (err, err_size, "texts file ends inside record %llu", (unsigned long long) i);
             return -1;
         }
-        uint32_t len = s_get32 (payload + pos);
+        uint32_t len = vmemory_file_get32 (payload + pos);
         pos += 4;
         if (len > VMEMORY_MAX_TEXT_LIMIT || len > bytes - pos) {
             snprintf (err, err_size, "record %llu claims %u bytes, more than the file holds",
@@ -315,7 +292,7 @@ vmemory_file_load (const char *dir, int dim, size_t max_entries, vmemory_file_lo
                   (unsigned long long) h.payload_bytes);
         goto fail;
     }
-    if (s_fnv (S_FNV_INIT, payload, h.payload_bytes) != h.payload_fnv) {
+    if (vmemory_file_fnv (VMEMORY_FILE_FNV_INIT, payload, h.payload_bytes) != h.payload_fnv) {
         snprintf (why, sizeof why, "texts checksum mismatch (corrupt file)");
         goto fail;
     }
@@ -386,128 +363,59 @@ vmemory_file_lock (const char *dir, int *fd_p, char *err, size_t err_size)
     return 0;
 }
 
-//  Opens DIR/NAME.tmp for writing, mode 0600.
-static FILE *
-s_create_tmp (const char *dir, const char *name, char **path_p)
+//  Opens DIR/NAME for writing (created/truncated), mode 0600.
+int
+vmemory_file_create (const char *dir, const char *name, char **path_p)
 {
-    char *path = NULL;
-    if (asprintf (&path, "%s/%s.tmp", dir, name) < 0)
-        return NULL;
-    int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    FILE *file = fd >= 0 ? fdopen (fd, "wb") : NULL;
-    if (!file) {
-        if (fd >= 0)
-            close (fd);
+    char *path = s_path (dir, name);
+    int fd = path ? open (path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
+    if (fd < 0) {
         free (path);
-        return NULL;
+        return -1;
     }
     *path_p = path;
-    return file;
+    return fd;
 }
 
-//  fflush + fsync + fclose; -1 if any failed.
-static int
-s_close_synced (FILE *file)
+int
+vmemory_file_write_all (int fd, const void *data, size_t size, uint64_t offset)
 {
-    int rc = fflush (file) == 0 && fsync (fileno (file)) == 0 ? 0 : -1;
-    return fclose (file) == 0 ? rc : -1;
-}
-
-static int
-s_write_texts (const vmemory_file_save_t *what, FILE *file, uint64_t index_bytes, uint64_t index_fnv)
-{
-    s_header_t h = { .version = S_VERSION, .dim = (uint32_t) what->dim,
-                     .count = what->count, .index_bytes = index_bytes,
-                     .index_fnv = index_fnv, .payload_fnv = S_FNV_INIT };
-    h.factory_len = (uint32_t) strlen (what->factory);
-    memcpy (h.factory, what->factory, h.factory_len + 1);
-    for (size_t i = 0; i < what->count; i++) {
-        unsigned char prefix [4];
-        size_t len = strlen (what->texts [i]);
-        s_put32 (prefix, (uint32_t) len);
-        h.payload_fnv = s_fnv (h.payload_fnv, prefix, 4);
-        h.payload_fnv = s_fnv (h.payload_fnv, what->texts [i], len);
-        h.payload_bytes += 4 + len;
-    }
-    unsigned char raw [S_HEADER_SIZE];
-    s_encode_header (&h, raw);
-    if (fwrite (raw, 1, S_HEADER_SIZE, file) != S_HEADER_SIZE)
-        return -1;
-    for (size_t i = 0; i < what->count; i++) {
-        unsigned char prefix [4];
-        size_t len = strlen (what->texts [i]);
-        s_put32 (prefix, (uint32_t) len);
-        if (fwrite (prefix, 1, 4, file) != 4 || fwrite (what->texts [i], 1, len, file) != len)
+    const unsigned char *bytes = data;
+    while (size > 0) {
+        ssize_t n = pwrite (fd, bytes, size, (off_t) offset);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
             return -1;
+        bytes += n;
+        size -= (size_t) n;
+        offset += (uint64_t) n;
     }
     return 0;
 }
 
-int
-vmemory_file_save (const char *dir, const vmemory_file_save_t *what, char *err, size_t err_size)
+void
+vmemory_file_sync_dir (const char *dir)
 {
-    assert (dir && what && what->index);
-    assert (err && err_size);
-    int rc = -1;
-    char *index_tmp = NULL, *texts_tmp = NULL;
-    char *index_path = s_path (dir, S_INDEX_FILE);
-    char *texts_path = s_path (dir, S_TEXTS_FILE);
-    FILE *file = index_path && texts_path ? s_create_tmp (dir, S_INDEX_FILE, &index_tmp) : NULL;
-    if (!file) {
-        snprintf (err, err_size, "cannot create a file in %s: %s", dir, strerror (errno));
-        goto done;
-    }
-    int written = faiss_write_index (what->index, file);
-    if (s_close_synced (file) != 0 || written != 0) {
-        snprintf (err, err_size, "cannot write the index in %s: %s", dir,
-                  written ? faiss_get_last_error () : strerror (errno));
-        goto done;
-    }
-    struct stat st;
-    uint64_t index_fnv;
-    if (stat (index_tmp, &st) != 0
-    ||  s_file_fnv (index_tmp, (uint64_t) st.st_size, &index_fnv, err, err_size) != 0)
-        goto done;
-    file = s_create_tmp (dir, S_TEXTS_FILE, &texts_tmp);
-    if (!file) {
-        snprintf (err, err_size, "cannot create a file in %s: %s", dir, strerror (errno));
-        goto done;
-    }
-    written = s_write_texts (what, file, (uint64_t) st.st_size, index_fnv);
-    if (s_close_synced (file) != 0 || written != 0) {
-        snprintf (err, err_size, "cannot write the texts in %s: %s", dir, strerror (errno));
-        goto done;
-    }
-    //  Index first, texts last: texts.pmem names the index it belongs to.
-    if (rename (index_tmp, index_path) != 0 || rename (texts_tmp, texts_path) != 0) {
-        snprintf (err, err_size, "cannot rename the memory files in %s: %s", dir, strerror (errno));
-        goto done;
-    }
     int dir_fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir_fd >= 0) {
-        fsync (dir_fd);
+        if (fsync (dir_fd) != 0)
+            plog_warn ("vmemory: fsync of %s failed: %s", dir, strerror (errno));
         close (dir_fd);
     }
-    rc = 0;
-done:
-    if (rc != 0) {
-        if (index_tmp)
-            unlink (index_tmp);
-        if (texts_tmp)
-            unlink (texts_tmp);
-    }
-    free (index_tmp);
-    free (texts_tmp);
-    free (index_path);
-    free (texts_path);
-    return rc;
+}
+
+char *
+vmemory_file_path (const char *dir, const char *name)
+{
+    return s_path (dir, name);
 }
 
 int
 vmemory_move_aside (const char *dir, char *err, size_t err_size)
 {
     assert (dir);
-    const char *names [] = { S_INDEX_FILE, S_TEXTS_FILE, NULL };
+    const char *names [] = { VMEMORY_FILE_LOG, S_INDEX_FILE, S_TEXTS_FILE, NULL };
     long long now = (long long) time (NULL);
     for (size_t i = 0; names [i]; i++) {
         char *from = s_path (dir, names [i]);
