@@ -87,6 +87,13 @@ channels_size (channels_t *self)
 }
 
 bool
+channel_name_reserved (const char *name, size_t len)
+{
+    assert (name);
+    return (len == 3 && memcmp (name, "all", 3) == 0) || (len > 0 && name [0] == '$');
+}
+
+bool
 channel_listen (channel_t *self, agent_t *agent, bool *oom)
 {
     assert (self && agent);

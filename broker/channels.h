@@ -44,6 +44,10 @@ channel_t *channels_lookup (channels_t *self, const char *name);
 //  Looks up, or creates; NULL when the channel limit is reached.
 channel_t *channels_ensure (channels_t *self, const char *name, bool *created);
 size_t channels_size (channels_t *self);
+//  True for names clients may not use as a channel: "all" (broadcast) and
+//  "$..." (the broker's own, PROTOCOL.md section 2). LISTEN, UNLISTEN and
+//  SEND all ask here, so the rule lives once.
+bool channel_name_reserved (const char *name, size_t len);
 
 //  True if newly added (false: already listening, or out of memory: *oom).
 bool channel_listen (channel_t *self, agent_t *agent, bool *oom);

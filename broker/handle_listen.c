@@ -18,7 +18,7 @@ s_channel_name (broker_t *self, request_t *req, char *name, size_t size)
                         pmsg_type_name (req->type));
         return false;
     }
-    if (strcmp (name, "all") == 0 || name [0] == '$') {
+    if (channel_name_reserved (name, strlen (name))) {
         dispatch_error (self, req->id, PERR_RESERVED_NAME,
                         "\"%s\" is reserved and cannot name a channel", name);
         return false;

@@ -104,7 +104,7 @@ s_post (broker_t *self, agent_t *from, uint32_t index, const msgpack_object *ite
             return mailroom_post_all (room, index, from, data, size, bin);
         return mailroom_post_direct (room, index, from, to, to_len, data, size, bin);
     }
-    if (channel_len == 3 && memcmp (channel, "all", 3) == 0) {
+    if (channel_name_reserved (channel, channel_len)) {
         mailroom_reject (room, index, PERR_RESERVED_NAME);
         return 0;
     }
