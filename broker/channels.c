@@ -56,6 +56,24 @@ channels_lookup (channels_t *self, const char *name)
     return zhashx_lookup (self->by_name, name);
 }
 
+//  At the limit, deletes one idle channel (no listeners, no pending post)
+//  so that names any client can mint by posting once cannot lock channels
+//  out for the life of the broker. Safe: no agent lists an idle channel
+//  and no live mail links to it; the only mail that still names it are
+//  drop-oldest tombstones, which never touch their channel again
+//  (mailroom.c s_release). O(channels), and only when the limit is hit.
+static bool
+s_reclaim_idle (channels_t *self)
+{
+    for (channel_t *channel = zhashx_first (self->by_name); channel;
+         channel = zhashx_next (self->by_name))
+        if (channel->listener_count == 0 && channel->pending == 0) {
+            zhashx_delete (self->by_name, channel->name);
+            return true;
+        }
+    return false;
+}
+
 channel_t *
 channels_ensure (channels_t *self, const char *name, bool *created)
 {
@@ -65,7 +83,7 @@ channels_ensure (channels_t *self, const char *name, bool *created)
         *created = false;
     if (channel)
         return channel;
-    if (zhashx_size (self->by_name) >= self->max)
+    if (zhashx_size (self->by_name) >= self->max && !s_reclaim_idle (self))
         return NULL;
     channel = calloc (1, sizeof (channel_t));
     if (!channel)

@@ -1,7 +1,10 @@
 /*  channels - named channels ("domains" in seed 003): listeners and pending posts.
 
-    A channel is created on first use (post or LISTEN) and lives until the
-    broker stops; the broker's channel limit bounds how many exist. A post is
+    A channel is created on first use (post or LISTEN). The broker's channel
+    limit bounds how many exist at once; when it is reached, an idle channel
+    (nobody listens, nothing pending) is reclaimed to make room, so only
+    channels in use count against it. A reclaimed channel's counters
+    (posts, dropped) go with it. A post is
     delivered, at the moment it is made, into the inbox of every agent that
     listens then, so a late FETCH still sees it and an agent that starts
     listening later does not see older posts.
@@ -41,7 +44,8 @@ channels_t *channels_new (size_t max_channels);
 void channels_destroy (channels_t **self_p);
 
 channel_t *channels_lookup (channels_t *self, const char *name);
-//  Looks up, or creates; NULL when the channel limit is reached.
+//  Looks up, or creates (reclaiming an idle channel at the limit); NULL
+//  when the limit is reached and every channel is in use.
 channel_t *channels_ensure (channels_t *self, const char *name, bool *created);
 size_t channels_size (channels_t *self);
 //  True for names clients may not use as a channel: "all" (broadcast) and

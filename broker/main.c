@@ -43,7 +43,8 @@ static const pconfig_option_t s_options [] = {
     { "max-channel-bytes", 0, PCONFIG_INT, "PARLEY_MAX_CHANNEL_BYTES", "67108864", 1, 1e12, "BYTES",
       "body bytes of those posts" },
     { "max-channels", 0, PCONFIG_INT, "PARLEY_MAX_CHANNELS", "1024", 1, 1000000, "N",
-      "channels (created on first use, never removed); beyond: TOO_MANY_CHANNELS" },
+      "channels in use (created on first use; an idle one is reclaimed at the limit); "
+      "beyond: TOO_MANY_CHANNELS" },
     { "max-body", 0, PCONFIG_INT, "PARLEY_MAX_BODY", "65536", 0, 65536, "BYTES",
       "largest message body (told in WELCOME); beyond: TOO_LARGE for that item" },
     { "max-batch", 0, PCONFIG_INT, "PARLEY_MAX_BATCH", "4096", 1, 4096, "N",

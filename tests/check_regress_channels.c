@@ -1,0 +1,113 @@
+/*  check_regress_channels - regressions found in the pre-release review of
+    the broker's channels, over real sockets:
+    - SEND to a "$..." channel was accepted (and created the channel) while
+      PROTOCOL.md reserves "$" names for the broker: it must be a
+      RESERVED_NAME item error, like LISTEN gives.
+    - Channels were never removed, so any client could lock channel
+      creation out for the life of the broker by posting once to
+      --max-channels new names. An idle channel (no listeners, nothing
+      pending) is now reclaimed at the limit; channels in use still count.
+*/
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/testbroker.h"
+#include "lib/testclient.h"
+#include "lib/testmail.h"
+#include "lib/testsuite.h"
+
+//  The code of item error 0 of a SENT, or -1 when there is none.
+static int
+s_item_error (const pmsg_t *reply)
+{
+    const msgpack_object *error = testclient_array_at (reply, "errors", 0);
+    return error ? (int) pobj_uint (error, "code", 0) : -1;
+}
+
+START_TEST (test_send_to_reserved_channel)
+{
+    testbroker_t *broker = testbroker_start (NULL);
+    ck_assert_msg (broker, "broker did not start");
+    testclient_t *a = testmail_agent (broker, "A");
+    pmsg_t *reply = testclient_send_one (a, "$broker", true, "hi");
+    EXPECT (reply, PMSG_SENT);
+    ck_assert_uint_eq (pmsg_uint (reply, "accepted", 99), 0);
+    ck_assert_int_eq (s_item_error (reply), PERR_RESERVED_NAME);
+    pmsg_destroy (&reply);
+    //  Nothing was created by the refused post.
+    ck_assert_uint_eq (testmail_stat (a, "channels"), 0);
+    testclient_destroy (&a);
+    ck_assert_int_eq (testbroker_stop (&broker), 0);
+}
+END_TEST
+
+START_TEST (test_idle_channels_reclaimed)
+{
+    const char *args [] = { "--max-channels", "2", NULL };
+    testbroker_t *broker = testbroker_start (args);
+    ck_assert_msg (broker, "broker did not start");
+    testclient_t *a = testmail_agent (broker, "A");
+    testclient_t *b = testmail_agent (broker, "B");
+    //  Posts nobody listens to leave idle channels behind; they must not
+    //  keep a new channel out.
+    char name [32];
+    for (int i = 0; i < 5; i++) {
+        snprintf (name, sizeof name, "idle%d", i);
+        testmail_send (a, name, true, "x");
+    }
+    ck_assert_uint_le (testmail_stat (a, "channels"), 2);
+
+    //  Two channels in use (a listener each) fill the limit for real.
+    testmail_listen (b, "ops");
+    testmail_listen (b, "dev");
+    pmsg_t *reply = testclient_send_one (a, "third", true, "x");
+    EXPECT (reply, PMSG_SENT);
+    ck_assert_int_eq (s_item_error (reply), PERR_TOO_MANY_CHANNELS);
+    pmsg_destroy (&reply);
+    penc_t *enc = testclient_begin (a, PMSG_LISTEN, 1);
+    penc_kv_cstr (enc, "channel", "third");
+    reply = testclient_call (a);
+    EXPECT_ERROR (reply, PERR_TOO_MANY_CHANNELS);
+    pmsg_destroy (&reply);
+
+    //  The channels in use still work and kept their listener.
+    ck_assert_uint_gt (testmail_send (a, "ops", true, "p1"), 0);
+    char bodies [64];
+    ck_assert_uint_eq (testmail_fetch (b, 0, 0, bodies, sizeof bodies, NULL), 1);
+    ck_assert_str_eq (bodies, "p1");
+
+    //  A channel with mail pending is in use even without listeners: after
+    //  B unlistens, "ops" still holds p1 in B's inbox and is not reclaimed;
+    //  "dev" is idle and makes room.
+    enc = testclient_begin (b, PMSG_UNLISTEN, 1);
+    penc_kv_cstr (enc, "channel", "ops");
+    reply = testclient_call (b);
+    EXPECT (reply, PMSG_OK);
+    pmsg_destroy (&reply);
+    enc = testclient_begin (b, PMSG_UNLISTEN, 1);
+    penc_kv_cstr (enc, "channel", "dev");
+    reply = testclient_call (b);
+    EXPECT (reply, PMSG_OK);
+    pmsg_destroy (&reply);
+    ck_assert_uint_gt (testmail_send (a, "third", true, "x"), 0);
+    ck_assert_uint_eq (testmail_fetch (b, 0, 0, bodies, sizeof bodies, NULL), 1);
+    ck_assert_str_eq (bodies, "p1");
+    testclient_destroy (&a);
+    testclient_destroy (&b);
+    ck_assert_int_eq (testbroker_stop (&broker), 0);
+}
+END_TEST
+
+int
+main (void)
+{
+    Suite *suite = suite_create ("regress_channels");
+    TCase *tc = tcase_create ("channels");
+    tcase_set_timeout (tc, 120);
+    tcase_add_test (tc, test_send_to_reserved_channel);
+    tcase_add_test (tc, test_idle_channels_reclaimed);
+    suite_add_tcase (suite, tc);
+    return testsuite_run (suite);
+}
