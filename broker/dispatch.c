@@ -17,6 +17,7 @@
     MAIL_READY wake-ups that turn collected: that is the coalescing (at most
     one per agent per turn) and it keeps pipelined senders cheap.
 */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -176,6 +177,20 @@ s_handle (broker_t *self, const conn_id_t *conn, const void *data, size_t size,
     req->msg = NULL;
 }
 
+//  The next part of a message already received in part. A signal (SIGTERM
+//  arriving mid-message) can fail the call with EINTR; the part is still
+//  there, so try again instead of losing the message's framing.
+static int
+s_recv_part (broker_t *self, zmq_msg_t *part)
+{
+    for (int attempt = 0; attempt < 16; attempt++) {
+        int rc = zmq_msg_recv (part, self->router_handle, ZMQ_DONTWAIT);
+        if (rc != -1 || zmq_errno () != EINTR)
+            return rc;
+    }
+    return -1;
+}
+
 //  Receives one request; false when none is waiting.
 static bool
 s_receive_one (broker_t *self)
@@ -195,30 +210,43 @@ s_receive_one (broker_t *self)
     if (!more)
         return true;            //  ROUTER always adds a body frame; be safe
 
-    //  The rest of a multipart message is already here (atomic delivery).
+    //  The rest of a multipart message is already here (atomic delivery),
+    //  so DONTWAIT cannot miss a part. A receive that still fails (ETERM at
+    //  shutdown) ends this request without a reply rather than handling an
+    //  empty body as if it were the request.
     zmq_msg_init (&body);
-    zmq_msg_recv (&body, self->router_handle, 0);
     bool envelope = false;
+    if (s_recv_part (self, &body) == -1)
+        goto lost;
     if (zmq_msg_size (&body) == 0 && zmq_msg_more (&body)) {
         //  REQ-style empty delimiter: echoed before the reply.
         envelope = true;
         zmq_msg_close (&body);
         zmq_msg_init (&body);
-        zmq_msg_recv (&body, self->router_handle, 0);
+        if (s_recv_part (self, &body) == -1)
+            goto lost;
     }
     size_t extra = 0;
     more = zmq_msg_more (&body);
     while (more) {
         zmq_msg_init (&frame);
-        zmq_msg_recv (&frame, self->router_handle, 0);
-        more = zmq_msg_more (&frame);
+        int rc = s_recv_part (self, &frame);
+        more = rc != -1 && zmq_msg_more (&frame);
         zmq_msg_close (&frame);
+        if (rc == -1)
+            goto lost;
         extra++;
     }
     request_t req = { 0 };
     s_handle (self, &conn, zmq_msg_data (&body), zmq_msg_size (&body), extra, &req);
     zmq_msg_close (&body);
     s_send_reply (self, &conn, envelope, &req);
+    return true;
+lost:
+    zmq_msg_close (&body);
+    self->counters.bad_frames++;
+    plog_limited (&s_bad_frame_limit, 5, PLOG_WARN, "request parts lost on receive: %s",
+                  zmq_strerror (zmq_errno ()));
     return true;
 }
 
