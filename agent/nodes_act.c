@@ -193,6 +193,21 @@ s_item (agent_shared_t *a, send_item_t *item, const char *target, const char *bo
     return true;
 }
 
+//  The body's length cut to the broker's max_body (0: no cut) at a UTF-8
+//  character boundary: a cut inside a character would send a str that is
+//  not UTF-8 to every reader (and their JSON renderings).
+static size_t
+s_body_len (const char *body, size_t max_body)
+{
+    size_t len = strlen (body);
+    if (max_body == 0 || len <= max_body)
+        return len;
+    len = max_body;
+    while (len > 0 && ((unsigned char) body[len] & 0xC0) == 0x80)
+        len--;
+    return len;
+}
+
 static void
 s_send (agent_shared_t *a, send_item_t *items, size_t count)
 {
@@ -203,8 +218,7 @@ s_send (agent_shared_t *a, send_item_t *items, size_t count)
     for (size_t i = 0; i < count; i++) {
         msgpack_pack_map (penc_packer (enc), 2);
         penc_kv_cstr (enc, items[i].to? "to": "channel", items[i].to? items[i].to: items[i].channel);
-        size_t len = strlen (items[i].body);
-        penc_kv_str (enc, "body", items[i].body, max_body && len > max_body? max_body: len);
+        penc_kv_str (enc, "body", items[i].body, s_body_len (items[i].body, max_body));
     }
     char err[256];
     pmsg_t *reply = brokerlink_call (a->link, err, sizeof (err));
