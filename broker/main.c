@@ -54,7 +54,8 @@ static const pconfig_option_t s_options [] = {
     { "max-state-keys", 0, PCONFIG_INT, "PARLEY_MAX_STATE_KEYS", "100000", 1, 100000000, "N",
       "shared-state keys; beyond: STATE_FULL" },
     { "max-state-bytes", 0, PCONFIG_INT, "PARLEY_MAX_STATE_BYTES", "268435456", 1024, 1e12, "BYTES",
-      "shared-state bytes (keys + encoded values); beyond: STATE_FULL" },
+      "shared-state bytes (keys + encoded values + union keys' member sets); "
+      "beyond: STATE_FULL" },
     { "seed", 0, PCONFIG_INT, "PARLEY_SEED", "0", 0, 9007199254740991.0, "N",
       "world seed: the same seed draws the same world" },
     { "world-size", 0, PCONFIG_INT, "PARLEY_WORLD_SIZE", "10", 1, 4096, "N",

@@ -100,6 +100,16 @@ sval_size (const sval_t *self)
     return self->size - self->head;
 }
 
+size_t
+sval_footprint (const sval_t *self)
+{
+    size_t size = sval_size (self);
+    if (self->members)
+        size += (self->size - SVAL_HEAD)
+              + zhashx_size (self->members) * SVAL_MEMBER_COST;
+    return size;
+}
+
 static int
 sval_reserve (sval_t *self, size_t extra)
 {

@@ -21,7 +21,9 @@
 
     Union keeps a zhashx set of its element encodings for O(1) membership;
     that duplicates the element bytes in memory (honest cost: ~2x + ~64 B
-    per element for union keys only).
+    per element for union keys only). sval_footprint counts that copy and
+    SVAL_MEMBER_COST per member against the state's byte limit: without
+    it a union of tiny elements held ~20x the memory the limit allowed.
 
     Merge and add decode the old value (msgpack_unpack in a zone) and build
     a new one: O(size of the old map) per merge. Fine for agent_positions
@@ -47,7 +49,14 @@ typedef struct {
     zhashx_t *members;          //  union only: set of element encodings
 } sval_t;
 
+//  Estimated bytes per union member beyond its encoding: the set's copy
+//  header and hash item, with malloc's overhead for both.
+#define SVAL_MEMBER_COST 96
+
 void sval_init (sval_t *self);
+//  What the value counts against the state's byte limit: its encoding,
+//  plus for union the set's copies (element bytes + SVAL_MEMBER_COST each).
+size_t sval_footprint (const sval_t *self);
 void sval_free (sval_t *self);
 const void *sval_bytes (const sval_t *self);
 size_t sval_size (const sval_t *self);

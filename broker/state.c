@@ -236,7 +236,7 @@ op_create (state_t *self, const iop_t *op, state_reducer_t reducer,
         entry_free (&entry);
         return rc;
     }
-    self->bytes += strlen (entry->key) + sval_size (&entry->val);
+    self->bytes += strlen (entry->key) + sval_footprint (&entry->val);
     return PERR_NONE;
 }
 
@@ -250,9 +250,9 @@ op_swap (state_t *self, entry_t *entry, sval_t *fresh, char *why, size_t why_siz
     }
     undo_t *rec = &self->undo [self->undo_count - 1];
     rec->old_val = entry->val;
-    self->bytes -= sval_size (&entry->val);
+    self->bytes -= sval_footprint (&entry->val);
     entry->val = *fresh;
-    self->bytes += sval_size (&entry->val);
+    self->bytes += sval_footprint (&entry->val);
     return PERR_NONE;
 }
 
@@ -266,14 +266,14 @@ op_update (state_t *self, entry_t *entry, const msgpack_object *value,
     switch (entry->reducer) {
         case STATE_APPEND:
         case STATE_UNION: {
-            size_t before = sval_size (&entry->val);
+            size_t before = sval_footprint (&entry->val);
             if (undo_push (self, UNDO_EXTEND, entry))
                 return oom (why, why_size);
             rc = sval_extend (&entry->val, entry->reducer, value, why, why_size);
             if (rc)
                 self->undo_count--;         //  unchanged on error
             else
-                self->bytes += sval_size (&entry->val) - before;
+                self->bytes += sval_footprint (&entry->val) - before;
             return rc;
         }
         case STATE_MERGE:
@@ -335,7 +335,7 @@ op_apply (state_t *self, const iop_t *op, char *why, size_t why_size)
             if (undo_push (self, UNDO_DELETE, entry))
                 return oom (why, why_size);
             zhashx_delete (self->entries, op->key);
-            self->bytes -= strlen (entry->key) + sval_size (&entry->val);
+            self->bytes -= strlen (entry->key) + sval_footprint (&entry->val);
             if (touch (self, op->key, op->op, entry->reducer))
                 return oom (why, why_size);
             return PERR_NONE;

@@ -82,9 +82,11 @@ bool state_op_from_name (const char *name, size_t len, state_op_t *op);
 
 typedef struct {
     size_t max_keys;        //  keys in the store
-    size_t max_bytes;       //  sum of key lengths + encoded value sizes
-                            //  (allocator overhead and spare capacity are
-                            //  not counted; roughly +100 B/key, up to 2x on
+    size_t max_bytes;       //  sum of key lengths + encoded value sizes,
+                            //  + for union keys the membership set (element
+                            //  bytes + SVAL_MEMBER_COST each); other
+                            //  allocator overhead and spare capacity are
+                            //  not counted (roughly +100 B/key, up to 2x on
                             //  growing append/union lists)
     size_t max_value;       //  one encoded value; never above the default
 } state_limits_t;
