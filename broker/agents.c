@@ -65,6 +65,7 @@ s_agent_destroy (agent_t **agent_p)
         zlistx_destroy (&agent->channels);
         mailbox_destroy (&agent->inbox);
         free (agent->act_obs);
+        free (agent->sent_reply);
         free (agent);
         *agent_p = NULL;
     }
@@ -221,6 +222,27 @@ agents_set_act (agent_t *agent, uint64_t step, const void *data, size_t size)
     memcpy (agent->act_obs, data, size);
     agent->act_obs_size = size;
     agent->act_step = step;
+    return true;
+}
+
+bool
+agents_set_sent (agent_t *agent, uint64_t batch, size_t fields, const void *data, size_t size)
+{
+    assert (agent);
+    free (agent->sent_reply);
+    agent->sent_reply = NULL;
+    agent->sent_reply_size = 0;
+    agent->sent_fields = 0;
+    agent->sent_batch = 0;
+    if (!data)
+        return true;
+    agent->sent_reply = malloc (size);
+    if (!agent->sent_reply)
+        return false;
+    memcpy (agent->sent_reply, data, size);
+    agent->sent_reply_size = size;
+    agent->sent_fields = fields;
+    agent->sent_batch = batch;
     return true;
 }
 

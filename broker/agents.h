@@ -56,6 +56,15 @@ struct _agent_t {
     uint64_t act_step;
     uint8_t *act_obs;
     size_t act_obs_size;
+    //  Idempotent SEND, the same idea: the `batch` id of the last SEND
+    //  that carried one and its SENT fields (encoded, without the
+    //  envelope; sent_fields pairs), so a resent SEND is answered without
+    //  posting again. NULL when there is none (no batch yet, a SEND
+    //  without one).
+    uint64_t sent_batch;
+    uint8_t *sent_reply;
+    size_t sent_reply_size;
+    size_t sent_fields;
 };
 
 typedef struct _agents_t agents_t;
@@ -78,6 +87,10 @@ void agents_remove (agents_t *self, agent_t **agent_p);
 //  Remembers (a copy of) the OBSERVATION fields answering ACT `step`;
 //  data NULL forgets. False when memory runs out (then nothing is kept).
 bool agents_set_act (agent_t *agent, uint64_t step, const void *data, size_t size);
+//  Remembers (a copy of) the `fields` SENT fields answering SEND `batch`;
+//  data NULL forgets. False when memory runs out (then nothing is kept).
+bool agents_set_sent (agent_t *agent, uint64_t batch, size_t fields,
+                      const void *data, size_t size);
 //  Replaces the capability list with the strings of a msgpack array (may be NULL).
 void agents_set_caps (agent_t *agent, const char *const *caps, const size_t *lens, size_t count);
 

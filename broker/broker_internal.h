@@ -21,6 +21,12 @@
 //  MAIL replies stop adding messages at this many bytes so a reply always
 //  fits the client's ZMQ_MAXMSGSIZE (PROTO_MAX_FRAME) with room to spare.
 #define BROKER_MAIL_REPLY_BUDGET (PROTO_MAX_FRAME - 16 * 1024)
+//  SENT lists item errors until they pass this many bytes (about 200-600
+//  errors; each names its item, code and a sentence), then only counts
+//  the rest in `errors_omitted`. Keeps SENT far below the frame limit
+//  (4096 errors with long names came to ~1 MiB) and bounds what the
+//  idempotent-SEND memory keeps per agent (agents.h).
+#define BROKER_SENT_ERRORS_BUDGET (64 * 1024)
 //  Requests handled per wake-up of the ROUTER before MAIL_READY wake-ups
 //  are flushed and timers get a turn.
 #define BROKER_DRAIN_BATCH 256

@@ -8,10 +8,17 @@
 
     Batching is what makes the relay fast: one frame, one decode and one
     reply carry up to max_batch messages.
+
+    Idempotent SEND (PROTOCOL.md, SEND): a SEND with `batch` equal to the
+    agent's last one is a resend whose SENT was lost; it gets that SENT
+    again (kept encoded in the agent record, across reconnects) and posts
+    nothing. The memory costs one SENT per agent: ~9 bytes per item plus
+    the errors list, which BROKER_SENT_ERRORS_BUDGET bounds.
 */
 #include <string.h>
 
 #include "broker_internal.h"
+#include "plog.h"
 
 //  The name an item was addressed to, for error sentences.
 static void
@@ -27,9 +34,9 @@ s_item_target (const msgpack_object *item, const char **name, size_t *len)
 }
 
 static void
-s_encode_error (broker_t *self, const msgpack_object *items, const mail_error_t *error)
+s_encode_error (broker_t *self, penc_t *enc, const msgpack_object *items,
+                const mail_error_t *error)
 {
-    penc_t *enc = &self->reply;
     const mailroom_limits_t *lim = mailroom_limits (self->mailroom);
     const msgpack_object *item = &items->via.array.ptr [error->index];
     const char *target;
@@ -111,6 +118,66 @@ s_post (broker_t *self, agent_t *from, uint32_t index, const msgpack_object *ite
     return mailroom_post_channel (room, index, from, channel, channel_len, data, size, bin);
 }
 
+//  Encodes the first item errors into `list` until it passes
+//  BROKER_SENT_ERRORS_BUDGET bytes (so it may pass it by one error, a few
+//  hundred bytes) or holds PROTO_MAX_BATCH. Returns how many it holds.
+static size_t
+s_encode_errors (broker_t *self, penc_t *list, const msgpack_object *items, size_t errors)
+{
+    size_t listed = 0;
+    while (listed < errors && listed < PROTO_MAX_BATCH
+    &&     penc_size (list) < BROKER_SENT_ERRORS_BUDGET) {
+        s_encode_error (self, list, items, mailroom_error_at (self->mailroom, listed));
+        listed++;
+    }
+    return listed;
+}
+
+//  Posts every item and writes SENT (request `id`) into self->reply.
+//  Returns the offset where SENT's own fields start, and their count in
+//  *fields, for the idempotent-SEND memory.
+static size_t
+s_post_all (broker_t *self, request_t *req, const msgpack_object *items, size_t *fields)
+{
+    uint32_t count = items->via.array.size;
+    mailroom_errors_reset (self->mailroom);
+    uint64_t accepted = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        self->seqs [i] = s_post (self, req->agent, i, &items->via.array.ptr [i]);
+        if (self->seqs [i])
+            accepted++;
+    }
+    //  The errors go to a scratch encoder first: how many fit the budget
+    //  decides whether SENT has `errors_omitted`, and so its field count,
+    //  which the map header written first must know. Allocated only for a
+    //  SEND with errors: not the hot path.
+    size_t errors = mailroom_errors_count (self->mailroom), listed = 0;
+    penc_t list;
+    penc_init (&list);
+    if (errors)
+        listed = s_encode_errors (self, &list, items, errors);
+    size_t omitted = errors - listed;
+    *fields = 2 + (errors ? 1 : 0) + (omitted ? 1 : 0);
+    penc_t *enc = &self->reply;
+    msgpack_packer *pk = penc_packer (enc);
+    penc_begin (enc, PMSG_SENT, req->id, *fields);
+    size_t head = penc_size (enc);
+    penc_kv_uint (enc, "accepted", accepted);
+    penc_key (enc, "seqs");
+    msgpack_pack_array (pk, count);
+    for (uint32_t i = 0; i < count; i++)
+        msgpack_pack_uint64 (pk, self->seqs [i]);
+    if (errors) {
+        penc_key (enc, "errors");
+        msgpack_pack_array (pk, (uint32_t) listed);
+        penc_raw (enc, penc_data (&list), penc_size (&list));
+    }
+    if (omitted)
+        penc_kv_uint (enc, "errors_omitted", omitted);
+    penc_fini (&list);
+    return head;
+}
+
 void
 handle_send (broker_t *self, request_t *req)
 {
@@ -126,28 +193,24 @@ handle_send (broker_t *self, request_t *req)
                         "limit is %zu per request", count, self->config.max_batch);
         return;
     }
-    mailroom_errors_reset (self->mailroom);
-    uint64_t accepted = 0;
-    for (uint32_t i = 0; i < count; i++) {
-        self->seqs [i] = s_post (self, req->agent, i, &items->via.array.ptr [i]);
-        if (self->seqs [i])
-            accepted++;
+    agent_t *agent = req->agent;
+    const msgpack_object *batch_field = pmsg_field (req->msg, "batch");
+    uint64_t batch = pmsg_uint (req->msg, "batch", 0);
+    if (batch_field && agent->sent_reply && agent->sent_batch == batch) {
+        //  A resend (its SENT was lost, or came too late): the same answer,
+        //  nothing posted a second time.
+        penc_begin (&self->reply, PMSG_SENT, req->id, agent->sent_fields);
+        penc_raw (&self->reply, agent->sent_reply, agent->sent_reply_size);
+        return;
     }
-    size_t errors = mailroom_errors_count (self->mailroom);
-    if (errors > PROTO_MAX_BATCH)
-        errors = PROTO_MAX_BATCH;       //  the reply's array limit; all are counted
-    penc_t *enc = &self->reply;
-    msgpack_packer *pk = penc_packer (enc);
-    penc_begin (enc, PMSG_SENT, req->id, errors ? 3 : 2);
-    penc_kv_uint (enc, "accepted", accepted);
-    penc_key (enc, "seqs");
-    msgpack_pack_array (pk, count);
-    for (uint32_t i = 0; i < count; i++)
-        msgpack_pack_uint64 (pk, self->seqs [i]);
-    if (errors) {
-        penc_key (enc, "errors");
-        msgpack_pack_array (pk, (uint32_t) errors);
-        for (size_t i = 0; i < errors; i++)
-            s_encode_error (self, items, mailroom_error_at (self->mailroom, i));
+    size_t fields;
+    size_t head = s_post_all (self, req, items, &fields);
+    if (!batch_field)
+        agents_set_sent (agent, 0, 0, NULL, 0);
+    else {
+        const uint8_t *data = penc_data (&self->reply);
+        if (!agents_set_sent (agent, batch, fields, data + head, penc_size (&self->reply) - head))
+            plog_warn ("no memory to keep SEND batch %llu of %s: a resend would post again",
+                       (unsigned long long) batch, agent->id);
     }
 }

@@ -102,6 +102,7 @@ static const pfield_t s_bye [] = {
 };
 static const pfield_t s_send [] = {
     { "messages", PF_REC_ARRAY, true, PROTO_MAX_BATCH, R_SEND_ITEM, "1..4096 messages" },
+    { "batch", PF_UINT, false, 0, NULL, "sender's batch id: a repeat gets the same SENT, posts nothing" },
 };
 static const pfield_t s_fetch [] = {
     { "ack", PF_UINT, false, 0, NULL, "acknowledge everything with seq <= ack first" },
@@ -163,6 +164,7 @@ static const pfield_t s_sent [] = {
     { "accepted", PF_UINT, true, 0, NULL, "items accepted" },
     { "seqs", PF_UINT_ARRAY, true, PROTO_MAX_BATCH, NULL, "mail seq per item, 0 if rejected" },
     { "errors", PF_REC_ARRAY, false, PROTO_MAX_BATCH, R_ITEM_ERROR, "rejected items" },
+    { "errors_omitted", PF_UINT, false, 0, NULL, "item errors left out of errors (reply budget)" },
 };
 static const pfield_t s_mail [] = {
     { "messages", PF_REC_ARRAY, true, PROTO_MAX_BATCH, R_MAIL_ITEM, "mail, oldest first" },
