@@ -25,6 +25,7 @@ struct _brokerlink_t {
     char sub_endpoint[256];
     bool session;
     uint64_t next_id;
+    uint64_t next_batch;        //  SEND batch ids, see brokerlink_new
     uint64_t enc_id, aux_id, keepalive_id;
     penc_t enc, aux, hello, keepalive;
     bool busy;                  //  inside s_exchange: keepalive stays out
@@ -53,6 +54,16 @@ brokerlink_new (const char *endpoint, const char *agent_id)
     self->request_ms = 3000;
     self->backoff_max_ms = 2000;
     self->next_id = 1;
+    //  SEND batch ids start from the wall clock in microseconds: the
+    //  broker keeps the agent's last batch id across reconnects, so a
+    //  restarted agent must not start where its previous run ended (a
+    //  counter from 1 could repeat the old last id, and that SEND would be
+    //  taken for a resend and not posted). An earlier run that started at
+    //  T0 and sent n batches ended at T0 + n, below now as long as it sent
+    //  less than one SEND per microsecond, which a request/reply round trip
+    //  guarantees. Only a wall clock stepped back by more than the previous
+    //  run's length could collide; it would cost one SEND.
+    self->next_batch = (uint64_t) pclock_wall_us ();
     return self;
 }
 
@@ -388,6 +399,13 @@ brokerlink_call (brokerlink_t *self, char *err, size_t err_size)
 {
     assert (self);
     return s_request (self, &self->enc, self->enc_id, err, err_size);
+}
+
+uint64_t
+brokerlink_next_batch (brokerlink_t *self)
+{
+    assert (self);
+    return self->next_batch++;
 }
 
 pmsg_t *

@@ -24,9 +24,10 @@
     did reach the broker. For ACT that would be a second move: the agent
     puts its step number in ACT, and the broker answers a repeated (agent,
     step) with the OBSERVATION of the first copy without moving again.
-    Reads, HEARTBEAT and LISTEN are harmless twice; a resent SEND can
-    still deliver a message twice (left for later: it would need a
-    per-sender sequence the broker deduplicates).
+    SEND has the same guard: the caller puts brokerlink_next_batch() in
+    it as `batch`, the resend carries the very same frame, and the broker
+    answers a repeated batch id with the first copy's SENT without posting
+    again. Reads, HEARTBEAT and LISTEN are harmless twice.
 
     After every HELLO the link re-LISTENs to the channels it was told to
     listen to, since a restarted broker has forgotten them.
@@ -96,6 +97,11 @@ penc_t *brokerlink_begin (brokerlink_t *self, pmsg_type_t type, size_t fields);
 //  the normal reply or an ERROR. NULL only if stopped or the request could
 //  not be delivered after several reconnects (`err` says which).
 pmsg_t *brokerlink_call (brokerlink_t *self, char *err, size_t err_size);
+
+//  A new SEND batch id (PROTOCOL.md, idempotent SEND): larger than every
+//  id this process handed out before, and than the last id of an earlier
+//  run of the same agent (see brokerlink_new).
+uint64_t brokerlink_next_batch (brokerlink_t *self);
 
 //  Convenience for requests without fields (PERCEIVE, STATS, AGENTS, ...).
 pmsg_t *brokerlink_simple (brokerlink_t *self, pmsg_type_t type, char *err, size_t err_size);

@@ -212,7 +212,11 @@ static void
 s_send (agent_shared_t *a, send_item_t *items, size_t count)
 {
     size_t max_body = brokerlink_welcome (a->link)->max_body;
-    penc_t *enc = brokerlink_begin (a->link, PMSG_SEND, 1);
+    //  `batch` makes the SEND idempotent like `step` makes ACT: brokerlink
+    //  resends this very frame after a lost reply, and the broker answers
+    //  a repeated batch id with the first SENT instead of posting again.
+    penc_t *enc = brokerlink_begin (a->link, PMSG_SEND, 2);
+    penc_kv_uint (enc, "batch", brokerlink_next_batch (a->link));
     penc_key (enc, "messages");
     msgpack_pack_array (penc_packer (enc), count);
     for (size_t i = 0; i < count; i++) {
