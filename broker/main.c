@@ -52,10 +52,11 @@ static const pconfig_option_t s_options [] = {
     { "overflow", 0, PCONFIG_STR, "PARLEY_OVERFLOW", "reject", 0, 0, "POLICY",
       "full inbox/channel: reject (INBOX_FULL/CHANNEL_FULL to the sender) or drop-oldest (counted)" },
     { "max-state-keys", 0, PCONFIG_INT, "PARLEY_MAX_STATE_KEYS", "100000", 1, 100000000, "N",
-      "shared-state keys; beyond: STATE_FULL" },
+      "shared-state keys clients write (the world's world.* keys aside); beyond: STATE_FULL" },
     { "max-state-bytes", 0, PCONFIG_INT, "PARLEY_MAX_STATE_BYTES", "268435456", 1024, 1e12, "BYTES",
-      "shared-state bytes (keys + encoded values + union keys' member sets); "
-      "beyond: STATE_FULL" },
+      "shared-state bytes clients write (keys + encoded values + union keys' member sets); "
+      "beyond: STATE_FULL. The world's world.* keys are not counted: a full store never "
+      "stops PERCEIVE/ACT (they are bounded by the world: 4096 positions, --max-agents)" },
     { "seed", 0, PCONFIG_INT, "PARLEY_SEED", "0", 0, 9007199254740991.0, "N",
       "world seed: the same seed draws the same world" },
     { "world-size", 0, PCONFIG_INT, "PARLEY_WORLD_SIZE", "10", 1, 4096, "N",

@@ -82,6 +82,31 @@ entry_free (entry_t **entry_p)
     }
 }
 
+//  The footprint of an entry goes in (add) or out (sub) of the counts;
+//  an owned entry's also in owned_bytes, which the client-facing limit
+//  leaves out.
+static void
+charge_add (state_t *self, const entry_t *entry, size_t bytes)
+{
+    self->bytes += bytes;
+    if (entry->owned)
+        self->owned_bytes += bytes;
+}
+
+static void
+charge_sub (state_t *self, const entry_t *entry, size_t bytes)
+{
+    self->bytes -= bytes;
+    if (entry->owned)
+        self->owned_bytes -= bytes;
+}
+
+static size_t
+entry_footprint (const entry_t *entry)
+{
+    return strlen (entry->key) + sval_footprint (&entry->val);
+}
+
 static void
 changes_reset (state_t *self)
 {
@@ -143,6 +168,15 @@ state_protect_prefix (state_t *self, const char *prefix)
             return;
     assert (self->protect_count < STATE_MAX_PROTECT);
     self->protect [self->protect_count++] = strdup (prefix);
+    //  Keys already there become the broker's too.
+    for (entry_t *entry = (entry_t *) zhashx_first (self->entries); entry;
+         entry = (entry_t *) zhashx_next (self->entries))
+        if (!entry->owned && state_is_protected (self, entry->key)) {
+            size_t bytes = entry_footprint (entry);
+            entry->owned = true;
+            self->owned_bytes += bytes;
+            self->owned_keys++;
+        }
 }
 
 bool
@@ -216,7 +250,8 @@ static perr_t
 op_create (state_t *self, const iop_t *op, state_reducer_t reducer,
            const msgpack_object *value, char *why, size_t why_size)
 {
-    if (zhashx_size (self->entries) >= self->limits.max_keys) {
+    bool owned = state_is_protected (self, op->key);
+    if (!owned && zhashx_size (self->entries) - self->owned_keys >= self->limits.max_keys) {
         snprintf (why, why_size, "the state holds its maximum of %zu keys",
                   self->limits.max_keys);
         return PERR_STATE_FULL;
@@ -227,6 +262,7 @@ op_create (state_t *self, const iop_t *op, state_reducer_t reducer,
         return oom (why, why_size);
     }
     entry->reducer = reducer;
+    entry->owned = owned;
     perr_t rc = sval_build (&entry->val, reducer, value, why, why_size);
     if (!rc && (zhashx_insert (self->entries, entry->key, entry)
                 || undo_push (self, UNDO_CREATE, entry)))
@@ -236,7 +272,9 @@ op_create (state_t *self, const iop_t *op, state_reducer_t reducer,
         entry_free (&entry);
         return rc;
     }
-    self->bytes += strlen (entry->key) + sval_footprint (&entry->val);
+    charge_add (self, entry, entry_footprint (entry));
+    if (owned)
+        self->owned_keys++;
     return PERR_NONE;
 }
 
@@ -250,9 +288,9 @@ op_swap (state_t *self, entry_t *entry, sval_t *fresh, char *why, size_t why_siz
     }
     undo_t *rec = &self->undo [self->undo_count - 1];
     rec->old_val = entry->val;
-    self->bytes -= sval_footprint (&entry->val);
+    charge_sub (self, entry, sval_footprint (&entry->val));
     entry->val = *fresh;
-    self->bytes += sval_footprint (&entry->val);
+    charge_add (self, entry, sval_footprint (&entry->val));
     return PERR_NONE;
 }
 
@@ -273,7 +311,7 @@ op_update (state_t *self, entry_t *entry, const msgpack_object *value,
             if (rc)
                 self->undo_count--;         //  unchanged on error
             else
-                self->bytes += sval_footprint (&entry->val) - before;
+                charge_add (self, entry, sval_footprint (&entry->val) - before);
             return rc;
         }
         case STATE_MERGE:
@@ -335,7 +373,9 @@ op_apply (state_t *self, const iop_t *op, char *why, size_t why_size)
             if (undo_push (self, UNDO_DELETE, entry))
                 return oom (why, why_size);
             zhashx_delete (self->entries, op->key);
-            self->bytes -= strlen (entry->key) + sval_footprint (&entry->val);
+            charge_sub (self, entry, entry_footprint (entry));
+            if (entry->owned)
+                self->owned_keys--;
             if (touch (self, op->key, op->op, entry->reducer))
                 return oom (why, why_size);
             return PERR_NONE;
@@ -348,9 +388,13 @@ op_apply (state_t *self, const iop_t *op, char *why, size_t why_size)
                   "limit of %zu", op->key, sval_size (&entry->val), self->limits.max_value);
         return PERR_STATE_FULL;
     }
-    if (self->bytes > self->limits.max_bytes) {
+    //  The broker's own keys (the world) are not held to max_bytes: a
+    //  client filling the store must not stop PERCEIVE, ACT or an agent
+    //  leaving the world. They are bounded by the world's own limits
+    //  (4096 positions, the agent limit) and max_value per key.
+    if (!entry->owned && self->bytes - self->owned_bytes > self->limits.max_bytes) {
         snprintf (why, why_size, "the state would hold %zu bytes, over its limit "
-                  "of %zu", self->bytes, self->limits.max_bytes);
+                  "of %zu", self->bytes - self->owned_bytes, self->limits.max_bytes);
         return PERR_STATE_FULL;
     }
     if (touch (self, op->key, op->op, entry->reducer))
@@ -430,6 +474,7 @@ state_run (state_t *self, const iop_t *ops, size_t count,
 {
     perr_t rc = PERR_NONE;
     size_t bytes_before = self->bytes;
+    size_t owned_bytes_before = self->owned_bytes, owned_keys_before = self->owned_keys;
     size_t i;
     for (i = 0; i < count && !rc; i++)
         rc = op_apply (self, &ops [i], why, why_size);
@@ -437,6 +482,8 @@ state_run (state_t *self, const iop_t *ops, size_t count,
         rollback (self);
         changes_reset (self);
         self->bytes = bytes_before;
+        self->owned_bytes = owned_bytes_before;
+        self->owned_keys = owned_keys_before;
         if (result)
             result->failed_op = i - 1;
         self->rejected++;
@@ -497,6 +544,8 @@ state_stats (state_t *self, state_stats_t *stats)
     assert (self && stats);
     stats->keys = zhashx_size (self->entries);
     stats->bytes = self->bytes;
+    stats->owned_bytes = self->owned_bytes;
+    stats->owned_keys = self->owned_keys;
     stats->seq = self->seq;
     stats->batches = self->batches;
     stats->rejected = self->rejected;

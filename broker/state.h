@@ -34,7 +34,12 @@
 
     Limits (state_limits_t, fixed at state_new, 0 = default) are checked
     after every op, so a batch cannot exceed them even transiently; a write
-    over a limit fails the batch with STATE_FULL and is counted.
+    over a limit fails the batch with STATE_FULL and is counted. max_keys
+    and max_bytes are the clients' budget: keys under a protected prefix
+    (the broker's world.*) are counted apart and only held to max_value, so
+    a client that fills the store cannot make the world's own writes fail.
+    Those keys are bounded by what writes them (the world: 4096 positions
+    and the agent limit).
 
     Not thread-safe: the broker's single event loop is the lock.
 */
@@ -81,8 +86,8 @@ bool state_op_from_name (const char *name, size_t len, state_op_t *op);
 #define STATE_DEFAULT_MAX_VALUE  (PROTO_MAX_FRAME - 2048)
 
 typedef struct {
-    size_t max_keys;        //  keys in the store
-    size_t max_bytes;       //  sum of key lengths + encoded value sizes,
+    size_t max_keys;        //  keys in the store, protected ones aside
+    size_t max_bytes;       //  protected keys aside: sum of key lengths + encoded value sizes,
                             //  + for union keys the membership set (element
                             //  bytes + SVAL_MEMBER_COST each); other
                             //  allocator overhead and spare capacity are
@@ -229,7 +234,11 @@ size_t state_keys_cost (state_t *self, const msgpack_object *keys);
 
 typedef struct {
     size_t keys;
-    size_t bytes;                   //  as counted against max_bytes
+    size_t bytes;                   //  every key's footprint
+    size_t owned_bytes;             //  of which the broker's own (protected)
+                                    //  keys; bytes - owned_bytes is what
+                                    //  max_bytes limits
+    size_t owned_keys;              //  keys under a protected prefix
     uint64_t seq;
     uint64_t batches;               //  successful batches
     uint64_t rejected;              //  failed batches, any error

@@ -16,6 +16,8 @@ typedef struct {
     state_reducer_t reducer;
     uint64_t seq;
     sval_t val;
+    bool owned;                 //  under a protected prefix: the broker's
+                                //  key, outside the client-facing limits
 } entry_t;
 
 typedef enum { UNDO_CREATE, UNDO_DELETE, UNDO_SWAP, UNDO_EXTEND } undo_kind_t;
@@ -39,7 +41,9 @@ typedef struct {
 struct _state_t {
     state_limits_t limits;
     zhashx_t *entries;          //  key -> entry_t
-    size_t bytes;
+    size_t bytes;               //  every key, as counted for max_bytes
+    size_t owned_bytes;         //  of which owned (protected) keys
+    size_t owned_keys;          //  owned keys in entries
     uint64_t seq;
     uint64_t batches;
     uint64_t rejected;

@@ -3,7 +3,10 @@
 
     Every call that changes the world first writes the state batch that
     mirrors the change (state_apply_raw), and only then updates the world's
-    own tables, so a state error (STATE_FULL) leaves both as they were.
+    own tables, so a state error leaves both as they were. The world.*
+    keys are outside the clients' state limits (state.h), so a client
+    that fills the store cannot make a step or a leave fail; the world's
+    own bounds (WORLD_MAX_CELLS, the agent limit) keep them in check.
     A call that writes nothing resets the state's change records, so the
     daemon never republishes the previous batch.
 */
@@ -145,6 +148,9 @@ world_install (state_t *state, wmap_t *map, world_kind_t kind, uint64_t seed,
 {
     if (!map)
         return NULL;
+    //  Protected before the first write, so the world's keys are the
+    //  broker's (outside the clients' state limits, state.h) from birth.
+    state_protect_prefix (state, "world.");
     if (write_fresh (state, map, why, why_size)) {
         wmap_destroy (&map);
         return NULL;
@@ -160,7 +166,6 @@ world_install (state_t *state, wmap_t *map, world_kind_t kind, uint64_t seed,
     self->agents = zhashx_new ();
     assert (self->explored && self->agents);
     zhashx_set_destructor (self->agents, agent_free);
-    state_protect_prefix (state, "world.");
     return self;
 }
 
