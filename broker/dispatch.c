@@ -94,9 +94,24 @@ s_send_reply (broker_t *self, const conn_id_t *conn, bool envelope, request_t *r
             session_detach (self, req->agent, "expired");
         return;
     }
-    if (envelope)
-        zmq_send (self->router_handle, "", 0, ZMQ_SNDMORE | ZMQ_DONTWAIT);
-    zmq_send (self->router_handle, data, size, ZMQ_DONTWAIT);
+    //  Once the routing-id frame is queued libzmq takes the rest of the
+    //  message whole (atomic multipart), so these can only fail on
+    //  ETERM/EINTR-like conditions. Counted and logged, never fatal. The
+    //  body goes out even when the delimiter failed: it is the frame
+    //  without SNDMORE that ends the message, and a message left open
+    //  would swallow the next reply.
+    bool sent = true;
+    if (envelope && zmq_send (self->router_handle, "", 0, ZMQ_SNDMORE | ZMQ_DONTWAIT) == -1)
+        sent = false;
+    if (zmq_send (self->router_handle, data, size, ZMQ_DONTWAIT) == -1)
+        sent = false;
+    if (!sent) {
+        self->counters.unroutable++;
+        plog_limited (&s_unroutable_limit, 5, PLOG_WARN, "reply to %s not sent whole: %s",
+                      req->agent ? req->agent->id : "a connection without HELLO",
+                      zmq_strerror (zmq_errno ()));
+        return;
+    }
     self->counters.replies++;
 }
 
