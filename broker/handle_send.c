@@ -69,6 +69,11 @@ s_encode_error (broker_t *self, penc_t *enc, const msgpack_object *items,
             snprintf (text, sizeof text, "\"%.*s\" is reserved and cannot name a channel",
                       (int) len, target);
             break;
+        case PERR_INTERNAL:
+            snprintf (text, sizeof text, "the broker ran out of memory queueing the message "
+                      "for %s; it was not delivered to them", error->agent ? error->agent->id
+                      : "its recipient");
+            break;
         case PERR_BAD_FIELD:
             snprintf (text, sizeof text, "a message needs exactly one of \"to\" and \"channel\"");
             break;

@@ -16,6 +16,8 @@ struct _mailroom_t {
     channels_t *channels;
     mailroom_limits_t limits;
     mailroom_counters_t counters;
+    size_t tombstones;          //  mail dropped by its channel but still
+                                //  in some inbox (FETCH skips them)
     mail_error_t *errors;       //  item errors of the current SEND
     size_t error_count, error_cap;
     agent_t **wake;             //  agents with wake_pending, in marking order
@@ -142,6 +144,8 @@ s_release (mailroom_t *self, mail_t *mail)
     //  Journal hook: the message is now released by every recipient.
     if (mail->channel && !mail->dropped)
         channel_unlink (mail->channel, mail);
+    if (mail->dropped)
+        self->tombstones--;
     self->counters.queued--;
     self->counters.queued_bytes -= mail->body_len;
     mail_free (&mail);
@@ -228,18 +232,22 @@ s_new_mail (mailroom_t *self, mail_kind_t kind, agent_t *from,
     return mail;
 }
 
-static void
-s_place (mailroom_t *self, agent_t *agent, mail_t *mail)
+//  Queues the mail in the agent's inbox. False when the inbox could not
+//  grow (out of memory): then item `index` gets an INTERNAL error naming
+//  the agent, so the sender learns this recipient did not get it.
+static bool
+s_place (mailroom_t *self, uint32_t index, agent_t *agent, mail_t *mail)
 {
     if (!s_make_room (self, agent, mail->body_len))
-        return;                 //  checked by the caller already
+        return false;           //  checked by the caller already
     if (!mailbox_push (agent->inbox, mail)) {
-        self->counters.rejected++;
-        return;
+        s_error (self, index, PERR_INTERNAL, agent);
+        return false;
     }
     mail->refs++;
     self->counters.delivered++;
     s_wake (self, agent, mail->seq);
+    return true;
 }
 
 //  A message that ended with no holder (no recipients) is released at once.
@@ -282,8 +290,12 @@ mailroom_post_direct (mailroom_t *self, uint32_t index, agent_t *from,
         return 0;
     }
     uint64_t seq = mail->seq;
-    s_place (self, agent, mail);
+    bool placed = s_place (self, index, agent, mail);
     s_settle (self, mail);
+    if (!placed) {
+        self->counters.accepted--;      //  it reached nobody: a rejected item
+        return 0;
+    }
     return seq;
 }
 
@@ -316,7 +328,7 @@ mailroom_post_all (mailroom_t *self, uint32_t index, agent_t *from,
     for (size_t i = 0; i < count; i++) {
         agent_t *agent = agents_at (self->agents, i);
         if (agent != from && s_fits (self, agent, body_len))
-            s_place (self, agent, mail);
+            s_place (self, index, agent, mail);
     }
     s_settle (self, mail);
     return seq;
@@ -331,6 +343,7 @@ s_channel_drop_oldest (mailroom_t *self, channel_t *channel)
     assert (oldest);
     channel_unlink (channel, oldest);
     oldest->dropped = true;
+    self->tombstones++;
     channel->dropped++;
     self->counters.dropped += oldest->refs;
 }
@@ -388,7 +401,7 @@ mailroom_post_channel (mailroom_t *self, uint32_t index, agent_t *from,
     channel_link (channel, mail);
     for (size_t i = 0; i < channel->listener_count; i++)
         if (s_fits (self, channel->listeners [i], body_len))
-            s_place (self, channel->listeners [i], mail);
+            s_place (self, index, channel->listeners [i], mail);
     s_settle (self, mail);
     return seq;
 }
@@ -470,7 +483,17 @@ size_t
 mailroom_fetch_remaining (mailroom_t *self)
 {
     assert (self->fetch_agent);
-    return mailbox_count (self->fetch_agent->inbox) - self->fetch_scan;
+    mailbox_t *box = self->fetch_agent->inbox;
+    size_t count = mailbox_count (box), pending = count - self->fetch_scan;
+    //  Mail its channel dropped (drop-oldest) stays in the inbox until
+    //  acknowledged but will never be handed out: not pending. Counting
+    //  them means a walk over the rest of the inbox, done only while such
+    //  tombstones exist anywhere (never under the default reject policy).
+    if (self->tombstones)
+        for (size_t i = self->fetch_scan; i < count; i++)
+            if (mailbox_at (box, i)->dropped)
+                pending--;
+    return pending;
 }
 
 //  ---------------------------------------------------------------------

@@ -7,6 +7,8 @@
       creation out for the life of the broker by posting once to
       --max-channels new names. An idle channel (no listeners, nothing
       pending) is now reclaimed at the limit; channels in use still count.
+    - MAIL.pending counted posts a channel had dropped (drop-oldest) that
+      no FETCH will hand out.
 */
 #include <check.h>
 #include <stdio.h>
@@ -100,6 +102,36 @@ START_TEST (test_idle_channels_reclaimed)
 }
 END_TEST
 
+START_TEST (test_pending_skips_dropped_posts)
+{
+    //  MAIL.pending counted posts a channel had already dropped
+    //  (drop-oldest): they stay in the inbox as tombstones until
+    //  acknowledged, but no FETCH will ever hand them out.
+    const char *args [] = { "--overflow", "drop-oldest", "--max-channel", "2", NULL };
+    testbroker_t *broker = testbroker_start (args);
+    ck_assert_msg (broker, "broker did not start");
+    testclient_t *a = testmail_agent (broker, "A");
+    testclient_t *b = testmail_agent (broker, "B");
+    testmail_listen (b, "one");
+    testmail_listen (b, "two");
+    ck_assert_uint_gt (testmail_send (a, "one", true, "x1"), 0);
+    ck_assert_uint_gt (testmail_send (a, "two", true, "y1"), 0);
+    ck_assert_uint_gt (testmail_send (a, "two", true, "y2"), 0);
+    ck_assert_uint_gt (testmail_send (a, "two", true, "y3"), 0);      //  drops y1
+    pmsg_t *mail = testclient_fetch (b, 0, 1);
+    EXPECT (mail, PMSG_MAIL);
+    ck_assert_uint_eq (testclient_array_size (mail, "messages"), 1);
+    ck_assert_uint_eq (pmsg_uint (mail, "pending", 99), 2);              //  y2, y3
+    pmsg_destroy (&mail);
+    char bodies [64];
+    ck_assert_uint_eq (testmail_fetch (b, 0, 0, bodies, sizeof bodies, NULL), 3);
+    ck_assert_str_eq (bodies, "x1,y2,y3");
+    testclient_destroy (&a);
+    testclient_destroy (&b);
+    ck_assert_int_eq (testbroker_stop (&broker), 0);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -108,6 +140,7 @@ main (void)
     tcase_set_timeout (tc, 120);
     tcase_add_test (tc, test_send_to_reserved_channel);
     tcase_add_test (tc, test_idle_channels_reclaimed);
+    tcase_add_test (tc, test_pending_skips_dropped_posts);
     suite_add_tcase (suite, tc);
     return testsuite_run (suite);
 }
