@@ -37,6 +37,7 @@ struct _brokerlink_t {
     char channels[BROKERLINK_MAX_CHANNELS][PROTO_MAX_NAME + 1];
     size_t channel_count;
     bool mail_flag;
+    bool lost;                  //  the last request failed with no broker
     brokerlink_stats_t stats;
 };
 
@@ -355,12 +356,15 @@ static pmsg_t *
 s_request (brokerlink_t *self, penc_t *enc, uint64_t id, char *err, size_t err_size)
 {
     *err = 0;
+    self->lost = false;
     for (int attempt = 0; attempt < MAX_RESENDS; attempt++) {
         int rc = s_ensure_session (self, err, err_size);
         if (rc == -2)
             break;
-        if (rc == -3)
+        if (rc == -3) {
+            self->lost = true;
             return NULL;
+        }
         pmsg_t *reply;
         rc = s_exchange (self, enc, id, &reply);
         if (rc == -2)
@@ -378,8 +382,10 @@ s_request (brokerlink_t *self, penc_t *enc, uint64_t id, char *err, size_t err_s
         plog_warn ("no reply from broker in %" PRId64 " ms; reconnecting", self->request_ms);
         s_close_dealer (self);
     }
-    if (brokerlink_stopped (self))
+    if (brokerlink_stopped (self)) {
+        self->lost = true;
         snprintf (err, err_size, "stopped");
+    }
     else if (!*err)
         snprintf (err, err_size, "no reply after %d attempts", MAX_RESENDS);
     return NULL;
@@ -399,6 +405,13 @@ brokerlink_call (brokerlink_t *self, char *err, size_t err_size)
 {
     assert (self);
     return s_request (self, &self->enc, self->enc_id, err, err_size);
+}
+
+bool
+brokerlink_lost (brokerlink_t *self)
+{
+    assert (self);
+    return self->lost;
 }
 
 uint64_t

@@ -103,6 +103,12 @@ pmsg_t *brokerlink_call (brokerlink_t *self, char *err, size_t err_size);
 //  run of the same agent (see brokerlink_new).
 uint64_t brokerlink_next_batch (brokerlink_t *self);
 
+//  After brokerlink_call returned NULL: true when there is no broker to
+//  talk to (stopped, or the broker refused our HELLO for good); false when
+//  the broker kept answering HELLO but not the request (timeouts), so
+//  other requests may still get through.
+bool brokerlink_lost (brokerlink_t *self);
+
 //  Convenience for requests without fields (PERCEIVE, STATS, AGENTS, ...).
 pmsg_t *brokerlink_simple (brokerlink_t *self, pmsg_type_t type, char *err, size_t err_size);
 

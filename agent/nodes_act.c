@@ -8,7 +8,7 @@
     The agent never stops because of a bad answer.
 
     Execution sends ACT (and feeds the OBSERVATION back to the world
-    connector), sends message_to_others to "all" and every MessageTo to its
+    connector; a failed ACT does not hold back the messages), sends message_to_others to "all" and every MessageTo to its
     target -- an agent when the name is a teammate (AGENTS) or "all", else a
     channel -- in one SEND, and applies ListenTo. Names the protocol would
     refuse are skipped with a warning, so one bad directive cannot sink the
@@ -271,8 +271,14 @@ s_execution_exec (void *shared, void *ctx)
     agent_shared_t *a = (agent_shared_t *) shared;
     if (!a->link)
         return 0;
-    if (!streq (a->action, "end") && s_act (a) != 0)
+    //  The messages do not depend on the move: a failed ACT still sends
+    //  them, unless there is no broker to send them to (then SEND would
+    //  fail the same way, or block until the link is back).
+    if (!streq (a->action, "end") && s_act (a) != 0) {
+        if (!brokerlink_lost (a->link))
+            s_communicate (a);
         return -1;
+    }
     s_communicate (a);
     return 0;
 }

@@ -31,6 +31,10 @@ s_retrieve_exec (void *shared, void *ctx)
     world_view_objects_text (&a->seen, seen, sizeof (seen));
     char *query = zsys_sprintf ("What do I know about position %" PRIu64 " with what I see: %s?",
                                 a->seen.position, seen);
+    if (!query) {
+        plog_warn ("memory search skipped: out of memory");
+        return -1;
+    }
     int hits = -1;
     if (embedder_embed (a->embedder, query, a->vec, err, sizeof (err)) == 0)
         hits = vmemory_search (a->vmem, a->vec, a->top_k, a->hits, err, sizeof (err));
@@ -75,10 +79,14 @@ s_memory_text (agent_shared_t *a)
     const char *reason = a->answer? answer_reason (a->answer): NULL;
     char *text = zsys_sprintf ("At position %" PRIu64 ", I saw [%s]. I decided to %s. Reason: %s",
                                a->seen.position, seen, a->action, reason? reason: "none given");
-    if (a->mail_text) {
+    //  NULL (out of memory) is the caller's to handle; without the mail
+    //  part the memory is still worth keeping.
+    if (text && a->mail_text) {
         char *more = zsys_sprintf ("%s. Messages received: %s", text, a->mail_text);
-        free (text);
-        text = more;
+        if (more) {
+            free (text);
+            text = more;
+        }
     }
     return text;
 }
@@ -91,6 +99,10 @@ s_update_exec (void *shared, void *ctx)
         return 0;
     char err[256];
     char *text = s_memory_text (a);
+    if (!text) {
+        plog_warn ("storing the step in memory failed: out of memory");
+        return -1;
+    }
     int rc = embedder_embed (a->embedder, text, a->vec, err, sizeof (err));
     if (rc == 0)
         rc = vmemory_add (a->vmem, a->vec, text, err, sizeof (err));
