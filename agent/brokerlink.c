@@ -1,4 +1,7 @@
-/*  brokerlink - the agent's connection to parley-broker. See brokerlink.h.
+/*  brokerlink - the agent's connection to parley-broker: requests (send,
+    wait for the reply by id, resend over reconnects), events, keepalive.
+    See brokerlink.h; the handshake (HELLO, WELCOME, re-LISTEN, backoff)
+    is in brokerlink_session.c.
 
     Three encoders: `enc` for the caller's request, `aux` for requests the
     link makes on its own (HEARTBEAT, LISTEN, BYE) and `hello` for the
@@ -7,39 +10,9 @@
 */
 #include <assert.h>
 #include <czmq.h>
-#include "brokerlink.h"
+#include "brokerlink_int.h"
 #include "pclock.h"
 #include "plog.h"
-
-#define MAX_CAPS 8
-#define MAX_RESENDS 5           //  per request, with a live session each time
-#define POLL_SLICE_MS 100       //  how often waits look at the stop flag
-
-struct _brokerlink_t {
-    char endpoint[256];
-    char agent[PROTO_MAX_NAME + 1];
-    char *caps[MAX_CAPS];
-    size_t cap_count;
-    zsock_t *dealer;
-    zsock_t *sub;
-    char sub_endpoint[256];
-    bool session;
-    uint64_t next_id;
-    uint64_t next_batch;        //  SEND batch ids, see brokerlink_new
-    uint64_t enc_id, aux_id, keepalive_id;
-    penc_t enc, aux, hello, keepalive;
-    bool busy;                  //  inside s_exchange: keepalive stays out
-    int64_t request_ms, backoff_max_ms;
-    int64_t last_send_ms;
-    volatile sig_atomic_t *stop;
-    brokerlink_welcome_t welcome;
-    uint64_t epoch;
-    char channels[BROKERLINK_MAX_CHANNELS][PROTO_MAX_NAME + 1];
-    size_t channel_count;
-    bool mail_flag;
-    bool lost;                  //  the last request failed with no broker
-    brokerlink_stats_t stats;
-};
 
 brokerlink_t *
 brokerlink_new (const char *endpoint, const char *agent_id)
@@ -68,8 +41,8 @@ brokerlink_new (const char *endpoint, const char *agent_id)
     return self;
 }
 
-static void
-s_close_dealer (brokerlink_t *self)
+void
+brokerlink_close_dealer (brokerlink_t *self)
 {
     zsock_destroy (&self->dealer);
     self->session = false;
@@ -81,7 +54,7 @@ brokerlink_destroy (brokerlink_t **self_p)
     assert (self_p);
     brokerlink_t *self = *self_p;
     if (self) {
-        s_close_dealer (self);
+        brokerlink_close_dealer (self);
         zsock_destroy (&self->sub);
         for (size_t i = 0; i < self->cap_count; i++)
             free (self->caps[i]);
@@ -123,42 +96,34 @@ brokerlink_stopped (brokerlink_t *self)
     return self->stop && *self->stop;
 }
 
-//  Sleeps up to ms in slices, returning early when stopped.
-static void
-s_nap (brokerlink_t *self, int64_t ms)
+//  One reply frame from the DEALER, decoded with the strict decoder (the
+//  caller knows a frame is there, or waits for one). NULL when none came
+//  or it did not decode: counted in bad_frames and logged.
+pmsg_t *
+brokerlink_recv_reply (brokerlink_t *self, bool nowait)
 {
-    int64_t until = pclock_mono_ms () + ms;
-    while (!brokerlink_stopped (self)) {
-        int64_t left = until - pclock_mono_ms ();
-        if (left <= 0)
-            break;
-        pclock_sleep_ms (left < POLL_SLICE_MS? left: POLL_SLICE_MS);
+    zframe_t *frame = nowait? zframe_recv_nowait (self->dealer): zframe_recv (self->dealer);
+    if (!frame)
+        return NULL;
+    perr_t code;
+    uint64_t got_id;
+    char why[256];
+    pmsg_t *msg = pmsg_decode (zframe_data (frame), zframe_size (frame),
+                               pwire_default_limits (), &code, &got_id, why, sizeof (why));
+    zframe_destroy (&frame);
+    if (!msg) {
+        self->stats.bad_frames++;
+        plog_warn ("bad reply from broker: %s", why);
     }
-}
-
-static int
-s_open_dealer (brokerlink_t *self)
-{
-    s_close_dealer (self);
-    self->dealer = zsock_new (ZMQ_DEALER);
-    if (!self->dealer)
-        return -1;
-    zsock_set_linger (self->dealer, 0);
-    zsock_set_maxmsgsize (self->dealer, PROTO_MAX_FRAME);
-    if (zsock_connect (self->dealer, "%s", self->endpoint) != 0) {
-        plog_error ("cannot connect to %s: %s", self->endpoint, zmq_strerror (zmq_errno ()));
-        zsock_destroy (&self->dealer);
-        return -1;
-    }
-    return 0;
+    return msg;
 }
 
 static int s_await (brokerlink_t *self, uint64_t id, int64_t until, pmsg_t **reply_p);
 
 //  One send and the matching reply. 0 ok, -1 timeout or socket error,
 //  -2 stopped. Replies with another id (late ones) are dropped.
-static int
-s_exchange (brokerlink_t *self, penc_t *enc, uint64_t id, pmsg_t **reply_p)
+int
+brokerlink_exchange (brokerlink_t *self, penc_t *enc, uint64_t id, pmsg_t **reply_p)
 {
     *reply_p = NULL;
     self->stats.requests++;
@@ -173,7 +138,7 @@ s_exchange (brokerlink_t *self, penc_t *enc, uint64_t id, pmsg_t **reply_p)
     return rc;
 }
 
-//  Waits for the reply carrying `id` until `until` (see s_exchange).
+//  Waits for the reply carrying `id` until `until` (see brokerlink_exchange).
 static int
 s_await (brokerlink_t *self, uint64_t id, int64_t until, pmsg_t **reply_p)
 {
@@ -184,20 +149,9 @@ s_await (brokerlink_t *self, uint64_t id, int64_t until, pmsg_t **reply_p)
         zmq_pollitem_t item = { zsock_resolve (self->dealer), 0, ZMQ_POLLIN, 0 };
         if (zmq_poll (&item, 1, left < POLL_SLICE_MS? left: POLL_SLICE_MS) <= 0)
             continue;
-        zframe_t *frame = zframe_recv (self->dealer);
-        if (!frame)
+        pmsg_t *msg = brokerlink_recv_reply (self, false);
+        if (!msg)
             continue;
-        perr_t code;
-        uint64_t got_id;
-        char why[256];
-        pmsg_t *msg = pmsg_decode (zframe_data (frame), zframe_size (frame),
-                                   pwire_default_limits (), &code, &got_id, why, sizeof (why));
-        zframe_destroy (&frame);
-        if (!msg) {
-            self->stats.bad_frames++;
-            plog_warn ("bad reply from broker: %s", why);
-            continue;
-        }
         if (pmsg_id (msg) == id) {
             *reply_p = msg;
             return 0;
@@ -207,150 +161,6 @@ s_await (brokerlink_t *self, uint64_t id, int64_t until, pmsg_t **reply_p)
     return -2;
 }
 
-static void
-s_parse_welcome (brokerlink_t *self, pmsg_t *msg)
-{
-    brokerlink_welcome_t *w = &self->welcome;
-    memset (w, 0, sizeof (*w));
-    pmsg_strcpy (msg, "pub", w->pub, sizeof (w->pub));
-    pmsg_strcpy (msg, "tap", w->tap, sizeof (w->tap));
-    w->heartbeat_ms = pmsg_uint (msg, "heartbeat_ms", 1000);
-    w->liveness_ms = pmsg_uint (msg, "liveness_ms", 5000);
-    w->max_body = pmsg_uint (msg, "max_body", PROTO_MAX_BODY);
-    w->max_batch = pmsg_uint (msg, "max_batch", PROTO_MAX_BATCH);
-    w->acked = pmsg_uint (msg, "acked", 0);
-    w->mail_seq = pmsg_uint (msg, "mail_seq", 0);
-    w->state_seq = pmsg_uint (msg, "state_seq", 0);
-    const msgpack_object *world = pmsg_field (msg, "world");
-    if (world && world->type == MSGPACK_OBJECT_MAP) {
-        if (!pobj_strcpy (world, "kind", w->world_kind, sizeof (w->world_kind)))
-            strcpy (w->world_kind, "line");
-        w->world_width = pobj_uint (world, "width", 0);
-        w->world_height = pobj_uint (world, "height", 1);
-        w->objects_total = pobj_uint (world, "objects_total", 0);
-        w->explored = pobj_uint (world, "explored", 0);
-        w->coverage = pobj_num (world, "coverage", 0);
-        w->done = pobj_bool (world, "done", false);
-    }
-    else
-        strcpy (w->world_kind, "line");
-}
-
-//  (Re)connects the SUB socket to the PUB endpoint WELCOME named.
-static void
-s_open_sub (brokerlink_t *self)
-{
-    if (!*self->welcome.pub)
-        return;
-    if (self->sub && streq (self->sub_endpoint, self->welcome.pub))
-        return;
-    zsock_destroy (&self->sub);
-    self->sub = zsock_new (ZMQ_SUB);
-    zsock_set_linger (self->sub, 0);
-    zsock_set_maxmsgsize (self->sub, PROTO_MAX_FRAME);
-    char topic[PROTO_MAX_NAME + 8];
-    snprintf (topic, sizeof (topic), "mail.%s", self->agent);
-    zsock_set_subscribe (self->sub, topic);
-    zsock_set_subscribe (self->sub, "world.");
-    if (zsock_connect (self->sub, "%s", self->welcome.pub) != 0) {
-        plog_warn ("cannot connect events to %s; polling mail instead", self->welcome.pub);
-        zsock_destroy (&self->sub);
-        return;
-    }
-    snprintf (self->sub_endpoint, sizeof (self->sub_endpoint), "%s", self->welcome.pub);
-}
-
-//  One LISTEN on the hello encoder (used during the handshake).
-static int
-s_listen_raw (brokerlink_t *self, const char *channel)
-{
-    uint64_t id = self->next_id++;
-    penc_begin (&self->hello, PMSG_LISTEN, id, 1);
-    penc_kv_cstr (&self->hello, "channel", channel);
-    pmsg_t *reply;
-    if (s_exchange (self, &self->hello, id, &reply) != 0)
-        return -1;
-    int rc = pmsg_type (reply) == PMSG_OK? 0: -1;
-    pmsg_destroy (&reply);
-    return rc;
-}
-
-//  One HELLO attempt on a fresh socket. 0 ok, -1 retry, -2 stopped,
-//  -3 refused for good.
-static int
-s_hello_once (brokerlink_t *self, char *err, size_t err_size)
-{
-    if (s_open_dealer (self) != 0)
-        return -1;
-    uint64_t id = self->next_id++;
-    penc_begin (&self->hello, PMSG_HELLO, id, 2);
-    penc_kv_cstr (&self->hello, "agent", self->agent);
-    penc_key (&self->hello, "caps");
-    msgpack_pack_array (penc_packer (&self->hello), self->cap_count);
-    for (size_t i = 0; i < self->cap_count; i++)
-        penc_cstr (&self->hello, self->caps[i]);
-    pmsg_t *reply;
-    int rc = s_exchange (self, &self->hello, id, &reply);
-    if (rc != 0)
-        return rc;
-    if (pmsg_type (reply) == PMSG_WELCOME) {
-        s_parse_welcome (self, reply);
-        pmsg_destroy (&reply);
-        self->session = true;
-        self->epoch++;
-        self->stats.hellos++;
-        s_open_sub (self);
-        for (size_t i = 0; i < self->channel_count; i++)
-            if (s_listen_raw (self, self->channels[i]) != 0)
-                plog_warn ("could not listen to %s again", self->channels[i]);
-        return 0;
-    }
-    brokerlink_error_text (reply, err, err_size);
-    uint64_t code = pmsg_uint (reply, "code", 0);
-    pmsg_destroy (&reply);
-    if (code == PERR_BAD_NAME || code == PERR_RESERVED_NAME || code == PERR_TOO_MANY_AGENTS
-    ||  code == PERR_BAD_FIELD)
-        return -3;
-    return -1;
-}
-
-//  HELLO until it works, with exponential backoff. 0, -2 stopped, -3 refused.
-static int
-s_ensure_session (brokerlink_t *self, char *err, size_t err_size)
-{
-    int64_t backoff = 100;
-    while (!self->session) {
-        if (brokerlink_stopped (self))
-            return -2;
-        int rc = s_hello_once (self, err, err_size);
-        if (rc == 0) {
-            if (self->epoch > 1)
-                plog_info ("reconnected to broker %s (session %" PRIu64 ")",
-                           self->endpoint, self->epoch);
-            return 0;
-        }
-        if (rc <= -2)
-            return rc;
-        s_close_dealer (self);
-        self->stats.hello_failures++;
-        if (self->stats.hello_failures == 1 || self->stats.hello_failures % 10 == 0)
-            plog_warn ("broker %s not answering HELLO%s%s; retrying", self->endpoint,
-                       *err? ": ": "", err);
-        s_nap (self, backoff);
-        backoff = backoff * 2 > self->backoff_max_ms? self->backoff_max_ms: backoff * 2;
-    }
-    return 0;
-}
-
-int
-brokerlink_connect (brokerlink_t *self, char *err, size_t err_size)
-{
-    assert (self);
-    *err = 0;
-    self->session = false;
-    return s_ensure_session (self, err, err_size) == 0? 0: -1;
-}
-
 //  The request in `enc` (carrying `id`), resent over reconnects.
 static pmsg_t *
 s_request (brokerlink_t *self, penc_t *enc, uint64_t id, char *err, size_t err_size)
@@ -358,7 +168,7 @@ s_request (brokerlink_t *self, penc_t *enc, uint64_t id, char *err, size_t err_s
     *err = 0;
     self->lost = false;
     for (int attempt = 0; attempt < MAX_RESENDS; attempt++) {
-        int rc = s_ensure_session (self, err, err_size);
+        int rc = brokerlink_ensure_session (self, err, err_size);
         if (rc == -2)
             break;
         if (rc == -3) {
@@ -366,21 +176,21 @@ s_request (brokerlink_t *self, penc_t *enc, uint64_t id, char *err, size_t err_s
             return NULL;
         }
         pmsg_t *reply;
-        rc = s_exchange (self, enc, id, &reply);
+        rc = brokerlink_exchange (self, enc, id, &reply);
         if (rc == -2)
             break;
         if (rc == 0 && pmsg_type (reply) == PMSG_ERROR
         &&  pmsg_uint (reply, "code", 0) == PERR_NOT_HELLO) {
             plog_info ("broker forgot us (NOT_HELLO); saying HELLO again");
             pmsg_destroy (&reply);
-            s_close_dealer (self);
+            brokerlink_close_dealer (self);
             continue;
         }
         if (rc == 0)
             return reply;
         self->stats.timeouts++;
         plog_warn ("no reply from broker in %" PRId64 " ms; reconnecting", self->request_ms);
-        s_close_dealer (self);
+        brokerlink_close_dealer (self);
     }
     if (brokerlink_stopped (self)) {
         self->lost = true;
@@ -518,29 +328,19 @@ brokerlink_tick (brokerlink_t *self)
 //  keepalive HEARTBEAT is matched by id (NOT_HELLO there means the broker
 //  expired us: the session is dropped, and the next request says HELLO);
 //  anything else is a late reply to a request we gave up on, dropped as
-//  s_exchange drops it.
+//  brokerlink_exchange drops it.
 static void
 s_drain_replies (brokerlink_t *self)
 {
     while (self->dealer && (zsock_events (self->dealer) & ZMQ_POLLIN)) {
-        zframe_t *frame = zframe_recv_nowait (self->dealer);
-        if (!frame)
-            break;
-        perr_t code;
-        uint64_t got_id;
-        char why[256];
-        pmsg_t *msg = pmsg_decode (zframe_data (frame), zframe_size (frame),
-                                   pwire_default_limits (), &code, &got_id, why, sizeof (why));
-        zframe_destroy (&frame);
-        if (!msg) {
-            self->stats.bad_frames++;
+        pmsg_t *msg = brokerlink_recv_reply (self, true);
+        if (!msg)
             continue;
-        }
         if (pmsg_id (msg) == self->keepalive_id && self->keepalive_id) {
             self->keepalive_id = 0;
             if (pmsg_type (msg) == PMSG_ERROR && pmsg_uint (msg, "code", 0) == PERR_NOT_HELLO) {
                 plog_info ("broker forgot us (NOT_HELLO) during a wait; will say HELLO again");
-                s_close_dealer (self);
+                brokerlink_close_dealer (self);
             }
         }
         pmsg_destroy (&msg);
@@ -615,10 +415,10 @@ brokerlink_bye (brokerlink_t *self)
     int64_t saved = self->request_ms;
     self->request_ms = 1000;
     pmsg_t *reply;
-    s_exchange (self, &self->aux, id, &reply);
+    brokerlink_exchange (self, &self->aux, id, &reply);
     pmsg_destroy (&reply);
     self->request_ms = saved;
-    s_close_dealer (self);
+    brokerlink_close_dealer (self);
 }
 
 const char *
