@@ -287,6 +287,13 @@ agents_at (agents_t *self, size_t index)
     return self->all [index];
 }
 
+agent_t *const *
+agents_array (agents_t *self)
+{
+    assert (self);
+    return self->all;
+}
+
 void
 conn_id_hex (const conn_id_t *conn, char *buf, size_t size)
 {

@@ -98,6 +98,9 @@ size_t agents_size (agents_t *self);
 size_t agents_online (agents_t *self);
 size_t agents_max (agents_t *self);
 agent_t *agents_at (agents_t *self, size_t index);
+//  The dense array of all agents (agents_size long), valid until the next
+//  create or remove: for loops over everyone ("all" fan-out).
+agent_t *const *agents_array (agents_t *self);
 //  Hex of a routing id, for logs and the tap ("peer" before HELLO).
 void conn_id_hex (const conn_id_t *conn, char *buf, size_t size);
 

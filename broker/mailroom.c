@@ -299,25 +299,47 @@ mailroom_post_direct (mailroom_t *self, uint32_t index, agent_t *from,
     return seq;
 }
 
+//  Fan-out pass 1 ("all" and channels): who among `count` recipients
+//  (`skip` aside, may be NULL) can take `body_len` bytes. Under REJECT
+//  each full inbox is an item error naming that agent, and the others
+//  still get the message. False when nobody can take it but someone was
+//  refused (the item is then rejected); with no recipient at all the
+//  message is still accepted (sequenced, held by nobody).
+static bool
+s_fan_out_check (mailroom_t *self, uint32_t index, agent_t *const *list, size_t count,
+                 const agent_t *skip, size_t body_len)
+{
+    size_t reachable = 0, refused = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (list [i] == skip)
+            continue;
+        if (s_fits (self, list [i], body_len))
+            reachable++;
+        else {
+            s_error (self, index, PERR_INBOX_FULL, list [i]);
+            refused++;
+        }
+    }
+    return reachable > 0 || refused == 0;
+}
+
+//  Fan-out pass 2: queue the mail for every recipient pass 1 found room for.
+static void
+s_fan_out_place (mailroom_t *self, uint32_t index, agent_t *const *list, size_t count,
+                 const agent_t *skip, mail_t *mail)
+{
+    for (size_t i = 0; i < count; i++)
+        if (list [i] != skip && s_fits (self, list [i], mail->body_len))
+            s_place (self, index, list [i], mail);
+}
+
 uint64_t
 mailroom_post_all (mailroom_t *self, uint32_t index, agent_t *from,
                    const void *body, size_t body_len, bool bin)
 {
-    //  Pass 1: who can take it. Under REJECT, each full inbox is an item
-    //  error naming that agent; the others still get the message.
-    size_t count = agents_size (self->agents), reachable = 0, full = 0;
-    for (size_t i = 0; i < count; i++) {
-        agent_t *agent = agents_at (self->agents, i);
-        if (agent == from)
-            continue;
-        if (s_fits (self, agent, body_len))
-            reachable++;
-        else {
-            s_error (self, index, PERR_INBOX_FULL, agent);
-            full++;
-        }
-    }
-    if (reachable == 0 && full > 0)
+    agent_t *const *agents = agents_array (self->agents);
+    size_t count = agents_size (self->agents);
+    if (!s_fan_out_check (self, index, agents, count, from, body_len))
         return 0;
     mail_t *mail = s_new_mail (self, MAIL_ALL, from, "all", 3, body, body_len, bin);
     if (!mail) {
@@ -325,11 +347,7 @@ mailroom_post_all (mailroom_t *self, uint32_t index, agent_t *from,
         return 0;
     }
     uint64_t seq = mail->seq;
-    for (size_t i = 0; i < count; i++) {
-        agent_t *agent = agents_at (self->agents, i);
-        if (agent != from && s_fits (self, agent, body_len))
-            s_place (self, index, agent, mail);
-    }
+    s_fan_out_place (self, index, agents, count, from, mail);
     s_settle (self, mail);
     return seq;
 }
@@ -379,16 +397,9 @@ mailroom_post_channel (mailroom_t *self, uint32_t index, agent_t *from,
     ||     channel->pending_bytes + body_len > lim->max_channel_bytes)
         s_channel_drop_oldest (self, channel);
 
-    size_t reachable = 0, blocked = 0;
-    for (size_t i = 0; i < channel->listener_count; i++) {
-        if (s_fits (self, channel->listeners [i], body_len))
-            reachable++;
-        else {
-            s_error (self, index, PERR_INBOX_FULL, channel->listeners [i]);
-            blocked++;
-        }
-    }
-    if (reachable == 0 && blocked > 0)
+    //  The sender gets its own post when it listens: no one is skipped.
+    if (!s_fan_out_check (self, index, channel->listeners, channel->listener_count,
+                          NULL, body_len))
         return 0;
     mail_t *mail = s_new_mail (self, MAIL_CHANNEL, from, channel->name, channel->name_len,
                                body, body_len, bin);
@@ -399,9 +410,7 @@ mailroom_post_channel (mailroom_t *self, uint32_t index, agent_t *from,
     uint64_t seq = mail->seq;
     channel->posts++;
     channel_link (channel, mail);
-    for (size_t i = 0; i < channel->listener_count; i++)
-        if (s_fits (self, channel->listeners [i], body_len))
-            s_place (self, index, channel->listeners [i], mail);
+    s_fan_out_place (self, index, channel->listeners, channel->listener_count, NULL, mail);
     s_settle (self, mail);
     return seq;
 }
