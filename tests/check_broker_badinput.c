@@ -12,6 +12,7 @@
 
 #include "lib/testbroker.h"
 #include "lib/testclient.h"
+#include "lib/testsuite.h"
 
 static testbroker_t *s_broker;
 
@@ -275,9 +276,5 @@ main (void)
     tcase_add_test (tc, test_wrong_types_and_kinds);
     tcase_add_test (tc, test_multi_frame_and_oversize);
     suite_add_tcase (suite, tc);
-    SRunner *runner = srunner_create (suite);
-    srunner_run_all (runner, CK_NORMAL);
-    int failed = srunner_ntests_failed (runner);
-    srunner_free (runner);
-    return failed ? 1 : 0;
+    return testsuite_run (suite);
 }

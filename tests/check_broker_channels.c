@@ -12,6 +12,7 @@
 #include "lib/testbroker.h"
 #include "lib/testclient.h"
 #include "lib/testmail.h"
+#include "lib/testsuite.h"
 
 static testbroker_t *s_broker;
 
@@ -212,9 +213,5 @@ main (void)
     tcase_add_test (tc, test_channel_full_reject);
     tcase_add_test (tc, test_channel_full_drop_oldest);
     suite_add_tcase (suite, tc);
-    SRunner *runner = srunner_create (suite);
-    srunner_run_all (runner, CK_NORMAL);
-    int failed = srunner_ntests_failed (runner);
-    srunner_free (runner);
-    return failed ? 1 : 0;
+    return testsuite_run (suite);
 }

@@ -13,6 +13,7 @@
 #include "lib/testbroker.h"
 #include "lib/testclient.h"
 #include "lib/testmail.h"
+#include "lib/testsuite.h"
 
 static testbroker_t *s_broker;
 
@@ -547,9 +548,5 @@ main (void)
     tcase_add_test (tc, test_big_batches_and_budget);
     tcase_add_test (tc, test_stream_fetch);
     suite_add_tcase (suite, tc);
-    SRunner *runner = srunner_create (suite);
-    srunner_run_all (runner, CK_NORMAL);
-    int failed = srunner_ntests_failed (runner);
-    srunner_free (runner);
-    return failed ? 1 : 0;
+    return testsuite_run (suite);
 }

@@ -14,6 +14,7 @@
 #include "lib/mpjson.h"
 #include "lib/testbroker.h"
 #include "lib/testclient.h"
+#include "lib/testsuite.h"
 
 static testbroker_t *s_broker;
 
@@ -461,9 +462,5 @@ main (void)
     tcase_add_test (tc, test_replica_follows_updates);
     tcase_add_test (tc, test_big_store_pages);
     suite_add_tcase (suite, tc);
-    SRunner *runner = srunner_create (suite);
-    srunner_run_all (runner, CK_NORMAL);
-    int failed = srunner_ntests_failed (runner);
-    srunner_free (runner);
-    return failed ? 1 : 0;
+    return testsuite_run (suite);
 }

@@ -9,6 +9,7 @@
 
 #include "lib/testbroker.h"
 #include "lib/testclient.h"
+#include "lib/testsuite.h"
 
 static testbroker_t *s_broker;
 
@@ -359,9 +360,5 @@ main (void)
     tcase_add_test (tc, test_two_agents_share_exploration);
     tcase_add_test (tc, test_act_step_idempotent);
     suite_add_tcase (suite, tc);
-    SRunner *runner = srunner_create (suite);
-    srunner_run_all (runner, CK_NORMAL);
-    int failed = srunner_ntests_failed (runner);
-    srunner_free (runner);
-    return failed ? 1 : 0;
+    return testsuite_run (suite);
 }

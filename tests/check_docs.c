@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "lib/testsuite.h"
 
 static const char *
 s_env (const char *name)
@@ -66,9 +67,5 @@ main (void)
     tcase_add_test (tc, test_flag_tables_match_help);
     tcase_add_test (tc, test_readme_names_the_two_commands);
     suite_add_tcase (suite, tc);
-    SRunner *runner = srunner_create (suite);
-    srunner_run_all (runner, CK_NORMAL);
-    int failed = srunner_ntests_failed (runner);
-    srunner_free (runner);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return testsuite_run (suite);
 }

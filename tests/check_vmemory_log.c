@@ -18,25 +18,28 @@
 
 #include "agent/embedder.h"
 #include "agent/vmemory.h"
+#include "lib/testsuite.h"
+#include "lib/tproc.h"
 
 #define DIM 64
 
-static char s_root [256], s_dir [300];
+//  The memory folder is <tmp>/mem inside a tproc_dir; a test that fails
+//  leaves it to testsuite_run, which removes the suite's whole root.
+static tproc_dir_t *s_tmp;
+static char s_dir [300];
 
 static void
 s_setup (void)
 {
-    snprintf (s_root, sizeof s_root, "/tmp/check_vmemory_log.XXXXXX");
-    ck_assert_ptr_nonnull (mkdtemp (s_root));
-    snprintf (s_dir, sizeof s_dir, "%s/mem", s_root);
+    s_tmp = tproc_dir_new ();
+    ck_assert_ptr_nonnull (s_tmp);
+    snprintf (s_dir, sizeof s_dir, "%s/mem", tproc_dir_name (s_tmp));
 }
 
 static void
 s_teardown (void)
 {
-    char cmd [400];
-    snprintf (cmd, sizeof cmd, "rm -rf '%s'", s_root);
-    ck_assert_int_eq (system (cmd), 0);
+    tproc_dir_destroy (&s_tmp);
 }
 
 static vmemory_t *
@@ -179,7 +182,7 @@ START_TEST (test_snapshot_vs_log)
         s_add (memory, i);
     s_save (memory);
     ck_assert_uint_eq (vmemory_snapshot_covers (memory), 40);
-    s_shell ("cp '%s/memory.log' '%s/log40'", s_dir, s_root);
+    s_shell ("cp '%s/memory.log' '%s/log40'", s_dir, tproc_dir_name (s_tmp));
     for (int i = 40; i < 45; i++)
         s_add (memory, i);
     s_save (memory);                               //  tail 5 < 8: no snapshot
@@ -194,14 +197,14 @@ START_TEST (test_snapshot_vs_log)
     ck_assert_uint_eq (vmemory_snapshot_covers (memory), 60);
     vmemory_destroy (&memory);
     //  Snapshot newer than the log (log back at 40 records): rebuilt.
-    s_shell ("cp '%s/log40' '%s/memory.log'", s_root, s_dir);
+    s_shell ("cp '%s/log40' '%s/memory.log'", tproc_dir_name (s_tmp), s_dir);
     memory = s_reopen (NULL, 8);
     ck_assert_uint_eq (vmemory_snapshot_covers (memory), 0);
     s_check_all (memory, 40);
     vmemory_destroy (&memory);
     //  Snapshot of another log with the same count: rebuilt.
     char other [400];
-    snprintf (other, sizeof other, "%s/other", s_root);
+    snprintf (other, sizeof other, "%s/other", tproc_dir_name (s_tmp));
     char err [256];
     vmemory_t *second = s_open (other, NULL, 8, err, sizeof err);
     ck_assert_msg (second, "%s", err);
@@ -253,7 +256,7 @@ START_TEST (test_torn_tail_every_offset)
     long end = s_size ("memory.log");
     vmemory_destroy (&memory);
     char stash [400];
-    snprintf (stash, sizeof stash, "%s/full.log", s_root);
+    snprintf (stash, sizeof stash, "%s/full.log", tproc_dir_name (s_tmp));
     s_shell ("cp '%s/memory.log' '%s'", s_dir, stash);
     for (long cut = start; cut < end; cut++) {
         s_restore_prefix (stash, cut);
@@ -470,7 +473,7 @@ START_TEST (test_migration)
         s_check_all (memory, 51);
         ck_assert_int_eq (s_count_files ("^texts.pmem$"), 0);
         vmemory_destroy (&memory);
-        s_shell ("rm -rf '%s'%s", s_dir, "");
+        ck_assert_int_eq (tproc_remove_tree (s_dir), 0);
     }
     //  A damaged old memory is an error, and nothing is renamed.
     s_write_old_format (s_dir, "Flat", 10);
@@ -503,9 +506,5 @@ s_suite (void)
 int
 main (void)
 {
-    SRunner *runner = srunner_create (s_suite ());
-    srunner_run_all (runner, CK_NORMAL);
-    int failed = srunner_ntests_failed (runner);
-    srunner_free (runner);
-    return failed ? 1 : 0;
+    return testsuite_run (s_suite ());
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -98,10 +99,18 @@ testbroker_start (const char *const *args)
     }
     snprintf (self->ready, sizeof self->ready, "%s/ready", self->dir);
     snprintf (self->logfile, sizeof self->logfile, "%s/broker.log", self->dir);
+    pid_t parent = getpid ();
     self->pid = fork ();
     assert (self->pid >= 0);
-    if (self->pid == 0)
+    if (self->pid == 0) {
+        //  A test that fails or times out is killed by Check before it can
+        //  stop its broker: the broker goes with it instead of running on
+        //  as an orphan.
+        prctl (PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid () != parent)
+            _exit (126);
         s_exec (self, args);
+    }
     int64_t deadline = pclock_mono_ms () + 30000;
     while (pclock_mono_ms () < deadline) {
         if (s_read_ready (self))

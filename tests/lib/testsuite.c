@@ -8,16 +8,44 @@
 #include <stdlib.h>
 #include <string.h>
 #include "testsuite.h"
+#include "tproc.h"
+
+//  The suite's temporary root (see testsuite.h); false if it cannot be made.
+static bool
+s_make_root (char *root, size_t size)
+{
+    const char *tmp = getenv ("TMPDIR");
+    snprintf (root, size, "%s/parley-%s-XXXXXX", tmp && *tmp? tmp: "/tmp",
+              program_invocation_short_name);
+    if (!mkdtemp (root)) {
+        fprintf (stderr, "testsuite: cannot make %s: %s\n", root, strerror (errno));
+        return false;
+    }
+    return setenv ("TMPDIR", root, 1) == 0;
+}
 
 int
 testsuite_run (Suite *suite)
 {
     assert (suite);
     SRunner *runner = srunner_create (suite);
+    char root [512];
+    if (!s_make_root (root, sizeof root)) {
+        srunner_free (runner);
+        return EXIT_FAILURE;
+    }
     //  CK_ENV reads CK_VERBOSITY and falls back to CK_NORMAL.
     srunner_run_all (runner, CK_ENV);
     int failed = srunner_ntests_failed (runner);
     srunner_free (runner);
+    const char *keep = getenv ("PARLEY_KEEP_TEST_DIRS");
+    if (keep && streq (keep, "1"))
+        fprintf (stderr, "testsuite: kept the temporary files in %s\n", root);
+    else
+    if (tproc_remove_tree (root) != 0) {
+        fprintf (stderr, "testsuite: cannot remove %s: %s\n", root, strerror (errno));
+        failed++;
+    }
     return failed? EXIT_FAILURE: EXIT_SUCCESS;
 }
 

@@ -6,6 +6,16 @@
     Check's own CK_VERBOSITY (silent, minimal, normal, verbose); unset, it
     is normal. Forking, timeouts (CK_DEFAULT_TIMEOUT) stay Check's defaults.
 
+    Temporary files: before the tests run (and so before Check forks them),
+    testsuite_run makes one folder for the whole suite,
+    "$TMPDIR/parley-<suite binary>-XXXXXX" (/tmp without TMPDIR), and points
+    TMPDIR at it; tproc_dirs, testbroker's folders and anything else the
+    tests or their children create under $TMPDIR go inside. After the run
+    the folder is removed with everything in it - including what a failed
+    or timed-out test (whose forked process Check killed before it could
+    clean up) left behind. PARLEY_KEEP_TEST_DIRS=1 keeps it and prints
+    where it is, to look at a failure's files (broker.log, memories).
+
     The rest finds a suite's data ($PARLEY_TEST_DIR, the tests/ folder),
     reads files whole and matches text. These fail the running test
     (ck_assert) rather than return errors: a suite that cannot find its

@@ -37,7 +37,18 @@ tproc_dir_new (void)
 static int
 s_remove (const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
+    (void) st; (void) flag; (void) ftw;
     return remove (path);
+}
+
+int
+tproc_remove_tree (const char *path)
+{
+    assert (path);
+    struct stat st;
+    if (lstat (path, &st) != 0)
+        return errno == ENOENT? 0: -1;
+    return nftw (path, s_remove, 16, FTW_DEPTH | FTW_PHYS) == 0? 0: -1;
 }
 
 void
@@ -47,7 +58,7 @@ tproc_dir_destroy (tproc_dir_t **self_p)
     tproc_dir_t *self = *self_p;
     if (!self)
         return;
-    nftw (self->name, s_remove, 16, FTW_DEPTH | FTW_PHYS);
+    tproc_remove_tree (self->name);
     free (self);
     *self_p = NULL;
 }

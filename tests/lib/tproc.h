@@ -7,7 +7,11 @@
     a test that fails (Check forks each test) takes its children with it.
 
     Also a temporary directory that is removed with everything in it, for
-    record files and ipc:// endpoints, so suites can run concurrently.
+    record files and ipc:// endpoints, so suites can run concurrently. It is
+    made under $TMPDIR, which testsuite_run points at the suite's own
+    temporary root (testsuite.h): a test that fails or times out (Check
+    kills its forked process before destroy runs) leaves its folder there,
+    and the root goes when the suite ends.
 */
 #ifndef PARLEY_TPROC_H
 #define PARLEY_TPROC_H
@@ -17,7 +21,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-//  A temporary directory, removed recursively by destroy.
+//  A temporary directory "$TMPDIR/parley-test-XXXXXX" (/tmp without
+//  TMPDIR), removed recursively by destroy.
 typedef struct _tproc_dir_t tproc_dir_t;
 tproc_dir_t *tproc_dir_new (void);
 void tproc_dir_destroy (tproc_dir_t **self_p);
@@ -25,6 +30,9 @@ const char *tproc_dir_name (tproc_dir_t *self);
 //  "<dir>/<name>" and "ipc://<dir>/<name>"; the caller frees.
 char *tproc_dir_path (tproc_dir_t *self, const char *name);
 char *tproc_dir_endpoint (tproc_dir_t *self, const char *name);
+//  Removes `path` and everything under it (symlinks are not followed).
+//  0 on success (or if it did not exist), -1 otherwise.
+int tproc_remove_tree (const char *path);
 
 //  A running child.
 typedef struct _tproc_t tproc_t;
