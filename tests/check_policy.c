@@ -74,6 +74,8 @@ decide (policy_t *policy, fixture_t *f)
 
 START_TEST (test_heuristic_deterministic)
 {
+    //  Two heuristics with the same seed and id give the same answers, and
+    //  every one of them is a valid answer (not, say, two equal NULLs).
     policy_t *a = policy_heuristic_new (42, "Agent1");
     policy_t *b = policy_heuristic_new (42, "Agent1");
     ck_assert_str_eq (policy_name (a), "heuristic");
@@ -82,7 +84,17 @@ START_TEST (test_heuristic_deterministic)
     for (int step = 0; step < 5; step++) {
         char err[256];
         char *x = policy_decide (a, &f.in, err, sizeof (err));
+        ck_assert_msg (x, "step %d, first policy: no answer: %s", step, err);
         char *y = policy_decide (b, &f.in, err, sizeof (err));
+        ck_assert_msg (y, "step %d, second policy: no answer: %s", step, err);
+        const char *texts[] = { x, y };
+        for (int i = 0; i < 2; i++) {
+            answer_t *answer = answer_parse (texts[i], strlen (texts[i]));
+            ck_assert_ptr_nonnull (answer);
+            ck_assert_msg (answer_validate (answer, s_line_actions, 4, err, sizeof (err)),
+                           "step %d: invalid answer (%s): %s", step, err, texts[i]);
+            answer_destroy (&answer);
+        }
         ck_assert_str_eq (x, y);
         free (x);
         free (y);
