@@ -2,8 +2,10 @@
     file > default, every error path with its message, --help, --version.
 
     Help and error text are captured through open_memstream, so the tests
-    read exactly the bytes a user would see. Check forks each test, so
-    setenv() in one test does not leak into the next.
+    read exactly the bytes a user would see. The variables the tests set
+    (PARLEY_LOG, PARLEY_CONFIG, PARLEY_T_*) are cleared before every test,
+    so no test sees another's, also when Check does not fork (CK_FORK=no,
+    as under valgrind).
 */
 #include <check.h>
 #include <stdarg.h>
@@ -467,11 +469,34 @@ START_TEST (test_empty_table)
     pconfig_destroy (&config);     //  a NULL pointer is fine
 }
 END_TEST
+extern char **environ;
+
+//  Every test starts without the variables any test sets.
+static void
+s_clean_env (void)
+{
+    unsetenv ("PARLEY_LOG");
+    unsetenv ("PARLEY_CONFIG");
+    bool again = true;
+    while (again) {             //  unsetenv changes environ: start over
+        again = false;
+        for (char **var = environ; *var; var++)
+            if (strncmp (*var, "PARLEY_T_", 9) == 0) {
+                char name [128];
+                snprintf (name, sizeof name, "%.*s", (int) strcspn (*var, "="), *var);
+                unsetenv (name);
+                again = true;
+                break;
+            }
+    }
+}
+
 static Suite *
 s_suite (void)
 {
     Suite *suite = suite_create ("pconfig");
     TCase *tc = tcase_create ("values");
+    tcase_add_checked_fixture (tc, s_clean_env, NULL);
     tcase_add_test (tc, test_defaults);
     tcase_add_test (tc, test_precedence);
     tcase_add_test (tc, test_flag_forms);
@@ -480,12 +505,14 @@ s_suite (void)
     suite_add_tcase (suite, tc);
 
     tc = tcase_create ("errors");
+    tcase_add_checked_fixture (tc, s_clean_env, NULL);
     tcase_add_test (tc, test_errors_flags);
     tcase_add_test (tc, test_errors_env);
     tcase_add_test (tc, test_errors_file);
     suite_add_tcase (suite, tc);
 
     tc = tcase_create ("help");
+    tcase_add_checked_fixture (tc, s_clean_env, NULL);
     tcase_add_test (tc, test_help);
     tcase_add_test (tc, test_version);
     tcase_add_test (tc, test_empty_table);
