@@ -3,6 +3,7 @@
 #   make                 build bin/parley-broker, bin/parley-agent, bin/parley-tap
 #   make test            build and run every test suite (Check)
 #   make SANITIZE=1 test the same with ASan + UBSan, in build/san/
+#   make valgrind        every test suite under valgrind (scripts/valgrind.sh)
 #   make demo            a broker and 3 agents exploring on loopback
 #   make bench           benchmarks, written to docs/PERFORMANCE.md figures
 #   make fuzz            libFuzzer on the frame decoder (FUZZ_SECONDS=60)
@@ -136,6 +137,10 @@ TEST_ENV := PARLEY_BIN_DIR=$(CURDIR)/$(BIN) PARLEY_TEST_DIR=$(CURDIR)/tests \
 
 test: $(BINARIES) $(TESTS)
 	@./scripts/run-tests.sh $(TEST_ENV) -- $(TESTS)
+
+.PHONY: valgrind
+valgrind: $(BINARIES) $(TESTS)
+	./scripts/valgrind.sh $(CURDIR)/$(BIN) $(TESTS)
 
 demo: all
 	./scripts/demo.sh
