@@ -178,6 +178,17 @@ s_next (node_t *node, const char *action)
 }
 
 const char *
+flow_next (flow_t *self, const char *from, const char *action)
+{
+    assert (self && from && action);
+    int f = s_find (self, from);
+    if (f < 0)
+        return NULL;
+    int t = s_next (&self->nodes [f], action);
+    return t < 0 ? NULL : self->nodes [t].name;
+}
+
+const char *
 flow_run (flow_t *self, void *shared)
 {
     assert (self);

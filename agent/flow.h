@@ -74,6 +74,11 @@ void flow_set_guard (flow_t *self, bool (*guard) (void *shared, const char *node
 //  no "error" transition exists.
 const char *flow_run (flow_t *self, void *shared);
 
+//  Where `action` leads from node `from`: the target node's name, or NULL
+//  when `from` is unknown or has no such transition (the flow ends there).
+//  Read-only; lets tests and tools check a wiring without running it.
+const char *flow_next (flow_t *self, const char *from, const char *action);
+
 //  Stats of a node by name; false if unknown.
 bool flow_node_stats (flow_t *self, const char *name, flow_node_stats_t *stats);
 //  Name of the node the last flow_run ended in, or NULL.

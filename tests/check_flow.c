@@ -234,100 +234,38 @@ START_TEST (test_guard_stops)
 END_TEST
 
 //  --------------------------------------------------------------------------
-//  The agent's wiring (agent_flow.c) as built by agent_flow_build.
-//
-//  flow.h has no way to read a flow's edges back, and the real nodes need a
-//  whole connected agent (check_agent_e2e runs that). So this suite brings
-//  its own node_perception () .. node_update_memory (): they are declared in
-//  agent_shared.h and defined in agent/nodes_*.c, and a definition in the
-//  test's own object wins because the linker only takes an archive member
-//  (nodes_*.o) for a symbol still undefined. Each one logs its name and
-//  returns the next action from a plan, so a run shows exactly which edge
-//  every action took. The flow engine itself is the real one. (If anything
-//  in this binary ever pulls nodes_*.o in, the link fails with a duplicate
-//  symbol, loudly. A read-only flow_next (flow, from, action) in flow.h
-//  would make this unnecessary.)
-
-typedef struct {
-    const char *plan[16];       //  action returned by the 1st, 2nd .. visit
-    size_t visits;
-    char path[512];             //  "Perception RetrieveMemory ..."
-} wiring_t;
-
-static int
-s_wired_ok (void *shared, void *ctx)
-{
-    return 0;
-}
-
-static const char *
-s_wired_post (void *shared, const char *name)
-{
-    wiring_t *w = (wiring_t *) shared;
-    size_t used = strlen (w->path);
-    snprintf (w->path + used, sizeof (w->path) - used, "%s%s", used? " ": "", name);
-    ck_assert_msg (w->visits < 16 && w->plan[w->visits], "ran past the plan: %s", w->path);
-    return w->plan[w->visits++];
-}
-
-#define WIRED_NODE(fn, name) \
-    static const char *s_post_##fn (void *shared, void *ctx) { return s_wired_post (shared, name); } \
-    const flow_node_ops_t *fn (void) { \
-        static const flow_node_ops_t ops = { s_wired_ok, s_wired_ok, NULL, s_post_##fn, 0 }; \
-        return &ops; \
-    }
-WIRED_NODE (node_perception, "Perception")
-WIRED_NODE (node_retrieve_memory, "RetrieveMemory")
-WIRED_NODE (node_communication, "Communication")
-WIRED_NODE (node_decision, "Decision")
-WIRED_NODE (node_execution, "Execution")
-WIRED_NODE (node_update_memory, "UpdateMemory")
-
-//  Runs the agent's flow with `plan`; the path must be `path` and the result
-//  `result`.
-static void
-s_check_wiring (const char *const *plan, const char *path, const char *result)
-{
-    flow_t *flow = flow_new ();
-    ck_assert_int_eq (agent_flow_build (flow), 0);
-    wiring_t w = { .visits = 0 };
-    for (size_t i = 0; plan[i]; i++)
-        w.plan[i] = plan[i];
-    ck_assert_str_eq (flow_run (flow, &w), result);
-    ck_assert_str_eq (w.path, path);
-    flow_destroy (&flow);
-}
-
-#define LAP "Perception RetrieveMemory Communication Decision Execution UpdateMemory"
+//  The agent's wiring, exactly as agent_flow_build makes it with the real
+//  nodes, read back edge by edge with flow_next (running it needs a whole
+//  connected agent: check_agent_e2e does that).
 
 START_TEST (test_agent_wiring)
 {
-    //  Six nodes, all there: adding any of them again fails.
     flow_t *flow = flow_new ();
     ck_assert_int_eq (agent_flow_build (flow), 0);
-    const char *names[] = { "Perception", "RetrieveMemory", "Communication",
-                            "Decision", "Execution", "UpdateMemory" };
+    const char *lap[] = { "Perception", "RetrieveMemory", "Communication",
+                          "Decision", "Execution", "UpdateMemory" };
+    //  Six nodes, all there: adding any of them again fails.
     for (size_t i = 0; i < 6; i++)
-        ck_assert_int_eq (flow_add (flow, names[i], &s_plain, NULL), -1);
+        ck_assert_int_eq (flow_add (flow, lap[i], &s_plain, NULL), -1);
+    //  Linear defaults, Perception first.
+    for (size_t i = 0; i + 1 < 6; i++) {
+        const char *next = flow_next (flow, lap[i], "default");
+        ck_assert_msg (next && streq (next, lap[i + 1]), "%s --default--> %s, not %s",
+                       lap[i], next ? next : "(end)", lap[i + 1]);
+    }
+    //  Only UpdateMemory loops back, on "continue"; its "default" ends.
+    ck_assert_str_eq (flow_next (flow, "UpdateMemory", "continue"), "Perception");
+    ck_assert_ptr_null (flow_next (flow, "UpdateMemory", "default"));
+    for (size_t i = 0; i < 6; i++) {
+        //  "end", "error" and "stopped" terminate wherever they come from.
+        ck_assert_ptr_null (flow_next (flow, lap[i], "end"));
+        ck_assert_ptr_null (flow_next (flow, lap[i], "error"));
+        ck_assert_ptr_null (flow_next (flow, lap[i], "stopped"));
+        if (i != 5)
+            ck_assert_ptr_null (flow_next (flow, lap[i], "continue"));
+    }
+    ck_assert_ptr_null (flow_next (flow, "NoSuchNode", "default"));
     flow_destroy (&flow);
-
-    //  Linear defaults from Perception; "continue" from UpdateMemory loops
-    //  back to Perception; "end" there terminates.
-    s_check_wiring ((const char *[]) { "default", "default", "default", "default", "default",
-                                       "continue",
-                                       "default", "default", "default", "default", "default",
-                                       "end", NULL },
-                    LAP " " LAP, "end");
-    //  "end" terminates wherever it comes from (here Decision).
-    s_check_wiring ((const char *[]) { "default", "default", "default", "end", NULL },
-                    "Perception RetrieveMemory Communication Decision", "end");
-    //  Only UpdateMemory loops: "continue" elsewhere is not wired and ends
-    //  the run, and UpdateMemory's "default" does not loop.
-    s_check_wiring ((const char *[]) { "default", "continue", NULL },
-                    "Perception RetrieveMemory", "continue");
-    s_check_wiring ((const char *[]) { "default", "default", "default", "default", "default",
-                                       "default", NULL },
-                    LAP, "default");
 }
 END_TEST
 
