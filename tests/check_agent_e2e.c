@@ -23,6 +23,7 @@
 #include <signal.h>
 #include "lib/testbroker.h"
 #include "lib/openai_server.h"
+#include "lib/testcheck.h"
 #include "lib/testclient.h"
 #include "lib/tproc.h"
 #include "lib/testsuite.h"
@@ -140,11 +141,7 @@ START_TEST (test_broker_restart)
     pmsg_destroy (&welcome);
     pmsg_t *list = testclient_call0 (client, PMSG_AGENTS);
     ck_assert_int_eq (pmsg_type (list), PMSG_AGENT_LIST);
-    bool seen = false;
-    for (size_t i = 0; i < testclient_array_size (list, "agents"); i++)
-        if (pobj_streq (pobj_get (testclient_array_at (list, "agents", i), "agent"), "Rover"))
-            seen = true;
-    ck_assert (seen);
+    ck_assert (testcheck_find_agent (list, "Rover"));
     pmsg_destroy (&list);
     testclient_destroy (&client);
     tproc_destroy (&agent);
@@ -200,30 +197,6 @@ START_TEST (test_help_and_usage)
 }
 END_TEST
 
-//  Returns once `tap` receives frames: a client here sends HEARTBEATs until
-//  one shows up, so a process started afterwards is seen from its first
-//  frame (the SUB joins asynchronously). The frames it saw are dropped.
-static void
-s_tap_joined (testbroker_t *broker, testsub_t *tap)
-{
-    testclient_t *client = testclient_new (testbroker_router (broker));
-    pmsg_t *welcome = testclient_hello (client, "warmup");
-    ck_assert_msg (welcome && pmsg_type (welcome) == PMSG_WELCOME, "%s",
-                   testclient_describe (welcome));
-    pmsg_destroy (&welcome);
-    pmsg_t *event = NULL;
-    for (int tries = 0; !event; tries++) {
-        ck_assert_msg (tries < DEADLINE_MS / 100, "the tap never received a frame");
-        pmsg_t *reply = testclient_call0 (client, PMSG_HEARTBEAT);
-        pmsg_destroy (&reply);
-        event = testsub_recv (tap, NULL, 0, 100);
-    }
-    pmsg_destroy (&event);
-    testclient_destroy (&client);
-    while ((event = testsub_recv (tap, NULL, 0, 200)))
-        pmsg_destroy (&event);
-}
-
 START_TEST (test_act_carries_step)
 {
     //  Every ACT the agent sends names its step (for the broker's
@@ -234,7 +207,7 @@ START_TEST (test_act_carries_step)
     ck_assert_ptr_nonnull (broker);
     testsub_t *tap = testsub_new (testbroker_tap (broker), "");
     ck_assert_ptr_nonnull (tap);
-    s_tap_joined (broker, tap);
+    testcheck_tap_joined (broker, tap, DEADLINE_MS);
     const char *extra[] = { "--max-steps", "8", "--no-stop-when-explored",
                             "--step-delay-ms", "50", NULL };
     tproc_t *agent = start_agent (testbroker_router (broker), "Stepper", "none", extra);

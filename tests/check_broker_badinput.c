@@ -11,24 +11,11 @@
 #include <string.h>
 
 #include "lib/testbroker.h"
+#include "lib/testcheck.h"
 #include "lib/testclient.h"
 #include "lib/testsuite.h"
 
 static testbroker_t *s_broker;
-
-#define EXPECT(reply, t) \
-    ck_assert_msg ((reply) && pmsg_type (reply) == (t), "expected %s, got %s", \
-                   pmsg_type_name (t), testclient_describe (reply))
-
-static testclient_t *
-s_agent (const char *id)
-{
-    testclient_t *client = testclient_new (testbroker_router (s_broker));
-    pmsg_t *welcome = testclient_hello (client, id);
-    EXPECT (welcome, PMSG_WELCOME);
-    pmsg_destroy (&welcome);
-    return client;
-}
 
 //  Sends raw bytes and expects ERROR `code`; returns the id echoed.
 static uint64_t
@@ -67,8 +54,8 @@ s_setup (testclient_t **a, testclient_t **b)
 {
     s_broker = testbroker_start (NULL);
     ck_assert_ptr_nonnull (s_broker);
-    *a = s_agent ("A");
-    *b = s_agent ("B");
+    *a = testcheck_agent (s_broker, "A");
+    *b = testcheck_agent (s_broker, "B");
     pmsg_t *reply = testclient_send_one (*a, "B", false, "precious");
     EXPECT (reply, PMSG_SENT);
     pmsg_destroy (&reply);
@@ -251,7 +238,7 @@ START_TEST (test_multi_frame_and_oversize)
 
     //  A frame over ZMQ_MAXMSGSIZE: libzmq drops that connection (no reply
     //  is possible); the broker and every other client carry on.
-    testclient_t *big = s_agent ("Big");
+    testclient_t *big = testcheck_agent (s_broker, "Big");
     size_t huge = PROTO_MAX_FRAME + 1024;
     char *blob = calloc (1, huge);
     blob [0] = (char) 0x80;

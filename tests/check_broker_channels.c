@@ -10,31 +10,19 @@
 #include <string.h>
 
 #include "lib/testbroker.h"
+#include "lib/testcheck.h"
 #include "lib/testclient.h"
 #include "lib/testmail.h"
 #include "lib/testsuite.h"
 
 static testbroker_t *s_broker;
 
-static void
-s_start (const char *const *args)
-{
-    s_broker = testbroker_start (args);
-    ck_assert_msg (s_broker, "broker did not start");
-}
-
-static void
-s_stop (void)
-{
-    ck_assert_int_eq (testbroker_stop (&s_broker), 0);
-}
-
 START_TEST (test_channels)
 {
-    s_start (NULL);
-    testclient_t *a = testmail_agent (s_broker, "A");
-    testclient_t *b = testmail_agent (s_broker, "B");
-    testclient_t *c = testmail_agent (s_broker, "C");
+    s_broker = testcheck_start (NULL);
+    testclient_t *a = testcheck_agent (s_broker, "A");
+    testclient_t *b = testcheck_agent (s_broker, "B");
+    testclient_t *c = testcheck_agent (s_broker, "C");
     penc_t *enc = testclient_begin (b, PMSG_LISTEN, 1);
     penc_kv_cstr (enc, "channel", "ops");
     pmsg_t *reply = testclient_call (b);
@@ -95,7 +83,7 @@ START_TEST (test_channels)
     testclient_destroy (&c);
     testclient_t *c2 = testclient_new (testbroker_router (s_broker));
     testclient_destroy (&a);
-    a = testmail_agent (s_broker, "A2");
+    a = testcheck_agent (s_broker, "A2");
     reply = testclient_call0 (c2, PMSG_HEARTBEAT);      //  c2 is nobody yet
     EXPECT_ERROR (reply, PERR_NOT_HELLO);
     pmsg_destroy (&reply);
@@ -118,14 +106,14 @@ START_TEST (test_channels)
     testclient_destroy (&a);
     testclient_destroy (&b);
     testclient_destroy (&c2);
-    s_stop ();
+    testcheck_stop (&s_broker);
 }
 END_TEST
 
 START_TEST (test_welcome_lists_channels)
 {
-    s_start (NULL);
-    testclient_t *a = testmail_agent (s_broker, "A");
+    s_broker = testcheck_start (NULL);
+    testclient_t *a = testcheck_agent (s_broker, "A");
     const char *channels [] = { "red", "green" };
     for (int i = 0; i < 2; i++) {
         penc_t *enc = testclient_begin (a, PMSG_LISTEN, 1);
@@ -144,16 +132,16 @@ START_TEST (test_welcome_lists_channels)
     pmsg_destroy (&reply);
     testclient_destroy (&a);
     testclient_destroy (&again);
-    s_stop ();
+    testcheck_stop (&s_broker);
 }
 END_TEST
 
 START_TEST (test_channel_full_reject)
 {
     const char *args [] = { "--max-channel", "2", NULL };
-    s_start (args);
-    testclient_t *a = testmail_agent (s_broker, "A");
-    testclient_t *b = testmail_agent (s_broker, "B");
+    s_broker = testcheck_start (args);
+    testclient_t *a = testcheck_agent (s_broker, "A");
+    testclient_t *b = testcheck_agent (s_broker, "B");
     testmail_listen (b, "news");
     ck_assert_uint_gt (testmail_send (a, "news", true, "n1"), 0);
     ck_assert_uint_gt (testmail_send (a, "news", true, "n2"), 0);
@@ -171,17 +159,17 @@ START_TEST (test_channel_full_reject)
     ck_assert_uint_gt (testmail_send (a, "news", true, "n4"), 0);
     testclient_destroy (&a);
     testclient_destroy (&b);
-    s_stop ();
+    testcheck_stop (&s_broker);
 }
 END_TEST
 
 START_TEST (test_channel_full_drop_oldest)
 {
     const char *args [] = { "--max-channel", "2", "--overflow", "drop-oldest", NULL };
-    s_start (args);
-    testclient_t *a = testmail_agent (s_broker, "A");
-    testclient_t *b = testmail_agent (s_broker, "B");
-    testclient_t *c = testmail_agent (s_broker, "C");
+    s_broker = testcheck_start (args);
+    testclient_t *a = testcheck_agent (s_broker, "A");
+    testclient_t *b = testcheck_agent (s_broker, "B");
+    testclient_t *c = testcheck_agent (s_broker, "C");
     testmail_listen (b, "news");
     testmail_listen (c, "news");
     for (int i = 1; i <= 3; i++) {
@@ -198,7 +186,7 @@ START_TEST (test_channel_full_drop_oldest)
     testclient_destroy (&a);
     testclient_destroy (&b);
     testclient_destroy (&c);
-    s_stop ();
+    testcheck_stop (&s_broker);
 }
 END_TEST
 

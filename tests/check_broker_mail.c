@@ -11,30 +11,18 @@
 #include <string.h>
 
 #include "lib/testbroker.h"
+#include "lib/testcheck.h"
 #include "lib/testclient.h"
 #include "lib/testmail.h"
 #include "lib/testsuite.h"
 
 static testbroker_t *s_broker;
 
-static void
-s_start (const char *const *args)
-{
-    s_broker = testbroker_start (args);
-    ck_assert_msg (s_broker, "broker did not start");
-}
-
-static void
-s_stop (void)
-{
-    ck_assert_int_eq (testbroker_stop (&s_broker), 0);
-}
-
 START_TEST (test_point_to_point)
 {
-    s_start (NULL);
-    testclient_t *a = testmail_agent (s_broker, "A");
-    testclient_t *b = testmail_agent (s_broker, "B");
+    s_broker = testcheck_start (NULL);
+    testclient_t *a = testcheck_agent (s_broker, "A");
+    testclient_t *b = testcheck_agent (s_broker, "B");
     uint64_t seq = testmail_send (a, "B", false, "hello B");
     ck_assert_uint_gt (seq, 0);
     pmsg_t *reply = testclient_fetch (b, 0, 0);
@@ -53,15 +41,15 @@ START_TEST (test_point_to_point)
     ck_assert_uint_eq (testmail_fetch (a, 0, 0, bodies, sizeof bodies, NULL), 0);
     testclient_destroy (&a);
     testclient_destroy (&b);
-    s_stop ();
+    testcheck_stop (&s_broker);
 }
 END_TEST
 
 START_TEST (test_offline_queueing)
 {
-    s_start (NULL);
-    testclient_t *a = testmail_agent (s_broker, "A");
-    testclient_t *b = testmail_agent (s_broker, "B");
+    s_broker = testcheck_start (NULL);
+    testclient_t *a = testcheck_agent (s_broker, "A");
+    testclient_t *b = testcheck_agent (s_broker, "B");
     pmsg_t *reply = testclient_call0 (b, PMSG_BYE);
     EXPECT (reply, PMSG_OK);
     pmsg_destroy (&reply);
@@ -71,14 +59,14 @@ START_TEST (test_offline_queueing)
         snprintf (body, sizeof body, "m%d", i);
         ck_assert_uint_gt (testmail_send (a, "B", false, body), 0);
     }
-    b = testmail_agent (s_broker, "B");
+    b = testcheck_agent (s_broker, "B");
     char bodies [256];
     uint64_t last = 0;
     ck_assert_uint_eq (testmail_fetch (b, 0, 0, bodies, sizeof bodies, &last), 5);
     ck_assert_str_eq (bodies, "m0,m1,m2,m3,m4");
     testclient_destroy (&a);
     testclient_destroy (&b);
-    s_stop ();
+    testcheck_stop (&s_broker);
 }
 END_TEST
 
@@ -86,12 +74,12 @@ END_TEST
 
 START_TEST (test_all_exactly_once)
 {
-    s_start (NULL);
+    s_broker = testcheck_start (NULL);
     testclient_t *agents [AGENTS];
     char name [16];
     for (int i = 0; i < AGENTS; i++) {
         snprintf (name, sizeof name, "Agent%d", i);
-        agents [i] = testmail_agent (s_broker, name);
+        agents [i] = testcheck_agent (s_broker, name);
     }
     uint64_t seq = testmail_send (agents [0], "all", false, "to everyone");
     ck_assert_uint_gt (seq, 0);
@@ -121,15 +109,15 @@ START_TEST (test_all_exactly_once)
     pmsg_destroy (&reply);
     for (int i = 0; i < AGENTS; i++)
         testclient_destroy (&agents [i]);
-    s_stop ();
+    testcheck_stop (&s_broker);
 }
 END_TEST
 
 START_TEST (test_ack_and_redelivery)
 {
-    s_start (NULL);
-    testclient_t *a = testmail_agent (s_broker, "A");
-    testclient_t *b = testmail_agent (s_broker, "B");
+    s_broker = testcheck_start (NULL);
+    testclient_t *a = testcheck_agent (s_broker, "A");
+    testclient_t *b = testcheck_agent (s_broker, "B");
     uint64_t seqs [3];
     seqs [0] = testmail_send (a, "B", false, "one");
     seqs [1] = testmail_send (a, "B", false, "two");
@@ -185,17 +173,17 @@ START_TEST (test_ack_and_redelivery)
     pmsg_destroy (&reply);
     testclient_destroy (&b);
     testclient_destroy (&a);
-    s_stop ();
+    testcheck_stop (&s_broker);
 }
 END_TEST
 
 START_TEST (test_overflow_reject)
 {
     const char *args [] = { "--max-inbox", "3", NULL };
-    s_start (args);
-    testclient_t *a = testmail_agent (s_broker, "A");
-    testclient_t *b = testmail_agent (s_broker, "B");
-    testclient_t *c = testmail_agent (s_broker, "C");
+    s_broker = testcheck_start (args);
+    testclient_t *a = testcheck_agent (s_broker, "A");
+    testclient_t *b = testcheck_agent (s_broker, "B");
+    testclient_t *c = testcheck_agent (s_broker, "C");
     //  One SEND of five to B: three fit, two are INBOX_FULL.
     penc_t *enc = testclient_begin (a, PMSG_SEND, 1);
     penc_key (enc, "messages");
@@ -236,16 +224,16 @@ START_TEST (test_overflow_reject)
     testclient_destroy (&a);
     testclient_destroy (&b);
     testclient_destroy (&c);
-    s_stop ();
+    testcheck_stop (&s_broker);
 }
 END_TEST
 
 START_TEST (test_overflow_drop_oldest)
 {
     const char *args [] = { "--max-inbox", "3", "--overflow", "drop-oldest", NULL };
-    s_start (args);
-    testclient_t *a = testmail_agent (s_broker, "A");
-    testclient_t *b = testmail_agent (s_broker, "B");
+    s_broker = testcheck_start (args);
+    testclient_t *a = testcheck_agent (s_broker, "A");
+    testclient_t *b = testcheck_agent (s_broker, "B");
     char body [16];
     for (int i = 1; i <= 5; i++) {
         snprintf (body, sizeof body, "m%d", i);
@@ -259,15 +247,15 @@ START_TEST (test_overflow_drop_oldest)
     ck_assert_uint_eq (testmail_stat (a, "rejected"), 0);
     testclient_destroy (&a);
     testclient_destroy (&b);
-    s_stop ();
+    testcheck_stop (&s_broker);
 }
 END_TEST
 
 START_TEST (test_unknown_recipient_and_mixed_batch)
 {
-    s_start (NULL);
-    testclient_t *a = testmail_agent (s_broker, "A");
-    testclient_t *b = testmail_agent (s_broker, "B");
+    s_broker = testcheck_start (NULL);
+    testclient_t *a = testcheck_agent (s_broker, "A");
+    testclient_t *b = testcheck_agent (s_broker, "B");
     //  An item with both "to" and "channel" is a schema error: the decoder
     //  rejects the whole SEND, and nothing of it is queued.
     penc_t *enc = testclient_begin (a, PMSG_SEND, 1);
@@ -312,15 +300,15 @@ START_TEST (test_unknown_recipient_and_mixed_batch)
     ck_assert_str_eq (bodies, "fine");
     testclient_destroy (&a);
     testclient_destroy (&b);
-    s_stop ();
+    testcheck_stop (&s_broker);
 }
 END_TEST
 
 START_TEST (test_max_body_and_bin)
 {
     const char *args [] = { "--max-body", "100", NULL };
-    s_start (args);
-    testclient_t *a = testmail_agent (s_broker, "A");
+    s_broker = testcheck_start (args);
+    testclient_t *a = testcheck_agent (s_broker, "A");
     testclient_t *b = testclient_new (testbroker_router (s_broker));
     pmsg_t *reply = testclient_hello (b, "B");
     EXPECT (reply, PMSG_WELCOME);
@@ -359,15 +347,15 @@ START_TEST (test_max_body_and_bin)
     pmsg_destroy (&reply);
     testclient_destroy (&a);
     testclient_destroy (&b);
-    s_stop ();
+    testcheck_stop (&s_broker);
 }
 END_TEST
 
 START_TEST (test_mail_ready_wakeup)
 {
-    s_start (NULL);
-    testclient_t *a = testmail_agent (s_broker, "A");
-    testclient_t *b = testmail_agent (s_broker, "B");
+    s_broker = testcheck_start (NULL);
+    testclient_t *a = testcheck_agent (s_broker, "A");
+    testclient_t *b = testcheck_agent (s_broker, "B");
     testsub_t *sub = testsub_new (testbroker_pub (s_broker), "mail.B");
     //  PUB/SUB joins asynchronously: keep sending until a wake-up arrives
     //  (each send queues mail, so at least one wake-up follows the join).
@@ -386,15 +374,15 @@ START_TEST (test_mail_ready_wakeup)
     testsub_destroy (&sub);
     testclient_destroy (&a);
     testclient_destroy (&b);
-    s_stop ();
+    testcheck_stop (&s_broker);
 }
 END_TEST
 
 START_TEST (test_big_batches_and_budget)
 {
-    s_start (NULL);
-    testclient_t *a = testmail_agent (s_broker, "A");
-    testclient_t *b = testmail_agent (s_broker, "B");
+    s_broker = testcheck_start (NULL);
+    testclient_t *a = testcheck_agent (s_broker, "A");
+    testclient_t *b = testcheck_agent (s_broker, "B");
     //  One SEND of 4096 small messages.
     penc_t *enc = testclient_begin (a, PMSG_SEND, 1);
     penc_key (enc, "messages");
@@ -446,7 +434,7 @@ START_TEST (test_big_batches_and_budget)
     ck_assert_uint_eq (testmail_stat (a, "queued"), 0);
     testclient_destroy (&a);
     testclient_destroy (&b);
-    s_stop ();
+    testcheck_stop (&s_broker);
 }
 END_TEST
 
@@ -456,9 +444,9 @@ END_TEST
 //  connection streams from acked.
 START_TEST (test_stream_fetch)
 {
-    s_start (NULL);
-    testclient_t *a = testmail_agent (s_broker, "A");
-    testclient_t *b = testmail_agent (s_broker, "B");
+    s_broker = testcheck_start (NULL);
+    testclient_t *a = testcheck_agent (s_broker, "A");
+    testclient_t *b = testcheck_agent (s_broker, "B");
     uint64_t seqs [12];
     char body [16], bodies [256];
     for (int i = 1; i <= 6; i++) {
@@ -519,7 +507,7 @@ START_TEST (test_stream_fetch)
     EXPECT (bye, PMSG_OK);
     pmsg_destroy (&bye);
     testclient_destroy (&b);
-    b = testmail_agent (s_broker, "B");
+    b = testcheck_agent (s_broker, "B");
     ck_assert_uint_eq (testmail_fetch_stream (b, 0, 0, bodies, sizeof bodies, NULL), 5);
     ck_assert_str_eq (bodies, "m7,m8,m9,m10,m11");
     //  An ack past what was handed out is clamped; everything acked: empty.
@@ -527,7 +515,7 @@ START_TEST (test_stream_fetch)
     ck_assert_uint_eq (testmail_stat (a, "queued"), 0);
     testclient_destroy (&a);
     testclient_destroy (&b);
-    s_stop ();
+    testcheck_stop (&s_broker);
 }
 END_TEST
 int

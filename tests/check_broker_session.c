@@ -14,57 +14,15 @@
 
 #include "pclock.h"
 #include "lib/testbroker.h"
+#include "lib/testcheck.h"
 #include "lib/testclient.h"
 #include "lib/testsuite.h"
 
 static testbroker_t *s_broker;
 
-static void
-s_start (const char *const *args)
-{
-    s_broker = testbroker_start (args);
-    ck_assert_msg (s_broker, "broker did not start");
-}
-
-static void
-s_stop (void)
-{
-    ck_assert_int_eq (testbroker_stop (&s_broker), 0);
-}
-
-#define EXPECT(reply, t) \
-    ck_assert_msg ((reply) && pmsg_type (reply) == (t), "expected %s, got %s", \
-                   pmsg_type_name (t), testclient_describe (reply))
-#define EXPECT_ERROR(reply, code) \
-    ck_assert_msg (testclient_error_code (reply) == (code), "expected ERROR %s, got %s", \
-                   perr_name (code), testclient_describe (reply))
-
-static testclient_t *
-s_agent (const char *id)
-{
-    testclient_t *client = testclient_new (testbroker_router (s_broker));
-    ck_assert_ptr_nonnull (client);
-    pmsg_t *welcome = testclient_hello (client, id);
-    EXPECT (welcome, PMSG_WELCOME);
-    pmsg_destroy (&welcome);
-    return client;
-}
-
-//  The agent_info of `id` in an AGENT_LIST, or NULL.
-static const msgpack_object *
-s_find_agent (const pmsg_t *list, const char *id)
-{
-    for (size_t i = 0; i < testclient_array_size (list, "agents"); i++) {
-        const msgpack_object *info = testclient_array_at (list, "agents", i);
-        if (pobj_streq (pobj_get (info, "agent"), id))
-            return info;
-    }
-    return NULL;
-}
-
 START_TEST (test_hello_welcome)
 {
-    s_start (NULL);
+    s_broker = testcheck_start (NULL);
     testclient_t *client = testclient_new (testbroker_router (s_broker));
     const char *caps [] = { "explore", "llm" };
     penc_t *enc = testclient_begin (client, PMSG_HELLO, 2);
@@ -98,7 +56,7 @@ START_TEST (test_hello_welcome)
     //  The caps show in AGENTS.
     pmsg_t *list = testclient_call0 (client, PMSG_AGENTS);
     EXPECT (list, PMSG_AGENT_LIST);
-    const msgpack_object *info = s_find_agent (list, "Agent1");
+    const msgpack_object *info = testcheck_find_agent (list, "Agent1");
     ck_assert_ptr_nonnull (info);
     ck_assert (pobj_bool (info, "online", false));
     const msgpack_object *got = pobj_get (info, "caps");
@@ -106,13 +64,13 @@ START_TEST (test_hello_welcome)
     ck_assert (pobj_streq (&got->via.array.ptr [1], "llm"));
     pmsg_destroy (&list);
     testclient_destroy (&client);
-    s_stop ();
+    testcheck_stop (&s_broker);
 }
 END_TEST
 
 START_TEST (test_not_hello)
 {
-    s_start (NULL);
+    s_broker = testcheck_start (NULL);
     testclient_t *client = testclient_new (testbroker_router (s_broker));
     pmsg_type_t types [] = { PMSG_FETCH, PMSG_HEARTBEAT, PMSG_AGENTS, PMSG_STATS,
                              PMSG_PERCEIVE, PMSG_SNAPSHOT, PMSG_BYE };
@@ -133,14 +91,14 @@ START_TEST (test_not_hello)
     EXPECT (reply, PMSG_OK);
     pmsg_destroy (&reply);
     testclient_destroy (&client);
-    s_stop ();
+    testcheck_stop (&s_broker);
 }
 END_TEST
 
 START_TEST (test_duplicate_id)
 {
-    s_start (NULL);
-    testclient_t *first = s_agent ("Agent1");
+    s_broker = testcheck_start (NULL);
+    testclient_t *first = testcheck_agent (s_broker, "Agent1");
     testclient_t *second = testclient_new (testbroker_router (s_broker));
     pmsg_t *reply = testclient_hello (second, "Agent1");
     EXPECT_ERROR (reply, PERR_ID_IN_USE);
@@ -162,13 +120,13 @@ START_TEST (test_duplicate_id)
     pmsg_destroy (&reply);
     testclient_destroy (&first);
     testclient_destroy (&second);
-    s_stop ();
+    testcheck_stop (&s_broker);
 }
 END_TEST
 
 START_TEST (test_reserved_and_bad_names)
 {
-    s_start (NULL);
+    s_broker = testcheck_start (NULL);
     testclient_t *client = testclient_new (testbroker_router (s_broker));
     pmsg_t *reply = testclient_hello (client, "all");
     EXPECT_ERROR (reply, PERR_RESERVED_NAME);
@@ -183,15 +141,15 @@ START_TEST (test_reserved_and_bad_names)
         pmsg_destroy (&reply);
     }
     testclient_destroy (&client);
-    s_stop ();
+    testcheck_stop (&s_broker);
 }
 END_TEST
 
 START_TEST (test_takeover_after_bye)
 {
-    s_start (NULL);
-    testclient_t *first = s_agent ("Rover");
-    testclient_t *sender = s_agent ("Base");
+    s_broker = testcheck_start (NULL);
+    testclient_t *first = testcheck_agent (s_broker, "Rover");
+    testclient_t *sender = testcheck_agent (s_broker, "Base");
     pmsg_t *reply = testclient_call0 (first, PMSG_BYE);
     EXPECT (reply, PMSG_OK);
     pmsg_destroy (&reply);
@@ -205,7 +163,7 @@ START_TEST (test_takeover_after_bye)
     ck_assert_uint_eq (pmsg_uint (reply, "accepted", 0), 1);
     pmsg_destroy (&reply);
     //  A new connection takes the id over, mail included.
-    testclient_t *second = s_agent ("Rover");
+    testclient_t *second = testcheck_agent (s_broker, "Rover");
     reply = testclient_fetch (second, 0, 0);
     EXPECT (reply, PMSG_MAIL);
     ck_assert_uint_eq (testclient_array_size (reply, "messages"), 1);
@@ -216,15 +174,15 @@ START_TEST (test_takeover_after_bye)
     testclient_destroy (&first);
     testclient_destroy (&second);
     testclient_destroy (&sender);
-    s_stop ();
+    testcheck_stop (&s_broker);
 }
 END_TEST
 
 START_TEST (test_bye_forget)
 {
-    s_start (NULL);
-    testclient_t *gone = s_agent ("Gone");
-    testclient_t *other = s_agent ("Other");
+    s_broker = testcheck_start (NULL);
+    testclient_t *gone = testcheck_agent (s_broker, "Gone");
+    testclient_t *other = testcheck_agent (s_broker, "Other");
     pmsg_t *reply = testclient_send_one (other, "Gone", false, "lost");
     EXPECT (reply, PMSG_SENT);
     pmsg_destroy (&reply);
@@ -235,8 +193,8 @@ START_TEST (test_bye_forget)
     pmsg_destroy (&reply);
     reply = testclient_call0 (other, PMSG_AGENTS);
     EXPECT (reply, PMSG_AGENT_LIST);
-    ck_assert_ptr_null (s_find_agent (reply, "Gone"));
-    ck_assert_ptr_nonnull (s_find_agent (reply, "Other"));
+    ck_assert_ptr_null (testcheck_find_agent (reply, "Gone"));
+    ck_assert_ptr_nonnull (testcheck_find_agent (reply, "Other"));
     pmsg_destroy (&reply);
     reply = testclient_send_one (other, "Gone", false, "anyone?");
     EXPECT (reply, PMSG_SENT);
@@ -245,7 +203,7 @@ START_TEST (test_bye_forget)
     ck_assert_uint_eq (pobj_uint (error, "code", 0), PERR_UNKNOWN_RECIPIENT);
     pmsg_destroy (&reply);
     //  The id is free again, with an empty inbox.
-    testclient_t *again = s_agent ("Gone");
+    testclient_t *again = testcheck_agent (s_broker, "Gone");
     reply = testclient_fetch (again, 0, 0);
     EXPECT (reply, PMSG_MAIL);
     ck_assert_uint_eq (testclient_array_size (reply, "messages"), 0);
@@ -257,7 +215,7 @@ START_TEST (test_bye_forget)
     testclient_destroy (&gone);
     testclient_destroy (&again);
     testclient_destroy (&other);
-    s_stop ();
+    testcheck_stop (&s_broker);
 }
 END_TEST
 
@@ -280,8 +238,24 @@ s_watch (testclient_t *watcher, int *rehellos)
         list = testclient_call0 (watcher, PMSG_AGENTS);
     }
     EXPECT (list, PMSG_AGENT_LIST);
-    ck_assert (pobj_bool (s_find_agent (list, "Watcher"), "online", false));
+    ck_assert (pobj_bool (testcheck_find_agent (list, "Watcher"), "online", false));
     return list;
+}
+
+//  True once an AGENT_EVENT `name` arrives on `events` (each wait 5 s).
+static bool
+s_announced (testsub_t *events, const char *name)
+{
+    bool announced = false;
+    char topic [128];
+    pmsg_t *event;
+    while (!announced && (event = testsub_recv (events, topic, sizeof topic, 5000))) {
+        size_t len;
+        const char *what = pmsg_str (event, "event", &len);
+        announced = what && len == strlen (name) && memcmp (what, name, len) == 0;
+        pmsg_destroy (&event);
+    }
+    return announced;
 }
 
 START_TEST (test_liveness_expiry)
@@ -291,17 +265,17 @@ START_TEST (test_liveness_expiry)
     //  before the expiry is published, and the watcher rarely needs s_watch's
     //  second HELLO.
     const char *args [] = { "--heartbeat-ms", "50", "--liveness-ms", "1000", NULL };
-    s_start (args);
+    s_broker = testcheck_start (args);
     testsub_t *events = testsub_new (testbroker_pub (s_broker), "agent.Sleepy");
-    testclient_t *watcher = s_agent ("Watcher");
-    testclient_t *sleepy = s_agent ("Sleepy");
+    testclient_t *watcher = testcheck_agent (s_broker, "Watcher");
+    testclient_t *sleepy = testcheck_agent (s_broker, "Sleepy");
     //  Wait (generously) until the broker marks Sleepy offline.
     bool offline = false;
     int rehellos = 0;
     int64_t deadline = pclock_mono_ms () + 30000;
     while (!offline && pclock_mono_ms () < deadline) {
         pmsg_t *list = s_watch (watcher, &rehellos);
-        const msgpack_object *info = s_find_agent (list, "Sleepy");
+        const msgpack_object *info = testcheck_find_agent (list, "Sleepy");
         ck_assert_ptr_nonnull (info);
         offline = !pobj_bool (info, "online", true);
         pmsg_destroy (&list);
@@ -313,15 +287,7 @@ START_TEST (test_liveness_expiry)
                  rehellos);
     ck_assert_msg (offline, "Sleepy was never marked offline");
     //  The expiry was announced.
-    bool announced = false;
-    char topic [128];
-    pmsg_t *event;
-    while (!announced && (event = testsub_recv (events, topic, sizeof topic, 5000))) {
-        size_t len;
-        const char *what = pmsg_str (event, "event", &len);
-        announced = what && len == 7 && memcmp (what, "expired", 7) == 0;
-        pmsg_destroy (&event);
-    }
+    bool announced = s_announced (events, "expired");
     //  Subscriptions race the first events; the expiry comes well after.
     ck_assert_msg (announced, "no AGENT_EVENT expired for Sleepy");
     //  The old connection is no longer Sleepy...
@@ -329,12 +295,12 @@ START_TEST (test_liveness_expiry)
     EXPECT_ERROR (reply, PERR_NOT_HELLO);
     pmsg_destroy (&reply);
     //  ...and a new one may take the id over.
-    testclient_t *again = s_agent ("Sleepy");
+    testclient_t *again = testcheck_agent (s_broker, "Sleepy");
     testclient_destroy (&again);
     testclient_destroy (&sleepy);
     testclient_destroy (&watcher);
     testsub_destroy (&events);
-    s_stop ();
+    testcheck_stop (&s_broker);
 }
 END_TEST
 
@@ -348,10 +314,10 @@ START_TEST (test_forget_after)
     //  least once a second whatever the liveness.
     const char *args [] = { "--heartbeat-ms", "50", "--liveness-ms", "600000",
                             "--forget-after-ms", "400", NULL };
-    s_start (args);
+    s_broker = testcheck_start (args);
     testsub_t *events = testsub_new (testbroker_pub (s_broker), "agent.Sleepy");
-    testclient_t *watcher = s_agent ("Watcher");
-    testclient_t *sleepy = s_agent ("Sleepy");
+    testclient_t *watcher = testcheck_agent (s_broker, "Watcher");
+    testclient_t *sleepy = testcheck_agent (s_broker, "Sleepy");
     pmsg_t *reply = testclient_send_one (watcher, "Sleepy", false, "queued for you");
     EXPECT (reply, PMSG_SENT);
     ck_assert_uint_eq (pmsg_uint (reply, "accepted", 0), 1);
@@ -364,8 +330,8 @@ START_TEST (test_forget_after)
     while (!gone && pclock_mono_ms () < deadline) {
         pmsg_t *list = testclient_call0 (watcher, PMSG_AGENTS);
         EXPECT (list, PMSG_AGENT_LIST);
-        gone = s_find_agent (list, "Sleepy") == NULL;
-        ck_assert_ptr_nonnull (s_find_agent (list, "Watcher"));
+        gone = testcheck_find_agent (list, "Sleepy") == NULL;
+        ck_assert_ptr_nonnull (testcheck_find_agent (list, "Watcher"));
         pmsg_destroy (&list);
         if (!gone)
             pclock_sleep_ms (50);
@@ -381,18 +347,10 @@ START_TEST (test_forget_after)
     EXPECT (reply, PMSG_SENT);
     ck_assert_uint_eq (pmsg_uint (reply, "accepted", 9), 0);
     pmsg_destroy (&reply);
-    bool announced = false;
-    char topic [128];
-    pmsg_t *event;
-    while (!announced && (event = testsub_recv (events, topic, sizeof topic, 5000))) {
-        size_t len;
-        const char *what = pmsg_str (event, "event", &len);
-        announced = what && len == 9 && memcmp (what, "forgotten", 9) == 0;
-        pmsg_destroy (&event);
-    }
+    bool announced = s_announced (events, "forgotten");
     ck_assert_msg (announced, "no AGENT_EVENT forgotten for Sleepy");
     //  The id is free, with an empty inbox.
-    testclient_t *again = s_agent ("Sleepy");
+    testclient_t *again = testcheck_agent (s_broker, "Sleepy");
     reply = testclient_fetch (again, 0, 0);
     EXPECT (reply, PMSG_MAIL);
     ck_assert_uint_eq (testclient_array_size (reply, "messages"), 0);
@@ -401,16 +359,16 @@ START_TEST (test_forget_after)
     testclient_destroy (&sleepy);
     testclient_destroy (&watcher);
     testsub_destroy (&events);
-    s_stop ();
+    testcheck_stop (&s_broker);
 }
 END_TEST
 
 START_TEST (test_agents_list_pending)
 {
-    s_start (NULL);
-    testclient_t *a = s_agent ("A");
-    testclient_t *b = s_agent ("B");
-    testclient_t *c = s_agent ("C");
+    s_broker = testcheck_start (NULL);
+    testclient_t *a = testcheck_agent (s_broker, "A");
+    testclient_t *b = testcheck_agent (s_broker, "B");
+    testclient_t *c = testcheck_agent (s_broker, "C");
     pmsg_t *reply = testclient_send_one (a, "B", false, "one");
     pmsg_destroy (&reply);
     reply = testclient_send_one (a, "all", false, "two");
@@ -418,22 +376,22 @@ START_TEST (test_agents_list_pending)
     reply = testclient_call0 (c, PMSG_AGENTS);
     EXPECT (reply, PMSG_AGENT_LIST);
     ck_assert_uint_eq (testclient_array_size (reply, "agents"), 3);
-    ck_assert_uint_eq (pobj_uint (s_find_agent (reply, "A"), "pending", 9), 0);
-    ck_assert_uint_eq (pobj_uint (s_find_agent (reply, "B"), "pending", 9), 2);
-    ck_assert_uint_eq (pobj_uint (s_find_agent (reply, "C"), "pending", 9), 1);
+    ck_assert_uint_eq (pobj_uint (testcheck_find_agent (reply, "A"), "pending", 9), 0);
+    ck_assert_uint_eq (pobj_uint (testcheck_find_agent (reply, "B"), "pending", 9), 2);
+    ck_assert_uint_eq (pobj_uint (testcheck_find_agent (reply, "C"), "pending", 9), 1);
     pmsg_destroy (&reply);
     testclient_destroy (&a);
     testclient_destroy (&b);
     testclient_destroy (&c);
-    s_stop ();
+    testcheck_stop (&s_broker);
 }
 END_TEST
 
 START_TEST (test_sender_is_stamped)
 {
-    s_start (NULL);
-    testclient_t *alice = s_agent ("Alice");
-    testclient_t *bob = s_agent ("Bob");
+    s_broker = testcheck_start (NULL);
+    testclient_t *alice = testcheck_agent (s_broker, "Alice");
+    testclient_t *bob = testcheck_agent (s_broker, "Bob");
     //  A forged "from" in the item is an unknown field: ignored.
     penc_t *enc = testclient_begin (alice, PMSG_SEND, 1);
     penc_key (enc, "messages");
@@ -454,16 +412,16 @@ START_TEST (test_sender_is_stamped)
     pmsg_destroy (&reply);
     testclient_destroy (&alice);
     testclient_destroy (&bob);
-    s_stop ();
+    testcheck_stop (&s_broker);
 }
 END_TEST
 
 START_TEST (test_agent_limit)
 {
     const char *args [] = { "--max-agents", "2", NULL };
-    s_start (args);
-    testclient_t *a = s_agent ("A");
-    testclient_t *b = s_agent ("B");
+    s_broker = testcheck_start (args);
+    testclient_t *a = testcheck_agent (s_broker, "A");
+    testclient_t *b = testcheck_agent (s_broker, "B");
     testclient_t *c = testclient_new (testbroker_router (s_broker));
     pmsg_t *reply = testclient_hello (c, "C");
     EXPECT_ERROR (reply, PERR_TOO_MANY_AGENTS);
@@ -471,13 +429,13 @@ START_TEST (test_agent_limit)
     testclient_destroy (&a);
     testclient_destroy (&b);
     testclient_destroy (&c);
-    s_stop ();
+    testcheck_stop (&s_broker);
 }
 END_TEST
 
 START_TEST (test_req_socket)
 {
-    s_start (NULL);
+    s_broker = testcheck_start (NULL);
     zsock_t *req = zsock_new (ZMQ_REQ);
     zsock_set_linger (req, 0);
     zsock_set_rcvtimeo (req, TESTCLIENT_TIMEOUT_MS);
@@ -499,16 +457,16 @@ START_TEST (test_req_socket)
     pmsg_destroy (&reply);
     penc_fini (&enc);
     zsock_destroy (&req);
-    s_stop ();
+    testcheck_stop (&s_broker);
 }
 END_TEST
 
 static void
 s_signal_exit (int signum)
 {
-    s_start (NULL);
-    testclient_t *a = s_agent ("A");
-    testclient_t *b = s_agent ("B");
+    s_broker = testcheck_start (NULL);
+    testclient_t *a = testcheck_agent (s_broker, "A");
+    testclient_t *b = testcheck_agent (s_broker, "B");
     pmsg_t *reply = testclient_send_one (a, "B", false, "left in the queue");
     EXPECT (reply, PMSG_SENT);
     pmsg_destroy (&reply);
@@ -535,8 +493,8 @@ END_TEST
 
 START_TEST (test_tap_mirrors_frames)
 {
-    s_start (NULL);
-    testclient_t *a = s_agent ("Tapped");
+    s_broker = testcheck_start (NULL);
+    testclient_t *a = testcheck_agent (s_broker, "Tapped");
     testsub_t *tap = testsub_new (testbroker_tap (s_broker), "tap.");
     //  The tap only works while someone subscribes (XPUB): poke until the
     //  subscription has reached the broker.
@@ -577,7 +535,7 @@ START_TEST (test_tap_mirrors_frames)
     ck_assert (seen_in && seen_out);
     testsub_destroy (&tap);
     testclient_destroy (&a);
-    s_stop ();
+    testcheck_stop (&s_broker);
 }
 END_TEST
 

@@ -13,27 +13,11 @@
 
 #include "lib/mpjson.h"
 #include "lib/testbroker.h"
+#include "lib/testcheck.h"
 #include "lib/testclient.h"
 #include "lib/testsuite.h"
 
 static testbroker_t *s_broker;
-
-#define EXPECT(reply, t) \
-    ck_assert_msg ((reply) && pmsg_type (reply) == (t), "expected %s, got %s", \
-                   pmsg_type_name (t), testclient_describe (reply))
-#define EXPECT_ERROR(reply, code) \
-    ck_assert_msg (testclient_error_code (reply) == (code), "expected ERROR %s, got %s", \
-                   perr_name (code), testclient_describe (reply))
-
-static testclient_t *
-s_agent (const char *id)
-{
-    testclient_t *client = testclient_new (testbroker_router (s_broker));
-    pmsg_t *welcome = testclient_hello (client, id);
-    EXPECT (welcome, PMSG_WELCOME);
-    pmsg_destroy (&welcome);
-    return client;
-}
 
 //  WRITE with ops given as a JSON array; returns the reply.
 static pmsg_t *
@@ -112,7 +96,7 @@ START_TEST (test_reducers)
 {
     s_broker = testbroker_start (NULL);
     ck_assert_ptr_nonnull (s_broker);
-    testclient_t *a = s_agent ("A");
+    testclient_t *a = testcheck_agent (s_broker, "A");
     s_write_ok (a, "[{\"op\":\"declare\",\"key\":\"r\",\"reducer\":\"replace\"},"
                    "{\"op\":\"declare\",\"key\":\"l\",\"reducer\":\"append\"},"
                    "{\"op\":\"declare\",\"key\":\"u\",\"reducer\":\"union\"},"
@@ -162,7 +146,7 @@ START_TEST (test_errors_are_atomic)
 {
     s_broker = testbroker_start (NULL);
     ck_assert_ptr_nonnull (s_broker);
-    testclient_t *a = s_agent ("A");
+    testclient_t *a = testcheck_agent (s_broker, "A");
     s_write_ok (a, "[{\"op\":\"declare\",\"key\":\"list\",\"reducer\":\"append\"}]");
     uint64_t seq = s_state_seq (a);
     s_write_error (a, "[{\"op\":\"update\",\"key\":\"list\",\"value\":[1]},"
@@ -191,7 +175,7 @@ START_TEST (test_get_and_snapshot)
 {
     s_broker = testbroker_start (NULL);
     ck_assert_ptr_nonnull (s_broker);
-    testclient_t *a = s_agent ("A");
+    testclient_t *a = testcheck_agent (s_broker, "A");
     s_write_ok (a, "[{\"op\":\"set\",\"key\":\"team.a\",\"value\":1},"
                    "{\"op\":\"set\",\"key\":\"team.b\",\"value\":2},"
                    "{\"op\":\"set\",\"key\":\"other\",\"value\":3}]");
@@ -242,8 +226,8 @@ START_TEST (test_replica_follows_updates)
 {
     s_broker = testbroker_start (NULL);
     ck_assert_ptr_nonnull (s_broker);
-    testclient_t *a = s_agent ("A");
-    testclient_t *b = s_agent ("B");
+    testclient_t *a = testcheck_agent (s_broker, "A");
+    testclient_t *b = testcheck_agent (s_broker, "B");
     testsub_t *sub = testsub_new (testbroker_pub (s_broker), "state.");
     //  Wait until the subscription is live: write a probe until its update arrives.
     char topic [512];
@@ -380,7 +364,7 @@ START_TEST (test_big_store_pages)
 {
     s_broker = testbroker_start (NULL);
     ck_assert_ptr_nonnull (s_broker);
-    testclient_t *a = s_agent ("A");
+    testclient_t *a = testcheck_agent (s_broker, "A");
     //  Three values of 400 kB: 1.2 MB in all, over the 1 MiB frame.
     s_write_big (a, "big.1", 400000);
     s_write_big (a, "big.2", 400000);

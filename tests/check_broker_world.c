@@ -8,27 +8,11 @@
 #include <string.h>
 
 #include "lib/testbroker.h"
+#include "lib/testcheck.h"
 #include "lib/testclient.h"
 #include "lib/testsuite.h"
 
 static testbroker_t *s_broker;
-
-#define EXPECT(reply, t) \
-    ck_assert_msg ((reply) && pmsg_type (reply) == (t), "expected %s, got %s", \
-                   pmsg_type_name (t), testclient_describe (reply))
-#define EXPECT_ERROR(reply, code) \
-    ck_assert_msg (testclient_error_code (reply) == (code), "expected ERROR %s, got %s", \
-                   perr_name (code), testclient_describe (reply))
-
-static testclient_t *
-s_agent (const char *id)
-{
-    testclient_t *client = testclient_new (testbroker_router (s_broker));
-    pmsg_t *welcome = testclient_hello (client, id);
-    EXPECT (welcome, PMSG_WELCOME);
-    pmsg_destroy (&welcome);
-    return client;
-}
 
 static pmsg_t *
 s_act (testclient_t *client, const char *action)
@@ -49,7 +33,7 @@ START_TEST (test_line_edges_and_coverage)
     const char *args [] = { "--world-size", "5", "--seed", "42", NULL };
     s_broker = testbroker_start (args);
     ck_assert_ptr_nonnull (s_broker);
-    testclient_t *a = s_agent ("A");
+    testclient_t *a = testcheck_agent (s_broker, "A");
     testsub_t *sub = testsub_new (testbroker_pub (s_broker), "world.");
     pmsg_t *obs = testclient_call0 (a, PMSG_PERCEIVE);
     EXPECT (obs, PMSG_OBSERVATION);
@@ -120,7 +104,7 @@ START_TEST (test_explored_event_and_reset)
     const char *args [] = { "--world-size", "3", "--seed", "7", NULL };
     s_broker = testbroker_start (args);
     ck_assert_ptr_nonnull (s_broker);
-    testclient_t *a = s_agent ("A");
+    testclient_t *a = testcheck_agent (s_broker, "A");
     testsub_t *sub = testsub_new (testbroker_pub (s_broker), "world.");
     testsub_t *probe = testsub_new (testbroker_pub (s_broker), "state.");
     //  Wait for the SUBs to join: state updates from a probe write.
@@ -193,7 +177,7 @@ START_TEST (test_grid_moves)
     const char *args [] = { "--grid", "3x2", "--seed", "1", NULL };
     s_broker = testbroker_start (args);
     ck_assert_ptr_nonnull (s_broker);
-    testclient_t *a = s_agent ("A");
+    testclient_t *a = testcheck_agent (s_broker, "A");
     pmsg_t *obs = testclient_call0 (a, PMSG_PERCEIVE);
     EXPECT (obs, PMSG_OBSERVATION);
     ck_assert_uint_eq (pmsg_uint (obs, "x", 9), 0);
@@ -221,8 +205,8 @@ START_TEST (test_two_agents_share_exploration)
     const char *args [] = { "--world-size", "6", NULL };
     s_broker = testbroker_start (args);
     ck_assert_ptr_nonnull (s_broker);
-    testclient_t *a = s_agent ("A");
-    testclient_t *b = s_agent ("B");
+    testclient_t *a = testcheck_agent (s_broker, "A");
+    testclient_t *b = testcheck_agent (s_broker, "B");
     pmsg_t *obs = testclient_call0 (a, PMSG_PERCEIVE);
     uint64_t after_a = pmsg_uint (obs, "explored", 0);
     pmsg_destroy (&obs);
@@ -292,7 +276,7 @@ START_TEST (test_act_step_idempotent)
     const char *args [] = { "--world-size", "6", "--seed", "7", NULL };
     s_broker = testbroker_start (args);
     ck_assert_ptr_nonnull (s_broker);
-    testclient_t *a = s_agent ("A");
+    testclient_t *a = testcheck_agent (s_broker, "A");
     ck_assert_uint_eq (s_position (a), 0);
     pmsg_t *first = s_act_step (a, "forward", 1);
     EXPECT (first, PMSG_OBSERVATION);
@@ -309,7 +293,7 @@ START_TEST (test_act_step_idempotent)
     pmsg_t *bye = testclient_call0 (a, PMSG_BYE);
     pmsg_destroy (&bye);
     testclient_destroy (&a);
-    a = s_agent ("A");
+    a = testcheck_agent (s_broker, "A");
     again = s_act_step (a, "forward", 1);
     EXPECT (again, PMSG_OBSERVATION);
     s_same_observation (first, again);

@@ -32,7 +32,7 @@ START_TEST (test_send_to_reserved_channel)
 {
     testbroker_t *broker = testbroker_start (NULL);
     ck_assert_msg (broker, "broker did not start");
-    testclient_t *a = testmail_agent (broker, "A");
+    testclient_t *a = testcheck_agent (broker, "A");
     pmsg_t *reply = testclient_send_one (a, "$broker", true, "hi");
     EXPECT (reply, PMSG_SENT);
     ck_assert_uint_eq (pmsg_uint (reply, "accepted", 99), 0);
@@ -50,8 +50,8 @@ START_TEST (test_idle_channels_reclaimed)
     const char *args [] = { "--max-channels", "2", NULL };
     testbroker_t *broker = testbroker_start (args);
     ck_assert_msg (broker, "broker did not start");
-    testclient_t *a = testmail_agent (broker, "A");
-    testclient_t *b = testmail_agent (broker, "B");
+    testclient_t *a = testcheck_agent (broker, "A");
+    testclient_t *b = testcheck_agent (broker, "B");
     //  Posts nobody listens to leave idle channels behind; they must not
     //  keep a new channel out.
     char name [32];
@@ -110,8 +110,8 @@ START_TEST (test_pending_skips_dropped_posts)
     const char *args [] = { "--overflow", "drop-oldest", "--max-channel", "2", NULL };
     testbroker_t *broker = testbroker_start (args);
     ck_assert_msg (broker, "broker did not start");
-    testclient_t *a = testmail_agent (broker, "A");
-    testclient_t *b = testmail_agent (broker, "B");
+    testclient_t *a = testcheck_agent (broker, "A");
+    testclient_t *b = testcheck_agent (broker, "B");
     testmail_listen (b, "one");
     testmail_listen (b, "two");
     ck_assert_uint_gt (testmail_send (a, "one", true, "x1"), 0);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "lib/testbroker.h"
+#include "lib/testcheck.h"
 #include "lib/testclient.h"
 #include "lib/testmail.h"
 #include "lib/testsuite.h"
@@ -63,8 +64,8 @@ START_TEST (test_resent_batch_posted_once)
 {
     testbroker_t *broker = testbroker_start (NULL);
     ck_assert_msg (broker, "broker did not start");
-    testclient_t *a = testmail_agent (broker, "A");
-    testclient_t *b = testmail_agent (broker, "B");
+    testclient_t *a = testcheck_agent (broker, "A");
+    testclient_t *b = testcheck_agent (broker, "B");
     char bodies [256];
 
     pmsg_t *first = s_send_batch (a, "B", "x", 2, true, 7);
@@ -98,7 +99,7 @@ START_TEST (test_resent_batch_posted_once)
     EXPECT (reply, PMSG_OK);
     pmsg_destroy (&reply);
     testclient_destroy (&a);
-    a = testmail_agent (broker, "A");
+    a = testcheck_agent (broker, "A");
     again = s_send_batch (a, "B", "y", 1, true, 8);
     s_same_sent (second, again);
     pmsg_destroy (&again);
@@ -132,8 +133,8 @@ START_TEST (test_resent_batch_with_errors)
     const char *args [] = { "--max-batch", "4", NULL };
     testbroker_t *broker = testbroker_start (args);
     ck_assert_msg (broker, "broker did not start");
-    testclient_t *a = testmail_agent (broker, "A");
-    testclient_t *b = testmail_agent (broker, "B");
+    testclient_t *a = testcheck_agent (broker, "A");
+    testclient_t *b = testcheck_agent (broker, "B");
     pmsg_t *first = s_send_batch (a, "nobody", "x", 2, true, 1);
     ck_assert_uint_eq (pmsg_uint (first, "accepted", 9), 0);
     ck_assert_uint_eq (testclient_array_size (first, "errors"), 2);
@@ -162,7 +163,7 @@ START_TEST (test_sent_errors_budget)
     //  list some errors and count the rest.
     testbroker_t *broker = testbroker_start (NULL);
     ck_assert_msg (broker, "broker did not start");
-    testclient_t *a = testmail_agent (broker, "A");
+    testclient_t *a = testcheck_agent (broker, "A");
     penc_t *enc = testclient_begin (a, PMSG_SEND, 1);
     penc_key (enc, "messages");
     msgpack_pack_array (penc_packer (enc), PROTO_MAX_BATCH);
@@ -202,28 +203,6 @@ START_TEST (test_sent_errors_budget)
 }
 END_TEST
 
-//  Waits until the tap carries frames: a HEARTBEAT from a warm-up client
-//  comes back on it (PUB/SUB joins asynchronously).
-static void
-s_tap_joined (testbroker_t *broker, testsub_t *tap)
-{
-    testclient_t *client = testclient_new (testbroker_router (broker));
-    pmsg_t *welcome = testclient_hello (client, "warmup");
-    EXPECT (welcome, PMSG_WELCOME);
-    pmsg_destroy (&welcome);
-    pmsg_t *event = NULL;
-    for (int tries = 0; !event; tries++) {
-        ck_assert_msg (tries < DEADLINE_MS / 100, "the tap never received a frame");
-        pmsg_t *reply = testclient_call0 (client, PMSG_HEARTBEAT);
-        pmsg_destroy (&reply);
-        event = testsub_recv (tap, NULL, 0, 100);
-    }
-    pmsg_destroy (&event);
-    testclient_destroy (&client);
-    while ((event = testsub_recv (tap, NULL, 0, 200)))
-        pmsg_destroy (&event);
-}
-
 START_TEST (test_agent_send_carries_batch)
 {
     //  The heuristic agent reports to "all" every step: each of its SENDs,
@@ -232,7 +211,7 @@ START_TEST (test_agent_send_carries_batch)
     ck_assert_msg (broker, "broker did not start");
     testsub_t *tap = testsub_new (testbroker_tap (broker), "");
     ck_assert_ptr_nonnull (tap);
-    s_tap_joined (broker, tap);
+    testcheck_tap_joined (broker, tap, DEADLINE_MS);
     const char *argv [] = { "parley-agent", "--broker", testbroker_router (broker),
                             "--id", "Sender", "--memory-dir", "none", "--max-steps", "6",
                             "--no-stop-when-explored", "--step-delay-ms", "50", NULL };

@@ -94,8 +94,8 @@ START_TEST (test_world_moves_with_full_state)
     const char *args [] = { "--max-state-bytes", "4096", NULL };
     testbroker_t *broker = testbroker_start (args);
     ck_assert_msg (broker, "broker did not start");
-    testclient_t *writer = testmail_agent (broker, "W");
-    testclient_t *a = testmail_agent (broker, "A");
+    testclient_t *writer = testcheck_agent (broker, "W");
+    testclient_t *a = testcheck_agent (broker, "A");
     pmsg_t *obs = testclient_call0 (a, PMSG_PERCEIVE);
     EXPECT (obs, PMSG_OBSERVATION);
     pmsg_destroy (&obs);
@@ -112,7 +112,7 @@ START_TEST (test_world_moves_with_full_state)
         ck_assert_int_eq (s_position_in_state (writer, "A"), position);
     }
     //  A new agent enters the world, and leaves it with BYE forget.
-    testclient_t *b = testmail_agent (broker, "B");
+    testclient_t *b = testcheck_agent (broker, "B");
     obs = testclient_call0 (b, PMSG_PERCEIVE);
     EXPECT (obs, PMSG_OBSERVATION);
     int64_t b_position = (int64_t) pmsg_uint (obs, "position", 0);
@@ -146,7 +146,7 @@ START_TEST (test_world_keys_outside_key_limit)
     const char *args [] = { "--max-state-keys", "2", NULL };
     testbroker_t *broker = testbroker_start (args);
     ck_assert_msg (broker, "broker did not start");
-    testclient_t *a = testmail_agent (broker, "A");
+    testclient_t *a = testcheck_agent (broker, "A");
     ck_assert_uint_eq (s_fill (a, 10), 2);
     pmsg_t *obs = s_act (a, "forward");
     EXPECT (obs, PMSG_OBSERVATION);

@@ -4,16 +4,6 @@
 
 #include "testmail.h"
 
-testclient_t *
-testmail_agent (testbroker_t *broker, const char *id)
-{
-    testclient_t *client = testclient_new (testbroker_router (broker));
-    pmsg_t *welcome = testclient_hello (client, id);
-    EXPECT (welcome, PMSG_WELCOME);
-    pmsg_destroy (&welcome);
-    return client;
-}
-
 uint64_t
 testmail_send (testclient_t *client, const char *to, bool channel, const char *body)
 {

@@ -1,7 +1,7 @@
 /*  testmail - helpers the broker's mail suites share (check_broker_mail,
-    check_broker_channels): an agent that has said HELLO, SEND of one
-    message, FETCH into a comma-joined list of bodies, a STATS counter,
-    LISTEN. Each helper fails the running Check test (ck_assert) when the
+    check_broker_channels): SEND of one message, FETCH into a comma-joined
+    list of bodies, a STATS counter, LISTEN (an agent that said HELLO is
+    testcheck_agent). Each helper fails the running Check test (ck_assert) when the
     broker answers something other than what it must, so tests read as the
     scenario they check.
 */
@@ -15,16 +15,8 @@
 #include "pmsg.h"
 #include "testbroker.h"
 #include "testclient.h"
+#include "testcheck.h"
 
-#define EXPECT(reply, t) \
-    ck_assert_msg ((reply) && pmsg_type (reply) == (t), "expected %s, got %s", \
-                   pmsg_type_name (t), testclient_describe (reply))
-#define EXPECT_ERROR(reply, code) \
-    ck_assert_msg (testclient_error_code (reply) == (code), "expected ERROR %s, got %s", \
-                   perr_name (code), testclient_describe (reply))
-
-//  A client that said HELLO as `id` (WELCOME checked).
-testclient_t *testmail_agent (testbroker_t *broker, const char *id);
 //  Sends one message; returns its seq (0 if rejected).
 uint64_t testmail_send (testclient_t *client, const char *to, bool channel, const char *body);
 //  FETCH (plain, or `stream: true`); writes the bodies joined by ',' into

@@ -1,0 +1,56 @@
+/*  testcheck - shared Check-asserting setup of the broker suites. See
+    testcheck.h. */
+#include "testcheck.h"
+
+testbroker_t *
+testcheck_start (const char *const *args)
+{
+    testbroker_t *broker = testbroker_start (args);
+    ck_assert_msg (broker, "broker did not start");
+    return broker;
+}
+
+void
+testcheck_stop (testbroker_t **broker_p)
+{
+    ck_assert_int_eq (testbroker_stop (broker_p), 0);
+}
+
+testclient_t *
+testcheck_agent (testbroker_t *broker, const char *id)
+{
+    testclient_t *client = testclient_new (testbroker_router (broker));
+    ck_assert_ptr_nonnull (client);
+    pmsg_t *welcome = testclient_hello (client, id);
+    EXPECT (welcome, PMSG_WELCOME);
+    pmsg_destroy (&welcome);
+    return client;
+}
+
+const msgpack_object *
+testcheck_find_agent (const pmsg_t *list, const char *id)
+{
+    for (size_t i = 0; i < testclient_array_size (list, "agents"); i++) {
+        const msgpack_object *info = testclient_array_at (list, "agents", i);
+        if (pobj_streq (pobj_get (info, "agent"), id))
+            return info;
+    }
+    return NULL;
+}
+
+void
+testcheck_tap_joined (testbroker_t *broker, testsub_t *tap, int deadline_ms)
+{
+    testclient_t *client = testcheck_agent (broker, "warmup");
+    pmsg_t *event = NULL;
+    for (int tries = 0; !event; tries++) {
+        ck_assert_msg (tries < deadline_ms / 100, "the tap never received a frame");
+        pmsg_t *reply = testclient_call0 (client, PMSG_HEARTBEAT);
+        pmsg_destroy (&reply);
+        event = testsub_recv (tap, NULL, 0, 100);
+    }
+    pmsg_destroy (&event);
+    testclient_destroy (&client);
+    while ((event = testsub_recv (tap, NULL, 0, 200)))
+        pmsg_destroy (&event);
+}
