@@ -278,6 +278,25 @@ s_add_positional (pconfig_t *self, const char *arg, int argc)
     self->positional_count++;
 }
 
+//  A flag that takes a value: the one given inline ("--name=v", "-xv") or
+//  else the next entry. Returns the entries consumed beyond the flag.
+static int
+s_set_value (pconfig_t *self, pconfig_slot_t *slot, const char *where,
+             const char *inline_value, const char *next)
+{
+    if (inline_value) {
+        s_set (self, slot, inline_value, where, SRC_FLAG);
+        return 0;
+    }
+    if (!next) {
+        s_fail (self, "%s needs a value (%s)", where,
+                slot->opt->metavar ? slot->opt->metavar : "VALUE");
+        return 0;
+    }
+    s_set (self, slot, next, where, SRC_FLAG);
+    return 1;
+}
+
 //  One "--name", "--name=value", "--no-name" or "--name value".
 //  Returns the number of extra argv entries consumed (0 or 1).
 static int
@@ -314,17 +333,7 @@ s_parse_long (pconfig_t *self, const char *arg, const char *next)
         s_set (self, slot, eq ? eq + 1 : "true", where, SRC_FLAG);
         return 0;
     }
-    if (eq) {
-        s_set (self, slot, eq + 1, where, SRC_FLAG);
-        return 0;
-    }
-    if (!next) {
-        s_fail (self, "%s needs a value (%s)", where,
-                slot->opt->metavar ? slot->opt->metavar : "VALUE");
-        return 0;
-    }
-    s_set (self, slot, next, where, SRC_FLAG);
-    return 1;
+    return s_set_value (self, slot, where, eq ? eq + 1 : NULL, next);
 }
 
 //  One "-x", "-x value" or "-xvalue". Returns extra entries consumed.
@@ -344,17 +353,7 @@ s_parse_short (pconfig_t *self, const char *arg, const char *next)
             s_set (self, slot, "true", where, SRC_FLAG);
         return 0;
     }
-    if (arg [1]) {
-        s_set (self, slot, arg + 1, where, SRC_FLAG);
-        return 0;
-    }
-    if (!next) {
-        s_fail (self, "%s needs a value (%s)", where,
-                slot->opt->metavar ? slot->opt->metavar : "VALUE");
-        return 0;
-    }
-    s_set (self, slot, next, where, SRC_FLAG);
-    return 1;
+    return s_set_value (self, slot, where, arg [1] ? arg + 1 : NULL, next);
 }
 
 static void
