@@ -26,8 +26,8 @@ batch_free (batch_t *batch)
     free (batch->raw);
 }
 
-static int
-batch_alloc (batch_t *batch, size_t count, bool raw)
+static perr_t
+batch_alloc (batch_t *batch, size_t count, bool raw, char *why, size_t why_size)
 {
     memset (batch, 0, sizeof (*batch));
     batch->count = count;
@@ -38,7 +38,10 @@ batch_alloc (batch_t *batch, size_t count, bool raw)
         for (size_t i = 0; batch->raw && i < count; i++)
             msgpack_unpacked_init (&batch->raw [i]);
     }
-    return batch->ops && batch->keys && (!raw || batch->raw)? 0: -1;
+    if (batch->ops && batch->keys && (!raw || batch->raw))
+        return PERR_NONE;
+    snprintf (why, why_size, "out of memory");
+    return PERR_INTERNAL;
 }
 
 //  1..PROTO_MAX_KEY bytes of valid UTF-8 without NUL.
@@ -154,6 +157,21 @@ finish (state_t *self, perr_t rc, size_t index, state_result_t *result,
     return rc;
 }
 
+//  The end of both entry points: pass 2 if pass 1 (rc) went well, else the
+//  rejection of the op it stopped at (`parsed` ops were looked at); frees
+//  the batch either way.
+static perr_t
+batch_apply (state_t *self, batch_t *batch, perr_t rc, size_t parsed,
+             state_result_t *result, char *why, size_t why_size)
+{
+    if (rc)
+        rc = finish (self, rc, parsed? parsed - 1: 0, result, why, why_size);
+    else
+        rc = state_run (self, batch->ops, batch->count, result, why, why_size);
+    batch_free (batch);
+    return rc;
+}
+
 perr_t
 state_apply (state_t *self, const msgpack_object *ops, state_result_t *result,
              char *why, size_t why_size)
@@ -173,21 +191,12 @@ state_apply (state_t *self, const msgpack_object *ops, state_result_t *result,
     }
     size_t count = ops->via.array.size;
     batch_t batch;
-    perr_t rc = PERR_NONE;
+    perr_t rc = batch_alloc (&batch, count, false, why, why_size);
     size_t i = 0;
-    if (batch_alloc (&batch, count, false)) {
-        snprintf (why, why_size, "out of memory");
-        rc = PERR_INTERNAL;
-    }
     for (i = 0; i < count && !rc; i++)
         rc = parse_one (self, &ops->via.array.ptr [i], &batch.ops [i],
                         batch.keys + i * (PROTO_MAX_KEY + 1), why, why_size);
-    if (rc)
-        rc = finish (self, rc, i? i - 1: 0, result, why, why_size);
-    else
-        rc = state_run (self, batch.ops, count, result, why, why_size);
-    batch_free (&batch);
-    return rc;
+    return batch_apply (self, &batch, rc, i, result, why, why_size);
 }
 
 static perr_t
@@ -237,19 +246,10 @@ state_apply_raw (state_t *self, const state_raw_op_t *ops, size_t count,
         return finish (self, PERR_BAD_FIELD, 0, result, why, why_size);
     }
     batch_t batch;
-    perr_t rc = PERR_NONE;
+    perr_t rc = batch_alloc (&batch, count, true, why, why_size);
     size_t i = 0;
-    if (batch_alloc (&batch, count, true)) {
-        snprintf (why, why_size, "out of memory");
-        rc = PERR_INTERNAL;
-    }
     for (i = 0; i < count && !rc; i++)
         rc = parse_raw (&ops [i], &batch.ops [i], &batch.raw [i],
                         batch.keys + i * (PROTO_MAX_KEY + 1), why, why_size);
-    if (rc)
-        rc = finish (self, rc, i? i - 1: 0, result, why, why_size);
-    else
-        rc = state_run (self, batch.ops, count, result, why, why_size);
-    batch_free (&batch);
-    return rc;
+    return batch_apply (self, &batch, rc, i, result, why, why_size);
 }
