@@ -11,6 +11,7 @@
     the new records + fdatasync.
 */
 #include "vmemory_log.h"
+#include "vmemory_record.h"
 #include "vmemory_file.h"
 #include "vmemory.h"             //  limits
 
@@ -30,13 +31,6 @@
 
 #include "plog.h"
 
-#define S_MAGIC "PMEMLOG"       //  8 bytes with its NUL
-#define S_VERSION 1
-//  magic 8, version 4, dim 4, log id 8, factory length 4, factory 64, fnv 8
-#define S_HEADER_SIZE 100
-//  length 4, seq 8, batch 8 | text | vector | fnv 8
-#define S_RECORD_FIXED 28
-#define S_TEXT_AT 20
 #define S_BATCH 1024            //  vectors per faiss add at load
 
 struct _vmemory_log_t {
@@ -55,12 +49,6 @@ struct _vmemory_log_t {
     uint64_t prev_last_fnv;     //  pending_last_fnv before it
     bool staged;                //  lives as memory.log.tmp until published
 };
-
-static uint64_t
-s_record_size (const vmemory_log_t *self, uint32_t len)
-{
-    return S_RECORD_FIXED + (uint64_t) len + 4 * (uint64_t) self->dim;
-}
 
 vmemory_log_t *
 vmemory_log_new_staged (const char *dir, int dim, const char *factory)
@@ -103,117 +91,6 @@ vmemory_log_destroy (vmemory_log_t **self_p)
     free (self->dir);
     free (self);
     *self_p = NULL;
-}
-
-static void
-s_encode_header (const vmemory_log_t *self, unsigned char *p)
-{
-    memset (p, 0, S_HEADER_SIZE);
-    memcpy (p, S_MAGIC, 8);
-    vmemory_file_put32 (p + 8, S_VERSION);
-    vmemory_file_put32 (p + 12, (uint32_t) self->dim);
-    vmemory_file_put64 (p + 16, self->log_id);
-    size_t flen = strlen (self->factory);
-    vmemory_file_put32 (p + 24, (uint32_t) flen);
-    memcpy (p + 28, self->factory, flen);
-    vmemory_file_put64 (p + 92, vmemory_file_fnv (VMEMORY_FILE_FNV_INIT, p, 92));
-}
-
-static int
-s_decode_header (vmemory_log_t *self, const unsigned char *p, int dim, char *why, size_t why_size)
-{
-    if (memcmp (p, S_MAGIC, 8) != 0) {
-        snprintf (why, why_size, "not a Parley memory log (bad magic)");
-        return -1;
-    }
-    if (vmemory_file_get64 (p + 92) != vmemory_file_fnv (VMEMORY_FILE_FNV_INIT, p, 92)) {
-        snprintf (why, why_size, "header checksum mismatch (corrupt file)");
-        return -1;
-    }
-    uint32_t version = vmemory_file_get32 (p + 8);
-    uint32_t file_dim = vmemory_file_get32 (p + 12);
-    uint32_t flen = vmemory_file_get32 (p + 24);
-    if (version != S_VERSION) {
-        snprintf (why, why_size, "unsupported memory log version %u", version);
-        return -1;
-    }
-    if (file_dim != (uint32_t) dim) {
-        snprintf (why, why_size, "holds vectors of dimension %u but the embedder gives %d",
-                  file_dim, dim);
-        return -1;
-    }
-    if (flen == 0 || flen > VMEMORY_FILE_FACTORY_MAX) {
-        snprintf (why, why_size, "invalid factory string length %u", flen);
-        return -1;
-    }
-    self->log_id = vmemory_file_get64 (p + 16);
-    memcpy (self->factory, p + 28, flen);
-    self->factory [flen] = 0;
-    return 0;
-}
-
-//  Checks the record at `off`: 0 with its text length and checksum, or -1
-//  with `why`. Lengths are checked against the file size first.
-static int
-s_check_record (const vmemory_log_t *self, const unsigned char *base, uint64_t size,
-                uint64_t off, uint64_t seq, uint32_t *len_p, uint64_t *fnv_p, const char **why)
-{
-    if (size - off < S_RECORD_FIXED) {
-        *why = "the file ends inside its header";
-        return -1;
-    }
-    uint32_t len = vmemory_file_get32 (base + off);
-    if (len > VMEMORY_MAX_TEXT_LIMIT) {
-        *why = "its length is over the text limit";
-        return -1;
-    }
-    uint64_t record = s_record_size (self, len);
-    if (record > size - off) {
-        *why = "the file ends before the record does";
-        return -1;
-    }
-    uint64_t fnv = vmemory_file_get64 (base + off + record - 8);
-    if (vmemory_file_fnv (VMEMORY_FILE_FNV_INIT, base + off, record - 8) != fnv) {
-        *why = "checksum mismatch";
-        return -1;
-    }
-    if (vmemory_file_get64 (base + off + 4) != seq) {
-        *why = "out of sequence (records reordered or duplicated)";
-        return -1;
-    }
-    *len_p = len;
-    *fnv_p = fnv;
-    return 0;
-}
-
-//  True if a valid record of a LATER save than record `bad` starts
-//  anywhere after `off`: that save came after the bad record's save was
-//  fdatasynced, so the bad record is not a torn tail. Valid records of the
-//  bad record's own save may follow it (the kernel writes the pages of an
-//  unfinished append in any order): still a torn tail. Byte by byte, but
-//  a candidate must have a plausible length, sequence and batch number
-//  before its checksum is computed, so this is cheap.
-static bool
-s_valid_record_follows (const vmemory_log_t *self, const unsigned char *base, uint64_t size,
-                        uint64_t off, uint64_t bad)
-{
-    uint64_t min_record = s_record_size (self, 0);
-    uint64_t max_seq = bad + (size - off) / min_record;
-    for (uint64_t p = off + 1; p + min_record <= size; p++) {
-        uint32_t len = vmemory_file_get32 (base + p);
-        uint64_t seq = vmemory_file_get64 (base + p + 4);
-        uint64_t batch = vmemory_file_get64 (base + p + 12);
-        if (len > VMEMORY_MAX_TEXT_LIMIT || seq <= bad || seq > max_seq
-        ||  batch <= bad || batch > seq
-        ||  s_record_size (self, len) > size - p)
-            continue;
-        uint32_t len2;
-        uint64_t fnv;
-        const char *why;
-        if (s_check_record (self, base, size, p, seq, &len2, &fnv, &why) == 0)
-            return true;
-    }
-    return false;
 }
 
 //  Copies the torn tail [off, size) aside, then truncates the log at off.
@@ -277,13 +154,13 @@ s_scan (vmemory_log_t *self, const unsigned char *base, uint64_t size, size_t ma
         vmemory_log_scan_t *scan, char *err, size_t err_size)
 {
     size_t cap = 0;
-    uint64_t off = S_HEADER_SIZE;
+    uint64_t off = VMEMORY_RECORD_HEADER_SIZE;
     while (off < size) {
         uint32_t len;
         uint64_t fnv;
         const char *why;
-        if (s_check_record (self, base, size, off, self->count, &len, &fnv, &why) != 0) {
-            if (s_valid_record_follows (self, base, size, off, self->count)) {
+        if (vmemory_record_check (self->dim, base, size, off, self->count, &len, &fnv, &why) != 0) {
+            if (vmemory_record_follows (self->dim, base, size, off, self->count)) {
                 snprintf (err, err_size, "memory log %s/%s: record %llu at offset %llu: %s, "
                           "and valid records follow it: the log is corrupt in the middle",
                           self->dir, VMEMORY_FILE_LOG, (unsigned long long) self->count,
@@ -300,7 +177,7 @@ s_scan (vmemory_log_t *self, const unsigned char *base, uint64_t size, size_t ma
                       self->dir, VMEMORY_FILE_LOG, max_entries);
             return -1;
         }
-        if (s_push_text (scan, &cap, base + off + S_TEXT_AT, len) != 0) {
+        if (s_push_text (scan, &cap, base + off + VMEMORY_RECORD_TEXT_AT, len) != 0) {
             snprintf (err, err_size, "out of memory loading %s", self->dir);
             return -1;
         }
@@ -308,7 +185,7 @@ s_scan (vmemory_log_t *self, const unsigned char *base, uint64_t size, size_t ma
             scan->want_fnv = fnv;
         self->last_fnv = fnv;
         self->count++;
-        off += s_record_size (self, len);
+        off += vmemory_record_size (self->dim, len);
     }
     self->size = off;
     return 0;
@@ -377,12 +254,13 @@ vmemory_log_load (const char *dir, int dim, size_t max_entries, vmemory_log_t **
     }
     if (s_map (self, &base, &size, err, err_size) != 0)
         goto fail;
-    if (size < S_HEADER_SIZE) {
+    if (size < VMEMORY_RECORD_HEADER_SIZE) {
         snprintf (err, err_size, "memory log %s/%s: truncated (shorter than its header)", dir,
                   VMEMORY_FILE_LOG);
         goto fail;
     }
-    if (s_decode_header (self, base, dim, why, sizeof why) != 0) {
+    if (vmemory_record_decode_header (base, dim, &self->log_id, self->factory, why,
+                                      sizeof why) != 0) {
         snprintf (err, err_size, "memory log %s/%s: %s", dir, VMEMORY_FILE_LOG, why);
         goto fail;
     }
@@ -397,16 +275,6 @@ fail:
     vmemory_log_scan_free (scan);
     vmemory_log_destroy (&self);
     return -1;
-}
-
-//  Decodes dim little-endian floats.
-static void
-s_get_vector (const unsigned char *p, int dim, float *out)
-{
-    for (int i = 0; i < dim; i++) {
-        uint32_t bits = vmemory_file_get32 (p + 4 * i);
-        memcpy (out + i, &bits, 4);
-    }
 }
 
 int
@@ -427,11 +295,11 @@ vmemory_log_add_vectors (vmemory_log_t *self, uint64_t from, FaissIndex *index,
         goto done;
     }
     //  The records were checked by the scan; this walk only re-reads them.
-    uint64_t off = S_HEADER_SIZE, in_batch = 0;
+    uint64_t off = VMEMORY_RECORD_HEADER_SIZE, in_batch = 0;
     for (uint64_t i = 0; i < self->count; i++) {
         uint32_t len = vmemory_file_get32 (base + off);
         if (i >= from)
-            s_get_vector (base + off + S_TEXT_AT + len, self->dim, batch + in_batch++ * (size_t) self->dim);
+            vmemory_record_vector (base + off, self->dim, batch + in_batch++ * (size_t) self->dim);
         if (in_batch == S_BATCH || (i + 1 == self->count && in_batch)) {
             if (faiss_Index_add (index, (faiss_idx_t) in_batch, batch) != 0) {
                 snprintf (err, err_size, "FAISS add failed: %s", faiss_get_last_error ());
@@ -439,7 +307,7 @@ vmemory_log_add_vectors (vmemory_log_t *self, uint64_t from, FaissIndex *index,
             }
             in_batch = 0;
         }
-        off += s_record_size (self, len);
+        off += vmemory_record_size (self->dim, len);
     }
     rc = 0;
 done:
@@ -455,7 +323,7 @@ vmemory_log_append (vmemory_log_t *self, const char *text, size_t len, const flo
 {
     assert (self && text && vec);
     assert (len <= VMEMORY_MAX_TEXT_LIMIT);
-    size_t record = (size_t) s_record_size (self, (uint32_t) len);
+    size_t record = (size_t) vmemory_record_size (self->dim, (uint32_t) len);
     if (self->pending_len + record > self->pending_cap) {
         size_t cap = self->pending_cap ? self->pending_cap : 4096;
         while (cap < self->pending_len + record)
@@ -468,18 +336,10 @@ vmemory_log_append (vmemory_log_t *self, const char *text, size_t len, const flo
         self->pending = pending;
         self->pending_cap = cap;
     }
-    unsigned char *p = self->pending + self->pending_len;
-    vmemory_file_put32 (p, (uint32_t) len);
-    vmemory_file_put64 (p + 4, self->count + self->pending_count);
-    vmemory_file_put64 (p + 12, self->count);      //  this save's first record
-    memcpy (p + S_TEXT_AT, text, len);
-    for (int i = 0; i < self->dim; i++) {
-        uint32_t bits;
-        memcpy (&bits, vec + i, 4);
-        vmemory_file_put32 (p + S_TEXT_AT + len + 4 * i, bits);
-    }
-    uint64_t fnv = vmemory_file_fnv (VMEMORY_FILE_FNV_INIT, p, record - 8);
-    vmemory_file_put64 (p + record - 8, fnv);
+    //  The batch number is this save's first record.
+    uint64_t fnv = vmemory_record_encode (self->pending + self->pending_len, self->dim,
+                                          self->count + self->pending_count, self->count,
+                                          text, len, vec);
     self->pending_len += record;
     self->pending_count++;
     self->prev_last_fnv = self->pending_last_fnv;
@@ -531,13 +391,14 @@ vmemory_log_publish (vmemory_log_t *self, char *err, size_t err_size)
 static int
 s_create_file (vmemory_log_t *self, char *err, size_t err_size)
 {
-    unsigned char header [S_HEADER_SIZE];
-    s_encode_header (self, header);
+    unsigned char header [VMEMORY_RECORD_HEADER_SIZE];
+    vmemory_record_encode_header (header, self->dim, self->log_id, self->factory);
     char *tmp = NULL, *path = vmemory_file_path (self->dir, VMEMORY_FILE_LOG);
     int fd = path ? vmemory_file_create (self->dir, VMEMORY_FILE_LOG ".tmp", &tmp) : -1;
     if (fd < 0
-    ||  vmemory_file_write_all (fd, header, S_HEADER_SIZE, 0) != 0
-    ||  vmemory_file_write_all (fd, self->pending, self->pending_len, S_HEADER_SIZE) != 0
+    ||  vmemory_file_write_all (fd, header, VMEMORY_RECORD_HEADER_SIZE, 0) != 0
+    ||  vmemory_file_write_all (fd, self->pending, self->pending_len,
+                                VMEMORY_RECORD_HEADER_SIZE) != 0
     ||  fdatasync (fd) != 0) {
         snprintf (err, err_size, "cannot create %s/%s: %s", self->dir, VMEMORY_FILE_LOG,
                   strerror (errno));
@@ -552,7 +413,7 @@ s_create_file (vmemory_log_t *self, char *err, size_t err_size)
     free (tmp);
     free (path);
     self->fd = fd;
-    self->size = S_HEADER_SIZE + self->pending_len;
+    self->size = VMEMORY_RECORD_HEADER_SIZE + self->pending_len;
     return self->staged ? 0 : s_publish (self, err, err_size);
 }
 
