@@ -64,8 +64,8 @@ s_agent_destroy (agent_t **agent_p)
         zlistx_destroy (&agent->caps);
         zlistx_destroy (&agent->channels);
         mailbox_destroy (&agent->inbox);
-        free (agent->act_obs);
-        free (agent->sent_reply);
+        replay_forget (&agent->act_replay);
+        replay_forget (&agent->send_replay);
         free (agent);
         *agent_p = NULL;
     }
@@ -204,46 +204,6 @@ agents_remove (agents_t *self, agent_t **agent_p)
     self->all [self->count] = NULL;
     zhashx_delete (self->by_id, agent->id);     //  destroys the record
     *agent_p = NULL;
-}
-
-bool
-agents_set_act (agent_t *agent, uint64_t step, const void *data, size_t size)
-{
-    assert (agent);
-    free (agent->act_obs);
-    agent->act_obs = NULL;
-    agent->act_obs_size = 0;
-    agent->act_step = 0;
-    if (!data)
-        return true;
-    agent->act_obs = malloc (size);
-    if (!agent->act_obs)
-        return false;
-    memcpy (agent->act_obs, data, size);
-    agent->act_obs_size = size;
-    agent->act_step = step;
-    return true;
-}
-
-bool
-agents_set_sent (agent_t *agent, uint64_t batch, size_t fields, const void *data, size_t size)
-{
-    assert (agent);
-    free (agent->sent_reply);
-    agent->sent_reply = NULL;
-    agent->sent_reply_size = 0;
-    agent->sent_fields = 0;
-    agent->sent_batch = 0;
-    if (!data)
-        return true;
-    agent->sent_reply = malloc (size);
-    if (!agent->sent_reply)
-        return false;
-    memcpy (agent->sent_reply, data, size);
-    agent->sent_reply_size = size;
-    agent->sent_fields = fields;
-    agent->sent_batch = batch;
-    return true;
 }
 
 void

@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include "pmsg.h"
 #include "mailbox.h"
+#include "replay.h"
 
 //  A ROUTER routing id: at most 255 bytes (libzmq's rule).
 typedef struct {
@@ -48,23 +49,12 @@ struct _agent_t {
     size_t index;               //  position in the registry's dense array
     bool wake_pending;          //  a MAIL_READY is due at the end of this turn
     uint64_t wake_seq;          //  newest seq queued for it
-    //  Idempotent ACT: the `step` of the last ACT that carried one and the
-    //  OBSERVATION fields it was answered with (encoded, without the
-    //  envelope), so a retried ACT gets the same answer without a second
-    //  move. NULL when there is none (no step yet, a step-less ACT, a
-    //  world reset).
-    uint64_t act_step;
-    uint8_t *act_obs;
-    size_t act_obs_size;
-    //  Idempotent SEND, the same idea: the `batch` id of the last SEND
-    //  that carried one and its SENT fields (encoded, without the
-    //  envelope; sent_fields pairs), so a resent SEND is answered without
-    //  posting again. NULL when there is none (no batch yet, a SEND
+    //  Idempotent ACT and SEND (replay.h): the OBSERVATION answering the
+    //  last ACT `step` (forgotten by a step-less ACT and a world reset),
+    //  and the SENT answering the last SEND `batch` (forgotten by a SEND
     //  without one).
-    uint64_t sent_batch;
-    uint8_t *sent_reply;
-    size_t sent_reply_size;
-    size_t sent_fields;
+    replay_t act_replay;
+    replay_t send_replay;
 };
 
 typedef struct _agents_t agents_t;
@@ -84,13 +74,6 @@ void agents_detach (agents_t *self, agent_t *agent);
 //  Removes the registration; its inbox must be empty and its channel list
 //  too (the mailroom empties them first).
 void agents_remove (agents_t *self, agent_t **agent_p);
-//  Remembers (a copy of) the OBSERVATION fields answering ACT `step`;
-//  data NULL forgets. False when memory runs out (then nothing is kept).
-bool agents_set_act (agent_t *agent, uint64_t step, const void *data, size_t size);
-//  Remembers (a copy of) the `fields` SENT fields answering SEND `batch`;
-//  data NULL forgets. False when memory runs out (then nothing is kept).
-bool agents_set_sent (agent_t *agent, uint64_t batch, size_t fields,
-                      const void *data, size_t size);
 //  Replaces the capability list with the strings of a msgpack array (may be NULL).
 void agents_set_caps (agent_t *agent, const char *const *caps, const size_t *lens, size_t count);
 

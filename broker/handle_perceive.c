@@ -29,12 +29,10 @@ s_reply (broker_t *self, request_t *req, perr_t err, const world_obs_t *obs,
     penc_begin (&self->reply, PMSG_OBSERVATION, req->id, WORLD_OBSERVATION_FIELDS);
     size_t head = penc_size (&self->reply);
     world_encode_observation (obs, &self->reply);
-    if (step) {
-        const uint8_t *data = penc_data (&self->reply);
-        if (!agents_set_act (req->agent, *step, data + head, penc_size (&self->reply) - head))
-            plog_warn ("no memory to keep ACT step %llu of %s: a retry would move again",
-                       (unsigned long long) *step, req->agent->id);
-    }
+    if (step && !replay_keep (&req->agent->act_replay, *step, &self->reply, head,
+                              WORLD_OBSERVATION_FIELDS))
+        plog_warn ("no memory to keep ACT step %llu of %s: a retry would move again",
+                   (unsigned long long) *step, req->agent->id);
 }
 
 void
@@ -61,14 +59,11 @@ handle_act (broker_t *self, request_t *req)
     }
     const msgpack_object *step_field = pmsg_field (req->msg, "step");
     uint64_t step = pmsg_uint (req->msg, "step", 0);
-    if (step_field && agent->act_obs && agent->act_step == step) {
-        //  A retry: the same answer, no second move.
-        penc_begin (&self->reply, PMSG_OBSERVATION, req->id, WORLD_OBSERVATION_FIELDS);
-        penc_raw (&self->reply, agent->act_obs, agent->act_obs_size);
-        return;
-    }
+    if (step_field
+    &&  replay_answer (&agent->act_replay, step, PMSG_OBSERVATION, req->id, &self->reply))
+        return;                 //  a retry: the same answer, no second move
     if (!step_field)
-        agents_set_act (agent, 0, NULL, 0);
+        replay_forget (&agent->act_replay);
     uint64_t before = state_seq (self->state);
     perr_t err = world_act (self->world, agent->id, action, len, &obs, why, sizeof why);
     s_reply (self, req, err, &obs, why, before, step_field ? &step : NULL);

@@ -201,21 +201,17 @@ handle_send (broker_t *self, request_t *req)
     agent_t *agent = req->agent;
     const msgpack_object *batch_field = pmsg_field (req->msg, "batch");
     uint64_t batch = pmsg_uint (req->msg, "batch", 0);
-    if (batch_field && agent->sent_reply && agent->sent_batch == batch) {
-        //  A resend (its SENT was lost, or came too late): the same answer,
-        //  nothing posted a second time.
-        penc_begin (&self->reply, PMSG_SENT, req->id, agent->sent_fields);
-        penc_raw (&self->reply, agent->sent_reply, agent->sent_reply_size);
+    //  A resend (its SENT was lost, or came too late) gets the same
+    //  answer, and nothing is posted a second time.
+    if (batch_field
+    &&  replay_answer (&agent->send_replay, batch, PMSG_SENT, req->id, &self->reply))
         return;
-    }
     size_t fields;
     size_t head = s_post_all (self, req, items, &fields);
     if (!batch_field)
-        agents_set_sent (agent, 0, 0, NULL, 0);
-    else {
-        const uint8_t *data = penc_data (&self->reply);
-        if (!agents_set_sent (agent, batch, fields, data + head, penc_size (&self->reply) - head))
-            plog_warn ("no memory to keep SEND batch %llu of %s: a resend would post again",
-                       (unsigned long long) batch, agent->id);
-    }
+        replay_forget (&agent->send_replay);
+    else
+    if (!replay_keep (&agent->send_replay, batch, &self->reply, head, fields))
+        plog_warn ("no memory to keep SEND batch %llu of %s: a resend would post again",
+                   (unsigned long long) batch, agent->id);
 }

@@ -21,7 +21,7 @@ handle_world_reset (broker_t *self, request_t *req)
     //  Remembered ACT answers describe the old world: a retry after a
     //  reset moves in the new one.
     for (size_t i = 0; i < agents_size (self->agents); i++)
-        agents_set_act (agents_at (self->agents, i), 0, NULL, 0);
+        replay_forget (&agents_at (self->agents, i)->act_replay);
     plog_info ("world reset by %s (seed %llu)", req->agent->id, (unsigned long long) seed);
     publish_state_changes (self, before);
     publish_world_event (self, "reset");

@@ -1,0 +1,40 @@
+/*  replay - the remembered answer to an agent's last keyed request.
+
+    Idempotent requests (ACT with `step`, SEND with `batch`, PROTOCOL.md)
+    work the same way: the broker keeps the encoded fields of the reply to
+    the last request that carried a key, and a request repeating that key is
+    answered from them, with its own request id, instead of acting again.
+    One slot per request kind per agent: a retry is only ever of the latest
+    request, so nothing older is worth keeping.
+
+    A replay_t is a plain struct embedded in the agent record; zero means
+    "nothing remembered". replay_forget releases what it holds.
+*/
+#ifndef PARLEY_REPLAY_H
+#define PARLEY_REPLAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pmsg.h"
+
+typedef struct {
+    uint64_t key;               //  the step or batch id answered
+    size_t fields;              //  key/value pairs in data
+    uint8_t *data;              //  encoded fields, without the envelope; NULL: none
+    size_t size;
+} replay_t;
+
+//  Remembers the reply being built in `reply`: the bytes after offset
+//  `head` (where the envelope ends), holding `fields` pairs. False when
+//  memory runs out; then nothing is remembered.
+bool replay_keep (replay_t *self, uint64_t key, const penc_t *reply, size_t head,
+                  size_t fields);
+//  If `key` is the one remembered, writes the remembered answer as a
+//  `type` reply with request id `id` into `reply` and returns true.
+bool replay_answer (const replay_t *self, uint64_t key, pmsg_type_t type, uint64_t id,
+                    penc_t *reply);
+void replay_forget (replay_t *self);
+
+#endif
