@@ -307,24 +307,6 @@ agent_steps (agent_t *self)
     return self->shared.step;
 }
 
-uint64_t
-agent_messages_sent (agent_t *self)
-{
-    return self->shared.msgs_sent;
-}
-
-uint64_t
-agent_messages_received (agent_t *self)
-{
-    return self->shared.msgs_received;
-}
-
-double
-agent_coverage (agent_t *self)
-{
-    return conn_world_view (self->shared.world)->coverage;
-}
-
 const char *
 agent_end_reason (agent_t *self)
 {

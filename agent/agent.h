@@ -53,9 +53,6 @@ void agent_summary (agent_t *self, FILE *out);
 
 //  For tests: what the run did.
 uint64_t agent_steps (agent_t *self);
-uint64_t agent_messages_sent (agent_t *self);
-uint64_t agent_messages_received (agent_t *self);
-double agent_coverage (agent_t *self);
 const char *agent_end_reason (agent_t *self);
 
 #endif

@@ -278,18 +278,6 @@ brokerlink_listen (brokerlink_t *self, const char *channel, char *err, size_t er
     return rc;
 }
 
-size_t
-brokerlink_channel_count (brokerlink_t *self)
-{
-    return self->channel_count;
-}
-
-const char *
-brokerlink_channel_at (brokerlink_t *self, size_t index)
-{
-    return index < self->channel_count? self->channels[index]: NULL;
-}
-
 static void
 s_drain_events (brokerlink_t *self)
 {
@@ -419,12 +407,6 @@ brokerlink_bye (brokerlink_t *self)
     pmsg_destroy (&reply);
     self->request_ms = saved;
     brokerlink_close_dealer (self);
-}
-
-const char *
-brokerlink_agent_id (brokerlink_t *self)
-{
-    return self->agent;
 }
 
 const brokerlink_welcome_t *

@@ -114,8 +114,6 @@ pmsg_t *brokerlink_simple (brokerlink_t *self, pmsg_type_t type, char *err, size
 
 //  LISTEN to a channel and remember it for re-HELLOs. 0 ok, -1 on error.
 int brokerlink_listen (brokerlink_t *self, const char *channel, char *err, size_t err_size);
-size_t brokerlink_channel_count (brokerlink_t *self);
-const char *brokerlink_channel_at (brokerlink_t *self, size_t index);
 
 //  Waits up to `ms` for events, sending a HEARTBEAT when one is due.
 //  Returns true if mail was announced (during this or an earlier wait and
@@ -135,7 +133,6 @@ void brokerlink_keepalive (brokerlink_t *self);
 //  Says BYE (mail stays queued); best effort, short timeout.
 void brokerlink_bye (brokerlink_t *self);
 
-const char *brokerlink_agent_id (brokerlink_t *self);
 const brokerlink_welcome_t *brokerlink_welcome (brokerlink_t *self);
 //  Counts sessions: bumps on every successful HELLO. A connector that keeps
 //  broker sequence numbers compares it to notice a new session.

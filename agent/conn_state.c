@@ -330,22 +330,6 @@ conn_state_feed (connector_t *self, const char *key, const msgpack_object *value
     s_feed ((state_t *) connector_impl (self), key, value);
 }
 
-size_t
-conn_state_explored_count (connector_t *self)
-{
-    return zlistx_size (((state_t *) connector_impl (self))->explored);
-}
-
-const char *
-conn_state_explored_at (connector_t *self, size_t index)
-{
-    zlistx_t *list = ((state_t *) connector_impl (self))->explored;
-    const char *name = zlistx_first (list);
-    for (size_t i = 0; name && i < index; i++)
-        name = zlistx_next (list);
-    return name;
-}
-
 bool
 conn_state_explored_has (connector_t *self, const char *name)
 {
@@ -354,12 +338,6 @@ conn_state_explored_has (connector_t *self, const char *name)
         if (streq (n, name))
             return true;
     return false;
-}
-
-size_t
-conn_state_agent_count (connector_t *self)
-{
-    return ((state_t *) connector_impl (self))->agent_count;
 }
 
 bool

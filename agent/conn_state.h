@@ -37,10 +37,7 @@ connector_t *conn_state_new (brokerlink_t *link, const char *const *keys, size_t
 void conn_state_feed (connector_t *self, const char *key, const msgpack_object *value);
 
 //  Typed views of the world keys (current state).
-size_t conn_state_explored_count (connector_t *self);
-const char *conn_state_explored_at (connector_t *self, size_t index);
 bool conn_state_explored_has (connector_t *self, const char *name);
-size_t conn_state_agent_count (connector_t *self);
 //  false past the end.
 bool conn_state_agent_at (connector_t *self, size_t index, const char **agent, uint64_t *position);
 

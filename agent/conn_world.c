@@ -260,12 +260,6 @@ conn_world_seen_at (connector_t *self, size_t index)
     return name;
 }
 
-const char *
-conn_world_kind (connector_t *self)
-{
-    return ((world_t *) connector_impl (self))->kind;
-}
-
 uint64_t
 conn_world_width (connector_t *self)
 {

@@ -50,8 +50,6 @@ void world_view_objects_text (const world_view_t *view, char *buf, size_t size);
 //  Objects this agent has seen anywhere, in first-seen order.
 size_t conn_world_seen_count (connector_t *self);
 const char *conn_world_seen_at (connector_t *self, size_t index);
-//  The shape given by conn_world_set_shape ("line" and 0 by default).
-const char *conn_world_kind (connector_t *self);
 uint64_t conn_world_width (connector_t *self);
 uint64_t conn_world_height (connector_t *self);
 

@@ -32,12 +32,6 @@ connector_destroy (connector_t **self_p)
     }
 }
 
-void
-connector_destroy_item (void **item)
-{
-    connector_destroy ((connector_t **) item);
-}
-
 const char *
 connector_id (const connector_t *self)
 {
@@ -50,13 +44,6 @@ connector_impl (connector_t *self)
 {
     assert (self);
     return self->impl;
-}
-
-const connector_ops_t *
-connector_ops (const connector_t *self)
-{
-    assert (self);
-    return self->ops;
 }
 
 int

@@ -36,11 +36,9 @@ typedef struct {
 //  Takes ownership of `impl` (released by ops->destroy).
 connector_t *connector_new (const char *id, const connector_ops_t *ops, void *impl);
 void connector_destroy (connector_t **self_p);
-void connector_destroy_item (void **item);
 
 const char *connector_id (const connector_t *self);
 void *connector_impl (connector_t *self);
-const connector_ops_t *connector_ops (const connector_t *self);
 
 int connector_capture (connector_t *self, char *err, size_t err_size);
 //  Returns the number of observations appended to `out`.

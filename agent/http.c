@@ -394,13 +394,6 @@ http_stats (http_t *self, http_stats_t *stats)
     *stats = self->stats;
 }
 
-const char *
-http_url (http_t *self)
-{
-    assert (self);
-    return self->url;
-}
-
 static bool
 s_ends_with (const char *text, size_t len, const char *suffix)
 {

@@ -75,7 +75,6 @@ int http_post_json (http_t *self, json_t *body, json_t **response_p,
                     char *err, size_t err_size);
 
 void http_stats (http_t *self, http_stats_t *stats);
-const char *http_url (http_t *self);
 
 //  Builds the endpoint URL for `suffix` ("chat/completions", "embeddings")
 //  from what a user typed: "http://h:8080" -> "http://h:8080/v1/SUFFIX",

@@ -418,13 +418,6 @@ vmemory_count (vmemory_t *self)
     return self->count;
 }
 
-int
-vmemory_dim (vmemory_t *self)
-{
-    assert (self);
-    return self->dim;
-}
-
 const char *
 vmemory_text (vmemory_t *self, size_t id)
 {

@@ -100,7 +100,6 @@ int vmemory_search (vmemory_t *self, const float *query, size_t top_k,
 int vmemory_save (vmemory_t *self, char *err, size_t err_size);
 
 size_t vmemory_count (vmemory_t *self);
-int vmemory_dim (vmemory_t *self);
 //  Text of entry `id`, or NULL if out of range.
 const char *vmemory_text (vmemory_t *self, size_t id);
 //  The factory string of the index in use (the saved one after a load).

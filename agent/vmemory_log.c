@@ -461,13 +461,6 @@ vmemory_log_sync (vmemory_log_t *self, char *err, size_t err_size)
 }
 
 uint64_t
-vmemory_log_count (vmemory_log_t *self)
-{
-    assert (self);
-    return self->count + self->pending_count;
-}
-
-uint64_t
 vmemory_log_pending (vmemory_log_t *self)
 {
     assert (self);

@@ -82,8 +82,7 @@ void vmemory_log_drop_last (vmemory_log_t *self);
 //  back to its last durable size and the records stay buffered.
 int vmemory_log_sync (vmemory_log_t *self, char *err, size_t err_size);
 
-//  Records in the log (durable + buffered), buffered ones alone.
-uint64_t vmemory_log_count (vmemory_log_t *self);
+//  Records buffered, not yet durable.
 uint64_t vmemory_log_pending (vmemory_log_t *self);
 //  Checksum of the last durable record (0 when none).
 uint64_t vmemory_log_last_fnv (vmemory_log_t *self);

@@ -42,7 +42,7 @@ s_on_tap (zloop_t *loop, zsock_t *reader, void *arg)
 {
     broker_t *self = arg;
     tap_on_subscription (self->tap);
-    return self->stop ? -1 : 0;
+    return 0;
 }
 
 static int
@@ -50,7 +50,7 @@ s_on_stats (zloop_t *loop, int timer_id, void *arg)
 {
     broker_t *self = arg;
     stats_tick (self);
-    return self->stop ? -1 : 0;
+    return 0;
 }
 
 static int
@@ -174,27 +174,3 @@ broker_run (broker_t *self)
     return 0;
 }
 
-void
-broker_stop (broker_t *self)
-{
-    assert (self);
-    self->stop = true;
-}
-
-const char *
-broker_router_endpoint (broker_t *self)
-{
-    return self->router_endpoint;
-}
-
-const char *
-broker_pub_endpoint (broker_t *self)
-{
-    return self->pub_endpoint;
-}
-
-const char *
-broker_tap_endpoint (broker_t *self)
-{
-    return self->tap_endpoint;
-}

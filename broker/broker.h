@@ -8,7 +8,7 @@
         broker_config_defaults (&config);
         config.router = "tcp://127.0.0.1:*";
         broker_t *broker = broker_new (&config, why, sizeof why);
-        broker_run (broker);            //  until SIGINT/SIGTERM or broker_stop
+        broker_run (broker);            //  until SIGINT/SIGTERM
         broker_destroy (&broker);
 
     main.c fills the config from flags, PARLEY_* variables and the config
@@ -77,15 +77,8 @@ broker_t *broker_new (const broker_config_t *config, bool *network,
                       char *why, size_t why_size);
 void broker_destroy (broker_t **self_p);
 
-//  Runs the loop until SIGINT/SIGTERM (czmq's handler) or broker_stop.
+//  Runs the loop until SIGINT/SIGTERM (czmq's handler).
 //  Returns 0 on a clean stop, -1 on a loop failure.
 int broker_run (broker_t *self);
-//  Asks the loop to end after the current turn.
-void broker_stop (broker_t *self);
-
-//  The endpoints as bound (ephemeral ports resolved), "" if disabled.
-const char *broker_router_endpoint (broker_t *self);
-const char *broker_pub_endpoint (broker_t *self);
-const char *broker_tap_endpoint (broker_t *self);
 
 #endif

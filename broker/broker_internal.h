@@ -48,7 +48,6 @@ typedef struct {
 struct _broker_t {
     broker_config_t config;
     zloop_t *loop;
-    bool stop;
 
     zsock_t *router;
     zsock_t *pub;

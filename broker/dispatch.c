@@ -274,5 +274,5 @@ dispatch_on_router (zloop_t *loop, zsock_t *reader, void *arg)
         if (!s_receive_one (self))
             break;
     publish_mail_ready (self);
-    return self->stop ? -1 : 0;
+    return 0;
 }

@@ -59,5 +59,5 @@ session_on_sweep (zloop_t *loop, int timer_id, void *arg)
         }
         i++;
     }
-    return self->stop ? -1 : 0;
+    return 0;
 }

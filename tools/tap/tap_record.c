@@ -126,9 +126,3 @@ tap_record_flush (tap_record_t *self, char *why, size_t why_size)
     return true;
 }
 
-uint64_t
-tap_record_count (const tap_record_t *self)
-{
-    assert (self);
-    return self->count;
-}

@@ -45,7 +45,6 @@ bool tap_record_write (tap_record_t *self, const void *data, size_t size,
                        char *why, size_t why_size);
 //  Flushes to the kernel; false on error.
 bool tap_record_flush (tap_record_t *self, char *why, size_t why_size);
-uint64_t tap_record_count (const tap_record_t *self);
 
 //  CRC-32 (IEEE), as zlib's crc32(0, data, size).
 uint32_t tap_record_crc32 (const void *data, size_t size);

@@ -132,9 +132,3 @@ tap_replay_next (tap_replay_t *self, const void **data, size_t *size,
     return 1;
 }
 
-uint64_t
-tap_replay_count (const tap_replay_t *self)
-{
-    assert (self);
-    return self->count;
-}

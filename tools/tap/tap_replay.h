@@ -23,6 +23,5 @@ void tap_replay_destroy (tap_replay_t **self_p);
 //  end of file, -1 on a corrupt or truncated file (with `why`).
 int tap_replay_next (tap_replay_t *self, const void **data, size_t *size,
                      char *why, size_t why_size);
-uint64_t tap_replay_count (const tap_replay_t *self);
 
 #endif
