@@ -23,37 +23,19 @@ START_TEST (test_channels)
     testclient_t *a = testcheck_agent (s_broker, "A");
     testclient_t *b = testcheck_agent (s_broker, "B");
     testclient_t *c = testcheck_agent (s_broker, "C");
-    penc_t *enc = testclient_begin (b, PMSG_LISTEN, 1);
-    penc_kv_cstr (enc, "channel", "ops");
-    pmsg_t *reply = testclient_call (b);
-    EXPECT (reply, PMSG_OK);
-    pmsg_destroy (&reply);
+    testmail_listen (b, "ops");
     //  Idempotent.
-    enc = testclient_begin (b, PMSG_LISTEN, 1);
-    penc_kv_cstr (enc, "channel", "ops");
-    reply = testclient_call (b);
-    EXPECT (reply, PMSG_OK);
-    pmsg_destroy (&reply);
+    testmail_listen (b, "ops");
 
     testmail_send (a, "ops", true, "p1");
     //  C starts listening after p1: it must not see p1.
-    enc = testclient_begin (c, PMSG_LISTEN, 1);
-    penc_kv_cstr (enc, "channel", "ops");
-    reply = testclient_call (c);
-    EXPECT (reply, PMSG_OK);
-    pmsg_destroy (&reply);
+    testmail_listen (c, "ops");
     testmail_send (a, "ops", true, "p2");
     testmail_send (a, "B", false, "direct");
     //  B stops listening; p3 reaches only C. B's queued posts stay.
-    enc = testclient_begin (b, PMSG_UNLISTEN, 1);
-    penc_kv_cstr (enc, "channel", "ops");
-    reply = testclient_call (b);
-    EXPECT (reply, PMSG_OK);
-    pmsg_destroy (&reply);
+    testmail_unlisten (b, "ops");
     testmail_send (a, "ops", true, "p3");
-    enc = testclient_begin (b, PMSG_UNLISTEN, 1);
-    penc_kv_cstr (enc, "channel", "ops");
-    reply = testclient_call (b);
+    pmsg_t *reply = testmail_channel_call (b, PMSG_UNLISTEN, "ops");
     EXPECT_ERROR (reply, PERR_NOT_LISTENING);
     pmsg_destroy (&reply);
 
@@ -74,9 +56,7 @@ START_TEST (test_channels)
     pmsg_destroy (&reply);
 
     //  A listener that posts gets its own post.
-    enc = testclient_begin (a, PMSG_LISTEN, 1);
-    penc_kv_cstr (enc, "channel", "self");
-    reply = testclient_call (a);
+    reply = testmail_channel_call (a, PMSG_LISTEN, "self");
     pmsg_destroy (&reply);
     testmail_send (a, "self", true, "echo");
     ck_assert_uint_eq (testmail_fetch (a, 0, 0, bodies, sizeof bodies, NULL), 1);
@@ -88,9 +68,7 @@ START_TEST (test_channels)
     EXPECT_ERROR (reply, PERR_NOT_HELLO);
     pmsg_destroy (&reply);
     //  Reserved and invalid channel names.
-    enc = testclient_begin (b, PMSG_LISTEN, 1);
-    penc_kv_cstr (enc, "channel", "all");
-    reply = testclient_call (b);
+    reply = testmail_channel_call (b, PMSG_LISTEN, "all");
     EXPECT_ERROR (reply, PERR_RESERVED_NAME);
     pmsg_destroy (&reply);
     reply = testclient_send_one (b, "all", true, "x");
@@ -98,9 +76,7 @@ START_TEST (test_channels)
     ck_assert_uint_eq (pobj_uint (testclient_array_at (reply, "errors", 0), "code", 0),
                        PERR_RESERVED_NAME);
     pmsg_destroy (&reply);
-    enc = testclient_begin (b, PMSG_LISTEN, 1);
-    penc_kv_cstr (enc, "channel", "bad name");
-    reply = testclient_call (b);
+    reply = testmail_channel_call (b, PMSG_LISTEN, "bad name");
     ck_assert_msg (testclient_error_code (reply) > 0, "bad channel name accepted");
     pmsg_destroy (&reply);
     testclient_destroy (&a);
@@ -116,11 +92,7 @@ START_TEST (test_welcome_lists_channels)
     testclient_t *a = testcheck_agent (s_broker, "A");
     const char *channels [] = { "red", "green" };
     for (int i = 0; i < 2; i++) {
-        penc_t *enc = testclient_begin (a, PMSG_LISTEN, 1);
-        penc_kv_cstr (enc, "channel", channels [i]);
-        pmsg_t *reply = testclient_call (a);
-        EXPECT (reply, PMSG_OK);
-        pmsg_destroy (&reply);
+        testmail_listen (a, channels [i]);
     }
     pmsg_t *reply = testclient_call0 (a, PMSG_BYE);
     pmsg_destroy (&reply);

@@ -68,9 +68,7 @@ START_TEST (test_idle_channels_reclaimed)
     EXPECT (reply, PMSG_SENT);
     ck_assert_int_eq (s_item_error (reply), PERR_TOO_MANY_CHANNELS);
     pmsg_destroy (&reply);
-    penc_t *enc = testclient_begin (a, PMSG_LISTEN, 1);
-    penc_kv_cstr (enc, "channel", "third");
-    reply = testclient_call (a);
+    reply = testmail_channel_call (a, PMSG_LISTEN, "third");
     EXPECT_ERROR (reply, PERR_TOO_MANY_CHANNELS);
     pmsg_destroy (&reply);
 
@@ -83,16 +81,8 @@ START_TEST (test_idle_channels_reclaimed)
     //  A channel with mail pending is in use even without listeners: after
     //  B unlistens, "ops" still holds p1 in B's inbox and is not reclaimed;
     //  "dev" is idle and makes room.
-    enc = testclient_begin (b, PMSG_UNLISTEN, 1);
-    penc_kv_cstr (enc, "channel", "ops");
-    reply = testclient_call (b);
-    EXPECT (reply, PMSG_OK);
-    pmsg_destroy (&reply);
-    enc = testclient_begin (b, PMSG_UNLISTEN, 1);
-    penc_kv_cstr (enc, "channel", "dev");
-    reply = testclient_call (b);
-    EXPECT (reply, PMSG_OK);
-    pmsg_destroy (&reply);
+    testmail_unlisten (b, "ops");
+    testmail_unlisten (b, "dev");
     ck_assert_uint_gt (testmail_send (a, "third", true, "x"), 0);
     ck_assert_uint_eq (testmail_fetch (b, 0, 0, bodies, sizeof bodies, NULL), 1);
     ck_assert_str_eq (bodies, "p1");

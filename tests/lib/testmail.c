@@ -69,12 +69,26 @@ testmail_stat (testclient_t *client, const char *name)
     return value;
 }
 
+pmsg_t *
+testmail_channel_call (testclient_t *client, pmsg_type_t verb, const char *channel)
+{
+    penc_t *enc = testclient_begin (client, verb, 1);
+    penc_kv_cstr (enc, "channel", channel);
+    return testclient_call (client);
+}
+
 void
 testmail_listen (testclient_t *client, const char *channel)
 {
-    penc_t *enc = testclient_begin (client, PMSG_LISTEN, 1);
-    penc_kv_cstr (enc, "channel", channel);
-    pmsg_t *reply = testclient_call (client);
+    pmsg_t *reply = testmail_channel_call (client, PMSG_LISTEN, channel);
+    EXPECT (reply, PMSG_OK);
+    pmsg_destroy (&reply);
+}
+
+void
+testmail_unlisten (testclient_t *client, const char *channel)
+{
+    pmsg_t *reply = testmail_channel_call (client, PMSG_UNLISTEN, channel);
     EXPECT (reply, PMSG_OK);
     pmsg_destroy (&reply);
 }

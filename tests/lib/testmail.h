@@ -28,7 +28,10 @@ size_t testmail_fetch_stream (testclient_t *client, uint64_t ack, size_t max, ch
                               size_t size, uint64_t *last_seq);
 //  One STATS_REPLY counter.
 uint64_t testmail_stat (testclient_t *client, const char *name);
-//  LISTEN (OK checked).
+//  LISTEN or UNLISTEN `channel`; the caller checks and destroys the reply.
+pmsg_t *testmail_channel_call (testclient_t *client, pmsg_type_t verb, const char *channel);
+//  LISTEN, UNLISTEN (OK checked).
 void testmail_listen (testclient_t *client, const char *channel);
+void testmail_unlisten (testclient_t *client, const char *channel);
 
 #endif
