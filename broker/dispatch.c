@@ -115,29 +115,6 @@ s_send_reply (broker_t *self, const conn_id_t *conn, bool envelope, request_t *r
     self->counters.replies++;
 }
 
-//  When a frame fails the schema check, its "t" may still name a reply or
-//  event: that is NOT_REQUEST (PROTOCOL.md), whatever else is wrong with
-//  it. Only on the error path, and only after the wire check passed, so
-//  msgpack-c never sees lengths it would trust blindly.
-static bool
-s_peek_not_request (const void *data, size_t size, pmsg_type_t *type)
-{
-    if (pwire_check (data, size, pwire_default_limits (), NULL, 0) != PERR_NONE)
-        return false;
-    msgpack_unpacked unpacked;
-    msgpack_unpacked_init (&unpacked);
-    bool found = false;
-    if (msgpack_unpack_next (&unpacked, data, size, NULL) == MSGPACK_UNPACK_SUCCESS
-    &&  unpacked.data.type == MSGPACK_OBJECT_MAP) {
-        const msgpack_object *t = pobj_get (&unpacked.data, "t");
-        found = t && t->type == MSGPACK_OBJECT_STR
-             && pmsg_type_from_name (t->via.str.ptr, t->via.str.size, type)
-             && pmsg_type_kind (*type) != PMSG_REQUEST;
-    }
-    msgpack_unpacked_destroy (&unpacked);
-    return found;
-}
-
 static void
 s_handle (broker_t *self, const conn_id_t *conn, const void *data, size_t size,
           size_t extra_frames, request_t *req)
@@ -150,17 +127,21 @@ s_handle (broker_t *self, const conn_id_t *conn, const void *data, size_t size,
     char why [256] = "";
     perr_t err = PERR_NONE;
     uint64_t id = 0;
-    pmsg_t *msg = pmsg_decode (data, size, pwire_default_limits (), &err, &id, why, sizeof why);
+    pmsg_type_t named;
+    bool named_known = false;
+    pmsg_t *msg = pmsg_decode_with_type (data, size, pwire_default_limits (), &err, &id,
+                                         &named, &named_known, why, sizeof why);
     if (msg && extra_frames) {
         err = PERR_MALFORMED;
         snprintf (why, sizeof why, "a request is one frame; this one had %zu more", extra_frames);
         pmsg_destroy (&msg);
     }
-    pmsg_type_t peeked;
+    //  A frame whose "t" names a reply or event is NOT_REQUEST (PROTOCOL.md),
+    //  whatever else is wrong with its fields.
     if (!msg && (err == PERR_BAD_FIELD || err == PERR_TOO_LARGE)
-    &&  s_peek_not_request (data, size, &peeked)) {
+    &&  named_known && pmsg_type_kind (named) != PMSG_REQUEST) {
         err = PERR_NOT_REQUEST;
-        snprintf (why, sizeof why, "%s is not a request", pmsg_type_name (peeked));
+        snprintf (why, sizeof why, "%s is not a request", pmsg_type_name (named));
     }
     if (!msg) {
         self->counters.bad_frames++;

@@ -138,8 +138,18 @@ pmsg_t *
 pmsg_decode (const void *data, size_t size, const pwire_limits_t *limits,
              perr_t *err, uint64_t *id_out, char *why, size_t why_size)
 {
+    return pmsg_decode_with_type (data, size, limits, err, id_out, NULL, NULL, why, why_size);
+}
+
+pmsg_t *
+pmsg_decode_with_type (const void *data, size_t size, const pwire_limits_t *limits,
+                       perr_t *err, uint64_t *id_out, pmsg_type_t *type_out,
+                       bool *type_known, char *why, size_t why_size)
+{
     pmsg_t *self = NULL;
     uint64_t id = 0;
+    bool known = false;
+    pmsg_type_t type = PMSG_HELLO;
     if (why && why_size)
         why [0] = 0;
     perr_t rc = s_unpack (data, size, limits, &self, why, why_size);
@@ -150,6 +160,10 @@ pmsg_decode (const void *data, size_t size, const pwire_limits_t *limits,
     pcheck_init (&ctx, self->zone, why, why_size);
     s_envelope_t env;
     rc = s_find_envelope (&ctx, &self->root, &env);
+    //  The type "t" names, as soon as the envelope keys are found, whatever
+    //  else the envelope or the fields get wrong.
+    if (!rc && env.t && env.t->type == MSGPACK_OBJECT_STR)
+        known = pmsg_type_from_name (env.t->via.str.ptr, env.t->via.str.size, &type);
     if (!rc)
         rc = s_check_envelope (&ctx, &env, &self->type, &id);
     if (!rc) {
@@ -165,6 +179,10 @@ done:
         *err = rc;
     if (id_out)
         *id_out = id;
+    if (type_out)
+        *type_out = type;
+    if (type_known)
+        *type_known = known;
     return self;
 }
 

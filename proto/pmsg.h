@@ -162,6 +162,13 @@ typedef struct _pmsg_t pmsg_t;
 //  far enough to find it (so the ERROR reply can echo it), else 0.
 pmsg_t *pmsg_decode (const void *data, size_t size, const pwire_limits_t *limits,
                      perr_t *err, uint64_t *id_out, char *why, size_t why_size);
+//  As pmsg_decode, and on failure too: *type_known says whether the
+//  envelope named a known type in "t", *type_out which. A broker needs it
+//  to answer NOT_REQUEST for a reply or event type whatever else is wrong
+//  with the frame, without parsing the frame a second time.
+pmsg_t *pmsg_decode_with_type (const void *data, size_t size, const pwire_limits_t *limits,
+                               perr_t *err, uint64_t *id_out, pmsg_type_t *type_out,
+                               bool *type_known, char *why, size_t why_size);
 void pmsg_destroy (pmsg_t **self_p);
 
 pmsg_type_t pmsg_type (const pmsg_t *self);

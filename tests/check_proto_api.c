@@ -503,6 +503,62 @@ END_TEST
 
 //  --------------------------------------------------------------------------
 
+//  pmsg_decode_with_type names the type "t" gives even when the frame is
+//  then rejected, and only when "t" was read and names a known type.
+static void
+s_decode_typed (const void *data, size_t size, perr_t want_err, bool want_known,
+                pmsg_type_t want_type)
+{
+    perr_t err = PERR_NONE;
+    uint64_t id = 0;
+    pmsg_type_t type = PMSG__COUNT;
+    bool known = !want_known;
+    char why [256];
+    pmsg_t *msg = pmsg_decode_with_type (data, size, pwire_default_limits (), &err, &id,
+                                         &type, &known, why, sizeof why);
+    ck_assert_ptr_null (msg);
+    ck_assert_msg (err == want_err, "got %s (%s), wanted %s", perr_name (err), why,
+                   perr_name (want_err));
+    ck_assert (known == want_known);
+    if (want_known)
+        ck_assert_int_eq (type, want_type);
+}
+
+START_TEST (test_decode_with_type)
+{
+    penc_t enc;
+    penc_init (&enc);
+    //  A WELCOME missing its fields: rejected, but its type is known.
+    penc_begin (&enc, PMSG_WELCOME, 7, 0);
+    s_decode_typed (penc_data (&enc), penc_size (&enc), PERR_BAD_FIELD, true, PMSG_WELCOME);
+    //  A bad "id" does not hide the type either.
+    penc_reset (&enc);
+    msgpack_pack_map (penc_packer (&enc), 3);
+    penc_kv_uint (&enc, "v", PROTO_VERSION);
+    penc_kv_cstr (&enc, "t", "MAIL_READY");
+    penc_kv_cstr (&enc, "id", "x");
+    s_decode_typed (penc_data (&enc), penc_size (&enc), PERR_BAD_FIELD, true, PMSG_MAIL_READY);
+    //  An unknown name, or bytes that never reach the envelope: no type.
+    penc_reset (&enc);
+    msgpack_pack_map (penc_packer (&enc), 2);
+    penc_kv_uint (&enc, "v", PROTO_VERSION);
+    penc_kv_cstr (&enc, "t", "NOPE");
+    s_decode_typed (penc_data (&enc), penc_size (&enc), PERR_UNKNOWN_TYPE, false, PMSG_HELLO);
+    s_decode_typed ("\xdd\xff\xff\xff\xff", 5, PERR_MALFORMED, false, PMSG_HELLO);
+    //  A good frame: decoded, and the type reported.
+    penc_begin (&enc, PMSG_HEARTBEAT, 3, 0);
+    perr_t err;
+    pmsg_type_t type = PMSG__COUNT;
+    bool known = false;
+    pmsg_t *msg = pmsg_decode_with_type (penc_data (&enc), penc_size (&enc), pwire_default_limits (), &err, NULL,
+                                         &type, &known, NULL, 0);
+    ck_assert_ptr_nonnull (msg);
+    ck_assert (known && type == PMSG_HEARTBEAT);
+    pmsg_destroy (&msg);
+    penc_fini (&enc);
+}
+END_TEST
+
 static Suite *
 s_suite (void)
 {
@@ -527,6 +583,7 @@ s_suite (void)
     tcase_add_test (tc, test_names);
     tcase_add_test (tc, test_type_names);
     tcase_add_test (tc, test_error_names);
+    tcase_add_test (tc, test_decode_with_type);
     suite_add_tcase (suite, tc);
     return suite;
 }
