@@ -263,17 +263,27 @@ s_settle (mailroom_t *self, mail_t *mail)
 //  ---------------------------------------------------------------------
 //  Posting
 
+//  A recipient or channel name from the wire as a C string in `buf`
+//  (PROTO_MAX_NAME + 1 bytes); false, with a BAD_NAME item error, if too long.
+static bool
+s_name_copy (mailroom_t *self, uint32_t index, const char *name, size_t len, char *buf)
+{
+    if (len > PROTO_MAX_NAME) {
+        s_error (self, index, PERR_BAD_NAME, NULL);
+        return false;
+    }
+    memcpy (buf, name, len);
+    buf [len] = 0;
+    return true;
+}
+
 uint64_t
 mailroom_post_direct (mailroom_t *self, uint32_t index, agent_t *from,
                       const char *to, size_t to_len, const void *body, size_t body_len, bool bin)
 {
     char name [PROTO_MAX_NAME + 1];
-    if (to_len > PROTO_MAX_NAME) {
-        s_error (self, index, PERR_BAD_NAME, NULL);
+    if (!s_name_copy (self, index, to, to_len, name))
         return 0;
-    }
-    memcpy (name, to, to_len);
-    name [to_len] = 0;
     agent_t *agent = agents_lookup (self->agents, name);
     if (!agent) {
         s_error (self, index, PERR_UNKNOWN_RECIPIENT, NULL);
@@ -371,12 +381,8 @@ mailroom_post_channel (mailroom_t *self, uint32_t index, agent_t *from,
                        const char *name, size_t name_len, const void *body, size_t body_len, bool bin)
 {
     char cname [PROTO_MAX_NAME + 1];
-    if (name_len > PROTO_MAX_NAME) {
-        s_error (self, index, PERR_BAD_NAME, NULL);
+    if (!s_name_copy (self, index, name, name_len, cname))
         return 0;
-    }
-    memcpy (cname, name, name_len);
-    cname [name_len] = 0;
     channel_t *channel = channels_ensure (self->channels, cname, NULL);
     if (!channel) {
         s_error (self, index, PERR_TOO_MANY_CHANNELS, NULL);
