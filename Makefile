@@ -15,6 +15,7 @@
 #   common/*.c proto/*.c          -> static libraries shared by every binary
 #   broker/*.c  (main.c aside)    -> libparley_broker.a, linked with broker/main.c
 #   agent/*.c   (main.c aside)    -> libparley_agent.a,  linked with agent/main.c
+#   client/*.c                    -> libparley_client.a (in tree); libparley.{a,so} installed
 #   tools/tap/*.c                 -> parley-tap
 #   tests/check_*.c               -> one Check binary each, linked with everything
 
@@ -37,7 +38,7 @@ CC      ?= cc
 CXX     ?= c++
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
-           -Wmissing-prototypes -Wno-unused-parameter -fPIC $(SANFLAGS) -I. -Icommon -Iproto
+           -Wmissing-prototypes -Wno-unused-parameter -fPIC $(SANFLAGS) -I. -Iinclude -Icommon -Iproto
 LDFLAGS += $(SANFLAGS)
 
 # pkg-config is asked once, lazily, so `make deps` can install it first.
@@ -54,6 +55,7 @@ PROTO_SRC  := $(wildcard proto/*.c)
 BROKER_SRC := $(filter-out broker/main.c,$(wildcard broker/*.c))
 AGENT_SRC  := $(filter-out agent/main.c,$(wildcard agent/*.c))
 TAP_SRC    := $(wildcard tools/tap/*.c)
+CLIENT_SRC := $(wildcard client/*.c)
 TEST_SRC   := $(wildcard tests/check_*.c)
 TESTLIB_SRC := $(wildcard tests/lib/*.c)
 BENCH_SRC  := $(wildcard bench/*.c)
@@ -65,13 +67,14 @@ LIB_PROTO  := $(BUILD)/libparley_proto.a
 LIB_BROKER := $(BUILD)/libparley_broker.a
 LIB_AGENT  := $(BUILD)/libparley_agent.a
 LIB_TEST   := $(BUILD)/libparley_testlib.a
-PARLEY_LIBS := $(LIB_BROKER) $(LIB_AGENT) $(LIB_PROTO) $(LIB_COMMON)
+LIB_CLIENT := $(BUILD)/libparley_client.a
+PARLEY_LIBS := $(LIB_BROKER) $(LIB_AGENT) $(LIB_CLIENT) $(LIB_PROTO) $(LIB_COMMON)
 
 BINARIES := $(BIN)/parley-broker $(BIN)/parley-agent $(BIN)/parley-tap
 TESTS    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-.PHONY: all test check-deps deps demo bench fuzz install clean readme
+.PHONY: all test check-deps deps demo bench fuzz install install-lib clean readme
 .DEFAULT_GOAL := all
 
 # Keep test and bench objects: they are not throwaway intermediates.
@@ -97,6 +100,7 @@ $(LIB_PROTO):  $(call obj,$(PROTO_SRC))
 $(LIB_BROKER): $(call obj,$(BROKER_SRC))
 $(LIB_AGENT):  $(call obj,$(AGENT_SRC))
 $(LIB_TEST):   $(call obj,$(TESTLIB_SRC))
+$(LIB_CLIENT): $(call obj,$(CLIENT_SRC))
 $(BUILD)/%.a:
 	@mkdir -p $(dir $@)
 	@rm -f $@
@@ -106,17 +110,17 @@ $(BUILD)/empty.o: | check-deps
 	@mkdir -p $(dir $@)
 	echo 'typedef int parley_empty_t;' | $(CC) -x c -c - -o $@
 
-$(foreach l,$(LIB_COMMON) $(LIB_PROTO) $(LIB_BROKER) $(LIB_AGENT) $(LIB_TEST),$(eval $(l): | $(BUILD)/empty.o))
+$(foreach l,$(LIB_COMMON) $(LIB_PROTO) $(LIB_BROKER) $(LIB_AGENT) $(LIB_TEST) $(LIB_CLIENT),$(eval $(l): | $(BUILD)/empty.o))
 
 $(BIN)/parley-broker: $(call obj,broker/main.c) $(LIB_BROKER) $(LIB_PROTO) $(LIB_COMMON)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
 
-$(BIN)/parley-agent: $(call obj,agent/main.c) $(LIB_AGENT) $(LIB_PROTO) $(LIB_COMMON)
+$(BIN)/parley-agent: $(call obj,agent/main.c) $(LIB_AGENT) $(LIB_CLIENT) $(LIB_PROTO) $(LIB_COMMON)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
 
-$(BIN)/parley-tap: $(call obj,$(TAP_SRC)) $(LIB_PROTO) $(LIB_COMMON)
+$(BIN)/parley-tap: $(call obj,$(TAP_SRC)) $(LIB_CLIENT) $(LIB_PROTO) $(LIB_COMMON)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
 
@@ -135,7 +139,29 @@ TEST_ENV := PARLEY_BIN_DIR=$(CURDIR)/$(BIN) PARLEY_TEST_DIR=$(CURDIR)/tests \
             ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
             LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp
 
-test: $(BINARIES) $(TESTS)
+# libparley as installed: the client, the protocol and the two common
+# files it uses, built without sanitizers (a program outside the tree links
+# it with a plain cc), exporting only parley_* (client/libparley.map).
+LIBPARLEY_DIR := build/libparley
+LIBPARLEY_SRC := $(CLIENT_SRC) $(PROTO_SRC) common/pclock.c common/plog.c
+LIBPARLEY_OBJ := $(patsubst %.c,$(LIBPARLEY_DIR)/obj/%.o,$(LIBPARLEY_SRC))
+LIBPARLEY_A   := $(LIBPARLEY_DIR)/libparley.a
+LIBPARLEY_SO  := $(LIBPARLEY_DIR)/libparley.so.1.0.0
+LIBPARLEY     := $(LIBPARLEY_A) $(LIBPARLEY_SO)
+
+$(LIBPARLEY_DIR)/obj/%.o: %.c | check-deps
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out $(SANFLAGS),$(CFLAGS)) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIBPARLEY_A): $(LIBPARLEY_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(LIBPARLEY_SO): $(LIBPARLEY_OBJ) client/libparley.map
+	$(CC) -shared -Wl,-soname,libparley.so.1 -Wl,--version-script=client/libparley.map \
+	    $(LIBPARLEY_OBJ) $(shell pkg-config --libs libczmq libzmq msgpack) -lpthread -o $@
+
+test: $(BINARIES) $(TESTS) $(LIBPARLEY)
 	@./scripts/run-tests.sh $(TEST_ENV) -- $(TESTS)
 
 .PHONY: valgrind
@@ -157,7 +183,17 @@ FUZZ_BUILD := build/fuzz
 fuzz: | check-deps
 	./scripts/fuzz.sh $(FUZZ_SECONDS)
 
-install: all
+install: all install-lib
+
+# The C client library alone: header, static and shared library, parley.pc.
+install-lib: $(LIBPARLEY)
+	install -d $(DESTDIR)$(PREFIX)/include/parley $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 include/parley/client.h $(DESTDIR)$(PREFIX)/include/parley/
+	install -m 644 $(LIBPARLEY_A) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIBPARLEY_SO) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libparley.so.1.0.0 $(DESTDIR)$(PREFIX)/lib/libparley.so.1
+	ln -sf libparley.so.1 $(DESTDIR)$(PREFIX)/lib/libparley.so
+	sed 's|@PREFIX@|$(PREFIX)|g' client/parley.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/parley.pc
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/systemd/system \
 	           $(DESTDIR)$(PREFIX)/share/doc/parley $(DESTDIR)/etc/parley
 	install -m 755 $(BINARIES) $(DESTDIR)$(PREFIX)/bin/

@@ -38,7 +38,7 @@ s_keepalive (void *arg)
 {
     agent_shared_t *a = (agent_shared_t *) arg;
     if (a->link)
-        brokerlink_keepalive (a->link);
+        parley_client_keepalive (a->link);
 }
 
 static int
@@ -63,6 +63,7 @@ s_open_memory (agent_t *self, char *err, size_t err_size)
     vo.dim = dim;
     if (self->config.index && *self->config.index)
         vo.factory = self->config.index;
+    self->shared.memory_durable = vo.dir != NULL;
     self->shared.vmem = vmemory_open (&vo, err, err_size);
     if (!self->shared.vmem && vo.dir) {
         //  A corrupt or foreign memory must not keep the agent down: keep
@@ -111,10 +112,10 @@ static void
 s_parts (agent_t *self)
 {
     agent_shared_t *a = &self->shared;
-    a->link = brokerlink_new (self->config.broker, a->id);
-    brokerlink_add_cap (a->link, "explore");
-    brokerlink_add_cap (a->link, policy_name (a->policy));
-    brokerlink_set_timeout (a->link, self->config.request_timeout_ms, 0);
+    a->link = parley_client_new (self->config.broker, a->id);
+    parley_client_add_cap (a->link, "explore");
+    parley_client_add_cap (a->link, policy_name (a->policy));
+    parley_client_set_timeout (a->link, self->config.request_timeout_ms, 0);
     a->world = conn_world_new (a->link);
     a->mailbox = conn_mailbox_new (a->link);
     a->state = conn_state_new (a->link, NULL, 0);
@@ -170,7 +171,7 @@ agent_destroy (agent_t **self_p)
     connector_destroy (&a->world);
     connector_destroy (&a->mailbox);
     connector_destroy (&a->state);
-    brokerlink_destroy (&a->link);
+    parley_client_destroy (&a->link);
     agentmem_destroy (&a->mem);
     if (a->policy != a->heuristic)
         policy_destroy (&a->policy);
@@ -195,7 +196,7 @@ s_guard (void *shared, const char *node)
     if (a->stop && *a->stop)
         return false;
     if (a->link)
-        brokerlink_tick (a->link);
+        parley_client_process (a->link);
     return true;
 }
 
@@ -205,11 +206,13 @@ agent_connect (agent_t *self, volatile sig_atomic_t *stop, char *err, size_t err
     assert (self);
     agent_shared_t *a = &self->shared;
     a->stop = stop;
-    brokerlink_set_stop (a->link, stop);
+    parley_client_set_stop (a->link, stop);
     flow_set_guard (self->flow, s_guard);
-    if (brokerlink_connect (a->link, err, err_size) != 0)
+    if (parley_client_connect (a->link) != PARLEY_OK) {
+        snprintf (err, err_size, "%s", parley_client_error_text (a->link));
         return -1;
-    const brokerlink_welcome_t *w = brokerlink_welcome (a->link);
+    }
+    const parley_welcome_t *w = parley_client_welcome (a->link);
     conn_world_set_shape (a->world, w->world_kind, w->world_width, w->world_height);
     bool grid = streq (w->world_kind, "grid");
     a->action_count = 0;
@@ -234,9 +237,15 @@ agent_run (agent_t *self)
     agent_shared_t *a = &self->shared;
     const char *result = flow_run (self->flow, a);
     char err[256];
+    //  Mail is acknowledged only once the memory holding it is on disk.
     if (vmemory_save (a->vmem, err, sizeof (err)) != 0)
         plog_warn ("saving memory failed: %s", err);
-    brokerlink_bye (a->link);
+    else {
+        conn_mailbox_commit (a->mailbox);
+        if (conn_mailbox_committed (a->mailbox) > 0 && !(a->stop && *a->stop))
+            parley_client_ack (a->link, conn_mailbox_committed (a->mailbox));
+    }
+    parley_client_bye (a->link, false);
     if (streq (result, "end"))
         return AGENT_DONE;
     if (streq (result, "stopped") || (a->stop && *a->stop)) {
@@ -282,8 +291,8 @@ agent_summary (agent_t *self, FILE *out)
     agent_shared_t *a = &self->shared;
     const world_view_t *view = conn_world_view (a->world);
     size_t found = conn_world_seen_count (a->world);
-    brokerlink_stats_t link;
-    brokerlink_stats (a->link, &link);
+    parley_client_stats_t link;
+    parley_client_counters (a->link, &link);
     double median_ms, p90_ms;
     s_step_stats (a, &median_ms, &p90_ms);
     fprintf (out, "[%s] SUMMARY steps=%" PRIu64 " position=%" PRIu64 " coverage=%.0f%% "

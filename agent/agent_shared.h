@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include "agentmem.h"
 #include "answer.h"
-#include "brokerlink.h"
+#include "parley/client.h"
 #include "conn_world.h"
 #include "embedder.h"
 #include "flow.h"
@@ -40,12 +40,13 @@ typedef struct {
     volatile sig_atomic_t *stop;
 
     //  Parts (agent.c)
-    brokerlink_t *link;
+    parley_client_t *link;
     connector_t *world, *mailbox, *state;
     connector_t *connectors[AGENT_CONNECTORS];     //  context order
     agentmem_t *mem;
     embedder_t *embedder;
     vmemory_t *vmem;
+    bool memory_durable;                //  vmem is saved to disk (has a dir)
     policy_t *policy;                   //  primary
     policy_t *heuristic;                //  fallback (may be == policy)
     float *vec;                         //  embedder_dim floats, scratch

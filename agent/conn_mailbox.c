@@ -2,6 +2,14 @@
 
     Observations are produced from the batch once (observe marks it as
     reported), so the same message is never a new observation twice.
+
+    Acknowledgement lags on purpose: a FETCH asks for at most what one
+    step's view holds, so nothing is taken that the step cannot see, and
+    acknowledges only `committed`, the position the agent declared safe
+    (its memory holding the mail was saved). FETCHes use `stream` so new
+    mail keeps coming while the acknowledgement lags; after a reconnect
+    the broker starts again from the acknowledged position and the
+    client's duplicate filter leaves out what this process already saw.
 */
 #include <assert.h>
 #include "conn_mailbox.h"
@@ -11,11 +19,12 @@
 #define MAX_FETCHES 8           //  FETCH rounds per capture while mail is pending
 
 typedef struct {
-    brokerlink_t *link;
+    parley_client_t *link;
     mail_view_t batch[MAILBOX_MAX_BATCH];
     size_t count;
     bool reported;
-    uint64_t last_seq;
+    uint64_t last_seq;          //  highest seq handed to a step
+    uint64_t committed;         //  acknowledged with the next FETCH
     uint64_t epoch;
     uint64_t received, duplicates, dropped;
 } mailbox_t;
@@ -56,44 +65,29 @@ s_feed (mailbox_t *self, uint64_t seq, const char *from, const char *to,
     return 0;
 }
 
-//  Copies a str field of a mail item into buf ("" if absent).
 static void
-s_copy (const msgpack_object *item, const char *name, char *buf, size_t size)
+s_feed_items (mailbox_t *self, const parley_mail_batch_t *mail)
 {
-    if (!pobj_strcpy (item, name, buf, size))
-        buf[0] = 0;
-}
-
-static void
-s_feed_items (mailbox_t *self, const pmsg_t *mail)
-{
-    const msgpack_object *items = pmsg_field (mail, "messages");
-    if (!items || items->type != MSGPACK_OBJECT_ARRAY)
-        return;
-    for (uint32_t i = 0; i < items->via.array.size; i++) {
-        const msgpack_object *item = &items->via.array.ptr[i];
-        char from[PROTO_MAX_NAME + 1], to[PROTO_MAX_NAME + 1], channel[PROTO_MAX_NAME + 1];
-        s_copy (item, "from", from, sizeof (from));
-        s_copy (item, "to", to, sizeof (to));
-        s_copy (item, "channel", channel, sizeof (channel));
-        size_t len = 0;
-        const char *body = pobj_str (item, "body", &len);
-        s_feed (self, pobj_uint (item, "seq", 0), from, to, channel, body? body: "", len);
+    for (size_t i = 0; i < mail->count; i++) {
+        const parley_mail_t *m = &mail->messages [i];
+        s_feed (self, m->seq, m->from, m->to, m->channel, m->body, m->body_len);
     }
 }
 
-//  A new session on a restarted broker restarts its mail counter.
+//  A new session on a restarted broker restarts its mail counter: the
+//  positions go back to what WELCOME says we acknowledged.
 static void
 s_check_epoch (mailbox_t *self)
 {
-    uint64_t epoch = brokerlink_epoch (self->link);
+    uint64_t epoch = parley_client_epoch (self->link);
     if (epoch == self->epoch)
         return;
-    const brokerlink_welcome_t *w = brokerlink_welcome (self->link);
+    const parley_welcome_t *w = parley_client_welcome (self->link);
     if (self->epoch != 0 && w->mail_seq < self->last_seq) {
         plog_info ("broker mail counter restarted (%" PRIu64 " < %" PRIu64 "); resetting",
                    w->mail_seq, self->last_seq);
         self->last_seq = w->acked;
+        self->committed = w->acked;
     }
     self->epoch = epoch;
 }
@@ -105,24 +99,18 @@ s_capture (void *impl, char *err, size_t err_size)
     s_clear (self);
     if (!self->link)
         return 0;
-    brokerlink_take_mail_flag (self->link);
-    for (int round = 0; round < MAX_FETCHES; round++) {
+    parley_client_take_mail (self->link);
+    for (int round = 0; round < MAX_FETCHES && self->count < MAILBOX_MAX_BATCH; round++) {
         s_check_epoch (self);
-        penc_t *enc = brokerlink_begin (self->link, PMSG_FETCH, 1);
-        penc_kv_uint (enc, "ack", self->last_seq);
-        pmsg_t *reply = brokerlink_call (self->link, err, err_size);
-        if (!reply)
-            return -1;
-        if (pmsg_type (reply) != PMSG_MAIL) {
-            brokerlink_error_text (reply, err, err_size);
-            pmsg_destroy (&reply);
+        parley_mail_batch_t mail;
+        if (parley_client_fetch (self->link, self->committed, MAILBOX_MAX_BATCH - self->count,
+                                 true, &mail) != PARLEY_OK) {
+            snprintf (err, err_size, "%s", parley_client_error_text (self->link));
             return -1;
         }
         s_check_epoch (self);
-        s_feed_items (self, reply);
-        uint64_t pending = pmsg_uint (reply, "pending", 0);
-        pmsg_destroy (&reply);
-        if (pending == 0)
+        s_feed_items (self, &mail);
+        if (mail.pending == 0)
             break;
     }
     return 0;
@@ -192,7 +180,7 @@ static const connector_ops_t s_ops = {
 };
 
 connector_t *
-conn_mailbox_new (brokerlink_t *link)
+conn_mailbox_new (parley_client_t *link)
 {
     mailbox_t *self = (mailbox_t *) zmalloc (sizeof (mailbox_t));
     self->link = link;
@@ -248,4 +236,17 @@ uint64_t
 conn_mailbox_dropped (connector_t *self)
 {
     return ((mailbox_t *) connector_impl (self))->dropped;
+}
+
+void
+conn_mailbox_commit (connector_t *self)
+{
+    mailbox_t *box = (mailbox_t *) connector_impl (self);
+    box->committed = box->last_seq;
+}
+
+uint64_t
+conn_mailbox_committed (connector_t *self)
+{
+    return ((mailbox_t *) connector_impl (self))->committed;
 }

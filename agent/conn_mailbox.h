@@ -1,14 +1,18 @@
 /*  conn_mailbox - the "mailbox" connector: messages received.
 
-    Captures with FETCH, acknowledging everything it has already taken in
-    (ack = last seq seen), so the broker releases it. A message delivered
-    twice (a lost reply, redelivered) is recognised by its seq and dropped.
-    When the link starts a new session and the broker's mail_seq is below
-    our last seq, the broker was restarted with a fresh counter: the
-    watermark is reset to what WELCOME says we acknowledged.
+    Captures with FETCH, taking at most MAILBOX_MAX_BATCH messages (the
+    rest stays queued for the next steps) and acknowledging only what the
+    agent committed with conn_mailbox_commit: mail is acknowledged once the
+    memory holding it is saved, so a kill at any point loses none
+    (at-least-once). A message delivered twice (a lost reply, a reconnect,
+    a restarted broker) is recognised by its seq and left out, by the
+    client and again here. When the link starts a new session and the
+    broker's mail_seq is below our last seq, the broker was restarted with
+    a fresh counter: the positions are reset to what WELCOME says we
+    acknowledged.
 
     The current state is the batch received by the latest capture, rendered
-    as seed 003's block:
+    as this block:
 
         Communication information:
         From Agent2:
@@ -28,11 +32,12 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "brokerlink.h"
+#include "parley/client.h"
+#include "pmsg.h"
 #include "connector.h"
 
-//  Messages kept for one step's view; more are still acknowledged and
-//  counted (dropped_from_view), so a flood cannot blow up the prompt.
+//  Messages one step's view takes; more stay queued at the broker for the
+//  following steps, so a flood cannot blow up the prompt and loses nothing.
 #define MAILBOX_MAX_BATCH 64
 //  Longest text kept per message (the rest is cut, with "...").
 #define MAILBOX_MAX_TEXT 2048
@@ -45,7 +50,7 @@ typedef struct {
     char *text;
 } mail_view_t;
 
-connector_t *conn_mailbox_new (brokerlink_t *link);
+connector_t *conn_mailbox_new (parley_client_t *link);
 
 //  Starts a new batch (clears the current one); capture does this itself.
 void conn_mailbox_begin (connector_t *self);
@@ -59,6 +64,11 @@ const mail_view_t *conn_mailbox_at (connector_t *self, size_t index);
 uint64_t conn_mailbox_last_seq (connector_t *self);
 uint64_t conn_mailbox_received (connector_t *self);     //  total, duplicates aside
 uint64_t conn_mailbox_duplicates (connector_t *self);
-uint64_t conn_mailbox_dropped (connector_t *self);      //  over MAILBOX_MAX_BATCH
+uint64_t conn_mailbox_dropped (connector_t *self);      //  fed over MAILBOX_MAX_BATCH
+//  Declares every message handed to a step so far safe (saved with the
+//  memory): the next FETCH acknowledges up to it.
+void conn_mailbox_commit (connector_t *self);
+//  The position the next FETCH acknowledges.
+uint64_t conn_mailbox_committed (connector_t *self);
 
 #endif

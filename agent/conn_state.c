@@ -21,7 +21,7 @@ typedef struct {
 } agent_pos_t;
 
 typedef struct {
-    brokerlink_t *link;
+    parley_client_t *link;
     slot_t slots[STATE_MAX_KEYS];
     size_t count;
     zlistx_t *explored;         //  current names, in the value's order
@@ -165,30 +165,27 @@ s_capture (void *impl, char *err, size_t err_size)
     state_t *self = (state_t *) impl;
     if (!self->link || self->count == 0)
         return 0;
-    penc_t *enc = brokerlink_begin (self->link, PMSG_GET, 1);
-    penc_key (enc, "keys");
-    msgpack_pack_array (penc_packer (enc), self->count);
+    const char *keys [STATE_MAX_KEYS];
     for (size_t i = 0; i < self->count; i++)
-        penc_cstr (enc, self->slots[i].key);
-    pmsg_t *reply = brokerlink_call (self->link, err, err_size);
-    if (!reply)
-        return -1;
-    if (pmsg_type (reply) != PMSG_STATE) {
-        brokerlink_error_text (reply, err, err_size);
-        pmsg_destroy (&reply);
+        keys [i] = self->slots [i].key;
+    parley_state_t reply;
+    if (parley_client_get (self->link, keys, self->count, &reply) != PARLEY_OK) {
+        snprintf (err, err_size, "%s", parley_client_error_text (self->link));
         return -1;
     }
     for (size_t i = 0; i < self->count; i++)
-        s_feed (self, self->slots[i].key, NULL);        //  absent unless listed
-    const msgpack_object *entries = pmsg_field (reply, "entries");
-    for (uint32_t i = 0; entries && entries->type == MSGPACK_OBJECT_ARRAY
-                         && i < entries->via.array.size; i++) {
-        const msgpack_object *entry = &entries->via.array.ptr[i];
-        char key[PROTO_MAX_KEY + 1];
-        if (pobj_strcpy (entry, "key", key, sizeof (key)))
-            s_feed (self, key, pobj_get (entry, "value"));
+        s_feed (self, self->slots [i].key, NULL);       //  absent unless listed
+    for (size_t i = 0; i < reply.count; i++) {
+        const parley_entry_t *entry = &reply.entries [i];
+        if (!entry->value)
+            continue;
+        msgpack_unpacked value;
+        msgpack_unpacked_init (&value);
+        if (msgpack_unpack_next (&value, entry->value, entry->value_size, NULL)
+            == MSGPACK_UNPACK_SUCCESS)
+            s_feed (self, entry->key, &value.data);
+        msgpack_unpacked_destroy (&value);
     }
-    pmsg_destroy (&reply);
     return 0;
 }
 
@@ -305,7 +302,7 @@ static const connector_ops_t s_ops = {
 };
 
 connector_t *
-conn_state_new (brokerlink_t *link, const char *const *keys, size_t count)
+conn_state_new (parley_client_t *link, const char *const *keys, size_t count)
 {
     static const char *const world_keys[] = { STATE_KEY_EXPLORED, STATE_KEY_POSITIONS };
     if (!keys) {

@@ -20,7 +20,8 @@
 #include <msgpack.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include "brokerlink.h"
+#include "parley/client.h"
+#include "pmsg.h"
 #include "connector.h"
 
 #define STATE_MAX_KEYS 8
@@ -31,7 +32,7 @@
 #define STATE_KEY_POSITIONS "world.agent_positions"
 
 //  `keys` NULL means the two world keys. At most STATE_MAX_KEYS are used.
-connector_t *conn_state_new (brokerlink_t *link, const char *const *keys, size_t count);
+connector_t *conn_state_new (parley_client_t *link, const char *const *keys, size_t count);
 
 //  Sets a key's current value (NULL: the key does not exist).
 void conn_state_feed (connector_t *self, const char *key, const msgpack_object *value);

@@ -9,7 +9,7 @@
 #include "textbuf.h"
 
 typedef struct {
-    brokerlink_t *link;
+    parley_client_t *link;
     world_view_t current, previous;
     char kind[16];
     uint64_t width, height;
@@ -120,39 +120,28 @@ s_render (void *impl)
                          cur->objects_total, cur->done? "\nThe world is fully explored.": "");
 }
 
-//  OBSERVATION reply -> view. Objects past WORLD_MAX_VISIBLE are left out
+//  An OBSERVATION -> view. Objects past WORLD_MAX_VISIBLE are left out
 //  (and logged): a position holds 1-3 objects in the standard world.
-static int
-s_parse (const pmsg_t *msg, world_view_t *view)
+static void
+s_parse (const parley_observation_t *obs, world_view_t *view)
 {
-    if (pmsg_type (msg) != PMSG_OBSERVATION)
-        return -1;
     memset (view, 0, sizeof (*view));
     view->valid = true;
-    view->position = pmsg_uint (msg, "position", 0);
-    view->x = pmsg_uint (msg, "x", view->position);
-    view->y = pmsg_uint (msg, "y", 0);
-    if (!pmsg_strcpy (msg, "outcome", view->outcome, sizeof (view->outcome)))
-        strcpy (view->outcome, "perceived");
-    view->explored = pmsg_uint (msg, "explored", 0);
-    view->objects_total = pmsg_uint (msg, "objects_total", 0);
-    view->coverage = pmsg_num (msg, "coverage", 0);
-    view->done = pmsg_bool (msg, "done", false);
-    const msgpack_object *objects = pmsg_field (msg, "objects");
-    if (objects && objects->type == MSGPACK_OBJECT_ARRAY) {
-        for (uint32_t i = 0; i < objects->via.array.size; i++) {
-            const msgpack_object *o = &objects->via.array.ptr[i];
-            if (o->type != MSGPACK_OBJECT_STR)
-                continue;
-            if (view->object_count == WORLD_MAX_VISIBLE) {
-                plog_warn ("more than %d objects in view; the rest are ignored", WORLD_MAX_VISIBLE);
-                break;
-            }
-            snprintf (view->objects[view->object_count++], WORLD_MAX_NAME + 1, "%.*s",
-                      (int) o->via.str.size, o->via.str.ptr);
+    view->position = obs->position;
+    view->x = obs->x;
+    view->y = obs->y;
+    snprintf (view->outcome, sizeof (view->outcome), "%.15s", *obs->outcome? obs->outcome: "perceived");
+    view->explored = obs->explored;
+    view->objects_total = obs->objects_total;
+    view->coverage = obs->coverage;
+    view->done = obs->done;
+    for (size_t i = 0; i < obs->object_count; i++) {
+        if (view->object_count == WORLD_MAX_VISIBLE) {
+            plog_warn ("more than %d objects in view; the rest are ignored", WORLD_MAX_VISIBLE);
+            break;
         }
+        snprintf (view->objects [view->object_count++], WORLD_MAX_NAME + 1, "%s", obs->objects [i]);
     }
-    return 0;
 }
 
 static void
@@ -169,17 +158,15 @@ s_capture (void *impl, char *err, size_t err_size)
     world_t *self = (world_t *) impl;
     if (!self->link)
         return 0;
-    pmsg_t *reply = brokerlink_simple (self->link, PMSG_PERCEIVE, err, err_size);
-    if (!reply)
+    parley_observation_t obs;
+    if (parley_client_perceive (self->link, &obs) != PARLEY_OK) {
+        snprintf (err, err_size, "%s", parley_client_error_text (self->link));
         return -1;
+    }
     world_view_t view;
-    int rc = s_parse (reply, &view);
-    if (rc == 0)
-        s_feed (self, &view);
-    else
-        brokerlink_error_text (reply, err, err_size);
-    pmsg_destroy (&reply);
-    return rc;
+    s_parse (&obs, &view);
+    s_feed (self, &view);
+    return 0;
 }
 
 static void
@@ -197,7 +184,7 @@ static const connector_ops_t s_ops = {
 };
 
 connector_t *
-conn_world_new (brokerlink_t *link)
+conn_world_new (parley_client_t *link)
 {
     world_t *self = (world_t *) zmalloc (sizeof (world_t));
     self->link = link;
@@ -228,14 +215,13 @@ conn_world_feed (connector_t *self, const world_view_t *view)
     s_feed ((world_t *) connector_impl (self), view);
 }
 
-int
-conn_world_feed_msg (connector_t *self, const pmsg_t *msg)
+void
+conn_world_feed_observation (connector_t *self, const parley_observation_t *obs)
 {
+    assert (obs);
     world_view_t view;
-    if (s_parse (msg, &view) != 0)
-        return -1;
+    s_parse (obs, &view);
     s_feed ((world_t *) connector_impl (self), &view);
-    return 0;
 }
 
 const world_view_t *

@@ -16,7 +16,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "brokerlink.h"
+#include "parley/client.h"
 #include "connector.h"
 #include "pmsg.h"
 
@@ -35,14 +35,14 @@ typedef struct {
 } world_view_t;
 
 //  `link` may be NULL: the connector is then fed only (tests).
-connector_t *conn_world_new (brokerlink_t *link);
+connector_t *conn_world_new (parley_client_t *link);
 
 //  Sets the world's shape as WELCOME reported it (for rendering).
 void conn_world_set_shape (connector_t *self, const char *kind, uint64_t width, uint64_t height);
 //  Replaces the current view.
 void conn_world_feed (connector_t *self, const world_view_t *view);
-//  Feeds an OBSERVATION reply; -1 if it is not one.
-int conn_world_feed_msg (connector_t *self, const pmsg_t *msg);
+//  Feeds the OBSERVATION an ACT returned.
+void conn_world_feed_observation (connector_t *self, const parley_observation_t *obs);
 
 const world_view_t *conn_world_view (connector_t *self);
 //  "a, b, c" (or "nothing") into buf.

@@ -143,43 +143,35 @@ node_decision (void)
 // ---------------------------------------------------------------------------
 //  Execution
 
-static int
+//  PARLEY_OK when the broker answered (a refusal is counted), else the
+//  client's error.
+static parley_err_t
 s_act (agent_shared_t *a)
 {
-    //  `step` makes the move idempotent (PROTOCOL.md, ACT): brokerlink
+    //  `step` makes the move idempotent (PROTOCOL.md, ACT): the client
     //  resends this same frame after a lost reply or a reconnect, and the
     //  broker answers a repeated (agent, step) with the OBSERVATION it gave
-    //  the first copy instead of moving again. A broker that predates the
-    //  field ignores it (unknown fields are ignored). Known edge: steps
-    //  restart at 1 in a new process, so a restarted agent whose previous
-    //  run's last ACT had the same step gets that run's OBSERVATION once
-    //  and does not move that step (its position is still right).
-    penc_t *enc = brokerlink_begin (a->link, PMSG_ACT, 2);
-    penc_kv_cstr (enc, "action", a->action);
-    penc_kv_uint (enc, "step", a->step);
-    char err[256];
-    pmsg_t *reply = brokerlink_call (a->link, err, sizeof (err));
-    if (!reply) {
-        plog_warn ("ACT %s failed: %s", a->action, err);
-        return -1;
+    //  the first copy instead of moving again. Known edge: steps restart at
+    //  1 in a new process, so a restarted agent whose previous run's last
+    //  ACT had the same step gets that run's OBSERVATION once and does not
+    //  move that step (its position is still right).
+    parley_observation_t obs;
+    parley_err_t rc = parley_client_act (a->link, a->action, a->step, &obs);
+    if (rc == PARLEY_OK) {
+        conn_world_feed_observation (a->world, &obs);
+        return 0;
     }
-    if (conn_world_feed_msg (a->world, reply) != 0) {
-        brokerlink_error_text (reply, err, sizeof (err));
-        plog_warn ("ACT %s refused: %s", a->action, err);
-        a->act_errors++;
+    if (rc >= PARLEY_ERR_TIMEOUT) {
+        plog_warn ("ACT %s failed: %s", a->action, parley_client_error_text (a->link));
+        return rc;
     }
-    pmsg_destroy (&reply);
-    return 0;
+    plog_warn ("ACT %s refused: %s", a->action, parley_client_error_text (a->link));
+    a->act_errors++;
+    return PARLEY_OK;
 }
 
-typedef struct {
-    const char *to;             //  agent or "all", or NULL
-    const char *channel;        //  or NULL
-    const char *body;
-} send_item_t;
-
 static bool
-s_item (agent_shared_t *a, send_item_t *item, const char *target, const char *body)
+s_item (agent_shared_t *a, parley_outgoing_t *item, const char *target, const char *body)
 {
     if (!pmsg_name_valid (target, strlen (target)) && !streq (target, "all")) {
         plog_warn ("not sending to '%.64s': not a valid agent or channel name", target);
@@ -190,72 +182,43 @@ s_item (agent_shared_t *a, send_item_t *item, const char *target, const char *bo
     item->to = agent? target: NULL;
     item->channel = agent? NULL: target;
     item->body = body;
+    item->body_len = strlen (body);
     return true;
 }
 
-//  The body's length cut to the broker's max_body (0: no cut) at a UTF-8
-//  character boundary: a cut inside a character would send a str that is
-//  not UTF-8 to every reader (and their JSON renderings).
-static size_t
-s_body_len (const char *body, size_t max_body)
-{
-    size_t len = strlen (body);
-    if (max_body == 0 || len <= max_body)
-        return len;
-    len = max_body;
-    while (len > 0 && ((unsigned char) body[len] & 0xC0) == 0x80)
-        len--;
-    return len;
-}
-
+//  The client makes the SEND idempotent (a batch id, resent unchanged
+//  after a lost reply) and cuts bodies to the broker's max_body at a
+//  UTF-8 character boundary.
 static void
-s_send (agent_shared_t *a, send_item_t *items, size_t count)
+s_send (agent_shared_t *a, parley_outgoing_t *items, size_t count)
 {
-    size_t max_body = brokerlink_welcome (a->link)->max_body;
-    //  `batch` makes the SEND idempotent like `step` makes ACT: brokerlink
-    //  resends this very frame after a lost reply, and the broker answers
-    //  a repeated batch id with the first SENT instead of posting again.
-    penc_t *enc = brokerlink_begin (a->link, PMSG_SEND, 2);
-    penc_kv_uint (enc, "batch", brokerlink_next_batch (a->link));
-    penc_key (enc, "messages");
-    msgpack_pack_array (penc_packer (enc), count);
-    for (size_t i = 0; i < count; i++) {
-        msgpack_pack_map (penc_packer (enc), 2);
-        penc_kv_cstr (enc, items[i].to? "to": "channel", items[i].to? items[i].to: items[i].channel);
-        penc_kv_str (enc, "body", items[i].body, s_body_len (items[i].body, max_body));
-    }
-    char err[256];
-    pmsg_t *reply = brokerlink_call (a->link, err, sizeof (err));
-    if (reply && pmsg_type (reply) == PMSG_SENT) {
-        uint64_t accepted = pmsg_uint (reply, "accepted", 0);
-        a->msgs_sent += accepted;
-        a->send_errors += count - accepted;
-        if (accepted < count)
-            plog_warn ("%" PRIu64 " of %zu messages refused by the broker", count - accepted, count);
+    parley_sent_t sent;
+    if (parley_client_send (a->link, items, count, &sent) == PARLEY_OK) {
+        a->msgs_sent += sent.accepted;
+        a->send_errors += count - sent.accepted;
+        if (sent.accepted < count)
+            plog_warn ("%zu of %zu messages refused by the broker", count - sent.accepted, count);
     }
     else {
-        if (reply)
-            brokerlink_error_text (reply, err, sizeof (err));
-        plog_warn ("SEND failed: %s", err);
+        plog_warn ("SEND failed: %s", parley_client_error_text (a->link));
         a->send_errors += count;
     }
-    pmsg_destroy (&reply);
 }
 
 static void
 s_communicate (agent_shared_t *a)
 {
-    send_item_t items[ANSWER_MAX_DIRECTIVES + 1];
+    parley_outgoing_t items[ANSWER_MAX_DIRECTIVES + 1];
     size_t count = 0;
     const char *message = answer_message (a->answer);
     if (message && *message && s_item (a, &items[count], "all", message))
         count++;
     for (size_t i = 0; i < answer_directive_count (a->answer); i++) {
         const answer_directive_t *d = answer_directive (a->answer, i);
-        char err[256];
         if (d->kind == ANSWER_LISTEN_TO) {
-            if (brokerlink_listen (a->link, d->target, err, sizeof (err)) != 0)
-                plog_warn ("ListenTo(%.64s) failed: %s", d->target, err);
+            if (parley_client_listen (a->link, d->target) != PARLEY_OK)
+                plog_warn ("ListenTo(%.64s) failed: %s", d->target,
+                           parley_client_error_text (a->link));
         }
         else
         if (d->text && *d->text && s_item (a, &items[count], d->target, d->text))
@@ -274,8 +237,9 @@ s_execution_exec (void *shared, void *ctx)
     //  The messages do not depend on the move: a failed ACT still sends
     //  them, unless there is no broker to send them to (then SEND would
     //  fail the same way, or block until the link is back).
-    if (!streq (a->action, "end") && s_act (a) != 0) {
-        if (!brokerlink_lost (a->link))
+    parley_err_t rc = streq (a->action, "end")? PARLEY_OK: s_act (a);
+    if (rc != PARLEY_OK) {
+        if (rc != PARLEY_ERR_STOPPED && rc != PARLEY_ERR_LOST)
             s_communicate (a);
         return -1;
     }

@@ -14,6 +14,7 @@
 */
 #include <assert.h>
 #include "agent_shared.h"
+#include "conn_mailbox.h"
 #include "pclock.h"
 #include "plog.h"
 
@@ -95,8 +96,10 @@ static int
 s_update_exec (void *shared, void *ctx)
 {
     agent_shared_t *a = (agent_shared_t *) shared;
-    if (!a->vmem || !a->embedder)
+    if (!a->vmem || !a->embedder) {
+        conn_mailbox_commit (a->mailbox);       //  no memory to wait for
         return 0;
+    }
     char err[256];
     char *text = s_memory_text (a);
     if (!text) {
@@ -112,8 +115,17 @@ s_update_exec (void *shared, void *ctx)
         return -1;
     }
     a->memories_stored++;
-    if (a->step % AGENT_SAVE_EVERY == 0 && vmemory_save (a->vmem, err, sizeof (err)) != 0)
-        plog_warn ("saving memory failed: %s", err);
+    //  The step's mail is acknowledged (with the next FETCH) only once the
+    //  memory holding it is saved: a kill before that gets it again.
+    if (!a->memory_durable)
+        conn_mailbox_commit (a->mailbox);
+    else
+    if (a->step % AGENT_SAVE_EVERY == 0) {
+        if (vmemory_save (a->vmem, err, sizeof (err)) != 0)
+            plog_warn ("saving memory failed: %s", err);
+        else
+            conn_mailbox_commit (a->mailbox);
+    }
     return 0;
 }
 
@@ -165,7 +177,7 @@ s_update_post (void *shared, void *ctx)
     if (a->step >= a->max_steps)
         return s_finish (a, "reached --max-steps");
     if (a->step_delay_ms > 0 && a->link)
-        brokerlink_wait (a->link, a->step_delay_ms);
+        parley_client_wait (a->link, a->step_delay_ms);
     return "continue";
 }
 

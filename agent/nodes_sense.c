@@ -98,26 +98,20 @@ agent_shared_is_teammate (agent_shared_t *shared, const char *name)
 static void
 s_refresh_team (agent_shared_t *a)
 {
-    char err[256];
-    pmsg_t *reply = brokerlink_simple (a->link, PMSG_AGENTS, err, sizeof (err));
-    if (!reply || pmsg_type (reply) != PMSG_AGENT_LIST) {
-        plog_debug ("AGENTS failed: %s", reply? "unexpected reply": err);
-        pmsg_destroy (&reply);
+    parley_agent_list_t list;
+    if (parley_client_agents (a->link, &list) != PARLEY_OK) {
+        plog_debug ("AGENTS failed: %s", parley_client_error_text (a->link));
         return;
     }
-    const msgpack_object *list = pmsg_field (reply, "agents");
     a->team_count = 0;
-    for (uint32_t i = 0; list && list->type == MSGPACK_OBJECT_ARRAY && i < list->via.array.size
-                         && a->team_count < AGENT_MAX_TEAM; i++) {
-        char name[PROTO_MAX_NAME + 1];
-        if (pobj_strcpy (&list->via.array.ptr[i], "agent", name, sizeof (name))
-        &&  !streq (name, a->id)) {
+    for (size_t i = 0; i < list.count && a->team_count < AGENT_MAX_TEAM; i++) {
+        const char *name = list.agents [i].agent;
+        if (*name && !streq (name, a->id)) {
             snprintf (a->team[a->team_count], PROTO_MAX_NAME + 1, "%s", name);
             a->team_ptrs[a->team_count] = a->team[a->team_count];
             a->team_count++;
         }
     }
-    pmsg_destroy (&reply);
 }
 
 static bool

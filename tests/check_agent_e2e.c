@@ -279,7 +279,7 @@ START_TEST (test_llm_agent_kept_alive_during_slow_model)
     //  3 s (not less: a loaded machine may stall the agent for a second or
     //  so between keepalives; not more: 4 s of silence must still expire
     //  it, so the test can fail). The agent's HTTP wait sends HEARTBEATs
-    //  (libcurl's progress callback -> brokerlink_keepalive), so the broker
+    //  (libcurl's progress callback -> parley_client_keepalive), so the broker
     //  never expires it: one HELLO for the whole run, and no "expired" in
     //  the broker's log.
     //  Without the keepalive this test fails (the broker logs "agent Slow

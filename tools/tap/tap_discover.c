@@ -2,7 +2,7 @@
 #include <czmq.h>
 #include <unistd.h>
 #include "pconfig.h"
-#include "pclock.h"
+#include "parley/client.h"
 #include "pmsg.h"
 #include "tap_discover.h"
 
@@ -19,106 +19,47 @@ s_agent_name (char *name, size_t size)
     snprintf (name, size, "tap-%s-%d", host, (int) getpid ());
 }
 
-//  Waits for one reply frame; NULL (with why) on timeout or a bad frame.
-static pmsg_t *
-s_reply (zsock_t *dealer, int64_t timeout_ms, char *why, size_t why_size)
-{
-    zpoller_t *poller = zpoller_new (dealer, NULL);
-    int64_t deadline = pclock_mono_ms () + timeout_ms;
-    pmsg_t *reply = NULL;
-    while (!reply && !zsys_interrupted) {
-        int64_t left = deadline - pclock_mono_ms ();
-        if (left <= 0) {
-            snprintf (why, why_size, "no reply within %" PRId64 " ms", timeout_ms);
-            break;
-        }
-        if (!zpoller_wait (poller, (int) (left < 100? left: 100)))
-            continue;
-        zframe_t *frame = zframe_recv (dealer);
-        if (!frame)
-            break;
-        perr_t err;
-        uint64_t id = 0;
-        reply = pmsg_decode (zframe_data (frame), zframe_size (frame),
-                             pwire_default_limits (), &err, &id, why, why_size);
-        zframe_destroy (&frame);
-        if (!reply)
-            break;
-    }
-    if (zsys_interrupted && !reply)
-        snprintf (why, why_size, "interrupted");
-    zpoller_destroy (&poller);
-    return reply;
-}
-
-static void
-s_send (zsock_t *dealer, penc_t *enc)
-{
-    zframe_t *frame = zframe_new (penc_data (enc), penc_size (enc));
-    zframe_send (&frame, dealer, ZFRAME_DONTWAIT);
-}
-
 int
 tap_discover (const char *broker, int64_t timeout_ms, char *tap, size_t tap_size,
               char *why, size_t why_size)
 {
     assert (broker);
     assert (tap && tap_size > 0);
-    int rc = PARLEY_EXIT_NETWORK;
-    penc_t enc;
-    penc_init (&enc);
-    pmsg_t *reply = NULL;
-    zsock_t *dealer = zsock_new (ZMQ_DEALER);
-    zsock_set_linger (dealer, 0);
-    zsock_set_maxmsgsize (dealer, PROTO_MAX_FRAME);
-    if (zsock_connect (dealer, "%s", broker) != 0) {
-        snprintf (why, why_size, "cannot connect to %s: %s", broker, zmq_strerror (zmq_errno ()));
-        goto done;
-    }
     char agent [PROTO_MAX_NAME + 1];
     s_agent_name (agent, sizeof agent);
-    penc_begin (&enc, PMSG_HELLO, 1, 2);
-    penc_kv_cstr (&enc, "agent", agent);
-    penc_key (&enc, "caps");
-    msgpack_pack_array (penc_packer (&enc), 1);
-    penc_cstr (&enc, "tap");
-    s_send (dealer, &enc);
-
-    char detail [256] = "";
-    reply = s_reply (dealer, timeout_ms, detail, sizeof detail);
-    if (!reply) {
-        snprintf (why, why_size, "broker %s: %s", broker, detail);
-        goto done;
+    parley_client_t *client = parley_client_new (broker, agent);
+    parley_client_add_cap (client, "tap");
+    parley_client_set_timeout (client, timeout_ms, 0);
+    parley_client_set_connect_attempts (client, 1);
+    parley_client_set_stop (client, (volatile sig_atomic_t *) &zsys_interrupted);
+    int rc = PARLEY_EXIT_OK;
+    parley_err_t err = parley_client_connect (client);
+    if (err == PARLEY_ERR_TIMEOUT || err == PARLEY_ERR_STOPPED || err == PARLEY_ERR_SOCKET) {
+        snprintf (why, why_size, "broker %s: %s", broker,
+                  err == PARLEY_ERR_STOPPED? "interrupted": parley_client_error_text (client));
+        rc = PARLEY_EXIT_NETWORK;
     }
-    if (pmsg_type (reply) == PMSG_ERROR) {
-        char message [200] = "";
-        pmsg_strcpy (reply, "message", message, sizeof message);
-        snprintf (why, why_size, "broker %s refused HELLO as %s: %s: %s", broker, agent,
-                  perr_name ((int) pmsg_uint (reply, "code", 0)), message);
+    else
+    if (err != PARLEY_OK) {
+        snprintf (why, why_size, "broker %s refused HELLO as %s: %s", broker, agent,
+                  parley_client_error_text (client));
         rc = PARLEY_EXIT_FAILURE;
-        goto done;
     }
-    if (pmsg_type (reply) != PMSG_WELCOME || !pmsg_strcpy (reply, "tap", tap, tap_size)
-    ||  !*tap || streq (tap, "off")) {
-        snprintf (why, why_size, "broker %s answered HELLO with %s and no tap endpoint (is its tap off?)",
-                  broker, pmsg_type_name (pmsg_type (reply)));
-        rc = PARLEY_EXIT_FAILURE;
-        goto done;
+    else {
+        const parley_welcome_t *welcome = parley_client_welcome (client);
+        snprintf (tap, tap_size, "%s", welcome->tap);
+        if (!*tap || streq (tap, "off")) {
+            snprintf (why, why_size, "broker %s answered HELLO with WELCOME and no tap endpoint "
+                      "(is its tap off?)", broker);
+            rc = PARLEY_EXIT_FAILURE;
+        }
+        else
+            tap_discover_fix_wildcard (tap, tap_size, broker);
+        //  Leave no trace but the joined/left events. A lost reply here is
+        //  harmless: the broker's liveness timeout forgets the id anyway.
+        parley_client_bye (client, true);
     }
-    tap_discover_fix_wildcard (tap, tap_size, broker);
-
-    //  Leave no trace but the joined/left events. A lost reply here is
-    //  harmless: the broker's liveness timeout forgets the id anyway.
-    pmsg_destroy (&reply);
-    penc_begin (&enc, PMSG_BYE, 2, 1);
-    penc_kv_bool (&enc, "forget", true);
-    s_send (dealer, &enc);
-    reply = s_reply (dealer, timeout_ms < 2000? timeout_ms: 2000, detail, sizeof detail);
-    rc = PARLEY_EXIT_OK;
-done:
-    pmsg_destroy (&reply);
-    zsock_destroy (&dealer);
-    penc_fini (&enc);
+    parley_client_destroy (&client);
     return rc;
 }
 

@@ -1,0 +1,183 @@
+/*  client_events - libparley's event side: the SUB socket on the endpoint
+    WELCOME names (mail.<agent>, world., and state.<prefix> for the
+    replica), heartbeats when nothing else went out, waits that look at
+    the stop flag, and the non-blocking keepalive for callers stuck in
+    something else (a model call's progress callback).
+*/
+#include <assert.h>
+#include "client_internal.h"
+#include "pclock.h"
+#include "plog.h"
+
+void
+client_open_sub (parley_client_t *self)
+{
+    if (!*self->welcome.pub)
+        return;
+    if (self->sub && streq (self->sub_endpoint, self->welcome.pub))
+        return;
+    zsock_destroy (&self->sub);
+    self->sub = client_socket_new (self, ZMQ_SUB, self->welcome.pub);
+    if (!self->sub) {
+        plog_warn ("cannot connect events to %s; polling mail instead", self->welcome.pub);
+        return;
+    }
+    char topic [PROTO_MAX_KEY + 8];
+    snprintf (topic, sizeof (topic), "mail.%s", self->agent);
+    zsock_set_subscribe (self->sub, topic);
+    zsock_set_subscribe (self->sub, "world.");
+    if (self->replica_on) {
+        snprintf (topic, sizeof (topic), "state.%s", self->replica_prefix);
+        zsock_set_subscribe (self->sub, topic);
+    }
+    snprintf (self->sub_endpoint, sizeof (self->sub_endpoint), "%s", self->welcome.pub);
+}
+
+static void
+s_event (parley_client_t *self, zmsg_t *msg)
+{
+    char *topic = zmsg_popstr (msg);
+    if (topic && strncmp (topic, "mail.", 5) == 0) {
+        self->stats.mail_wakeups++;
+        self->mail_flag = true;
+    }
+    else
+    if (topic && strncmp (topic, "world.", 6) == 0)
+        self->stats.world_events++;
+    else
+    if (topic && strncmp (topic, "state.", 6) == 0 && self->replica_on) {
+        zframe_t *frame = zmsg_first (msg);
+        perr_t code;
+        uint64_t id;
+        char why [256];
+        pmsg_t *update = frame? pmsg_decode (zframe_data (frame), zframe_size (frame),
+                                             pwire_default_limits (), &code, &id,
+                                             why, sizeof (why)): NULL;
+        if (update && pmsg_type (update) == PMSG_STATE_UPDATE)
+            client_replica_apply (self, update);
+        else
+            self->stats.bad_frames++;
+        pmsg_destroy (&update);
+    }
+    free (topic);
+}
+
+void
+client_drain_events (parley_client_t *self)
+{
+    while (self->sub && (zsock_events (self->sub) & ZMQ_POLLIN)) {
+        zmsg_t *msg = zmsg_recv (self->sub);
+        if (!msg)
+            break;
+        s_event (self, msg);
+        zmsg_destroy (&msg);
+    }
+}
+
+static bool
+s_heartbeat_due (parley_client_t *self)
+{
+    int64_t due = (int64_t) self->welcome.heartbeat_ms / 2;
+    return pclock_mono_ms () - self->last_send_ms >= (due > 0? due: 500);
+}
+
+//  A HEARTBEAT with its reply awaited, when one is due.
+static void
+s_tick (parley_client_t *self)
+{
+    if (self->session && s_heartbeat_due (self))
+        parley_client_heartbeat (self);
+}
+
+bool
+parley_client_wait (parley_client_t *self, int64_t ms)
+{
+    assert (self);
+    int64_t until = pclock_mono_ms () + ms;
+    while (!parley_client_stopped (self)) {
+        client_drain_events (self);
+        s_tick (self);
+        client_replica_refresh (self);
+        int64_t left = until - pclock_mono_ms ();
+        if (left <= 0)
+            break;
+        int64_t slice = left < CLIENT_POLL_SLICE_MS? left: CLIENT_POLL_SLICE_MS;
+        if (self->sub) {
+            zmq_pollitem_t item = { zsock_resolve (self->sub), 0, ZMQ_POLLIN, 0 };
+            zmq_poll (&item, 1, slice);
+        }
+        else
+            pclock_sleep_ms (slice);
+    }
+    client_drain_events (self);
+    return self->mail_flag;
+}
+
+bool
+parley_client_take_mail (parley_client_t *self)
+{
+    assert (self);
+    client_drain_events (self);
+    bool flag = self->mail_flag;
+    self->mail_flag = false;
+    return flag;
+}
+
+int
+parley_client_fd (parley_client_t *self)
+{
+    assert (self);
+    return self->sub? zsock_fd (self->sub): -1;
+}
+
+bool
+parley_client_process (parley_client_t *self)
+{
+    assert (self);
+    client_drain_events (self);
+    s_tick (self);
+    client_replica_refresh (self);
+    return self->mail_flag;
+}
+
+//  Takes what the DEALER holds without waiting: the reply to our last
+//  keepalive HEARTBEAT is matched by id (NOT_HELLO there means the broker
+//  expired us: the session is dropped, and the next request says HELLO);
+//  anything else is a late reply to a request given up on, dropped.
+static void
+s_drain_replies (parley_client_t *self)
+{
+    while (self->dealer && (zsock_events (self->dealer) & ZMQ_POLLIN)) {
+        pmsg_t *msg = client_recv_reply (self, true);
+        if (!msg)
+            continue;
+        if (self->keepalive_id && pmsg_id (msg) == self->keepalive_id) {
+            self->keepalive_id = 0;
+            if (pmsg_type (msg) == PMSG_ERROR && pmsg_uint (msg, "code", 0) == PERR_NOT_HELLO) {
+                plog_info ("broker forgot us (NOT_HELLO) during a wait; will say HELLO again");
+                client_close_dealer (self);
+            }
+        }
+        pmsg_destroy (&msg);
+    }
+}
+
+void
+parley_client_keepalive (parley_client_t *self)
+{
+    assert (self);
+    if (self->busy || !self->session || !self->dealer)
+        return;
+    client_drain_events (self);
+    s_drain_replies (self);
+    if (!self->session || !s_heartbeat_due (self))
+        return;
+    //  Own encoder and id: the caller's request in `enc` must survive.
+    self->keepalive_id = self->next_id++;
+    penc_begin (&self->keepalive, PMSG_HEARTBEAT, self->keepalive_id, 0);
+    if (zmq_send (zsock_resolve (self->dealer), penc_data (&self->keepalive),
+                  penc_size (&self->keepalive), ZMQ_DONTWAIT) < 0)
+        return;                 //  the next real request finds out why
+    self->last_send_ms = pclock_mono_ms ();
+    self->stats.keepalives++;
+}

@@ -1,0 +1,127 @@
+/*  client_internal - the parley_client_t internals shared by the files of
+    libparley. Not installed: the public header keeps the type opaque.
+
+    Layers and their files:
+      client_transport.c   sockets (made in one function), frames, replies by id
+      client_session.c     HELLO / WELCOME, backoff, re-LISTEN
+      client_request.c     sending one request with resends over reconnects
+      client_requests.c    one function per request, encoding
+      client_results.c     replies decoded into the typed results
+      client_events.c      SUB events, heartbeats, wait, fd, keepalive
+      client_replica.c     the state replica
+      client.c             life cycle, options, errors, value helpers
+*/
+#ifndef PARLEY_CLIENT_INTERNAL_H
+#define PARLEY_CLIENT_INTERNAL_H
+
+#include <czmq.h>
+#include "parley/client.h"
+#include "pmsg.h"
+
+#define CLIENT_MAX_CAPS 8
+#define CLIENT_POLL_SLICE_MS 100        //  how often waits look at the stop flag
+
+//  A growable byte buffer for result strings and values. Results store
+//  offsets while they are built (the buffer may move) and pointers after.
+typedef struct {
+    char *data;
+    size_t size, used;
+} client_arena_t;
+
+//  One replica entry (the value is owned).
+typedef struct {
+    uint64_t seq;
+    void *value;
+    size_t value_size;
+} client_replica_entry_t;
+
+struct _parley_client_t {
+    char endpoint[256];
+    char agent[PARLEY_NAME_MAX + 1];
+    char *caps[CLIENT_MAX_CAPS];
+    size_t cap_count;
+    //  Transport
+    zsock_t *dealer;
+    zsock_t *sub;
+    char sub_endpoint[256];
+    //  Session
+    bool session;
+    uint64_t epoch;
+    parley_welcome_t welcome;
+    char channels[PARLEY_MAX_CHANNELS][PARLEY_NAME_MAX + 1];
+    size_t channel_count;
+    //  Requests: `enc` for the caller's request, `hello` for the handshake
+    //  (which may run in the middle of a resend of `enc`), `keepalive` for
+    //  the HEARTBEAT sent without waiting.
+    penc_t enc, hello, keepalive;
+    uint64_t next_id;
+    uint64_t enc_id, keepalive_id;
+    uint64_t next_batch;
+    bool busy;                  //  inside a request: keepalive stays out
+    int64_t request_ms, backoff_max_ms;
+    int attempts;
+    int connect_attempts;       //  0: forever
+    int64_t last_send_ms;
+    volatile sig_atomic_t *stop;
+    char error[512];
+    //  Results: the last reply, and what the typed results point into.
+    pmsg_t *reply;
+    client_arena_t arena;
+    void *items;                //  the result's array (mail, entries, ...)
+    size_t items_size;
+    void *items2;               //  a second array (seqs + item errors)
+    size_t items2_size;
+    //  Mail: the highest seq handed out, for the duplicate filter.
+    bool dedup;
+    uint64_t handed_seq;
+    uint64_t handed_epoch;
+    //  Events
+    bool mail_flag;
+    //  Replica
+    bool replica_on;
+    char replica_prefix[PROTO_MAX_KEY + 1];
+    zhashx_t *replica;          //  key -> client_replica_entry_t
+    uint64_t replica_seq;       //  highest seq applied (for gaps, prefix "")
+    uint64_t replica_epoch;     //  session of the last snapshot
+    bool replica_stale;         //  a gap was seen: snapshot again
+    parley_client_stats_t stats;
+};
+
+//  client.c
+parley_err_t client_fail (parley_client_t *self, parley_err_t code, const char *format, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
+//  client_transport.c
+zsock_t *client_socket_new (parley_client_t *self, int type, const char *endpoint);
+void client_close_dealer (parley_client_t *self);
+parley_err_t client_exchange (parley_client_t *self, penc_t *enc, uint64_t id, pmsg_t **reply_p);
+pmsg_t *client_recv_reply (parley_client_t *self, bool nowait);
+
+//  client_session.c
+parley_err_t client_ensure_session (parley_client_t *self);
+
+//  client_request.c: sends self->enc (begun with client_begin) with
+//  resends; on PARLEY_OK self->reply holds a reply of type `expect`.
+penc_t *client_begin (parley_client_t *self, pmsg_type_t type, size_t fields);
+parley_err_t client_call (parley_client_t *self, pmsg_type_t expect);
+
+//  client_results.c
+void client_results_reset (parley_client_t *self);
+void client_decode_welcome (parley_client_t *self, const pmsg_t *msg);
+void client_decode_sent (parley_client_t *self, uint64_t batch, size_t count, parley_sent_t *out);
+void client_decode_mail (parley_client_t *self, parley_mail_batch_t *out);
+void client_decode_state (parley_client_t *self, parley_state_t *out);
+void client_decode_observation (parley_client_t *self, parley_observation_t *out);
+void client_decode_agents (parley_client_t *self, parley_agent_list_t *out);
+void client_decode_stats (parley_client_t *self, parley_stats_t *out);
+
+//  client_events.c
+void client_drain_events (parley_client_t *self);
+void client_open_sub (parley_client_t *self);
+
+//  client_replica.c
+void client_replica_apply (parley_client_t *self, const pmsg_t *update);
+void client_replica_refresh (parley_client_t *self);
+void client_replica_destroy (parley_client_t *self);
+
+#endif

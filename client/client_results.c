@@ -1,0 +1,362 @@
+/*  client_results - replies decoded into libparley's typed results.
+
+    Fixed-size fields are copied into the result; strings of unbounded
+    count (objects, caps, keys) and values go into the client's arena, a
+    growable buffer reset by every request. While a result is built the
+    arena may move, so strings are recorded as offsets and turned into
+    pointers once the reply is done. Arrays of records live in `items`
+    (and `items2`), grown the same way. All of it stays valid until the
+    next request.
+*/
+#include <assert.h>
+#include <stddef.h>
+#include "client_internal.h"
+#include "plog.h"
+
+void
+client_results_reset (parley_client_t *self)
+{
+    self->arena.used = 0;
+}
+
+//  Room for `size` more bytes; aborts on out of memory like zmalloc.
+static size_t
+s_arena_reserve (client_arena_t *arena, size_t size)
+{
+    if (arena->used + size > arena->size) {
+        size_t want = arena->size? arena->size * 2: 4096;
+        while (want < arena->used + size)
+            want *= 2;
+        arena->data = (char *) realloc (arena->data, want);
+        assert (arena->data);
+        arena->size = want;
+    }
+    size_t at = arena->used;
+    arena->used += size;
+    return at;
+}
+
+//  Copies `len` bytes plus a NUL; returns the offset.
+static size_t
+s_arena_copy (client_arena_t *arena, const char *text, size_t len)
+{
+    size_t at = s_arena_reserve (arena, len + 1);
+    if (len)
+        memcpy (arena->data + at, text, len);
+    arena->data [at + len] = 0;
+    return at;
+}
+
+//  An array of `count` records of `size` bytes in `*items`.
+static void *
+s_items (void **items, size_t *have, size_t count, size_t size)
+{
+    size_t want = (count? count: 1) * size;
+    if (want > *have) {
+        *items = realloc (*items, want);
+        assert (*items);
+        *have = want;
+    }
+    memset (*items, 0, want);
+    return *items;
+}
+
+//  A str field of a record into a fixed buffer ("" if absent).
+static void
+s_copy (const msgpack_object *map, const char *name, char *buf, size_t size)
+{
+    if (!pobj_strcpy (map, name, buf, size))
+        buf [0] = 0;
+}
+
+static const msgpack_object *
+s_array (const pmsg_t *msg, const char *name)
+{
+    const msgpack_object *array = pmsg_field (msg, name);
+    return array && array->type == MSGPACK_OBJECT_ARRAY? array: NULL;
+}
+
+//  A str array's elements into the arena; the offsets are kept in the
+//  arena too, as a run of size_t after the strings. Returns the offset of
+//  that run, to be turned into a char * table by s_table.
+static size_t
+s_strings (client_arena_t *arena, const msgpack_object *array, size_t *count)
+{
+    *count = 0;
+    if (!array || array->type != MSGPACK_OBJECT_ARRAY)
+        return 0;
+    size_t n = array->via.array.size;
+    size_t offsets [64];
+    size_t *offs = n <= 64? offsets: (size_t *) malloc (n * sizeof (size_t));
+    assert (offs);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        const msgpack_object *o = &array->via.array.ptr [i];
+        if (o->type == MSGPACK_OBJECT_STR)
+            offs [kept++] = s_arena_copy (arena, o->via.str.ptr, o->via.str.size);
+    }
+    //  The table of pointers, aligned, filled with offsets for now.
+    size_t pad = (sizeof (char *) - arena->used % sizeof (char *)) % sizeof (char *);
+    s_arena_reserve (arena, pad);
+    size_t table = s_arena_reserve (arena, (kept? kept: 1) * sizeof (char *));
+    memcpy (arena->data + table, offs, kept * sizeof (size_t));
+    if (offs != offsets)
+        free (offs);
+    *count = kept;
+    return table;
+}
+
+//  Turns a table of offsets (from s_strings) into pointers; call when the
+//  arena no longer moves.
+static const char *const *
+s_table (client_arena_t *arena, size_t table, size_t count)
+{
+    char **ptrs = (char **) (arena->data + table);
+    for (size_t i = 0; i < count; i++) {
+        size_t off;
+        memcpy (&off, &ptrs [i], sizeof (off));
+        ptrs [i] = arena->data + off;
+    }
+    return (const char *const *) ptrs;
+}
+
+void
+client_decode_welcome (parley_client_t *self, const pmsg_t *msg)
+{
+    parley_welcome_t *w = &self->welcome;
+    memset (w, 0, sizeof (*w));
+    pmsg_strcpy (msg, "pub", w->pub, sizeof (w->pub));
+    pmsg_strcpy (msg, "tap", w->tap, sizeof (w->tap));
+    w->heartbeat_ms = pmsg_uint (msg, "heartbeat_ms", 1000);
+    w->liveness_ms = pmsg_uint (msg, "liveness_ms", 5000);
+    w->max_body = pmsg_uint (msg, "max_body", PROTO_MAX_BODY);
+    w->max_batch = pmsg_uint (msg, "max_batch", PROTO_MAX_BATCH);
+    w->acked = pmsg_uint (msg, "acked", 0);
+    w->mail_seq = pmsg_uint (msg, "mail_seq", 0);
+    w->state_seq = pmsg_uint (msg, "state_seq", 0);
+    strcpy (w->world_kind, "line");
+    const msgpack_object *world = pmsg_field (msg, "world");
+    if (world && world->type == MSGPACK_OBJECT_MAP) {
+        if (!pobj_strcpy (world, "kind", w->world_kind, sizeof (w->world_kind)))
+            strcpy (w->world_kind, "line");
+        w->world_width = pobj_uint (world, "width", 0);
+        w->world_height = pobj_uint (world, "height", 1);
+        w->objects_total = pobj_uint (world, "objects_total", 0);
+        w->explored = pobj_uint (world, "explored", 0);
+        w->coverage = pobj_num (world, "coverage", 0);
+        w->done = pobj_bool (world, "done", false);
+    }
+}
+
+void
+client_decode_sent (parley_client_t *self, uint64_t batch, size_t count, parley_sent_t *out)
+{
+    memset (out, 0, sizeof (*out));
+    out->batch = batch;
+    out->count = count;
+    out->accepted = pmsg_uint (self->reply, "accepted", 0);
+    const msgpack_object *seqs = s_array (self->reply, "seqs");
+    const msgpack_object *errors = s_array (self->reply, "errors");
+    size_t error_count = errors? errors->via.array.size: 0;
+    uint64_t *seq_out = (uint64_t *) s_items (&self->items, &self->items_size,
+                                              count, sizeof (uint64_t));
+    for (size_t i = 0; seqs && i < count && i < seqs->via.array.size; i++) {
+        const msgpack_object *o = &seqs->via.array.ptr [i];
+        seq_out [i] = o->type == MSGPACK_OBJECT_POSITIVE_INTEGER? o->via.u64: 0;
+    }
+    parley_item_error_t *err_out = (parley_item_error_t *)
+        s_items (&self->items2, &self->items2_size, error_count, sizeof (parley_item_error_t));
+    for (size_t i = 0; i < error_count; i++) {
+        const msgpack_object *e = &errors->via.array.ptr [i];
+        err_out [i].index = pobj_uint (e, "index", 0);
+        err_out [i].code = (int) pobj_uint (e, "code", 0);
+        s_copy (e, "agent", err_out [i].agent, sizeof (err_out [i].agent));
+    }
+    out->seqs = seq_out;
+    out->errors = err_out;
+    out->error_count = error_count;
+}
+
+//  The duplicate filter's watermark follows the broker: a restarted
+//  broker with a fresh mail counter (its mail_seq below what we handed
+//  out) starts again from what WELCOME says we acknowledged.
+static void
+s_check_epoch (parley_client_t *self)
+{
+    if (self->handed_epoch == self->epoch)
+        return;
+    if (self->handed_epoch != 0 && self->welcome.mail_seq < self->handed_seq) {
+        plog_info ("broker mail counter restarted (%" PRIu64 " < %" PRIu64 "); resetting",
+                   self->welcome.mail_seq, self->handed_seq);
+        self->handed_seq = self->welcome.acked;
+    }
+    self->handed_epoch = self->epoch;
+}
+
+void
+client_decode_mail (parley_client_t *self, parley_mail_batch_t *out)
+{
+    memset (out, 0, sizeof (*out));
+    s_check_epoch (self);
+    out->pending = pmsg_uint (self->reply, "pending", 0);
+    out->acked = pmsg_uint (self->reply, "acked", 0);
+    const msgpack_object *items = s_array (self->reply, "messages");
+    size_t n = items? items->via.array.size: 0;
+    parley_mail_t *mail = (parley_mail_t *) s_items (&self->items, &self->items_size,
+                                                     n, sizeof (parley_mail_t));
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        const msgpack_object *item = &items->via.array.ptr [i];
+        uint64_t seq = pobj_uint (item, "seq", 0);
+        if (self->dedup && seq != 0 && seq <= self->handed_seq) {
+            self->stats.duplicates++;
+            continue;
+        }
+        if (seq > self->handed_seq)
+            self->handed_seq = seq;
+        parley_mail_t *m = &mail [kept++];
+        m->seq = seq;
+        m->ts = pobj_uint (item, "ts", 0);
+        s_copy (item, "from", m->from, sizeof (m->from));
+        s_copy (item, "to", m->to, sizeof (m->to));
+        s_copy (item, "channel", m->channel, sizeof (m->channel));
+        //  The body points into the reply: str or bin, as sent.
+        const msgpack_object *body = pobj_get (item, "body");
+        if (body && body->type == MSGPACK_OBJECT_STR) {
+            m->body = body->via.str.ptr;
+            m->body_len = body->via.str.size;
+        }
+        else
+        if (body && body->type == MSGPACK_OBJECT_BIN) {
+            m->body = body->via.bin.ptr;
+            m->body_len = body->via.bin.size;
+        }
+        else
+            m->body = "";
+    }
+    out->messages = mail;
+    out->count = kept;
+}
+
+//  A msgpack object packed into the arena.
+static int
+s_arena_write (void *data, const char *bytes, size_t len)
+{
+    client_arena_t *arena = (client_arena_t *) data;
+    size_t at = s_arena_reserve (arena, len);
+    memcpy (arena->data + at, bytes, len);
+    return 0;
+}
+
+void
+client_decode_state (parley_client_t *self, parley_state_t *out)
+{
+    memset (out, 0, sizeof (*out));
+    out->seq = pmsg_uint (self->reply, "seq", 0);
+    out->more = pmsg_bool (self->reply, "more", false);
+    const msgpack_object *entries = s_array (self->reply, "entries");
+    size_t n = entries? entries->via.array.size: 0;
+    parley_entry_t *list = (parley_entry_t *) s_items (&self->items, &self->items_size,
+                                                       n, sizeof (parley_entry_t));
+    //  Offsets first (key, reducer, value), pointers once the arena is done.
+    size_t *offs = (size_t *) s_items (&self->items2, &self->items2_size, n * 3, sizeof (size_t));
+    msgpack_packer pk;
+    msgpack_packer_init (&pk, &self->arena, s_arena_write);
+    for (size_t i = 0; i < n; i++) {
+        const msgpack_object *e = &entries->via.array.ptr [i];
+        size_t len = 0;
+        const char *key = pobj_str (e, "key", &len);
+        offs [i * 3] = s_arena_copy (&self->arena, key? key: "", key? len: 0);
+        const char *reducer = pobj_str (e, "reducer", &len);
+        offs [i * 3 + 1] = s_arena_copy (&self->arena, reducer? reducer: "", reducer? len: 0);
+        list [i].seq = pobj_uint (e, "seq", 0);
+        const msgpack_object *value = pobj_get (e, "value");
+        if (value && value->type != MSGPACK_OBJECT_NIL) {
+            offs [i * 3 + 2] = self->arena.used;
+            msgpack_pack_object (&pk, *value);
+            list [i].value_size = self->arena.used - offs [i * 3 + 2];
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        list [i].key = self->arena.data + offs [i * 3];
+        list [i].reducer = self->arena.data + offs [i * 3 + 1];
+        list [i].value = list [i].value_size? self->arena.data + offs [i * 3 + 2]: NULL;
+    }
+    out->entries = list;
+    out->count = n;
+}
+
+void
+client_decode_observation (parley_client_t *self, parley_observation_t *out)
+{
+    memset (out, 0, sizeof (*out));
+    const pmsg_t *msg = self->reply;
+    out->position = pmsg_uint (msg, "position", 0);
+    out->x = pmsg_uint (msg, "x", out->position);
+    out->y = pmsg_uint (msg, "y", 0);
+    pmsg_strcpy (msg, "outcome", out->outcome, sizeof (out->outcome));
+    out->explored = pmsg_uint (msg, "explored", 0);
+    out->objects_total = pmsg_uint (msg, "objects_total", 0);
+    out->coverage = pmsg_num (msg, "coverage", 0);
+    out->done = pmsg_bool (msg, "done", false);
+    size_t objects = s_strings (&self->arena, pmsg_field (msg, "objects"), &out->object_count);
+    size_t fresh = s_strings (&self->arena, pmsg_field (msg, "new_objects"), &out->new_count);
+    out->objects = s_table (&self->arena, objects, out->object_count);
+    out->new_objects = s_table (&self->arena, fresh, out->new_count);
+}
+
+void
+client_decode_agents (parley_client_t *self, parley_agent_list_t *out)
+{
+    memset (out, 0, sizeof (*out));
+    const msgpack_object *agents = s_array (self->reply, "agents");
+    size_t n = agents? agents->via.array.size: 0;
+    parley_agent_info_t *list = (parley_agent_info_t *)
+        s_items (&self->items, &self->items_size, n, sizeof (parley_agent_info_t));
+    size_t *tables = (size_t *) s_items (&self->items2, &self->items2_size, n, sizeof (size_t));
+    for (size_t i = 0; i < n; i++) {
+        const msgpack_object *a = &agents->via.array.ptr [i];
+        s_copy (a, "agent", list [i].agent, sizeof (list [i].agent));
+        list [i].online = pobj_bool (a, "online", false);
+        list [i].idle_ms = pobj_uint (a, "idle_ms", 0);
+        list [i].pending = pobj_uint (a, "pending", 0);
+        tables [i] = s_strings (&self->arena, pobj_get (a, "caps"), &list [i].cap_count);
+    }
+    for (size_t i = 0; i < n; i++)
+        list [i].caps = s_table (&self->arena, tables [i], list [i].cap_count);
+    out->agents = list;
+    out->count = n;
+}
+
+//  STATS_REPLY's fields, by name and place in parley_stats_t.
+typedef struct {
+    const char *name;
+    size_t offset;
+    bool number;                //  double, else uint64_t
+} s_stat_field_t;
+
+#define STAT_U(f) { #f, offsetof (parley_stats_t, f), false }
+#define STAT_N(f) { #f, offsetof (parley_stats_t, f), true }
+
+static const s_stat_field_t s_stat_fields [] = {
+    STAT_U (uptime_ms), STAT_U (agents), STAT_U (online), STAT_U (channels),
+    STAT_U (queued), STAT_U (queued_bytes), STAT_U (delivered), STAT_U (dropped),
+    STAT_U (rejected), STAT_U (msgs_in), STAT_U (msgs_out), STAT_U (state_keys),
+    STAT_U (state_bytes), STAT_U (state_seq), STAT_U (mail_seq), STAT_U (errors),
+    STAT_U (bad_frames), STAT_U (unroutable), STAT_U (requests), STAT_U (tap_seq),
+    STAT_U (forgotten), STAT_N (rate_in), STAT_N (rate_out),
+};
+
+void
+client_decode_stats (parley_client_t *self, parley_stats_t *out)
+{
+    memset (out, 0, sizeof (*out));
+    for (size_t i = 0; i < sizeof (s_stat_fields) / sizeof (s_stat_fields [0]); i++) {
+        const s_stat_field_t *f = &s_stat_fields [i];
+        char *at = (char *) out + f->offset;
+        if (f->number)
+            *(double *) at = pmsg_num (self->reply, f->name, 0);
+        else
+            *(uint64_t *) at = pmsg_uint (self->reply, f->name, 0);
+    }
+}

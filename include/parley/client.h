@@ -1,0 +1,376 @@
+/*  parley/client.h - libparley, the C client of the Parley broker.
+
+    One typed client, layered as transport -> session -> request:
+
+      - transport: a DEALER socket for requests (one msgpack frame each,
+        replies matched by request id) and a SUB socket for events; both
+        are made by one function inside the library;
+      - session: HELLO / WELCOME, heartbeats when idle, and on a lost or
+        expired session a fresh socket, HELLO again with exponential
+        backoff, and LISTEN again to every channel listened to before;
+      - requests: one function each, with a typed result and a typed error
+        (parley_err_t). A request whose reply did not come is sent again on
+        the new session; SEND carries a batch id and ACT the caller's step
+        number, so the broker answers a repeat without acting twice.
+
+    Results hold pointers (strings, bodies, values) into the client: they
+    stay valid until the next call that talks to the broker (a request,
+    parley_client_wait, _process, _replica). Copy what you keep. Values in the shared state are msgpack bytes; parley_pack_* and
+    parley_value_* cover the scalars, any msgpack library does the rest.
+
+    A client is used from one thread. Events (mail wake-ups, the state
+    replica's updates) are taken by parley_client_wait, or by the caller's
+    own event loop through parley_client_fd: see there for its
+    edge-triggered caveat.
+
+    Minimal use (see examples/c/example.c and docs/CLIENT.md):
+
+        parley_client_t *client = parley_client_new ("tcp://127.0.0.1:5555", "Agent1");
+        if (parley_client_connect (client) == PARLEY_OK) {
+            parley_mail_batch_t mail;
+            if (parley_client_fetch (client, 0, 10, false, &mail) == PARLEY_OK)
+                ...
+        }
+        parley_client_destroy (&client);
+*/
+#ifndef PARLEY_CLIENT_H
+#define PARLEY_CLIENT_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PARLEY_CLIENT_VERSION_MAJOR 1
+#define PARLEY_CLIENT_VERSION_MINOR 0
+#define PARLEY_NAME_MAX 64              //  agent and channel names, bytes
+#define PARLEY_MAX_CHANNELS 16          //  channels one client re-LISTENs to
+
+//  Outcomes. The protocol's ERROR codes keep their wire numbers (1..99);
+//  what the client itself met is numbered from 1000.
+typedef enum {
+    PARLEY_OK = 0,
+    PARLEY_ERR_MALFORMED = 1,
+    PARLEY_ERR_TOO_LARGE = 2,
+    PARLEY_ERR_UNKNOWN_TYPE = 3,
+    PARLEY_ERR_BAD_FIELD = 4,
+    PARLEY_ERR_VERSION = 5,
+    PARLEY_ERR_NOT_REQUEST = 6,
+    PARLEY_ERR_NOT_HELLO = 10,
+    PARLEY_ERR_ID_IN_USE = 11,
+    PARLEY_ERR_BAD_NAME = 12,
+    PARLEY_ERR_RESERVED_NAME = 13,
+    PARLEY_ERR_TOO_MANY_AGENTS = 14,
+    PARLEY_ERR_UNKNOWN_RECIPIENT = 20,
+    PARLEY_ERR_INBOX_FULL = 21,
+    PARLEY_ERR_CHANNEL_FULL = 22,
+    PARLEY_ERR_TOO_MANY_CHANNELS = 23,
+    PARLEY_ERR_NOT_LISTENING = 24,
+    PARLEY_ERR_BAD_REDUCER = 30,
+    PARLEY_ERR_REDUCER_MISMATCH = 31,
+    PARLEY_ERR_REDUCER_CONFLICT = 32,
+    PARLEY_ERR_STATE_FULL = 33,
+    PARLEY_ERR_NO_SUCH_KEY = 34,
+    PARLEY_ERR_BAD_ACTION = 40,
+    PARLEY_ERR_NOT_IN_WORLD = 41,
+    PARLEY_ERR_INTERNAL = 50,
+    PARLEY_ERR_SHUTTING_DOWN = 51,
+    //  Client side
+    PARLEY_ERR_TIMEOUT = 1000,      //  the broker answers HELLO but not this request
+    PARLEY_ERR_STOPPED,             //  the stop flag was raised
+    PARLEY_ERR_LOST,                //  no session: the broker refused our HELLO for good
+    PARLEY_ERR_BAD_REPLY,           //  a reply of the wrong type, or one that did not decode
+    PARLEY_ERR_INVALID,             //  a bad argument, caught before anything was sent
+    PARLEY_ERR_SOCKET               //  a socket could not be made or connected
+} parley_err_t;
+
+//  "INBOX_FULL", "TIMEOUT", ...; "UNKNOWN" for other numbers (a newer broker).
+const char *parley_strerror (int code);
+
+typedef struct _parley_client_t parley_client_t;
+
+//  ---------------------------------------------------------------------
+//  Life cycle and options
+
+//  A client for `agent_id` at the broker's request endpoint. Nothing is
+//  sent until parley_client_connect.
+parley_client_t *parley_client_new (const char *endpoint, const char *agent_id);
+void parley_client_destroy (parley_client_t **self_p);
+
+//  Capabilities sent in HELLO (copied; at most 8).
+void parley_client_add_cap (parley_client_t *self, const char *cap);
+//  Reply timeout per request (default 3000 ms) and the longest pause
+//  between HELLO attempts (default 2000 ms).
+void parley_client_set_timeout (parley_client_t *self, int64_t request_ms, int64_t backoff_max_ms);
+//  How many times one request is sent before PARLEY_ERR_TIMEOUT (default 5).
+void parley_client_set_attempts (parley_client_t *self, int attempts);
+//  HELLO attempts connect and reconnects make before PARLEY_ERR_TIMEOUT
+//  (default 0: until the broker answers or the stop flag is raised).
+void parley_client_set_connect_attempts (parley_client_t *self, int attempts);
+//  A flag a signal handler raises: every wait returns soon after.
+void parley_client_set_stop (parley_client_t *self, volatile sig_atomic_t *stop);
+
+//  What WELCOME said, as of the last HELLO.
+typedef struct {
+    char pub[256];
+    char tap[256];
+    uint64_t heartbeat_ms;
+    uint64_t liveness_ms;
+    uint64_t max_body;
+    uint64_t max_batch;
+    uint64_t acked;
+    uint64_t mail_seq;
+    uint64_t state_seq;
+    char world_kind[16];        //  "line" or "grid"
+    uint64_t world_width;
+    uint64_t world_height;
+    uint64_t objects_total;
+    uint64_t explored;
+    double coverage;
+    bool done;
+} parley_welcome_t;
+
+//  Says HELLO, retrying with backoff until the broker answers or the stop
+//  flag is raised. PARLEY_OK; PARLEY_ERR_STOPPED; or the code of a refusal for
+//  good (BAD_NAME, RESERVED_NAME, TOO_MANY_AGENTS, BAD_FIELD).
+parley_err_t parley_client_connect (parley_client_t *self);
+const parley_welcome_t *parley_client_welcome (parley_client_t *self);
+//  Counts sessions: 1 after connect, +1 for every HELLO after a reconnect.
+uint64_t parley_client_epoch (parley_client_t *self);
+bool parley_client_stopped (parley_client_t *self);
+//  The broker's sentence (or the client's) for the last error.
+const char *parley_client_error_text (parley_client_t *self);
+
+//  ---------------------------------------------------------------------
+//  Requests. Each returns PARLEY_OK and fills its result, or an error.
+
+//  SEND. One message: exactly one of `to` (agent id or "all") and
+//  `channel` is set.
+typedef struct {
+    const char *to;
+    const char *channel;
+    const void *body;
+    size_t body_len;
+} parley_outgoing_t;
+
+typedef struct {
+    size_t index;               //  the item in the SEND
+    int code;                   //  parley_err_t
+    char agent[PARLEY_NAME_MAX + 1];    //  the recipient a fan-out missed, or ""
+} parley_item_error_t;
+
+typedef struct {
+    uint64_t batch;             //  the batch id the SEND carried
+    size_t accepted;
+    size_t count;               //  items sent
+    const uint64_t *seqs;       //  count seqs, 0 for a refused item
+    const parley_item_error_t *errors;
+    size_t error_count;
+} parley_sent_t;
+
+//  Bodies longer than WELCOME.max_body are cut at a UTF-8 character
+//  boundary. `result` may be NULL.
+parley_err_t parley_client_send (parley_client_t *self, const parley_outgoing_t *items,
+                                 size_t count, parley_sent_t *result);
+
+typedef struct {
+    uint64_t seq;
+    uint64_t ts;                //  microseconds since the epoch, broker clock
+    char from[PARLEY_NAME_MAX + 1];
+    char to[PARLEY_NAME_MAX + 1];           //  agent, "all", or "" for a channel
+    char channel[PARLEY_NAME_MAX + 1];      //  "" for point-to-point
+    const char *body;           //  body_len bytes, not NUL-terminated
+    size_t body_len;
+} parley_mail_t;
+
+typedef struct {
+    const parley_mail_t *messages;
+    size_t count;
+    uint64_t pending;           //  still queued after these
+    uint64_t acked;
+} parley_mail_batch_t;
+
+//  FETCH: acknowledges everything up to `ack` (0: nothing), then takes at
+//  most `max` (0: the broker's default). `stream` continues after what
+//  earlier FETCHes handed out. Messages whose seq this client has handed
+//  out before in this process (a redelivery after a lost reply or a
+//  broker restart) are left out of the batch: see parley_client_dedup.
+parley_err_t parley_client_fetch (parley_client_t *self, uint64_t ack, size_t max,
+                                  bool stream, parley_mail_batch_t *result);
+//  Turns the duplicate filter of FETCH on (default) or off.
+void parley_client_dedup (parley_client_t *self, bool on);
+//  ACK: acknowledges everything up to seq.
+parley_err_t parley_client_ack (parley_client_t *self, uint64_t seq);
+//  LISTEN / UNLISTEN; a channel listened to is listened to again after
+//  every reconnect.
+parley_err_t parley_client_listen (parley_client_t *self, const char *channel);
+parley_err_t parley_client_unlisten (parley_client_t *self, const char *channel);
+
+//  Shared state. Values are msgpack bytes.
+typedef enum {
+    PARLEY_OP_DECLARE, PARLEY_OP_UPDATE, PARLEY_OP_SET, PARLEY_OP_CLEAR, PARLEY_OP_DELETE
+} parley_op_kind_t;
+
+typedef struct {
+    parley_op_kind_t op;
+    const char *key;
+    const void *value;          //  msgpack, for update and set
+    size_t value_size;
+    const char *reducer;        //  for declare
+} parley_op_t;
+
+typedef struct {
+    uint64_t seq;               //  state seq after the write
+    uint64_t changed;           //  keys changed
+} parley_written_t;
+
+typedef struct {
+    const char *key;
+    const char *reducer;
+    uint64_t seq;
+    const void *value;          //  msgpack; NULL when absent
+    size_t value_size;
+} parley_entry_t;
+
+typedef struct {
+    uint64_t seq;
+    const parley_entry_t *entries;
+    size_t count;
+    bool more;                  //  a page of SNAPSHOT: ask again after the last key
+} parley_state_t;
+
+//  WRITE: the ops are applied atomically. `result` may be NULL.
+parley_err_t parley_client_write (parley_client_t *self, const parley_op_t *ops, size_t count,
+                                  parley_written_t *result);
+parley_err_t parley_client_get (parley_client_t *self, const char *const *keys, size_t count,
+                                parley_state_t *result);
+//  SNAPSHOT: `prefix`, `after_key` may be NULL, `limit` 0 (no paging).
+parley_err_t parley_client_snapshot (parley_client_t *self, const char *prefix,
+                                     const char *after_key, size_t limit,
+                                     parley_state_t *result);
+
+//  The world.
+typedef struct {
+    uint64_t position;
+    uint64_t x, y;
+    const char *const *objects;
+    size_t object_count;
+    char outcome[PARLEY_NAME_MAX + 1];  //  perceived, moved, edge, stayed
+    const char *const *new_objects;
+    size_t new_count;
+    uint64_t explored;
+    uint64_t objects_total;
+    double coverage;
+    bool done;
+} parley_observation_t;
+
+parley_err_t parley_client_perceive (parley_client_t *self, parley_observation_t *result);
+//  ACT with the caller's step number (0: none): a repeat of (agent, step)
+//  is answered with the first OBSERVATION and does not move again.
+parley_err_t parley_client_act (parley_client_t *self, const char *action, uint64_t step,
+                                parley_observation_t *result);
+//  WORLD_RESET; seed 0 keeps the broker's choice.
+parley_err_t parley_client_world_reset (parley_client_t *self, uint64_t seed);
+
+//  The broker.
+typedef struct {
+    char agent[PARLEY_NAME_MAX + 1];
+    bool online;
+    uint64_t idle_ms;
+    uint64_t pending;
+    const char *const *caps;
+    size_t cap_count;
+} parley_agent_info_t;
+
+typedef struct {
+    const parley_agent_info_t *agents;
+    size_t count;
+} parley_agent_list_t;
+
+parley_err_t parley_client_agents (parley_client_t *self, parley_agent_list_t *result);
+
+//  STATS_REPLY; PROTOCOL.md says what each counts.
+typedef struct {
+    uint64_t uptime_ms, agents, online, channels, queued, queued_bytes, delivered,
+             dropped, rejected, msgs_in, msgs_out, state_keys, state_bytes,
+             state_seq, mail_seq, errors, bad_frames, unroutable, requests,
+             tap_seq, forgotten;
+    double rate_in, rate_out;
+} parley_stats_t;
+
+parley_err_t parley_client_stats (parley_client_t *self, parley_stats_t *result);
+parley_err_t parley_client_heartbeat (parley_client_t *self);
+//  BYE (best effort, short timeout); `forget` also deletes the
+//  registration and its mail. The client can connect again afterwards.
+parley_err_t parley_client_bye (parley_client_t *self, bool forget);
+
+//  ---------------------------------------------------------------------
+//  Events and liveness
+
+//  Waits up to `ms` for events, sending a HEARTBEAT when one is due.
+//  Returns true when mail was announced and not yet taken.
+bool parley_client_wait (parley_client_t *self, int64_t ms);
+//  Reads and clears the "mail announced" flag.
+bool parley_client_take_mail (parley_client_t *self);
+//  Never blocks: takes pending events, and sends a HEARTBEAT without
+//  waiting for its reply when one is due. For callers busy with something
+//  else (a model call's progress callback). Does nothing inside a request.
+void parley_client_keepalive (parley_client_t *self);
+
+//  The event socket's file descriptor, for poll/epoll in the caller's
+//  loop, or -1 before the first session. Like ZMQ_FD it is
+//  edge-triggered and signals "look", not "readable": when it fires, call
+//  parley_client_process (which drains every event) and do not wait on
+//  the fd again before it returned. The fd changes when a reconnect
+//  follows the broker to a new event endpoint: ask again after connect.
+int parley_client_fd (parley_client_t *self);
+//  Takes every pending event without waiting and sends a HEARTBEAT when
+//  one is due; returns true when mail was announced and not yet taken.
+bool parley_client_process (parley_client_t *self);
+
+//  State replica: keys under `prefix` ("" for all) kept up to date from
+//  a SNAPSHOT and the STATE_UPDATE events after it. A gap in the state
+//  seq (an update lost) or a new session takes a fresh snapshot.
+parley_err_t parley_client_replica (parley_client_t *self, const char *prefix);
+//  The replica's copy of `key`; false if absent. Pointers valid until the
+//  next call on the client.
+bool parley_client_replica_get (parley_client_t *self, const char *key,
+                                const void **value, size_t *value_size, uint64_t *seq);
+size_t parley_client_replica_size (parley_client_t *self);
+
+typedef struct {
+    uint64_t requests;          //  requests sent, resends included
+    uint64_t timeouts;          //  requests that got no reply in time
+    uint64_t hellos;            //  successful HELLOs
+    uint64_t hello_failures;
+    uint64_t mail_wakeups;      //  MAIL_READY events
+    uint64_t world_events;
+    uint64_t state_updates;     //  STATE_UPDATE events applied to the replica
+    uint64_t resnapshots;       //  snapshots taken after a gap or reconnect
+    uint64_t duplicates;        //  redelivered mail left out by FETCH
+    uint64_t bad_frames;
+    uint64_t keepalives;
+} parley_client_stats_t;
+
+void parley_client_counters (parley_client_t *self, parley_client_stats_t *stats);
+
+//  ---------------------------------------------------------------------
+//  Scalar msgpack values for WRITE and the replica. Each pack returns the
+//  bytes written, 0 if `size` is too small (9 bytes always suffice for
+//  numbers, 5 + strlen for strings).
+size_t parley_pack_str (void *buf, size_t size, const char *text);
+size_t parley_pack_int (void *buf, size_t size, int64_t value);
+size_t parley_pack_bool (void *buf, size_t size, bool value);
+//  Reads a value packed as a str / an integer; false for other types.
+bool parley_value_str (const void *value, size_t size, char *out, size_t out_size);
+bool parley_value_int (const void *value, size_t size, int64_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
