@@ -74,13 +74,21 @@ BINARIES := $(BIN)/parley-broker $(BIN)/parley-agent $(BIN)/parley-tap
 TESTS    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
+# libparley as installed (rules below test:)
+LIBPARLEY_DIR := build/libparley
+LIBPARLEY_SRC := $(CLIENT_SRC) $(PROTO_SRC) common/pclock.c common/plog.c
+LIBPARLEY_OBJ := $(patsubst %.c,$(LIBPARLEY_DIR)/obj/%.o,$(LIBPARLEY_SRC))
+LIBPARLEY_A   := $(LIBPARLEY_DIR)/libparley.a
+LIBPARLEY_SO  := $(LIBPARLEY_DIR)/libparley.so.1.0.0
+LIBPARLEY     := $(LIBPARLEY_A) $(LIBPARLEY_SO)
+
 .PHONY: all test check-deps deps demo bench fuzz install install-lib clean readme
 .DEFAULT_GOAL := all
 
 # Keep test and bench objects: they are not throwaway intermediates.
 .SECONDARY:
 
-all: $(BINARIES)
+all: $(BINARIES) $(LIBPARLEY)
 	@mkdir -p bin
 	@for b in $(BINARIES); do ln -sf ../$$b bin/; done
 
@@ -142,12 +150,6 @@ TEST_ENV := PARLEY_BIN_DIR=$(CURDIR)/$(BIN) PARLEY_TEST_DIR=$(CURDIR)/tests \
 # libparley as installed: the client, the protocol and the two common
 # files it uses, built without sanitizers (a program outside the tree links
 # it with a plain cc), exporting only parley_* (client/libparley.map).
-LIBPARLEY_DIR := build/libparley
-LIBPARLEY_SRC := $(CLIENT_SRC) $(PROTO_SRC) common/pclock.c common/plog.c
-LIBPARLEY_OBJ := $(patsubst %.c,$(LIBPARLEY_DIR)/obj/%.o,$(LIBPARLEY_SRC))
-LIBPARLEY_A   := $(LIBPARLEY_DIR)/libparley.a
-LIBPARLEY_SO  := $(LIBPARLEY_DIR)/libparley.so.1.0.0
-LIBPARLEY     := $(LIBPARLEY_A) $(LIBPARLEY_SO)
 
 $(LIBPARLEY_DIR)/obj/%.o: %.c | check-deps
 	@mkdir -p $(dir $@)

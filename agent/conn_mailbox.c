@@ -26,6 +26,7 @@ typedef struct {
     uint64_t last_seq;          //  highest seq handed to a step
     uint64_t committed;         //  acknowledged with the next FETCH
     uint64_t epoch;
+    uint64_t origin;
     uint64_t received, duplicates, dropped;
 } mailbox_t;
 
@@ -83,9 +84,10 @@ s_check_epoch (mailbox_t *self)
     if (epoch == self->epoch)
         return;
     const parley_welcome_t *w = parley_client_welcome (self->link);
-    if (self->epoch != 0 && w->mail_seq < self->last_seq) {
-        plog_info ("broker mail counter restarted (%" PRIu64 " < %" PRIu64 "); resetting",
-                   w->mail_seq, self->last_seq);
+    bool new_origin = w->origin != self->origin;
+    self->origin = w->origin;
+    if (self->epoch != 0 && (new_origin || w->mail_seq < self->last_seq)) {
+        plog_info ("broker mail counter restarted; the mailbox resumes at %" PRIu64, w->acked);
         self->last_seq = w->acked;
         self->committed = w->acked;
     }

@@ -84,6 +84,7 @@ broker_new (const broker_config_t *config, bool *network, char *why, size_t why_
     self->config = *config;
     const broker_config_t *cfg = &self->config;
     self->started_ms = self->now_ms = self->counters.rate_tick_ms = pclock_mono_ms ();
+    self->origin = (uint64_t) pclock_wall_us ();
     penc_init (&self->reply);
     penc_init (&self->event);
     self->seqs = calloc (cfg->max_batch ? cfg->max_batch : 1, sizeof (uint64_t));

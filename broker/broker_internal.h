@@ -70,6 +70,7 @@ struct _broker_t {
     uint64_t *seqs;             //  SENT seqs, max_batch long
     broker_counters_t counters;
     int64_t started_ms;
+    uint64_t origin;            //  WELCOME.origin: wall clock us at start
     int64_t now_ms;             //  monotonic, refreshed per loop turn
 };
 

@@ -37,7 +37,7 @@ static void
 s_welcome (broker_t *self, request_t *req, agent_t *agent)
 {
     penc_t *enc = &self->reply;
-    penc_begin (enc, PMSG_WELCOME, req->id, 13);
+    penc_begin (enc, PMSG_WELCOME, req->id, 14);
     penc_kv_uint (enc, "version", PROTO_VERSION);
     penc_kv_str (enc, "agent", agent->id, agent->id_len);
     penc_kv_cstr (enc, "pub", self->pub_advertised);
@@ -56,6 +56,7 @@ s_welcome (broker_t *self, request_t *req, agent_t *agent)
     for (channel_t *channel = zlistx_first (agent->channels); channel;
          channel = zlistx_next (agent->channels))
         penc_str (enc, channel->name, channel->name_len);
+    penc_kv_uint (enc, "origin", self->origin);
 }
 
 void

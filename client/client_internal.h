@@ -75,6 +75,7 @@ struct _parley_client_t {
     bool dedup;
     uint64_t handed_seq;
     uint64_t handed_epoch;
+    uint64_t handed_origin;
     //  Events
     bool mail_flag;
     //  Replica

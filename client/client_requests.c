@@ -142,6 +142,20 @@ parley_client_unlisten (parley_client_t *self, const char *channel)
 
 static const char *s_op_names [] = { "declare", "update", "set", "clear", "delete" };
 
+//  True if `value` is exactly one msgpack object: it is copied into the
+//  frame as is, and anything else would make the whole frame unreadable.
+static bool
+s_value_ok (const void *value, size_t size)
+{
+    msgpack_unpacked unpacked;
+    msgpack_unpacked_init (&unpacked);
+    size_t offset = 0;
+    bool ok = msgpack_unpack_next (&unpacked, (const char *) value, size, &offset)
+              == MSGPACK_UNPACK_SUCCESS && offset == size;
+    msgpack_unpacked_destroy (&unpacked);
+    return ok;
+}
+
 parley_err_t
 parley_client_write (parley_client_t *self, const parley_op_t *ops, size_t count,
                      parley_written_t *result)
@@ -157,6 +171,9 @@ parley_client_write (parley_client_t *self, const parley_op_t *ops, size_t count
         ||  (op->op == PARLEY_OP_DECLARE && !op->reducer))
             return client_fail (self, PARLEY_ERR_INVALID,
                                 "op %zu: needs a key, a value (update, set), a reducer (declare)", i);
+        if (op->value && op->value_size && !s_value_ok (op->value, op->value_size))
+            return client_fail (self, PARLEY_ERR_INVALID,
+                                "op %zu: the value is not one msgpack object", i);
     }
     penc_t *enc = client_begin (self, PMSG_WRITE, 1);
     penc_key (enc, "ops");

@@ -134,6 +134,7 @@ client_decode_welcome (parley_client_t *self, const pmsg_t *msg)
     w->acked = pmsg_uint (msg, "acked", 0);
     w->mail_seq = pmsg_uint (msg, "mail_seq", 0);
     w->state_seq = pmsg_uint (msg, "state_seq", 0);
+    w->origin = pmsg_uint (msg, "origin", 0);
     strcpy (w->world_kind, "line");
     const msgpack_object *world = pmsg_field (msg, "world");
     if (world && world->type == MSGPACK_OBJECT_MAP) {
@@ -178,19 +179,24 @@ client_decode_sent (parley_client_t *self, uint64_t batch, size_t count, parley_
 }
 
 //  The duplicate filter's watermark follows the broker: a restarted
-//  broker with a fresh mail counter (its mail_seq below what we handed
-//  out) starts again from what WELCOME says we acknowledged.
+//  broker's fresh mail counter (WELCOME.origin changed, or an older
+//  broker's mail_seq below what we handed out) starts again from what
+//  WELCOME says we acknowledged. Comparing mail_seq alone is not enough:
+//  a busy restarted broker may be past our old watermark already, and
+//  its first messages would be taken for duplicates and lost.
 static void
 s_check_epoch (parley_client_t *self)
 {
     if (self->handed_epoch == self->epoch)
         return;
-    if (self->handed_epoch != 0 && self->welcome.mail_seq < self->handed_seq) {
-        plog_info ("broker mail counter restarted (%" PRIu64 " < %" PRIu64 "); resetting",
-                   self->welcome.mail_seq, self->handed_seq);
+    bool new_origin = self->welcome.origin != self->handed_origin;
+    if (self->handed_epoch != 0
+    &&  (new_origin || self->welcome.mail_seq < self->handed_seq)) {
+        plog_info ("broker mail counter restarted; resuming at %" PRIu64, self->welcome.acked);
         self->handed_seq = self->welcome.acked;
     }
     self->handed_epoch = self->epoch;
+    self->handed_origin = self->welcome.origin;
 }
 
 void

@@ -74,7 +74,10 @@ s_await (parley_client_t *self, uint64_t id, int64_t until, pmsg_t **reply_p)
         pmsg_t *msg = client_recv_reply (self, false);
         if (!msg)
             continue;
-        if (pmsg_id (msg) == id) {
+        //  An ERROR with id 0 answers a frame whose id could not be read:
+        //  with one request in flight that is ours, and a resend of the
+        //  same bytes would fail the same way.
+        if (pmsg_id (msg) == id || (pmsg_id (msg) == 0 && pmsg_type (msg) == PMSG_ERROR)) {
             *reply_p = msg;
             return PARLEY_OK;
         }

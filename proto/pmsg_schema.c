@@ -151,6 +151,7 @@ static const pfield_t s_welcome [] = {
     { "state_seq", PF_UINT, false, 0, NULL, "latest state seq" },
     { "world", PF_REC, false, 0, R_WORLD, "world summary" },
     { "channels", PF_STR_ARRAY, false, PROTO_MAX_BATCH, NULL, "channels listened to" },
+    { "origin", PF_UINT, false, 0, NULL, "identifies the broker's counters: changes when they restart" },
 };
 static const pfield_t s_error [] = {
     { "code", PF_UINT, true, 0, NULL, "error code" },

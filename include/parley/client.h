@@ -132,6 +132,7 @@ typedef struct {
     uint64_t explored;
     double coverage;
     bool done;
+    uint64_t origin;            //  changes when the broker's counters restart (0: not sent)
 } parley_welcome_t;
 
 //  Says HELLO, retrying with backoff until the broker answers or the stop

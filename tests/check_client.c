@@ -1,0 +1,333 @@
+/*  check_client - libparley, the C client, against the real broker: every
+    request with its typed result and typed errors, reconnects with
+    re-LISTEN, the state replica, mail wake-ups through the event fd, and
+    the installed library: header, shared (with soname) and static
+    library, parley.pc, and examples/c/example.c built outside the tree
+    with exactly `cc example.c $(pkg-config --cflags --libs parley)`.
+*/
+#include <check.h>
+#include <poll.h>
+#include <czmq.h>
+#include "parley/client.h"
+#include "lib/testbroker.h"
+#include "lib/testsuite.h"
+#include "lib/tproc.h"
+
+#define DEADLINE_MS 15000
+
+static parley_client_t *
+connected (const char *router, const char *id)
+{
+    parley_client_t *client = parley_client_new (router, id);
+    parley_client_add_cap (client, "test");
+    parley_client_set_timeout (client, 2000, 200);
+    ck_assert_int_eq (parley_client_connect (client), PARLEY_OK);
+    return client;
+}
+
+START_TEST (test_mail_requests)
+{
+    testbroker_t *broker = testbroker_start (NULL);
+    ck_assert_ptr_nonnull (broker);
+    parley_client_t *alpha = connected (testbroker_router (broker), "Alpha");
+    const parley_welcome_t *w = parley_client_welcome (alpha);
+    ck_assert (*w->pub);
+    ck_assert_uint_gt (w->heartbeat_ms, 0);
+    ck_assert_uint_gt (w->origin, 0);
+    ck_assert_uint_eq (parley_client_epoch (alpha), 1);
+
+    //  One accepted, one refused: the refusal is typed, per item.
+    parley_outgoing_t items [] = {
+        { .to = "Alpha", .body = "one", .body_len = 3 },
+        { .to = "Nobody", .body = "two", .body_len = 3 },
+    };
+    parley_sent_t sent;
+    ck_assert_int_eq (parley_client_send (alpha, items, 2, &sent), PARLEY_OK);
+    ck_assert_uint_eq (sent.accepted, 1);
+    ck_assert_uint_eq (sent.count, 2);
+    ck_assert_uint_gt (sent.seqs [0], 0);
+    ck_assert_uint_eq (sent.seqs [1], 0);
+    ck_assert_uint_eq (sent.error_count, 1);
+    ck_assert_uint_eq (sent.errors [0].index, 1);
+    ck_assert_int_eq (sent.errors [0].code, PARLEY_ERR_UNKNOWN_RECIPIENT);
+    //  Checked before anything is sent.
+    parley_outgoing_t bad = { .to = "Alpha", .channel = "x", .body = "b", .body_len = 1 };
+    ck_assert_int_eq (parley_client_send (alpha, &bad, 1, NULL), PARLEY_ERR_INVALID);
+    ck_assert_int_eq (parley_client_send (alpha, items, 0, NULL), PARLEY_ERR_INVALID);
+
+    parley_mail_batch_t mail;
+    ck_assert_int_eq (parley_client_fetch (alpha, 0, 10, false, &mail), PARLEY_OK);
+    ck_assert_uint_eq (mail.count, 1);
+    ck_assert_str_eq (mail.messages [0].from, "Alpha");
+    ck_assert_str_eq (mail.messages [0].to, "Alpha");
+    ck_assert_str_eq (mail.messages [0].channel, "");
+    ck_assert_uint_eq (mail.messages [0].body_len, 3);
+    ck_assert (memcmp (mail.messages [0].body, "one", 3) == 0);
+    uint64_t seq = mail.messages [0].seq;
+    //  Redelivered (plain FETCH restarts at acked) but left out: seen once.
+    ck_assert_int_eq (parley_client_fetch (alpha, 0, 10, false, &mail), PARLEY_OK);
+    ck_assert_uint_eq (mail.count, 0);
+    parley_client_stats_t counters;
+    parley_client_counters (alpha, &counters);
+    ck_assert_uint_eq (counters.duplicates, 1);
+    ck_assert_int_eq (parley_client_ack (alpha, seq), PARLEY_OK);
+
+    //  Channels.
+    ck_assert_int_eq (parley_client_listen (alpha, "team"), PARLEY_OK);
+    ck_assert_int_eq (parley_client_listen (alpha, "bad name"), PARLEY_ERR_INVALID);
+    ck_assert_int_eq (parley_client_listen (alpha, "$sys"), PARLEY_ERR_RESERVED_NAME);
+    ck_assert_int_eq (parley_client_unlisten (alpha, "team"), PARLEY_OK);
+    ck_assert_int_eq (parley_client_unlisten (alpha, "team"), PARLEY_ERR_NOT_LISTENING);
+    ck_assert_ptr_nonnull (strstr (parley_client_error_text (alpha), "NOT_LISTENING"));
+
+    //  The broker and the other agents.
+    parley_agent_list_t list;
+    ck_assert_int_eq (parley_client_agents (alpha, &list), PARLEY_OK);
+    ck_assert_uint_eq (list.count, 1);
+    ck_assert_str_eq (list.agents [0].agent, "Alpha");
+    ck_assert (list.agents [0].online);
+    ck_assert_uint_eq (list.agents [0].cap_count, 1);
+    ck_assert_str_eq (list.agents [0].caps [0], "test");
+    parley_stats_t stats;
+    ck_assert_int_eq (parley_client_stats (alpha, &stats), PARLEY_OK);
+    ck_assert_uint_ge (stats.requests, 8);
+    ck_assert_uint_eq (stats.agents, 1);
+    ck_assert_uint_ge (stats.rejected, 1);
+    ck_assert_int_eq (parley_client_heartbeat (alpha), PARLEY_OK);
+    ck_assert_int_eq (parley_client_bye (alpha, false), PARLEY_OK);
+    //  After BYE the client says HELLO again on its own.
+    ck_assert_int_eq (parley_client_heartbeat (alpha), PARLEY_OK);
+    ck_assert_uint_eq (parley_client_epoch (alpha), 2);
+    parley_client_destroy (&alpha);
+
+    //  Refused for good, typed.
+    parley_client_t *all = parley_client_new (testbroker_router (broker), "all");
+    ck_assert_int_eq (parley_client_connect (all), PARLEY_ERR_RESERVED_NAME);
+    ck_assert_str_eq (parley_strerror (PARLEY_ERR_RESERVED_NAME), "RESERVED_NAME");
+    ck_assert_int_eq (parley_client_heartbeat (all), PARLEY_ERR_LOST);
+    parley_client_destroy (&all);
+    testbroker_stop (&broker);
+}
+END_TEST
+
+START_TEST (test_state_and_world)
+{
+    testbroker_t *broker = testbroker_start (NULL);
+    ck_assert_ptr_nonnull (broker);
+    parley_client_t *client = connected (testbroker_router (broker), "Beta");
+    unsigned char five [16], name [32];
+    size_t five_size = parley_pack_int (five, sizeof five, 5);
+    size_t name_size = parley_pack_str (name, sizeof name, "Beta");
+    unsigned char small [3];
+    ck_assert_uint_eq (parley_pack_str (small, sizeof small, "too long"), 0);
+    parley_op_t ops [] = {
+        { .op = PARLEY_OP_DECLARE, .key = "team.count", .reducer = "add" },
+        { .op = PARLEY_OP_UPDATE, .key = "team.count", .value = five, .value_size = five_size },
+        { .op = PARLEY_OP_SET, .key = "team.lead", .value = name, .value_size = name_size },
+    };
+    parley_written_t written;
+    ck_assert_int_eq (parley_client_write (client, ops, 3, &written), PARLEY_OK);
+    ck_assert_uint_ge (written.changed, 2);
+    parley_op_t bad = { .op = PARLEY_OP_DECLARE, .key = "x", .reducer = "no-such" };
+    ck_assert_int_eq (parley_client_write (client, &bad, 1, NULL), PARLEY_ERR_BAD_REDUCER);
+    parley_op_t novalue = { .op = PARLEY_OP_SET, .key = "x" };
+    ck_assert_int_eq (parley_client_write (client, &novalue, 1, NULL), PARLEY_ERR_INVALID);
+    //  A value that is not exactly one msgpack object would break the
+    //  frame: refused before sending.
+    parley_op_t torn = { .op = PARLEY_OP_SET, .key = "x", .value = name, .value_size = name_size - 1 };
+    ck_assert_int_eq (parley_client_write (client, &torn, 1, NULL), PARLEY_ERR_INVALID);
+    torn.value_size = name_size + 1;
+    ck_assert_int_eq (parley_client_write (client, &torn, 1, NULL), PARLEY_ERR_INVALID);
+
+    const char *keys [] = { "team.count", "team.lead", "team.none" };
+    parley_state_t state;
+    ck_assert_int_eq (parley_client_get (client, keys, 3, &state), PARLEY_OK);
+    int64_t count = 0;
+    char lead [16] = "";
+    for (size_t i = 0; i < state.count; i++) {
+        if (streq (state.entries [i].key, "team.count")) {
+            ck_assert_str_eq (state.entries [i].reducer, "add");
+            ck_assert (parley_value_int (state.entries [i].value, state.entries [i].value_size, &count));
+        }
+        if (streq (state.entries [i].key, "team.lead"))
+            ck_assert (parley_value_str (state.entries [i].value, state.entries [i].value_size,
+                                         lead, sizeof lead));
+    }
+    ck_assert_int_eq (count, 5);
+    ck_assert_str_eq (lead, "Beta");
+    //  Paged snapshot of the prefix: one entry a page.
+    ck_assert_int_eq (parley_client_snapshot (client, "team.", NULL, 1, &state), PARLEY_OK);
+    ck_assert_uint_eq (state.count, 1);
+    ck_assert (state.more);
+    char after [64];
+    snprintf (after, sizeof after, "%s", state.entries [0].key);
+    ck_assert_int_eq (parley_client_snapshot (client, "team.", after, 1, &state), PARLEY_OK);
+    ck_assert_uint_eq (state.count, 1);
+    ck_assert_str_ne (state.entries [0].key, after);
+
+    parley_observation_t obs;
+    ck_assert_int_eq (parley_client_perceive (client, &obs), PARLEY_OK);
+    ck_assert_str_eq (obs.outcome, "perceived");
+    uint64_t start = obs.position;
+    ck_assert_int_eq (parley_client_act (client, "forward", 1, &obs), PARLEY_OK);
+    ck_assert (streq (obs.outcome, "moved") || streq (obs.outcome, "edge"));
+    uint64_t moved = obs.position;
+    //  The same step again: answered as the first time, no second move.
+    ck_assert_int_eq (parley_client_act (client, "forward", 1, &obs), PARLEY_OK);
+    ck_assert_uint_eq (obs.position, moved);
+    ck_assert_int_eq (parley_client_act (client, "fly", 2, &obs), PARLEY_ERR_BAD_ACTION);
+    ck_assert_int_eq (parley_client_world_reset (client, 7), PARLEY_OK);
+    ck_assert_int_eq (parley_client_perceive (client, &obs), PARLEY_OK);
+    (void) start;
+    parley_client_destroy (&client);
+    testbroker_stop (&broker);
+}
+END_TEST
+
+//  The replica follows another agent's writes; mail wakes up a caller's
+//  own poll loop through the event fd.
+START_TEST (test_replica_and_fd)
+{
+    testbroker_t *broker = testbroker_start (NULL);
+    ck_assert_ptr_nonnull (broker);
+    parley_client_t *reader = connected (testbroker_router (broker), "Reader");
+    parley_client_t *writer = connected (testbroker_router (broker), "Writer");
+    unsigned char value [32];
+    size_t size = parley_pack_str (value, sizeof value, "before");
+    parley_op_t op = { .op = PARLEY_OP_SET, .key = "board.note", .value = value, .value_size = size };
+    ck_assert_int_eq (parley_client_write (writer, &op, 1, NULL), PARLEY_OK);
+    ck_assert_int_eq (parley_client_replica (reader, ""), PARLEY_OK);
+    const void *got;
+    size_t got_size;
+    char text [32] = "";
+    ck_assert (parley_client_replica_get (reader, "board.note", &got, &got_size, NULL));
+    ck_assert (parley_value_str (got, got_size, text, sizeof text));
+    ck_assert_str_eq (text, "before");
+
+    //  Updates after the snapshot arrive as events. The subscription may
+    //  become live after the first write: then the seq gap brings a new
+    //  snapshot, and either way the replica ends on the last value.
+    int64_t deadline = zclock_mono () + DEADLINE_MS;
+    for (int i = 0; !streq (text, "after 9") && zclock_mono () < deadline; i++) {
+        if (i < 10) {
+            char after [16];
+            snprintf (after, sizeof after, "after %d", i);
+            op.value_size = parley_pack_str (value, sizeof value, after);
+            ck_assert_int_eq (parley_client_write (writer, &op, 1, NULL), PARLEY_OK);
+        }
+        parley_client_wait (reader, 50);
+        if (parley_client_replica_get (reader, "board.note", &got, &got_size, NULL))
+            parley_value_str (got, got_size, text, sizeof text);
+    }
+    ck_assert_str_eq (text, "after 9");
+
+    //  The fd: edge-triggered, so process drains before the next poll.
+    int fd = parley_client_fd (reader);
+    ck_assert_int_ge (fd, 0);
+    parley_client_take_mail (reader);
+    bool woke = false;
+    deadline = zclock_mono () + DEADLINE_MS;
+    for (int i = 0; !woke && zclock_mono () < deadline; i++) {
+        if (i % 20 == 0) {
+            parley_outgoing_t hi = { .to = "Reader", .body = "hi", .body_len = 2 };
+            ck_assert_int_eq (parley_client_send (writer, &hi, 1, NULL), PARLEY_OK);
+        }
+        struct pollfd item = { .fd = fd, .events = POLLIN };
+        poll (&item, 1, 50);
+        woke = parley_client_process (reader);
+    }
+    ck_assert (woke);
+    ck_assert (parley_client_take_mail (reader));
+    parley_client_destroy (&reader);
+    parley_client_destroy (&writer);
+    testbroker_stop (&broker);
+}
+END_TEST
+
+//  A broker restart: the next request says HELLO again and LISTENs again,
+//  so channel posts reach the client on the new broker.
+START_TEST (test_reconnect_relistens)
+{
+    tproc_dir_t *dir = tproc_dir_new ();
+    char *router = tproc_dir_endpoint (dir, "router");
+    char *pub = tproc_dir_endpoint (dir, "pub");
+    const char *args [] = { "--router", router, "--pub", pub, NULL };
+    testbroker_t *broker = testbroker_start (args);
+    ck_assert_ptr_nonnull (broker);
+    parley_client_t *client = connected (router, "Gamma");
+    parley_client_set_timeout (client, 500, 100);
+    ck_assert_int_eq (parley_client_listen (client, "news"), PARLEY_OK);
+    ck_assert_int_eq (testbroker_stop (&broker), 0);
+    broker = testbroker_start (args);
+    ck_assert_ptr_nonnull (broker);
+    ck_assert_int_eq (parley_client_heartbeat (client), PARLEY_OK);
+    ck_assert_uint_eq (parley_client_epoch (client), 2);
+    parley_client_t *poster = connected (router, "Poster");
+    parley_outgoing_t post = { .channel = "news", .body = "extra", .body_len = 5 };
+    parley_sent_t sent;
+    ck_assert_int_eq (parley_client_send (poster, &post, 1, &sent), PARLEY_OK);
+    ck_assert_uint_eq (sent.accepted, 1);
+    parley_mail_batch_t mail;
+    ck_assert_int_eq (parley_client_fetch (client, 0, 0, false, &mail), PARLEY_OK);
+    ck_assert_uint_eq (mail.count, 1);
+    ck_assert_str_eq (mail.messages [0].channel, "news");
+    //  Stopped: requests return at once, typed.
+    volatile sig_atomic_t stop = 1;
+    parley_client_set_stop (client, &stop);
+    ck_assert_int_eq (parley_client_heartbeat (client), PARLEY_ERR_STOPPED);
+    parley_client_destroy (&client);
+    parley_client_destroy (&poster);
+    testbroker_stop (&broker);
+    free (router);
+    free (pub);
+    tproc_dir_destroy (&dir);
+}
+END_TEST
+
+//  make install-lib into a temporary DESTDIR, then the example built and
+//  run outside the tree (tests/client_install.sh).
+START_TEST (test_installed_example)
+{
+    testbroker_t *broker = testbroker_start (NULL);
+    ck_assert_ptr_nonnull (broker);
+    char *script = testsuite_test_path ("client_install.sh");
+    char *root = strdup (script);
+    *strrchr (root, '/') = 0;
+    *strrchr (root, '/') = 0;
+    if (!*root)
+        strcpy (root, ".");
+    tproc_t *run = tproc_run ((const char *[]) { "/bin/sh", script, root,
+                                                 testbroker_router (broker), NULL }, false);
+    ck_assert_ptr_nonnull (run);
+    const char *out = tproc_out (run);
+    ck_assert_msg (tproc_status (run) == 0, "exit %d\n%s\n%s", tproc_status (run), out,
+                   tproc_err (run));
+    ck_assert_msg (strstr (out, "soname: libparley.so.1\n"), "%s", out);
+    ck_assert_msg (strstr (out, "mail: from Example1: hello from the example\n"), "%s", out);
+    ck_assert_msg (strstr (out, "acked: 1\n"), "%s", out);
+    ck_assert_msg (strstr (out, "state: example.Example1 = done"), "%s", out);
+    ck_assert_msg (strstr (out, "bye: OK\n"), "%s", out);
+    tproc_destroy (&run);
+    free (script);
+    free (root);
+    testbroker_stop (&broker);
+}
+END_TEST
+
+int
+main (void)
+{
+    Suite *s = suite_create ("client");
+    TCase *tc = tcase_create ("requests");
+    tcase_set_timeout (tc, 120);
+    tcase_add_test (tc, test_mail_requests);
+    tcase_add_test (tc, test_state_and_world);
+    tcase_add_test (tc, test_replica_and_fd);
+    tcase_add_test (tc, test_reconnect_relistens);
+    suite_add_tcase (s, tc);
+    tc = tcase_create ("install");
+    tcase_set_timeout (tc, 120);
+    tcase_add_test (tc, test_installed_example);
+    suite_add_tcase (s, tc);
+    return testsuite_run (s);
+}
