@@ -1,4 +1,4 @@
-/*  agent_flow - the agent's wiring, in one place (seed 000):
+/*  agent_flow - the agent's wiring, in one place:
 
         Perception -> RetrieveMemory -> Communication -> Decision
             ^                                               |

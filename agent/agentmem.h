@@ -1,4 +1,4 @@
-/*  agentmem - AgentMemory (seed 002): thoughts and turns, and the context
+/*  agentmem - AgentMemory: thoughts and turns, and the context
     built from them.
 
     A thought is a line of the agent's reasoning; a turn is an action and

@@ -1,4 +1,4 @@
-/*  answer - parse an LLM answer: YAML fields + seed 003 directives.
+/*  answer - parse an LLM answer: YAML fields + the channel directives.
     See answer.h for the format and the contract.
 
     Order of work, each step on a private NUL-terminated copy:

@@ -1,6 +1,6 @@
 /*  answer - parse what a model (or the heuristic policy) answered.
 
-    The reply format of seed 000 is a YAML block, usually fenced:
+    The reply format is a YAML block, usually fenced:
 
         ```yaml
         thinking: "I saw new objects, should inform other agents"
@@ -9,7 +9,7 @@
         message_to_others: "I found chair and table at position 3"
         ```
 
-    plus seed 003's directives anywhere in the text:
+    plus the channel directives anywhere in the text:
 
         <MessageTo(Name, '''text''')>   to an agent or a channel
         <ListenTo(Channel)>

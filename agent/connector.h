@@ -1,5 +1,5 @@
 /*  connector - a module with an id that watches one part of the agent's
-    environment (seed 002).
+    environment.
 
     A connector keeps its own previous state. capture() refreshes the
     current state from its source (the broker, for the built-in ones);

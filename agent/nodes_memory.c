@@ -1,5 +1,5 @@
 /*  nodes_memory - the private vector memory nodes: RetrieveMemory and
-    UpdateMemory (seed 000), plus the end-of-step bookkeeping.
+    UpdateMemory, plus the end-of-step bookkeeping.
 
     RetrieveMemory asks "What do I know about position P with what I see:
     a, b?" and keeps the top_k texts. UpdateMemory stores "At position P, I

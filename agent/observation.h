@@ -1,6 +1,6 @@
 /*  observation - one thing a connector noticed, able to render itself.
 
-    Seed 002: an observation carries its source connector's id and its own
+    An observation carries its source connector's id and its own
     data, and renders itself. In C the data is a pointer plus a render
     callback (and a destructor); observation_new_text() covers the common
     case of a ready sentence. A render callback may fail (return NULL): the

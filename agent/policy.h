@@ -2,8 +2,8 @@
 
     A policy reads a policy_input_t (identity, the AgentMemory context, the
     retrieved memories, the connectors, the allowed actions) and returns
-    its answer as TEXT in seed 000's reply format (a fenced yaml block with
-    thinking / action / reason / message_to_others, plus seed 003's
+    its answer as TEXT in the reply format (a fenced yaml block with
+    thinking / action / reason / message_to_others, plus the channel
     directives). Every policy's answer goes through the same parser
     (answer.h), so the heuristic exercises exactly the path a model does.
 

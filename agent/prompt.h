@@ -1,4 +1,4 @@
-/*  prompt - the text a model sees (seed 000's prompt, built from the
+/*  prompt - the text a model sees (the prompt, built from the
     AgentMemory context).
 
     System message: the role, the goal and the reply format (with an example

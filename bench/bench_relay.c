@@ -11,7 +11,7 @@
       forwarder a bare ROUTER-to-ROUTER forwarder in C on the same
                 transport (tcp loopback): one message per frame, routed by
                 identity, ROUTER_MANDATORY so a full pipe blocks instead of
-                dropping. This is the "per-message" baseline of issue 3.
+                dropping. This is the "per-message" baseline.
     Round trip: HEARTBEAT -> OK and an empty FETCH -> MAIL against the
     broker, vs a raw ROUTER echo of a frame of the same size.
 

@@ -1,4 +1,4 @@
-/*  channels - named channels ("domains" in seed 003): listeners and pending posts.
+/*  channels - named channels (the agents' "domains"): listeners and pending posts.
 
     A channel is created on first use (post or LISTEN). The broker's channel
     limit bounds how many exist at once; when it is reached, an idle channel

@@ -1,4 +1,4 @@
-/*  state - the shared-state blackboard (issue 3 section 4, seeds 000 and 004).
+/*  state - the shared-state blackboard.
 
     A key -> msgpack value store owned by the broker. Each key has a reducer
     that says how an `update` combines with the old value:

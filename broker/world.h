@@ -1,4 +1,4 @@
-/*  world - the exploration world of seed 000 (issue 3 section 5).
+/*  world - the exploration world the agents explore.
 
     A line of `width` positions (height 1) or a width x height grid. Every
     position holds 1..3 object names drawn from a built-in pool of 40
@@ -69,7 +69,7 @@ typedef struct {
     uint64_t seed;
 } world_config_t;
 
-//  Generates a world from config (NULL = a line of 10, seed 0) and writes
+//  Generates a world from config (NULL = a line of 10, world seed zero) and writes
 //  it to state. NULL with `why` on a bad config or a state error.
 world_t *world_new (state_t *state, const world_config_t *config,
                     char *why, size_t why_size);

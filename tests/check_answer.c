@@ -49,7 +49,7 @@ static const s_case_t s_cases [] = {
     { "no_fence_prose_colons.txt", "lines", "forward", "unexplored: nothing seen there yet",
       NULL, "I should keep going, it looks promising", 0, NULL },
     { "markdown_bold.txt", "lines", "forward", "explore", NULL, "the lamp is new", 0, NULL },
-    { "directives_seed003.txt", "yaml", "left", "Agent3 covers the right", NULL, "coordinate", 4, NULL },
+    { "directives_channels.txt", "yaml", "left", "Agent3 covers the right", NULL, "coordinate", 4, NULL },
     { "directives_quotes.txt", "yaml", "forward", "go", NULL, NULL, 3, NULL },
     { "directive_inside_yaml.txt", "yaml", "end", "all explored", NULL, "tell them", 1, NULL },
     { "broken_directives.txt", "lines", "forward", "test broken directives", NULL, NULL, 0, NULL },
@@ -109,7 +109,7 @@ s_expect_directive (answer_t *answer, size_t i, answer_directive_kind_t kind,
 
 START_TEST (test_directives)
 {
-    answer_t *answer = s_parse_file ("directives_seed003.txt");
+    answer_t *answer = s_parse_file ("directives_channels.txt");
     s_expect_directive (answer, 0, ANSWER_MESSAGE_TO, "Agent2",
                         "Prepare to scan position 6 (the hall) -> report back > soon.");
     s_expect_directive (answer, 1, ANSWER_MESSAGE_TO, "CombatGroup1",

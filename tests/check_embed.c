@@ -76,7 +76,7 @@ START_TEST (test_similarity)
     float near = s_cos (embedder, memory, query);
     float far = s_cos (embedder, memory, unrelated);
     ck_assert_msg (near > far + 0.2f, "near %f far %f", near, far);
-    //  Retrieval shape of seed 000: the memory of the same position and
+    //  The retrieval shape the agent needs: the memory of the same position and
     //  objects must beat memories of other positions and objects.
     const char *q = "What do I know about position 7 with what I see: sofa, window?";
     const char *right = "At position 7, I saw ['sofa', 'window']. I decided to left. Reason: explore";

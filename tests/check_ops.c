@@ -134,7 +134,7 @@ START_TEST (test_units_verify_catches_mistakes)
 }
 END_TEST
 
-//  What issue 5 asks of the units, line by line.
+//  What the units must contain, line by line.
 START_TEST (test_units_content)
 {
     testops_setup ();

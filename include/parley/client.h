@@ -274,7 +274,7 @@ parley_err_t parley_client_perceive (parley_client_t *self, parley_observation_t
 //  is answered with the first OBSERVATION and does not move again.
 parley_err_t parley_client_act (parley_client_t *self, const char *action, uint64_t step,
                                 parley_observation_t *result);
-//  WORLD_RESET; seed 0 keeps the broker's choice.
+//  WORLD_RESET; a seed of zero keeps the broker's choice.
 parley_err_t parley_client_world_reset (parley_client_t *self, uint64_t seed);
 
 //  The broker.

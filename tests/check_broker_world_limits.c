@@ -1,9 +1,8 @@
-/*  check_regress_world - regression from the maintainer review: the
-    world's own state writes (world.* keys) shared the clients' state
-    limits, so a client that filled the store (STATE_FULL) made PERCEIVE,
-    ACT and an agent leaving the world fail. The broker's protected keys
-    are now outside --max-state-bytes / --max-state-keys (bounded by the
-    world's own size). Checked over real sockets against the real broker,
+/*  check_broker_world_limits - the world's own state writes (world.* keys)
+    are outside the clients' state limits: a client that filled the store
+    (STATE_FULL) must not make PERCEIVE, ACT or an agent leaving the world
+    fail. The broker's protected keys are outside --max-state-bytes /
+    --max-state-keys (bounded by the world's own size). Checked over real sockets against the real broker,
     and on the state and world classes directly for world_leave.
 */
 #include <check.h>
@@ -203,7 +202,7 @@ END_TEST
 int
 main (void)
 {
-    Suite *suite = suite_create ("regress_world");
+    Suite *suite = suite_create ("broker_world_limits");
     TCase *tc = tcase_create ("world");
     tcase_set_timeout (tc, 120);
     tcase_add_test (tc, test_world_moves_with_full_state);

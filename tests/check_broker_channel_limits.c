@@ -1,14 +1,12 @@
-/*  check_regress_channels - regressions found in the pre-release review of
-    the broker's channels, over real sockets:
-    - SEND to a "$..." channel was accepted (and created the channel) while
-      PROTOCOL.md reserves "$" names for the broker: it must be a
-      RESERVED_NAME item error, like LISTEN gives.
-    - Channels were never removed, so any client could lock channel
-      creation out for the life of the broker by posting once to
-      --max-channels new names. An idle channel (no listeners, nothing
-      pending) is now reclaimed at the limit; channels in use still count.
-    - MAIL.pending counted posts a channel had dropped (drop-oldest) that
-      no FETCH will hand out.
+/*  check_broker_channel_limits - the broker's channels at their edges,
+    over real sockets:
+    - SEND to a "$..." channel is a RESERVED_NAME item error, like LISTEN
+      gives ("$" names are the broker's), and creates no channel.
+    - --max-channels cannot be locked out by posting once to many new
+      names: an idle channel (no listeners, nothing pending) is reclaimed
+      at the limit; channels in use still count.
+    - MAIL.pending does not count posts a channel dropped (drop-oldest)
+      that no FETCH will hand out.
 */
 #include <check.h>
 #include <stdio.h>
@@ -125,7 +123,7 @@ END_TEST
 int
 main (void)
 {
-    Suite *suite = suite_create ("regress_channels");
+    Suite *suite = suite_create ("broker_channel_limits");
     TCase *tc = tcase_create ("channels");
     tcase_set_timeout (tc, 120);
     tcase_add_test (tc, test_send_to_reserved_channel);

@@ -1,13 +1,13 @@
-/*  check_regress_send - regressions from the maintainer review of SEND,
-    over real sockets against the real broker (and a real parley-agent):
-    - a SEND resent after a lost reply was posted twice: SEND now carries
-      an optional `batch` id; a SEND repeating the agent's last batch id
-      gets the same SENT (with its own request id) and posts nothing, also
-      after a re-HELLO; another id posts; a SEND without `batch` forgets.
+/*  check_broker_send - SEND's idempotence and its reply budget, over real
+    sockets against the real broker (and a real parley-agent):
+    - a SEND resent after a lost reply is not posted twice: a SEND
+      repeating the agent's last `batch` id gets the same SENT (with its
+      own request id) and posts nothing, also after a re-HELLO; another id
+      posts; a SEND without `batch` forgets.
     - the agent puts a `batch` id in every SEND, increasing (seen on the tap).
-    - 4096 failing items with long names made a SENT of ~1 MiB, just under
-      the frame limit: the errors list now has a byte budget, the rest is
-      counted in `errors_omitted`, and `seqs` still has every item.
+    - 4096 failing items with long names stay under the frame limit: the
+      errors list has a byte budget, the rest is counted in
+      `errors_omitted`, and `seqs` still has every item.
 */
 #include <check.h>
 #include <czmq.h>
@@ -253,7 +253,7 @@ END_TEST
 int
 main (void)
 {
-    Suite *suite = suite_create ("regress_send");
+    Suite *suite = suite_create ("broker_send");
     TCase *tc = tcase_create ("send");
     tcase_set_timeout (tc, 180);
     tcase_add_test (tc, test_resent_batch_posted_once);

@@ -1,10 +1,9 @@
-/*  check_regress_state - regressions found in the pre-release review of the
-    shared state:
+/*  check_state_limits - what --max-state-bytes counts:
     - A union key keeps a membership set beside its encoded list (a copy of
-      every element plus a hash item, ~100 B each), but only the encoding
-      counted against --max-state-bytes: a union of small elements held
-      about 20x the memory the limit allowed. The set now counts, so such
-      a write is STATE_FULL while the same elements as an append fit.
+      every element plus a hash item, ~100 B each). The set counts against
+      the limit, not only the encoding (which would let a union of small
+      elements hold about 20x the memory allowed), so such a write is
+      STATE_FULL while the same elements as an append fit.
 */
 #include <check.h>
 #include <stdio.h>
@@ -62,7 +61,7 @@ END_TEST
 int
 main (void)
 {
-    Suite *suite = suite_create ("regress_state");
+    Suite *suite = suite_create ("state_limits");
     TCase *tc = tcase_create ("state");
     tcase_set_timeout (tc, 120);
     tcase_add_test (tc, test_union_set_counts_against_max_bytes);
