@@ -2,6 +2,27 @@
     the layout and what each reducer costs.
 */
 #include "reducer.h"
+
+static const char *s_reducer_names [STATE_REDUCER__COUNT] = {
+    "replace", "append", "union", "merge", "add"
+};
+
+const char *
+state_reducer_name (state_reducer_t reducer)
+{
+    return (unsigned) reducer < STATE_REDUCER__COUNT? s_reducer_names [reducer]: "?";
+}
+
+bool
+state_reducer_from_name (const char *name, size_t len, state_reducer_t *reducer)
+{
+    for (int i = 0; name && i < STATE_REDUCER__COUNT; i++)
+        if (strlen (s_reducer_names [i]) == len && memcmp (s_reducer_names [i], name, len) == 0) {
+            *reducer = (state_reducer_t) i;
+            return true;
+        }
+    return false;
+}
 #include <string.h>
 
 // ---------------------------------------------------------------------------
@@ -14,7 +35,7 @@ typedef struct {
 } blob_t;
 
 static size_t
-blob_hash (const void *key)
+s_blob_hash (const void *key)
 {
     const blob_t *blob = (const blob_t *) key;
     uint64_t hash = 14695981039346656037ULL;            //  FNV-1a
@@ -26,7 +47,7 @@ blob_hash (const void *key)
 }
 
 static int
-blob_compare (const void *item1, const void *item2)
+s_blob_compare (const void *item1, const void *item2)
 {
     const blob_t *a = (const blob_t *) item1;
     const blob_t *b = (const blob_t *) item2;
@@ -36,7 +57,7 @@ blob_compare (const void *item1, const void *item2)
 }
 
 static void *
-blob_dup (const void *key)
+s_blob_dup (const void *key)
 {
     const blob_t *blob = (const blob_t *) key;
     blob_t *copy = (blob_t *) malloc (sizeof (blob_t) + blob->len + 1);
@@ -50,22 +71,22 @@ blob_dup (const void *key)
 }
 
 static void
-blob_free (void **key_p)
+s_blob_free (void **key_p)
 {
     free (*key_p);
     *key_p = NULL;
 }
 
 static zhashx_t *
-blob_set_new (void)
+s_blob_set_new (void)
 {
     zhashx_t *set = zhashx_new ();
     if (!set)
         return NULL;
-    zhashx_set_key_hasher (set, blob_hash);
-    zhashx_set_key_comparator (set, blob_compare);
-    zhashx_set_key_duplicator (set, blob_dup);
-    zhashx_set_key_destructor (set, blob_free);
+    zhashx_set_key_hasher (set, s_blob_hash);
+    zhashx_set_key_comparator (set, s_blob_compare);
+    zhashx_set_key_duplicator (set, s_blob_dup);
+    zhashx_set_key_destructor (set, s_blob_free);
     return set;
 }
 
@@ -111,7 +132,7 @@ sval_footprint (const sval_t *self)
 }
 
 static int
-sval_reserve (sval_t *self, size_t extra)
+s_sval_reserve (sval_t *self, size_t extra)
 {
     if (self->size + extra <= self->cap)
         return 0;
@@ -128,9 +149,9 @@ sval_reserve (sval_t *self, size_t extra)
 
 //  Empty buffer with the header room reserved.
 static int
-sval_start (sval_t *self)
+s_sval_start (sval_t *self)
 {
-    if (sval_reserve (self, SVAL_HEAD + 16))
+    if (s_sval_reserve (self, SVAL_HEAD + 16))
         return -1;
     self->head = self->size = SVAL_HEAD;
     self->count = 0;
@@ -138,10 +159,10 @@ sval_start (sval_t *self)
 }
 
 static int
-sval_write (void *data, const char *buf, size_t len)
+s_sval_write (void *data, const char *buf, size_t len)
 {
     sval_t *self = (sval_t *) data;
-    if (sval_reserve (self, len))
+    if (s_sval_reserve (self, len))
         return -1;
     memcpy (self->data + self->size, buf, len);
     self->size += len;
@@ -149,14 +170,14 @@ sval_write (void *data, const char *buf, size_t len)
 }
 
 static void
-sval_packer (sval_t *self, msgpack_packer *pk)
+s_sval_packer (sval_t *self, msgpack_packer *pk)
 {
-    msgpack_packer_init (pk, self, sval_write);
+    msgpack_packer_init (pk, self, s_sval_write);
 }
 
 //  Rewrites the array header for `count`, right-aligned before the body.
 static void
-sval_header (sval_t *self)
+s_sval_header (sval_t *self)
 {
     unsigned char *end = (unsigned char *) self->data + SVAL_HEAD;
     uint32_t n = self->count;
@@ -185,7 +206,7 @@ sval_header (sval_t *self)
 //  Shapes
 
 static const char *
-type_name (const msgpack_object *o)
+s_type_name (const msgpack_object *o)
 {
     switch (o->type) {
         case MSGPACK_OBJECT_NIL: return "nil";
@@ -203,7 +224,7 @@ type_name (const msgpack_object *o)
 }
 
 static bool
-is_number (const msgpack_object *o)
+s_is_number (const msgpack_object *o)
 {
     return o->type == MSGPACK_OBJECT_POSITIVE_INTEGER
         || o->type == MSGPACK_OBJECT_NEGATIVE_INTEGER
@@ -231,12 +252,12 @@ reducer_check (state_reducer_t reducer, const msgpack_object *value,
             for (uint32_t i = 0; i < value->via.map.size; i++)
                 if (value->via.map.ptr [i].key.type != MSGPACK_OBJECT_STR) {
                     snprintf (why, why_size, "reducer merge needs string keys; "
-                              "key %u is %s", i, type_name (&value->via.map.ptr [i].key));
+                              "key %u is %s", i, s_type_name (&value->via.map.ptr [i].key));
                     return PERR_REDUCER_MISMATCH;
                 }
             break;
         case STATE_ADD:
-            if (!is_number (value))
+            if (!s_is_number (value))
                 need = "a number";
             break;
         default:
@@ -245,14 +266,14 @@ reducer_check (state_reducer_t reducer, const msgpack_object *value,
     }
     if (need) {
         snprintf (why, why_size, "reducer %s needs %s, got %s",
-                  state_reducer_name (reducer), need, type_name (value));
+                  state_reducer_name (reducer), need, s_type_name (value));
         return PERR_REDUCER_MISMATCH;
     }
     return PERR_NONE;
 }
 
 static perr_t
-out_of_memory (char *why, size_t why_size)
+s_out_of_memory (char *why, size_t why_size)
 {
     snprintf (why, why_size, "out of memory while building a state value");
     return PERR_INTERNAL;
@@ -272,7 +293,7 @@ sval_extend (sval_t *self, state_reducer_t reducer, const msgpack_object *value,
     size_t old_size = self->size;
     uint32_t old_count = self->count;
     msgpack_packer pk;
-    sval_packer (self, &pk);
+    s_sval_packer (self, &pk);
     for (uint32_t i = 0; i < value->via.array.size; i++) {
         size_t at = self->size;
         if (msgpack_pack_object (&pk, value->via.array.ptr [i]))
@@ -288,11 +309,11 @@ sval_extend (sval_t *self, state_reducer_t reducer, const msgpack_object *value,
         }
         self->count++;
     }
-    sval_header (self);
+    s_sval_header (self);
     return PERR_NONE;
 oom:
     sval_truncate (self, old_size, old_count);
-    return out_of_memory (why, why_size);
+    return s_out_of_memory (why, why_size);
 }
 
 void
@@ -316,7 +337,7 @@ sval_truncate (sval_t *self, size_t size, uint32_t count)
     }
     self->size = size;
     self->count = count;
-    sval_header (self);
+    s_sval_header (self);
 }
 
 // ---------------------------------------------------------------------------
@@ -324,7 +345,7 @@ sval_truncate (sval_t *self, size_t size, uint32_t count)
 
 //  Decodes a stored value; the caller destroys `result`.
 static bool
-sval_decode (const sval_t *self, msgpack_unpacked *result)
+s_sval_decode (const sval_t *self, msgpack_unpacked *result)
 {
     size_t offset = 0;
     msgpack_unpacked_init (result);
@@ -333,7 +354,7 @@ sval_decode (const sval_t *self, msgpack_unpacked *result)
 }
 
 static blob_t
-key_blob (const msgpack_object *key)
+s_key_blob (const msgpack_object *key)
 {
     blob_t blob = { key->via.str.size, key->via.str.ptr };
     return blob;
@@ -352,39 +373,39 @@ sval_merge (const sval_t *old, const msgpack_object *value, sval_t *out,
     msgpack_object_map empty = { 0, NULL };
     const msgpack_object_map *was = &empty;
     bool have_old = old != NULL;
-    if (have_old && sval_decode (old, &decoded) && decoded.data.type == MSGPACK_OBJECT_MAP)
+    if (have_old && s_sval_decode (old, &decoded) && decoded.data.type == MSGPACK_OBJECT_MAP)
         was = &decoded.data.via.map;
-    zhashx_t *update = blob_set_new ();
-    zhashx_t *seen = blob_set_new ();
+    zhashx_t *update = s_blob_set_new ();
+    zhashx_t *seen = s_blob_set_new ();
     rc = PERR_INTERNAL;
-    if (!update || !seen || sval_start (out))
+    if (!update || !seen || s_sval_start (out))
         goto done;
     const msgpack_object_map *upd = &value->via.map;
     for (uint32_t i = 0; i < upd->size; i++) {
-        blob_t blob = key_blob (&upd->ptr [i].key);
+        blob_t blob = s_key_blob (&upd->ptr [i].key);
         zhashx_update (update, &blob, (void *) (uintptr_t) (i + 1));
     }
     uint32_t count = was->size;
     for (uint32_t i = 0; i < was->size; i++) {
-        blob_t blob = key_blob (&was->ptr [i].key);
+        blob_t blob = s_key_blob (&was->ptr [i].key);
         zhashx_insert (seen, &blob, (void *) 1);
     }
     for (uint32_t i = 0; i < upd->size; i++) {
-        blob_t blob = key_blob (&upd->ptr [i].key);
+        blob_t blob = s_key_blob (&upd->ptr [i].key);
         if ((uintptr_t) zhashx_lookup (update, &blob) == i + 1 && !zhashx_lookup (seen, &blob))
             count++;
     }
     msgpack_packer pk;
-    sval_packer (out, &pk);
+    s_sval_packer (out, &pk);
     int fail = msgpack_pack_map (&pk, count);
     for (uint32_t i = 0; i < was->size && !fail; i++) {
-        blob_t blob = key_blob (&was->ptr [i].key);
+        blob_t blob = s_key_blob (&was->ptr [i].key);
         uintptr_t at = (uintptr_t) zhashx_lookup (update, &blob);
         fail |= msgpack_pack_object (&pk, was->ptr [i].key);
         fail |= msgpack_pack_object (&pk, at? upd->ptr [at - 1].val: was->ptr [i].val);
     }
     for (uint32_t i = 0; i < upd->size && !fail; i++) {
-        blob_t blob = key_blob (&upd->ptr [i].key);
+        blob_t blob = s_key_blob (&upd->ptr [i].key);
         if ((uintptr_t) zhashx_lookup (update, &blob) == i + 1 && !zhashx_lookup (seen, &blob)) {
             fail |= msgpack_pack_object (&pk, upd->ptr [i].key);
             fail |= msgpack_pack_object (&pk, upd->ptr [i].val);
@@ -394,7 +415,7 @@ sval_merge (const sval_t *old, const msgpack_object *value, sval_t *out,
 done:
     if (rc == PERR_INTERNAL) {
         sval_free (out);
-        out_of_memory (why, why_size);
+        s_out_of_memory (why, why_size);
     }
     zhashx_destroy (&update);
     zhashx_destroy (&seen);
@@ -408,7 +429,7 @@ done:
 //  anything with a float gives a float64.
 
 static double
-as_double (const msgpack_object *o)
+s_as_double (const msgpack_object *o)
 {
     switch (o->type) {
         case MSGPACK_OBJECT_POSITIVE_INTEGER: return (double) o->via.u64;
@@ -418,7 +439,7 @@ as_double (const msgpack_object *o)
 }
 
 static __int128
-as_int (const msgpack_object *o)
+s_as_int (const msgpack_object *o)
 {
     if (o->type == MSGPACK_OBJECT_POSITIVE_INTEGER)
         return (__int128) o->via.u64;
@@ -426,7 +447,7 @@ as_int (const msgpack_object *o)
 }
 
 static bool
-is_float (const msgpack_object *o)
+s_is_float (const msgpack_object *o)
 {
     return o->type == MSGPACK_OBJECT_FLOAT32 || o->type == MSGPACK_OBJECT_FLOAT64;
 }
@@ -439,22 +460,22 @@ sval_add (const sval_t *old, const msgpack_object *value, sval_t *out,
     if (rc)
         return rc;
     msgpack_unpacked decoded;
-    if (!sval_decode (old, &decoded) || !is_number (&decoded.data)) {
+    if (!s_sval_decode (old, &decoded) || !s_is_number (&decoded.data)) {
         msgpack_unpacked_destroy (&decoded);
         snprintf (why, why_size, "stored counter is not a number");
         return PERR_INTERNAL;
     }
     const msgpack_object *was = &decoded.data;
-    int fail = sval_start (out);
+    int fail = s_sval_start (out);
     msgpack_packer pk;
-    sval_packer (out, &pk);
+    s_sval_packer (out, &pk);
     if (fail)
-        rc = out_of_memory (why, why_size);
+        rc = s_out_of_memory (why, why_size);
     else
-    if (is_float (was) || is_float (value))
-        fail = msgpack_pack_double (&pk, as_double (was) + as_double (value));
+    if (s_is_float (was) || s_is_float (value))
+        fail = msgpack_pack_double (&pk, s_as_double (was) + s_as_double (value));
     else {
-        __int128 sum = as_int (was) + as_int (value);
+        __int128 sum = s_as_int (was) + s_as_int (value);
         if (sum > (__int128) UINT64_MAX || sum < (__int128) INT64_MIN) {
             snprintf (why, why_size, "reducer add: the sum would overflow a 64-bit integer");
             rc = PERR_REDUCER_MISMATCH;
@@ -466,7 +487,7 @@ sval_add (const sval_t *old, const msgpack_object *value, sval_t *out,
             fail = msgpack_pack_int64 (&pk, (int64_t) sum);
     }
     if (fail && !rc)
-        rc = out_of_memory (why, why_size);
+        rc = s_out_of_memory (why, why_size);
     if (rc)
         sval_free (out);
     msgpack_unpacked_destroy (&decoded);
@@ -489,15 +510,15 @@ sval_build (sval_t *out, state_reducer_t reducer, const msgpack_object *value,
         msgpack_object empty = { .type = MSGPACK_OBJECT_MAP };
         return sval_merge (NULL, value? value: &empty, out, why, why_size);
     }
-    if (sval_start (out))
-        return out_of_memory (why, why_size);
+    if (s_sval_start (out))
+        return s_out_of_memory (why, why_size);
     msgpack_packer pk;
-    sval_packer (out, &pk);
+    s_sval_packer (out, &pk);
     int fail = 0;
     if (reducer == STATE_APPEND || reducer == STATE_UNION) {
-        if (reducer == STATE_UNION && !(out->members = blob_set_new ()))
+        if (reducer == STATE_UNION && !(out->members = s_blob_set_new ()))
             fail = 1;
-        sval_header (out);
+        s_sval_header (out);
         if (!fail && value) {
             perr_t rc = sval_extend (out, reducer, value, why, why_size);
             if (rc) {
@@ -513,7 +534,7 @@ sval_build (sval_t *out, state_reducer_t reducer, const msgpack_object *value,
         fail = value? msgpack_pack_object (&pk, *value): msgpack_pack_nil (&pk);
     if (fail) {
         sval_free (out);
-        return out_of_memory (why, why_size);
+        return s_out_of_memory (why, why_size);
     }
     return PERR_NONE;
 }

@@ -36,7 +36,7 @@
 #include <czmq.h>
 #include <msgpack.h>
 #include "perr.h"
-#include "state.h"
+#include "state_reducer.h"
 
 #define SVAL_HEAD 5             //  room for the largest array header (array32)
 

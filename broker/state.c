@@ -18,27 +18,18 @@
 #include "state_int.h"
 #include <string.h>
 
-static const char *reducer_names [STATE_REDUCER__COUNT] = {
-    "replace", "append", "union", "merge", "add"
-};
-static const char *op_names [STATE_OP__COUNT] = {
+static const char *s_op_names [STATE_OP__COUNT] = {
     "declare", "update", "set", "clear", "delete"
 };
 
 const char *
-state_reducer_name (state_reducer_t reducer)
-{
-    return (unsigned) reducer < STATE_REDUCER__COUNT? reducer_names [reducer]: "?";
-}
-
-const char *
 state_op_name (state_op_t op)
 {
-    return (unsigned) op < STATE_OP__COUNT? op_names [op]: "?";
+    return (unsigned) op < STATE_OP__COUNT? s_op_names [op]: "?";
 }
 
 static bool
-name_lookup (const char **names, int count, const char *name, size_t len, int *index)
+s_name_lookup (const char **names, int count, const char *name, size_t len, int *index)
 {
     for (int i = 0; i < count; i++)
         if (strlen (names [i]) == len && memcmp (names [i], name, len) == 0) {
@@ -49,20 +40,10 @@ name_lookup (const char **names, int count, const char *name, size_t len, int *i
 }
 
 bool
-state_reducer_from_name (const char *name, size_t len, state_reducer_t *reducer)
-{
-    int index;
-    if (!name || !name_lookup (reducer_names, STATE_REDUCER__COUNT, name, len, &index))
-        return false;
-    *reducer = (state_reducer_t) index;
-    return true;
-}
-
-bool
 state_op_from_name (const char *name, size_t len, state_op_t *op)
 {
     int index;
-    if (!name || !name_lookup (op_names, STATE_OP__COUNT, name, len, &index))
+    if (!name || !s_name_lookup (s_op_names, STATE_OP__COUNT, name, len, &index))
         return false;
     *op = (state_op_t) index;
     return true;
@@ -71,7 +52,7 @@ state_op_from_name (const char *name, size_t len, state_op_t *op)
 // ---------------------------------------------------------------------------
 
 static void
-entry_free (entry_t **entry_p)
+s_entry_free (entry_t **entry_p)
 {
     entry_t *entry = *entry_p;
     if (entry) {
@@ -86,7 +67,7 @@ entry_free (entry_t **entry_p)
 //  an owned entry's also in owned_bytes, which the client-facing limit
 //  leaves out.
 static void
-charge_add (state_t *self, const entry_t *entry, size_t bytes)
+s_charge_add (state_t *self, const entry_t *entry, size_t bytes)
 {
     self->bytes += bytes;
     if (entry->owned)
@@ -94,7 +75,7 @@ charge_add (state_t *self, const entry_t *entry, size_t bytes)
 }
 
 static void
-charge_sub (state_t *self, const entry_t *entry, size_t bytes)
+s_charge_sub (state_t *self, const entry_t *entry, size_t bytes)
 {
     self->bytes -= bytes;
     if (entry->owned)
@@ -102,13 +83,13 @@ charge_sub (state_t *self, const entry_t *entry, size_t bytes)
 }
 
 static size_t
-entry_footprint (const entry_t *entry)
+s_entry_footprint (const entry_t *entry)
 {
     return strlen (entry->key) + sval_footprint (&entry->val);
 }
 
 static void
-changes_reset (state_t *self)
+s_changes_reset (state_t *self)
 {
     for (size_t i = 0; i < self->change_count; i++)
         free ((char *) self->changes [i].key);
@@ -147,9 +128,9 @@ state_destroy (state_t **self_p)
         return;
     for (entry_t *entry = (entry_t *) zhashx_first (self->entries); entry;
          entry = (entry_t *) zhashx_next (self->entries))
-        entry_free (&entry);
+        s_entry_free (&entry);
     zhashx_destroy (&self->entries);
-    changes_reset (self);
+    s_changes_reset (self);
     zhashx_destroy (&self->touched);
     free (self->changes);
     free (self->undo);
@@ -172,7 +153,7 @@ state_protect_prefix (state_t *self, const char *prefix)
     for (entry_t *entry = (entry_t *) zhashx_first (self->entries); entry;
          entry = (entry_t *) zhashx_next (self->entries))
         if (!entry->owned && state_is_protected (self, entry->key)) {
-            size_t bytes = entry_footprint (entry);
+            size_t bytes = s_entry_footprint (entry);
             entry->owned = true;
             self->owned_bytes += bytes;
             self->owned_keys++;
@@ -192,7 +173,7 @@ state_is_protected (state_t *self, const char *key)
 //  Pass 2: apply one op with undo
 
 static int
-undo_push (state_t *self, undo_kind_t kind, entry_t *entry)
+s_undo_push (state_t *self, undo_kind_t kind, entry_t *entry)
 {
     if (self->undo_count == self->undo_cap) {
         size_t cap = self->undo_cap? self->undo_cap * 2: 16;
@@ -213,7 +194,7 @@ undo_push (state_t *self, undo_kind_t kind, entry_t *entry)
 
 //  Remembers the key (first touch) and the op, for the change records.
 static int
-touch (state_t *self, const char *key, state_op_t op, state_reducer_t reducer)
+s_touch (state_t *self, const char *key, state_op_t op, state_reducer_t reducer)
 {
     uintptr_t at = (uintptr_t) zhashx_lookup (self->touched, key);
     if (!at) {
@@ -239,7 +220,7 @@ touch (state_t *self, const char *key, state_op_t op, state_reducer_t reducer)
 }
 
 static perr_t
-oom (char *why, size_t why_size)
+s_oom (char *why, size_t why_size)
 {
     snprintf (why, why_size, "out of memory");
     return PERR_INTERNAL;
@@ -247,7 +228,7 @@ oom (char *why, size_t why_size)
 
 //  New entry with a value built from `value` (NULL: the empty value).
 static perr_t
-op_create (state_t *self, const iop_t *op, state_reducer_t reducer,
+s_op_create (state_t *self, const iop_t *op, state_reducer_t reducer,
            const msgpack_object *value, char *why, size_t why_size)
 {
     bool owned = state_is_protected (self, op->key);
@@ -259,20 +240,20 @@ op_create (state_t *self, const iop_t *op, state_reducer_t reducer,
     entry_t *entry = (entry_t *) calloc (1, sizeof (entry_t));
     if (!entry || !(entry->key = strdup (op->key))) {
         free (entry);
-        return oom (why, why_size);
+        return s_oom (why, why_size);
     }
     entry->reducer = reducer;
     entry->owned = owned;
     perr_t rc = sval_build (&entry->val, reducer, value, why, why_size);
     if (!rc && (zhashx_insert (self->entries, entry->key, entry)
-                || undo_push (self, UNDO_CREATE, entry)))
-        rc = oom (why, why_size);
+                || s_undo_push (self, UNDO_CREATE, entry)))
+        rc = s_oom (why, why_size);
     if (rc) {
         zhashx_delete (self->entries, entry->key);
-        entry_free (&entry);
+        s_entry_free (&entry);
         return rc;
     }
-    charge_add (self, entry, entry_footprint (entry));
+    s_charge_add (self, entry, s_entry_footprint (entry));
     if (owned)
         self->owned_keys++;
     return PERR_NONE;
@@ -280,22 +261,22 @@ op_create (state_t *self, const iop_t *op, state_reducer_t reducer,
 
 //  Replaces the entry's value by `fresh`, keeping the old one for undo.
 static perr_t
-op_swap (state_t *self, entry_t *entry, sval_t *fresh, char *why, size_t why_size)
+s_op_swap (state_t *self, entry_t *entry, sval_t *fresh, char *why, size_t why_size)
 {
-    if (undo_push (self, UNDO_SWAP, entry)) {
+    if (s_undo_push (self, UNDO_SWAP, entry)) {
         sval_free (fresh);
-        return oom (why, why_size);
+        return s_oom (why, why_size);
     }
     undo_t *rec = &self->undo [self->undo_count - 1];
     rec->old_val = entry->val;
-    charge_sub (self, entry, sval_footprint (&entry->val));
+    s_charge_sub (self, entry, sval_footprint (&entry->val));
     entry->val = *fresh;
-    charge_add (self, entry, sval_footprint (&entry->val));
+    s_charge_add (self, entry, sval_footprint (&entry->val));
     return PERR_NONE;
 }
 
 static perr_t
-op_update (state_t *self, entry_t *entry, const msgpack_object *value,
+s_op_update (state_t *self, entry_t *entry, const msgpack_object *value,
            char *why, size_t why_size)
 {
     sval_t fresh;
@@ -305,13 +286,13 @@ op_update (state_t *self, entry_t *entry, const msgpack_object *value,
         case STATE_APPEND:
         case STATE_UNION: {
             size_t before = sval_footprint (&entry->val);
-            if (undo_push (self, UNDO_EXTEND, entry))
-                return oom (why, why_size);
+            if (s_undo_push (self, UNDO_EXTEND, entry))
+                return s_oom (why, why_size);
             rc = sval_extend (&entry->val, entry->reducer, value, why, why_size);
             if (rc)
                 self->undo_count--;         //  unchanged on error
             else
-                charge_add (self, entry, sval_footprint (&entry->val) - before);
+                s_charge_add (self, entry, sval_footprint (&entry->val) - before);
             return rc;
         }
         case STATE_MERGE:
@@ -324,11 +305,11 @@ op_update (state_t *self, entry_t *entry, const msgpack_object *value,
             rc = sval_build (&fresh, STATE_REPLACE, value, why, why_size);
             break;
     }
-    return rc? rc: op_swap (self, entry, &fresh, why, why_size);
+    return rc? rc: s_op_swap (self, entry, &fresh, why, why_size);
 }
 
 static perr_t
-op_apply (state_t *self, const iop_t *op, char *why, size_t why_size)
+s_op_apply (state_t *self, const iop_t *op, char *why, size_t why_size)
 {
     entry_t *entry = (entry_t *) zhashx_lookup (self->entries, op->key);
     sval_t fresh;
@@ -349,35 +330,35 @@ op_apply (state_t *self, const iop_t *op, char *why, size_t why_size)
             }
             if (entry)
                 return PERR_NONE;           //  same reducer: a no-op
-            rc = op_create (self, op, op->reducer, NULL, why, why_size);
+            rc = s_op_create (self, op, op->reducer, NULL, why, why_size);
             break;
         case STATE_OP_UPDATE:
         case STATE_OP_SET:
             if (!entry)
-                rc = op_create (self, op, STATE_REPLACE, op->value, why, why_size);
+                rc = s_op_create (self, op, STATE_REPLACE, op->value, why, why_size);
             else
             if (op->op == STATE_OP_UPDATE)
-                rc = op_update (self, entry, op->value, why, why_size);
+                rc = s_op_update (self, entry, op->value, why, why_size);
             else {
                 rc = sval_build (&fresh, entry->reducer, op->value, why, why_size);
                 if (!rc)
-                    rc = op_swap (self, entry, &fresh, why, why_size);
+                    rc = s_op_swap (self, entry, &fresh, why, why_size);
             }
             break;
         case STATE_OP_CLEAR:
             rc = sval_build (&fresh, entry->reducer, NULL, why, why_size);
             if (!rc)
-                rc = op_swap (self, entry, &fresh, why, why_size);
+                rc = s_op_swap (self, entry, &fresh, why, why_size);
             break;
         default:                            //  delete
-            if (undo_push (self, UNDO_DELETE, entry))
-                return oom (why, why_size);
+            if (s_undo_push (self, UNDO_DELETE, entry))
+                return s_oom (why, why_size);
             zhashx_delete (self->entries, op->key);
-            charge_sub (self, entry, entry_footprint (entry));
+            s_charge_sub (self, entry, s_entry_footprint (entry));
             if (entry->owned)
                 self->owned_keys--;
-            if (touch (self, op->key, op->op, entry->reducer))
-                return oom (why, why_size);
+            if (s_touch (self, op->key, op->op, entry->reducer))
+                return s_oom (why, why_size);
             return PERR_NONE;
     }
     if (rc)
@@ -397,8 +378,8 @@ op_apply (state_t *self, const iop_t *op, char *why, size_t why_size)
                   "of %zu", self->bytes - self->owned_bytes, self->limits.max_bytes);
         return PERR_STATE_FULL;
     }
-    if (touch (self, op->key, op->op, entry->reducer))
-        return oom (why, why_size);
+    if (s_touch (self, op->key, op->op, entry->reducer))
+        return s_oom (why, why_size);
     return PERR_NONE;
 }
 
@@ -406,7 +387,7 @@ op_apply (state_t *self, const iop_t *op, char *why, size_t why_size)
 //  Rollback and commit
 
 static void
-rollback (state_t *self)
+s_rollback (state_t *self)
 {
     while (self->undo_count) {
         undo_t *rec = &self->undo [--self->undo_count];
@@ -414,7 +395,7 @@ rollback (state_t *self)
         switch (rec->kind) {
             case UNDO_CREATE:
                 zhashx_delete (self->entries, entry->key);
-                entry_free (&entry);
+                s_entry_free (&entry);
                 break;
             case UNDO_DELETE:
                 zhashx_insert (self->entries, entry->key, entry);
@@ -433,7 +414,7 @@ rollback (state_t *self)
 static const unsigned char nil_value [1] = { 0xc0 };
 
 static void
-commit (state_t *self)
+s_commit (state_t *self)
 {
     //  JOURNAL HOOK: a write-ahead journal appends the batch here - the
     //  parsed ops, or the change records below - and syncs per its policy
@@ -446,7 +427,7 @@ commit (state_t *self)
             sval_free (&rec->old_val);
         else
         if (rec->kind == UNDO_DELETE)
-            entry_free (&rec->entry);
+            s_entry_free (&rec->entry);
     }
     self->undo_count = 0;
     for (size_t i = 0; i < self->change_count; i++) {
@@ -477,10 +458,10 @@ state_run (state_t *self, const iop_t *ops, size_t count,
     size_t owned_bytes_before = self->owned_bytes, owned_keys_before = self->owned_keys;
     size_t i;
     for (i = 0; i < count && !rc; i++)
-        rc = op_apply (self, &ops [i], why, why_size);
+        rc = s_op_apply (self, &ops [i], why, why_size);
     if (rc) {
-        rollback (self);
-        changes_reset (self);
+        s_rollback (self);
+        s_changes_reset (self);
         self->bytes = bytes_before;
         self->owned_bytes = owned_bytes_before;
         self->owned_keys = owned_keys_before;
@@ -495,7 +476,7 @@ state_run (state_t *self, const iop_t *ops, size_t count,
         snprintf (why, why_size, "op %zu: %s; nothing was written", i - 1, reason);
     }
     else
-        commit (self);
+        s_commit (self);
     if (result) {
         result->seq = self->seq;
         result->changed = self->change_count;
@@ -506,7 +487,7 @@ state_run (state_t *self, const iop_t *ops, size_t count,
 void
 state_begin (state_t *self)
 {
-    changes_reset (self);
+    s_changes_reset (self);
     self->undo_count = 0;
 }
 
@@ -514,7 +495,7 @@ void
 state_changes_reset (state_t *self)
 {
     assert (self);
-    changes_reset (self);
+    s_changes_reset (self);
 }
 
 size_t

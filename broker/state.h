@@ -52,17 +52,9 @@
 #include <stdint.h>
 #include "perr.h"
 #include "pmsg.h"
+#include "state_reducer.h"
 
 typedef struct _state_t state_t;
-
-typedef enum {
-    STATE_REPLACE = 0,
-    STATE_APPEND,
-    STATE_UNION,
-    STATE_MERGE,
-    STATE_ADD,
-    STATE_REDUCER__COUNT
-} state_reducer_t;
 
 typedef enum {
     STATE_OP_DECLARE = 0,
@@ -73,9 +65,7 @@ typedef enum {
     STATE_OP__COUNT
 } state_op_t;
 
-//  Wire names: "replace", ...; "update", ...
-const char *state_reducer_name (state_reducer_t reducer);
-bool state_reducer_from_name (const char *name, size_t len, state_reducer_t *reducer);
+//  Wire names: "update", ... (the reducers' are in state_reducer.h)
 const char *state_op_name (state_op_t op);
 bool state_op_from_name (const char *name, size_t len, state_op_t *op);
 

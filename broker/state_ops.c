@@ -16,7 +16,7 @@ typedef struct {
 } batch_t;
 
 static void
-batch_free (batch_t *batch)
+s_batch_free (batch_t *batch)
 {
     if (batch->raw)
         for (size_t i = 0; i < batch->count; i++)
@@ -27,7 +27,7 @@ batch_free (batch_t *batch)
 }
 
 static perr_t
-batch_alloc (batch_t *batch, size_t count, bool raw, char *why, size_t why_size)
+s_batch_alloc (batch_t *batch, size_t count, bool raw, char *why, size_t why_size)
 {
     memset (batch, 0, sizeof (*batch));
     batch->count = count;
@@ -46,7 +46,7 @@ batch_alloc (batch_t *batch, size_t count, bool raw, char *why, size_t why_size)
 
 //  1..PROTO_MAX_KEY bytes of valid UTF-8 without NUL.
 static bool
-key_valid (const char *key, size_t len, char *why, size_t why_size)
+s_key_valid (const char *key, size_t len, char *why, size_t why_size)
 {
     if (len == 0 || len > PROTO_MAX_KEY) {
         snprintf (why, why_size, "a state key must be 1-%d bytes, got %zu",
@@ -72,7 +72,7 @@ key_valid (const char *key, size_t len, char *why, size_t why_size)
 
 //  The value field, nil included (nil is a legal replace value), or NULL.
 static const msgpack_object *
-find_value (const msgpack_object *map)
+s_find_value (const msgpack_object *map)
 {
     for (uint32_t i = 0; i < map->via.map.size; i++)
         if (pobj_streq (&map->via.map.ptr [i].key, "value"))
@@ -81,13 +81,13 @@ find_value (const msgpack_object *map)
 }
 
 static perr_t
-parse_key (const char *key, size_t len, char *dest, char *why, size_t why_size)
+s_parse_key (const char *key, size_t len, char *dest, char *why, size_t why_size)
 {
     if (!key) {
         snprintf (why, why_size, "field 'key' is missing or not a string");
         return PERR_BAD_FIELD;
     }
-    if (!key_valid (key, len, why, why_size))
+    if (!s_key_valid (key, len, why, why_size))
         return PERR_BAD_FIELD;
     memcpy (dest, key, len);
     dest [len] = 0;
@@ -95,7 +95,7 @@ parse_key (const char *key, size_t len, char *dest, char *why, size_t why_size)
 }
 
 static perr_t
-parse_one (state_t *self, const msgpack_object *map, iop_t *op, char *key_buf,
+s_parse_one (state_t *self, const msgpack_object *map, iop_t *op, char *key_buf,
            char *why, size_t why_size)
 {
     if (map->type != MSGPACK_OBJECT_MAP) {
@@ -109,7 +109,7 @@ parse_one (state_t *self, const msgpack_object *map, iop_t *op, char *key_buf,
         return PERR_BAD_FIELD;
     }
     const char *key = pobj_str (map, "key", &len);
-    perr_t rc = parse_key (key, len, key_buf, why, why_size);
+    perr_t rc = s_parse_key (key, len, key_buf, why, why_size);
     if (rc)
         return rc;
     op->key = key_buf;
@@ -130,7 +130,7 @@ parse_one (state_t *self, const msgpack_object *map, iop_t *op, char *key_buf,
         }
     }
     if (op->op == STATE_OP_UPDATE || op->op == STATE_OP_SET) {
-        op->value = find_value (map);
+        op->value = s_find_value (map);
         if (!op->value) {
             snprintf (why, why_size, "%s needs a field 'value'", state_op_name (op->op));
             return PERR_BAD_FIELD;
@@ -140,7 +140,7 @@ parse_one (state_t *self, const msgpack_object *map, iop_t *op, char *key_buf,
 }
 
 static perr_t
-finish (state_t *self, perr_t rc, size_t index, state_result_t *result,
+s_finish (state_t *self, perr_t rc, size_t index, state_result_t *result,
         char *why, size_t why_size)
 {
     if (rc) {
@@ -161,14 +161,14 @@ finish (state_t *self, perr_t rc, size_t index, state_result_t *result,
 //  rejection of the op it stopped at (`parsed` ops were looked at); frees
 //  the batch either way.
 static perr_t
-batch_apply (state_t *self, batch_t *batch, perr_t rc, size_t parsed,
+s_batch_apply (state_t *self, batch_t *batch, perr_t rc, size_t parsed,
              state_result_t *result, char *why, size_t why_size)
 {
     if (rc)
-        rc = finish (self, rc, parsed? parsed - 1: 0, result, why, why_size);
+        rc = s_finish (self, rc, parsed? parsed - 1: 0, result, why, why_size);
     else
         rc = state_run (self, batch->ops, batch->count, result, why, why_size);
-    batch_free (batch);
+    s_batch_free (batch);
     return rc;
 }
 
@@ -187,20 +187,20 @@ state_apply (state_t *self, const msgpack_object *ops, state_result_t *result,
     ||  ops->via.array.size > PROTO_MAX_BATCH) {
         snprintf (why, why_size, "field 'ops' must be an array of 1-%d write_ops",
                   PROTO_MAX_BATCH);
-        return finish (self, PERR_BAD_FIELD, 0, result, why, why_size);
+        return s_finish (self, PERR_BAD_FIELD, 0, result, why, why_size);
     }
     size_t count = ops->via.array.size;
     batch_t batch;
-    perr_t rc = batch_alloc (&batch, count, false, why, why_size);
+    perr_t rc = s_batch_alloc (&batch, count, false, why, why_size);
     size_t i = 0;
     for (i = 0; i < count && !rc; i++)
-        rc = parse_one (self, &ops->via.array.ptr [i], &batch.ops [i],
+        rc = s_parse_one (self, &ops->via.array.ptr [i], &batch.ops [i],
                         batch.keys + i * (PROTO_MAX_KEY + 1), why, why_size);
-    return batch_apply (self, &batch, rc, i, result, why, why_size);
+    return s_batch_apply (self, &batch, rc, i, result, why, why_size);
 }
 
 static perr_t
-parse_raw (const state_raw_op_t *raw, iop_t *op, msgpack_unpacked *decoded,
+s_parse_raw (const state_raw_op_t *raw, iop_t *op, msgpack_unpacked *decoded,
            char *key_buf, char *why, size_t why_size)
 {
     if ((unsigned) raw->op >= STATE_OP__COUNT
@@ -210,7 +210,7 @@ parse_raw (const state_raw_op_t *raw, iop_t *op, msgpack_unpacked *decoded,
     }
     op->op = raw->op;
     op->reducer = raw->reducer;
-    perr_t rc = parse_key (raw->key, raw->key? strlen (raw->key): 0, key_buf,
+    perr_t rc = s_parse_key (raw->key, raw->key? strlen (raw->key): 0, key_buf,
                            why, why_size);
     if (rc)
         return rc;
@@ -243,13 +243,13 @@ state_apply_raw (state_t *self, const state_raw_op_t *ops, size_t count,
     state_begin (self);
     if (count == 0 || count > PROTO_MAX_BATCH) {
         snprintf (why, why_size, "a batch must have 1-%d ops", PROTO_MAX_BATCH);
-        return finish (self, PERR_BAD_FIELD, 0, result, why, why_size);
+        return s_finish (self, PERR_BAD_FIELD, 0, result, why, why_size);
     }
     batch_t batch;
-    perr_t rc = batch_alloc (&batch, count, true, why, why_size);
+    perr_t rc = s_batch_alloc (&batch, count, true, why, why_size);
     size_t i = 0;
     for (i = 0; i < count && !rc; i++)
-        rc = parse_raw (&ops [i], &batch.ops [i], &batch.raw [i],
+        rc = s_parse_raw (&ops [i], &batch.ops [i], &batch.raw [i],
                         batch.keys + i * (PROTO_MAX_KEY + 1), why, why_size);
-    return batch_apply (self, &batch, rc, i, result, why, why_size);
+    return s_batch_apply (self, &batch, rc, i, result, why, why_size);
 }

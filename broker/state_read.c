@@ -11,7 +11,7 @@
 #include <string.h>
 
 static void
-entry_view (const entry_t *entry, state_entry_t *view)
+s_entry_view (const entry_t *entry, state_entry_t *view)
 {
     view->key = entry->key;
     view->reducer = entry->reducer;
@@ -26,14 +26,14 @@ state_get (state_t *self, const char *key, state_entry_t *entry)
     assert (self && key);
     entry_t *found = (entry_t *) zhashx_lookup (self->entries, key);
     if (found && entry)
-        entry_view (found, entry);
+        s_entry_view (found, entry);
     return found != NULL;
 }
 
-static const char *get_key (const msgpack_object *o, char *buf);
+static const char *s_get_key (const msgpack_object *o, char *buf);
 
 static int
-compare_entries (const void *a, const void *b)
+s_compare_entries (const void *a, const void *b)
 {
     const entry_t *x = *(const entry_t *const *) a;
     const entry_t *y = *(const entry_t *const *) b;
@@ -43,7 +43,7 @@ compare_entries (const void *a, const void *b)
 //  The entries matching prefix, sorted; caller frees the array. NULL with
 //  *count 0 when none (or out of memory, logged by the caller's emptiness).
 static entry_t **
-collect (state_t *self, const char *prefix, size_t len, size_t *count)
+s_collect (state_t *self, const char *prefix, size_t len, size_t *count)
 {
     *count = 0;
     size_t total = zhashx_size (self->entries);
@@ -56,7 +56,7 @@ collect (state_t *self, const char *prefix, size_t len, size_t *count)
             //  strncmp stops at a NUL in prefix; keys have none, so a prefix
             //  with a NUL byte matches keys equal up to it - harmless.
             found [(*count)++] = entry;
-    qsort (found, *count, sizeof (entry_t *), compare_entries);
+    qsort (found, *count, sizeof (entry_t *), s_compare_entries);
     return found;
 }
 
@@ -66,10 +66,10 @@ state_foreach_prefix (state_t *self, const char *prefix, size_t len,
 {
     assert (self && fn);
     size_t count;
-    entry_t **found = collect (self, len? prefix: NULL, len, &count);
+    entry_t **found = s_collect (self, len? prefix: NULL, len, &count);
     for (size_t i = 0; i < count; i++) {
         state_entry_t view;
-        entry_view (found [i], &view);
+        s_entry_view (found [i], &view);
         fn (&view, arg);
     }
     free (found);
@@ -91,11 +91,11 @@ state_encode_prefix (state_t *self, penc_t *enc, const char *prefix, size_t len)
 {
     assert (self && enc);
     size_t count;
-    entry_t **found = collect (self, len? prefix: NULL, len, &count);
+    entry_t **found = s_collect (self, len? prefix: NULL, len, &count);
     msgpack_pack_array (penc_packer (enc), count);
     for (size_t i = 0; i < count; i++) {
         state_entry_t view;
-        entry_view (found [i], &view);
+        s_entry_view (found [i], &view);
         state_encode_entry (&view, enc);
     }
     free (found);
@@ -105,7 +105,7 @@ state_encode_prefix (state_t *self, penc_t *enc, const char *prefix, size_t len)
 //  An upper bound of one entry's encoded size (map header, four keys,
 //  their headers, the key, the reducer name, seq, the stored value).
 static size_t
-entry_cost (const entry_t *entry)
+s_entry_cost (const entry_t *entry)
 {
     return 48 + strlen (entry->key) + sval_size (&entry->val);
 }
@@ -116,7 +116,7 @@ state_encode_page (state_t *self, penc_t *enc, const state_page_t *page, bool *m
 {
     assert (self && enc && page && more);
     size_t count;
-    entry_t **found = collect (self, page->prefix_len? page->prefix: NULL, page->prefix_len,
+    entry_t **found = s_collect (self, page->prefix_len? page->prefix: NULL, page->prefix_len,
                                &count);
     //  Sorted by key: skip to the first key after after_key (strcmp order,
     //  the keys holding no NUL).
@@ -126,9 +126,9 @@ state_encode_page (state_t *self, penc_t *enc, const state_page_t *page, bool *m
             start++;
     size_t end = start, bytes = 0, total = 0;
     for (size_t i = start; i < count; i++)
-        total += entry_cost (found [i]);
+        total += s_entry_cost (found [i]);
     while (end < count && end - start < page->limit) {
-        size_t cost = entry_cost (found [end]);
+        size_t cost = s_entry_cost (found [end]);
         if (bytes + cost > page->max_bytes)
             break;
         bytes += cost;
@@ -144,7 +144,7 @@ state_encode_page (state_t *self, penc_t *enc, const state_page_t *page, bool *m
     msgpack_pack_array (penc_packer (enc), end - start);
     for (size_t i = start; i < end; i++) {
         state_entry_t view;
-        entry_view (found [i], &view);
+        s_entry_view (found [i], &view);
         state_encode_entry (&view, enc);
     }
     free (found);
@@ -159,17 +159,17 @@ state_keys_cost (state_t *self, const msgpack_object *keys)
     size_t size = keys && keys->type == MSGPACK_OBJECT_ARRAY? keys->via.array.size: 0;
     size_t total = 0;
     for (size_t i = 0; i < size; i++) {
-        const char *key = get_key (&keys->via.array.ptr [i], buf);
+        const char *key = s_get_key (&keys->via.array.ptr [i], buf);
         entry_t *entry = key? (entry_t *) zhashx_lookup (self->entries, key): NULL;
         if (entry)
-            total += entry_cost (entry);
+            total += s_entry_cost (entry);
     }
     return total;
 }
 
 //  The key of a GET element, NUL-terminated in buf, or NULL if unusable.
 static const char *
-get_key (const msgpack_object *o, char *buf)
+s_get_key (const msgpack_object *o, char *buf)
 {
     if (o->type != MSGPACK_OBJECT_STR || o->via.str.size == 0
     ||  o->via.str.size > PROTO_MAX_KEY || memchr (o->via.str.ptr, 0, o->via.str.size))
@@ -187,17 +187,17 @@ state_encode_keys (state_t *self, penc_t *enc, const msgpack_object *keys)
     size_t size = keys && keys->type == MSGPACK_OBJECT_ARRAY? keys->via.array.size: 0;
     size_t count = 0;
     for (size_t i = 0; i < size; i++) {
-        const char *key = get_key (&keys->via.array.ptr [i], buf);
+        const char *key = s_get_key (&keys->via.array.ptr [i], buf);
         if (key && zhashx_lookup (self->entries, key))
             count++;
     }
     msgpack_pack_array (penc_packer (enc), count);
     for (size_t i = 0; i < size; i++) {
-        const char *key = get_key (&keys->via.array.ptr [i], buf);
+        const char *key = s_get_key (&keys->via.array.ptr [i], buf);
         entry_t *entry = key? (entry_t *) zhashx_lookup (self->entries, key): NULL;
         if (entry) {
             state_entry_t view;
-            entry_view (entry, &view);
+            s_entry_view (entry, &view);
             state_encode_entry (&view, enc);
         }
     }

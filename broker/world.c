@@ -57,7 +57,7 @@ world_action_name (world_action_t action)
 }
 
 static void
-agent_free (void **item)
+s_agent_free (void **item)
 {
     free (*item);
     *item = NULL;
@@ -68,7 +68,7 @@ agent_free (void **item)
 
 //  world.objects: map position -> [names]
 static void
-pack_objects (const wmap_t *map, msgpack_packer *pk)
+s_pack_objects (const wmap_t *map, msgpack_packer *pk)
 {
     msgpack_pack_map (pk, map->cells);
     for (size_t cell = 0; cell < map->cells; cell++) {
@@ -82,13 +82,13 @@ pack_objects (const wmap_t *map, msgpack_packer *pk)
 
 //  One batch that installs `map` with no agents and nothing explored.
 static perr_t
-write_fresh (state_t *state, const wmap_t *map, char *why, size_t why_size)
+s_write_fresh (state_t *state, const wmap_t *map, char *why, size_t why_size)
 {
     msgpack_sbuffer sbuf;
     msgpack_sbuffer_init (&sbuf);
     msgpack_packer pk;
     msgpack_packer_init (&pk, &sbuf, msgpack_sbuffer_write);
-    pack_objects (map, &pk);
+    s_pack_objects (map, &pk);
     state_raw_op_t ops [] = {
         { STATE_OP_DECLARE, KEY_OBJECTS, STATE_REPLACE, NULL, 0 },
         { STATE_OP_SET, KEY_OBJECTS, STATE_REPLACE, sbuf.data, sbuf.size },
@@ -106,7 +106,7 @@ write_fresh (state_t *state, const wmap_t *map, char *why, size_t why_size)
 //  One batch for a step: the agent's position (if it entered or moved) and
 //  the names it newly explored (if any).
 static perr_t
-write_step (world_t *self, const char *agent, bool position_changed, uint32_t position,
+s_write_step (world_t *self, const char *agent, bool position_changed, uint32_t position,
             size_t new_count, char *why, size_t why_size)
 {
     if (!position_changed && new_count == 0) {
@@ -143,7 +143,7 @@ write_step (world_t *self, const char *agent, bool position_changed, uint32_t po
 //  Construction
 
 static world_t *
-world_install (state_t *state, wmap_t *map, world_kind_t kind, uint64_t seed,
+s_world_install (state_t *state, wmap_t *map, world_kind_t kind, uint64_t seed,
                bool from_file, char *why, size_t why_size)
 {
     if (!map)
@@ -151,7 +151,7 @@ world_install (state_t *state, wmap_t *map, world_kind_t kind, uint64_t seed,
     //  Protected before the first write, so the world's keys are the
     //  broker's (outside the clients' state limits, state.h) from birth.
     state_protect_prefix (state, "world.");
-    if (write_fresh (state, map, why, why_size)) {
+    if (s_write_fresh (state, map, why, why_size)) {
         wmap_destroy (&map);
         return NULL;
     }
@@ -165,7 +165,7 @@ world_install (state_t *state, wmap_t *map, world_kind_t kind, uint64_t seed,
     self->explored = (bool *) calloc (map->name_count + 1, sizeof (bool));
     self->agents = zhashx_new ();
     assert (self->explored && self->agents);
-    zhashx_set_destructor (self->agents, agent_free);
+    zhashx_set_destructor (self->agents, s_agent_free);
     return self;
 }
 
@@ -195,7 +195,7 @@ world_new (state_t *state, const world_config_t *config, char *why, size_t why_s
     wmap_t *map = wmap_generate (c.width, c.height, c.seed);
     if (!map)
         snprintf (why, why_size, "out of memory generating the world");
-    return world_install (state, map, c.kind, c.seed, false, why, why_size);
+    return s_world_install (state, map, c.kind, c.seed, false, why, why_size);
 }
 
 world_t *
@@ -204,7 +204,7 @@ world_load (state_t *state, const char *path, char *why, size_t why_size)
     assert (state && path);
     world_kind_t kind = WORLD_LINE;
     wmap_t *map = wmap_load (path, &kind, why, why_size);
-    return world_install (state, map, kind, 0, true, why, why_size);
+    return s_world_install (state, map, kind, 0, true, why, why_size);
 }
 
 void
@@ -235,7 +235,7 @@ world_reset (world_t *self, const uint64_t *seed, char *why, size_t why_size)
         }
     }
     bool *explored = (bool *) calloc (map->name_count + 1, sizeof (bool));
-    perr_t rc = explored? write_fresh (self->state, map, why, why_size): PERR_INTERNAL;
+    perr_t rc = explored? s_write_fresh (self->state, map, why, why_size): PERR_INTERNAL;
     if (rc) {
         free (explored);
         if (map != self->map)
@@ -257,7 +257,7 @@ world_reset (world_t *self, const uint64_t *seed, char *why, size_t why_size)
 //  Agents and steps
 
 static uint32_t
-start_position (const world_t *self, uint32_t arrival)
+s_start_position (const world_t *self, uint32_t arrival)
 {
     uint32_t width = self->map->width, height = self->map->height;
     uint32_t x = (uint32_t) (((uint64_t) arrival * width / 3) % width);
@@ -267,7 +267,7 @@ start_position (const world_t *self, uint32_t arrival)
 
 //  Adds the not-yet-explored names at `position` to new_names (once each).
 static size_t
-collect_new (world_t *self, uint32_t position, size_t count)
+s_collect_new (world_t *self, uint32_t position, size_t count)
 {
     const wmap_t *map = self->map;
     for (uint32_t i = map->start [position]; i < map->start [position + 1]; i++) {
@@ -282,7 +282,7 @@ collect_new (world_t *self, uint32_t position, size_t count)
 }
 
 static void
-mark_explored (world_t *self, size_t count)
+s_mark_explored (world_t *self, size_t count)
 {
     for (size_t k = 0; k < count; k++) {
         uintptr_t at = (uintptr_t) zhashx_lookup (self->map->intern, self->new_names [k]);
@@ -296,7 +296,7 @@ mark_explored (world_t *self, size_t count)
 
 //  The move of `action` from position, or false at the edge.
 static bool
-move (const world_t *self, world_action_t action, uint32_t *position)
+s_move (const world_t *self, world_action_t action, uint32_t *position)
 {
     uint32_t width = self->map->width, height = self->map->height;
     uint32_t x = *position % width, y = *position / width;
@@ -312,7 +312,7 @@ move (const world_t *self, world_action_t action, uint32_t *position)
 }
 
 static void
-fill_obs (world_t *self, uint32_t position, const char *outcome, size_t new_count,
+s_fill_obs (world_t *self, uint32_t position, const char *outcome, size_t new_count,
           bool was_done, world_obs_t *obs)
 {
     const wmap_t *map = self->map;
@@ -333,7 +333,7 @@ fill_obs (world_t *self, uint32_t position, const char *outcome, size_t new_coun
 
 //  PERCEIVE (action NULL) or ACT: one step, all or nothing.
 static perr_t
-step (world_t *self, const char *agent, const world_action_t *action,
+s_step (world_t *self, const char *agent, const world_action_t *action,
       world_obs_t *obs, char *why, size_t why_size)
 {
     if (!agent || !*agent || strlen (agent) > PROTO_MAX_NAME) {
@@ -348,20 +348,20 @@ step (world_t *self, const char *agent, const world_action_t *action,
     }
     agent_t *known = (agent_t *) zhashx_lookup (self->agents, agent);
     bool entering = known == NULL;
-    uint32_t position = known? known->position: start_position (self, self->arrivals);
-    size_t new_count = entering? collect_new (self, position, 0): 0;
+    uint32_t position = known? known->position: s_start_position (self, self->arrivals);
+    size_t new_count = entering? s_collect_new (self, position, 0): 0;
     const char *outcome = "perceived";
     bool moved = false;
     if (action && *action == WORLD_STAY)
         outcome = "stayed";
     else
     if (action) {
-        moved = move (self, *action, &position);
+        moved = s_move (self, *action, &position);
         outcome = moved? "moved": "edge";
     }
-    new_count = collect_new (self, position, new_count);
+    new_count = s_collect_new (self, position, new_count);
     bool was_done = world_done (self);
-    perr_t rc = write_step (self, agent, entering || moved, position, new_count,
+    perr_t rc = s_write_step (self, agent, entering || moved, position, new_count,
                             why, why_size);
     if (rc)
         return rc;
@@ -371,8 +371,8 @@ step (world_t *self, const char *agent, const world_action_t *action,
         self->arrivals++;
     }
     known->position = position;
-    mark_explored (self, new_count);
-    fill_obs (self, position, outcome, new_count, was_done, obs);
+    s_mark_explored (self, new_count);
+    s_fill_obs (self, position, outcome, new_count, was_done, obs);
     return PERR_NONE;
 }
 
@@ -381,7 +381,7 @@ world_perceive (world_t *self, const char *agent, world_obs_t *obs,
                 char *why, size_t why_size)
 {
     assert (self && obs);
-    return step (self, agent, NULL, obs, why, why_size);
+    return s_step (self, agent, NULL, obs, why, why_size);
 }
 
 perr_t
@@ -395,7 +395,7 @@ world_act (world_t *self, const char *agent, const char *action, size_t len,
                   "right or stay)", (int) (len > 64? 64: len), action? action: "");
         return PERR_BAD_ACTION;
     }
-    return step (self, agent, &parsed, obs, why, why_size);
+    return s_step (self, agent, &parsed, obs, why, why_size);
 }
 
 bool
@@ -434,7 +434,7 @@ world_leave (world_t *self, const char *agent, char *why, size_t why_size)
 //  Encoders and introspection
 
 static void
-pack_names (penc_t *enc, const char *const *names, size_t count)
+s_pack_names (penc_t *enc, const char *const *names, size_t count)
 {
     msgpack_pack_array (penc_packer (enc), count);
     for (size_t i = 0; i < count; i++)
@@ -449,10 +449,10 @@ world_encode_observation (const world_obs_t *obs, penc_t *enc)
     penc_kv_uint (enc, "x", obs->x);
     penc_kv_uint (enc, "y", obs->y);
     penc_key (enc, "objects");
-    pack_names (enc, obs->objects, obs->object_count);
+    s_pack_names (enc, obs->objects, obs->object_count);
     penc_kv_cstr (enc, "outcome", obs->outcome);
     penc_key (enc, "new_objects");
-    pack_names (enc, obs->new_objects, obs->new_count);
+    s_pack_names (enc, obs->new_objects, obs->new_count);
     penc_kv_uint (enc, "explored", obs->explored);
     penc_kv_uint (enc, "objects_total", obs->objects_total);
     penc_kv_num (enc, "coverage", obs->coverage);

@@ -25,7 +25,7 @@
 #define WORLD_FILE_MAX (4 * 1024 * 1024)
 
 static bool
-get_side (json_t *root, const char *key, bool required, uint32_t *side,
+s_get_side (json_t *root, const char *key, bool required, uint32_t *side,
           char *why, size_t why_size)
 {
     json_t *value = json_object_get (root, key);
@@ -44,7 +44,7 @@ get_side (json_t *root, const char *key, bool required, uint32_t *side,
 }
 
 static bool
-check_keys (json_t *root, char *why, size_t why_size)
+s_check_keys (json_t *root, char *why, size_t why_size)
 {
     const char *key;
     json_t *value;
@@ -59,14 +59,14 @@ check_keys (json_t *root, char *why, size_t why_size)
 }
 
 static bool
-get_shape (json_t *root, world_kind_t *kind, uint32_t *width, uint32_t *height,
+s_get_shape (json_t *root, world_kind_t *kind, uint32_t *width, uint32_t *height,
            char *why, size_t why_size)
 {
     if (!json_is_object (root)) {
         snprintf (why, why_size, "the top level must be an object");
         return false;
     }
-    if (!check_keys (root, why, why_size))
+    if (!s_check_keys (root, why, why_size))
         return false;
     const char *name = json_string_value (json_object_get (root, "kind"));
     if (!name || (!streq (name, "line") && !streq (name, "grid"))) {
@@ -75,8 +75,8 @@ get_shape (json_t *root, world_kind_t *kind, uint32_t *width, uint32_t *height,
     }
     *kind = streq (name, "line")? WORLD_LINE: WORLD_GRID;
     *height = 1;
-    if (!get_side (root, "width", true, width, why, why_size)
-    ||  !get_side (root, "height", *kind == WORLD_GRID, height, why, why_size))
+    if (!s_get_side (root, "width", true, width, why, why_size)
+    ||  !s_get_side (root, "height", *kind == WORLD_GRID, height, why, why_size))
         return false;
     if (*kind == WORLD_LINE && *height != 1) {
         snprintf (why, why_size, "a line has height 1");
@@ -91,7 +91,7 @@ get_shape (json_t *root, world_kind_t *kind, uint32_t *width, uint32_t *height,
 }
 
 static wmap_t *
-get_objects (json_t *root, uint32_t width, uint32_t height, char *why, size_t why_size)
+s_get_objects (json_t *root, uint32_t width, uint32_t height, char *why, size_t why_size)
 {
     json_t *objects = json_object_get (root, "objects");
     size_t cells = (size_t) width * height;
@@ -153,8 +153,8 @@ wmap_load (const char *path, world_kind_t *kind, char *why, size_t why_size)
             snprintf (reason, sizeof (reason), "line %d: %s", error.line, error.text);
     }
     uint32_t width = 0, height = 0;
-    if (root && get_shape (root, kind, &width, &height, reason, sizeof (reason)))
-        map = get_objects (root, width, height, reason, sizeof (reason));
+    if (root && s_get_shape (root, kind, &width, &height, reason, sizeof (reason)))
+        map = s_get_objects (root, width, height, reason, sizeof (reason));
     json_decref (root);
     if (!map)
         snprintf (why, why_size, "world file %s: %s", path, reason);

@@ -22,7 +22,7 @@ static const char *s_pool [] = {
 #define POOL_SIZE (sizeof (s_pool) / sizeof (s_pool [0]))
 
 static uint64_t
-splitmix64 (uint64_t *state)
+s_splitmix64 (uint64_t *state)
 {
     uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -65,7 +65,7 @@ wmap_destroy (wmap_t **self_p)
 }
 
 static int
-grow (void **array, size_t *cap, size_t need, size_t item)
+s_grow (void **array, size_t *cap, size_t need, size_t item)
 {
     if (need <= *cap)
         return 0;
@@ -82,12 +82,12 @@ grow (void **array, size_t *cap, size_t need, size_t item)
 
 //  Index of the name, interning it on first sight; -1 out of memory.
 static int64_t
-intern (wmap_t *self, const char *name)
+s_intern (wmap_t *self, const char *name)
 {
     uintptr_t at = (uintptr_t) zhashx_lookup (self->intern, name);
     if (at)
         return (int64_t) at - 1;
-    if (grow ((void **) &self->names, &self->name_cap, self->name_count + 1, sizeof (char *)))
+    if (s_grow ((void **) &self->names, &self->name_cap, self->name_count + 1, sizeof (char *)))
         return -1;
     char *copy = strdup (name);
     if (!copy)
@@ -99,7 +99,7 @@ intern (wmap_t *self, const char *name)
 
 //  Printable UTF-8 (jansson already checked the encoding), no control bytes.
 static bool
-name_ok (const char *name, size_t len)
+s_name_ok (const char *name, size_t len)
 {
     if (len == 0 || len > WORLD_MAX_NAME)
         return false;
@@ -116,7 +116,7 @@ wmap_add (wmap_t *self, uint32_t cell, const char *name, size_t len,
           char *why, size_t why_size)
 {
     assert (cell < self->cells && cell + 1 >= self->next_cell);
-    if (!name_ok (name, len)) {
+    if (!s_name_ok (name, len)) {
         snprintf (why, why_size, "an object name must be 1-%d printable bytes",
                   WORLD_MAX_NAME);
         return -1;
@@ -131,9 +131,9 @@ wmap_add (wmap_t *self, uint32_t cell, const char *name, size_t len,
     char text [WORLD_MAX_NAME + 1];
     memcpy (text, name, len);
     text [len] = 0;
-    int64_t id = intern (self, text);
+    int64_t id = s_intern (self, text);
     if (id < 0
-    ||  grow ((void **) &self->ids, &self->object_cap, self->object_count + 1, sizeof (uint32_t))) {
+    ||  s_grow ((void **) &self->ids, &self->object_cap, self->object_count + 1, sizeof (uint32_t))) {
         snprintf (why, why_size, "out of memory");
         return -1;
     }
@@ -168,9 +168,9 @@ wmap_generate (uint32_t width, uint32_t height, uint64_t seed)
         uint32_t order [POOL_SIZE];
         for (uint32_t i = 0; i < POOL_SIZE; i++)
             order [i] = i;
-        uint32_t k = 1 + (uint32_t) (splitmix64 (&rng) % 3);
+        uint32_t k = 1 + (uint32_t) (s_splitmix64 (&rng) % 3);
         for (uint32_t i = 0; i < k; i++) {
-            uint32_t j = i + (uint32_t) (splitmix64 (&rng) % (POOL_SIZE - i));
+            uint32_t j = i + (uint32_t) (s_splitmix64 (&rng) % (POOL_SIZE - i));
             uint32_t swap = order [i];
             order [i] = order [j];
             order [j] = swap;
