@@ -137,6 +137,17 @@ parley_client_dedup (parley_client_t *self, bool on)
     self->dedup = on;
 }
 
+void *
+client_alloc (void *ptr, size_t size)
+{
+    void *block = realloc (ptr, size? size: 1);
+    if (!block) {
+        fprintf (stderr, "libparley: out of memory (%zu bytes)\n", size);
+        abort ();
+    }
+    return block;
+}
+
 //  Records why a call failed, for parley_client_error_text, and returns
 //  the code so callers can `return client_fail (...)`.
 parley_err_t

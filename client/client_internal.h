@@ -89,6 +89,10 @@ struct _parley_client_t {
 };
 
 //  client.c
+//  malloc / realloc that abort on out of memory, as czmq's zmalloc does
+//  (docs/CODING.md, allocation failure): every client allocation is
+//  bounded by one reply frame or one state value.
+void *client_alloc (void *ptr, size_t size);
 parley_err_t client_fail (parley_client_t *self, parley_err_t code, const char *format, ...)
     __attribute__ ((format (printf, 3, 4)));
 

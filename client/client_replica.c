@@ -39,11 +39,9 @@ s_put (parley_client_t *self, const char *key, uint64_t seq, const void *value, 
         zhashx_insert (self->replica, key, entry);
     }
     free (entry->value);
-    entry->value = size? malloc (size): NULL;
-    if (size) {
-        assert (entry->value);
+    entry->value = size? client_alloc (NULL, size): NULL;
+    if (size)
         memcpy (entry->value, value, size);
-    }
     entry->value_size = size;
     entry->seq = seq;
 }

@@ -19,7 +19,7 @@ client_results_reset (parley_client_t *self)
     self->arena.used = 0;
 }
 
-//  Room for `size` more bytes; aborts on out of memory like zmalloc.
+//  Room for `size` more bytes (aborts on out of memory, see client_alloc).
 static size_t
 s_arena_reserve (client_arena_t *arena, size_t size)
 {
@@ -27,8 +27,7 @@ s_arena_reserve (client_arena_t *arena, size_t size)
         size_t want = arena->size? arena->size * 2: 4096;
         while (want < arena->used + size)
             want *= 2;
-        arena->data = (char *) realloc (arena->data, want);
-        assert (arena->data);
+        arena->data = (char *) client_alloc (arena->data, want);
         arena->size = want;
     }
     size_t at = arena->used;
@@ -53,8 +52,7 @@ s_items (void **items, size_t *have, size_t count, size_t size)
 {
     size_t want = (count? count: 1) * size;
     if (want > *have) {
-        *items = realloc (*items, want);
-        assert (*items);
+        *items = client_alloc (*items, want);
         *have = want;
     }
     memset (*items, 0, want);
@@ -87,8 +85,7 @@ s_strings (client_arena_t *arena, const msgpack_object *array, size_t *count)
         return 0;
     size_t n = array->via.array.size;
     size_t offsets [64];
-    size_t *offs = n <= 64? offsets: (size_t *) malloc (n * sizeof (size_t));
-    assert (offs);
+    size_t *offs = n <= 64? offsets: (size_t *) client_alloc (NULL, n * sizeof (size_t));
     size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
         const msgpack_object *o = &array->via.array.ptr [i];
