@@ -41,6 +41,7 @@ struct _parley_client_t {
     char *caps[CLIENT_MAX_CAPS];
     size_t cap_count;
     //  Transport
+    bool raw;                   //  client_raw: no frame size cap, keep every event
     zsock_t *dealer;
     zsock_t *sub;
     char sub_endpoint[256];

@@ -20,7 +20,11 @@ client_socket_new (parley_client_t *self, int type, const char *endpoint)
         return NULL;
     }
     zsock_set_linger (sock, 0);
-    zsock_set_maxmsgsize (sock, PROTO_MAX_FRAME);
+    zsock_set_ipv6 (sock, 1);
+    if (self->raw)
+        zsock_set_rcvhwm (sock, 0);     //  tests count every event and reply
+    else
+        zsock_set_maxmsgsize (sock, PROTO_MAX_FRAME);
     if (zsock_connect (sock, "%s", endpoint) != 0) {
         client_fail (self, PARLEY_ERR_SOCKET, "cannot connect to %s: %s", endpoint,
                      zmq_strerror (zmq_errno ()));

@@ -1,0 +1,38 @@
+/*  client_raw - libparley's transport without the session layer, for code
+    that must put on the wire what the typed requests never would: the
+    protocol's own tests (malformed frames, requests before HELLO, a
+    REQ-style envelope, a reply id that does not match). In the tree only:
+    not installed, not exported from libparley.so.
+
+    The socket is made by the library's one socket function, requests are
+    built with the protocol's encoder, replies go through the strict
+    decoder. Nothing is resent and no HELLO is said on the caller's behalf.
+*/
+#ifndef PARLEY_CLIENT_RAW_H
+#define PARLEY_CLIENT_RAW_H
+
+#include "parley/client.h"
+#include "pmsg.h"
+
+//  A DEALER (or, for client_raw_sub_new, a SUB on `prefix` that keeps
+//  every event) connected to `endpoint`; NULL if it cannot connect.
+parley_client_t *client_raw_new (const char *endpoint);
+parley_client_t *client_raw_sub_new (const char *endpoint, const char *prefix);
+
+//  Starts a request with a fresh id; write exactly `fields` pairs.
+penc_t *client_raw_begin (parley_client_t *self, pmsg_type_t type, size_t fields);
+uint64_t client_raw_last_id (parley_client_t *self);
+//  Sends what client_raw_begin built. 0, or -1 if the socket refused it.
+int client_raw_send_request (parley_client_t *self);
+//  One frame as given; `more` sends it as part of a multi-frame message.
+int client_raw_send (parley_client_t *self, const void *data, size_t size, bool more);
+//  The next reply, decoded strictly (an empty delimiter frame before it,
+//  as a REQ-style envelope gets, is skipped); NULL on timeout (`why`
+//  says so) or if it does not decode (`why` says why).
+pmsg_t *client_raw_recv (parley_client_t *self, int timeout_ms, char *why, size_t why_size);
+//  The next event of a SUB: topic copied to `topic` (may be NULL), the
+//  body decoded strictly. NULL on timeout, or if it does not decode.
+pmsg_t *client_raw_event (parley_client_t *self, char *topic, size_t topic_size,
+                          int timeout_ms, char *why, size_t why_size);
+
+#endif
