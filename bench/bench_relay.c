@@ -12,6 +12,12 @@
                 transport (tcp loopback): one message per frame, routed by
                 identity, ROUTER_MANDATORY so a full pipe blocks instead of
                 dropping. This is the "per-message" baseline.
+      libparley the same relay through the C client library every program
+                in the tree uses (typed SEND with a batch id, one at a
+                time; typed FETCH with ack = last seq and the duplicate
+                filter; MAIL_READY through parley_client_wait), against
+                relay_parley_*_f1 (the same receiver shape on a raw
+                socket): the price of the library.
     Round trip: HEARTBEAT -> OK and an empty FETCH -> MAIL against the
     broker, vs a raw ROUTER echo of a frame of the same size.
 
@@ -25,6 +31,7 @@
 #include <sys/wait.h>
 
 #include "bench_util.h"
+#include "parley/client.h"
 #include "tests/lib/testbroker.h"
 
 #define RTT_ROUNDS 20000
@@ -325,6 +332,111 @@ s_parley_relay (const char *router, const char *pub, size_t body_size, size_t ba
 }
 
 // ---------------------------------------------------------------------
+//  The relay through libparley. Both ends run in forked children: the
+//  library's sockets live in czmq's context, which must not cross a fork,
+//  and the parent forks again for the next run.
+
+static void
+s_lib_receiver (const char *router, size_t batch, int ready_fd, int result_fd)
+{
+    bench_pin (0, 1);
+    parley_client_t *client = parley_client_new (router, "ldst");
+    if (parley_client_connect (client) != PARLEY_OK)
+        _exit (1);
+    if (write (ready_fd, "r", 1) != 1)
+        _exit (1);
+    long received = 0, first_batch = 0;
+    uint64_t ack = 0;
+    int64_t first = 0, last = 0;
+    while (received < s_count) {
+        parley_mail_batch_t mail;
+        if (parley_client_fetch (client, ack, batch, false, &mail) != PARLEY_OK) {
+            fprintf (stderr, "bench_relay: FETCH: %s\n", parley_client_error_text (client));
+            _exit (1);
+        }
+        if (mail.count == 0) {
+            if (!parley_client_take_mail (client))
+                parley_client_wait (client, 5);
+            continue;
+        }
+        ack = mail.messages [mail.count - 1].seq;
+        last = pclock_mono_us ();
+        if (received == 0) {
+            first = last;
+            first_batch = (long) mail.count;
+        }
+        received += (long) mail.count;
+    }
+    double rate = (double) (received - first_batch) * 1e6 / (double) (last - first);
+    if (write (result_fd, &rate, sizeof rate) < 0)
+        _exit (1);
+    parley_client_ack (client, ack);
+    parley_client_bye (client, true);
+    parley_client_destroy (&client);
+    _exit (0);
+}
+
+static void
+s_lib_sender (const char *router, size_t body_size, size_t batch)
+{
+    bench_pin (0, 1);
+    parley_client_t *client = parley_client_new (router, "lsrc");
+    if (parley_client_connect (client) != PARLEY_OK)
+        _exit (1);
+    char *body = calloc (1, body_size);
+    memset (body, 'x', body_size);
+    parley_outgoing_t *items = calloc (batch, sizeof (parley_outgoing_t));
+    for (size_t i = 0; i < batch; i++)
+        items [i] = (parley_outgoing_t) { .to = "ldst", .body = body, .body_len = body_size };
+    for (long sent = 0; sent < s_count; ) {
+        size_t n = (size_t) (s_count - sent) < batch ? (size_t) (s_count - sent) : batch;
+        parley_sent_t result;
+        if (parley_client_send (client, items, n, &result) != PARLEY_OK || result.accepted != n) {
+            fprintf (stderr, "bench_relay: SEND: %s\n", parley_client_error_text (client));
+            _exit (1);
+        }
+        sent += (long) n;
+    }
+    parley_client_bye (client, true);
+    parley_client_destroy (&client);
+    free (items);
+    free (body);
+    _exit (0);
+}
+
+static double
+s_lib_relay (const char *router, size_t body_size, size_t batch)
+{
+    int ready [2], result [2];
+    if (pipe (ready) != 0 || pipe (result) != 0)
+        exit (1);
+    pid_t receiver = fork ();
+    if (receiver == 0) {
+        close (ready [0]);
+        close (result [0]);
+        s_lib_receiver (router, batch, ready [1], result [1]);
+    }
+    close (ready [1]);
+    close (result [1]);
+    char c;
+    if (read (ready [0], &c, 1) != 1)
+        exit (1);
+    close (ready [0]);
+    pid_t sender = fork ();
+    if (sender == 0)
+        s_lib_sender (router, body_size, batch);
+    double rate = 0;
+    if (read (result [0], &rate, sizeof rate) != sizeof rate) {
+        fprintf (stderr, "bench_relay: the libparley receiver failed\n");
+        exit (1);
+    }
+    close (result [0]);
+    waitpid (sender, NULL, 0);
+    waitpid (receiver, NULL, 0);
+    return rate;
+}
+
+// ---------------------------------------------------------------------
 //  Round trips
 
 static void
@@ -424,6 +536,8 @@ main (int argc, char **argv)
             bench_result (key, s_parley_relay (router, pub, sizes [s], batches [b],
                                                FETCH_DEPTH), "msg/s");
         }
+        snprintf (key, sizeof key, "relay_libparley_%zu_b256", sizes [s]);
+        bench_result (key, s_lib_relay (router, sizes [s], 256), "msg/s");
     }
     size_t size = s_parley_rtt (router, PMSG_HEARTBEAT, "rtt_heartbeat");
     s_parley_rtt (router, PMSG_FETCH, "rtt_fetch_empty");
