@@ -9,6 +9,7 @@
 #   make fuzz            libFuzzer on the frame decoder (FUZZ_SECONDS=60)
 #   make deps            install the Debian packages and build libfaiss_c.a
 #   make install PREFIX=/usr/local DESTDIR=
+#   make install-lib     libparley alone: header, .so (soname .1), .a, parley.pc
 #   make clean
 #
 # Sources are discovered by folder, so adding a .c file needs no edit here:

@@ -1,8 +1,8 @@
 /*  conn_state - shared-state keys the agent reads. See conn_state.h.
 
     Values are re-read whole each step (GET). That is fine for the world
-    keys at the sizes the demo uses; a big blackboard would want the Clone
-    pattern (SNAPSHOT + STATE_UPDATE), which is left for later.
+    keys at the sizes the demo uses; a big blackboard would keep a replica
+    instead (parley_client_replica: SNAPSHOT + STATE_UPDATE).
 */
 #include <assert.h>
 #include "conn_state.h"

@@ -88,13 +88,6 @@ observation_set_image (observation_t *self, const char *ref)
     self->image = ref? strdup (ref): NULL;
 }
 
-const char *
-observation_image (const observation_t *self)
-{
-    assert (self);
-    return self->image;
-}
-
 char *
 observation_render (const observation_t *self)
 {

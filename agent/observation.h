@@ -39,7 +39,6 @@ const char *observation_type (const observation_t *self);
 
 //  Optional image reference (copied); NULL clears it.
 void observation_set_image (observation_t *self, const char *ref);
-const char *observation_image (const observation_t *self);
 
 //  The text (caller frees), "[image: REF]" appended when there is an image;
 //  NULL if the render callback failed.
