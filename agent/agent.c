@@ -237,12 +237,18 @@ agent_run (agent_t *self)
     agent_shared_t *a = &self->shared;
     const char *result = flow_run (self->flow, a);
     char err[256];
+    //  The last words go out even after a stop signal, but once and
+    //  briefly: a broker that is gone must not keep the agent from exiting.
+    parley_client_set_stop (a->link, NULL);
+    parley_client_set_attempts (a->link, 1);
+    parley_client_set_connect_attempts (a->link, 1);
+    parley_client_set_timeout (a->link, 1000, 0);
     //  Mail is acknowledged only once the memory holding it is on disk.
     if (vmemory_save (a->vmem, err, sizeof (err)) != 0)
         plog_warn ("saving memory failed: %s", err);
     else {
         conn_mailbox_commit (a->mailbox);
-        if (conn_mailbox_committed (a->mailbox) > 0 && !(a->stop && *a->stop))
+        if (conn_mailbox_committed (a->mailbox) > 0)
             parley_client_ack (a->link, conn_mailbox_committed (a->mailbox));
     }
     parley_client_bye (a->link, false);

@@ -13,6 +13,7 @@
     - an llm agent whose model answers slower than the broker's liveness
       is kept alive by HEARTBEATs sent while it waits (not expired);
     - every ACT carries the agent's step number (seen on the tap);
+    - an agent killed before its memory was saved gets its mail again;
     - --help documents the flags, variables and exit codes; a bad id is a
       usage error.
     No timing assertions: waits have generous deadlines, and ordering uses
@@ -311,6 +312,56 @@ START_TEST (test_llm_agent_kept_alive_during_slow_model)
 }
 END_TEST
 
+//  Mail is acknowledged only after the memory holding it is saved (every
+//  few steps, and at the end): an agent killed between two saves gets its
+//  mail again when it comes back, so nothing it was sent is lost.
+START_TEST (test_kill_before_save_keeps_mail)
+{
+    testbroker_t *broker = testbroker_start (NULL);
+    ck_assert_ptr_nonnull (broker);
+    const char *router = testbroker_router (broker);
+    tproc_dir_t *dir = tproc_dir_new ();
+    char *mem = tproc_dir_path (dir, "mem");
+    //  The broker learns of Keeper (HELLO, BYE keeps its mail), then 5
+    //  messages are queued for it.
+    testclient_t *client = testclient_new (router);
+    pmsg_t *reply = testclient_hello (client, "Keeper");
+    pmsg_destroy (&reply);
+    reply = testclient_call0 (client, PMSG_BYE);
+    pmsg_destroy (&reply);
+    testclient_destroy (&client);
+    client = testclient_new (router);
+    reply = testclient_hello (client, "Sender");
+    pmsg_destroy (&reply);
+    for (int i = 0; i < 5; i++) {
+        reply = testclient_send_one (client, "Keeper", false, "remember me");
+        ck_assert_int_eq (pmsg_type (reply), PMSG_SENT);
+        pmsg_destroy (&reply);
+    }
+    const char *extra [] = { "--max-steps", "100", "--step-delay-ms", "50",
+                             "--no-stop-when-explored", NULL };
+    tproc_t *agent = start_agent (router, "Keeper", mem, extra);
+    //  Several steps (and their FETCHes) after the mail came, before the
+    //  first save at step 10.
+    ck_assert_msg (tproc_wait_for (agent, "step 4 ", DEADLINE_MS), "no progress:\n%s",
+                   tproc_err (agent));
+    tproc_signal (agent, SIGKILL);
+    tproc_wait (agent, DEADLINE_MS);
+    tproc_destroy (&agent);
+    const char *again [] = { "--max-steps", "2", "--no-stop-when-explored", NULL };
+    agent = start_agent (router, "Keeper", mem, again);
+    int status = tproc_wait (agent, DEADLINE_MS);
+    const char *out = tproc_out (agent);
+    ck_assert_msg (status == 0, "exit %d\n%s\n%s", status, out, tproc_err (agent));
+    ck_assert_str_eq (summary_field (out, "received"), "5");
+    tproc_destroy (&agent);
+    testclient_destroy (&client);
+    free (mem);
+    tproc_dir_destroy (&dir);
+    testbroker_stop (&broker);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -322,6 +373,7 @@ main (void)
     tcase_add_test (tc, test_memory_resumes);
     tcase_add_test (tc, test_help_and_usage);
     tcase_add_test (tc, test_act_carries_step);
+    tcase_add_test (tc, test_kill_before_save_keeps_mail);
     suite_add_tcase (s, tc);
     TCase *llm = tcase_create ("llm");
     tcase_set_timeout (llm, 300);
