@@ -200,6 +200,9 @@ typedef struct {
 //  earlier FETCHes handed out. Messages whose seq this client has handed
 //  out before in this process (a redelivery after a lost reply or a
 //  broker restart) are left out of the batch: see parley_client_dedup.
+//  So a plain FETCH that acknowledges nothing returns the same head again
+//  and comes back empty while `pending` says there is more: acknowledge
+//  what you took, or fetch with `stream`.
 parley_err_t parley_client_fetch (parley_client_t *self, uint64_t ack, size_t max,
                                   bool stream, parley_mail_batch_t *result);
 //  Turns the duplicate filter of FETCH on (default) or off.
