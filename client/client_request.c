@@ -44,12 +44,14 @@ client_call (parley_client_t *self, pmsg_type_t expect)
         parley_err_t rc = client_ensure_session (self);
         if (rc == PARLEY_ERR_STOPPED)
             return client_fail (self, rc, "stopped");
-        if (rc == PARLEY_ERR_TIMEOUT)
-            return client_fail (self, rc, "broker not answering HELLO: %s", self->error);
         if (rc != PARLEY_OK) {
+            //  The session layer's reason, copied: client_fail writes self->error.
+            char why [sizeof (self->error)];
+            snprintf (why, sizeof why, "%s", self->error);
+            if (rc == PARLEY_ERR_TIMEOUT)
+                return client_fail (self, rc, "broker not answering HELLO: %s", why);
             //  Refused for good: there is no broker to talk to.
-            client_fail (self, PARLEY_ERR_LOST, "broker refused HELLO: %s", self->error);
-            return PARLEY_ERR_LOST;
+            return client_fail (self, PARLEY_ERR_LOST, "broker refused HELLO: %s", why);
         }
         pmsg_t *reply;
         rc = client_exchange (self, &self->enc, self->enc_id, &reply);
