@@ -17,7 +17,9 @@
                 time; typed FETCH with ack = last seq and the duplicate
                 filter; MAIL_READY through parley_client_wait), against
                 relay_parley_*_f1 (the same receiver shape on a raw
-                socket): the price of the library.
+                socket, whose sender keeps 4 SENDs in flight where the
+                library's request/reply API has one): the price of the
+                library, strict reply decoding included.
     Round trip: HEARTBEAT -> OK and an empty FETCH -> MAIL against the
     broker, vs a raw ROUTER echo of a frame of the same size.
 

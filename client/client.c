@@ -160,6 +160,34 @@ client_fail (parley_client_t *self, parley_err_t code, const char *format, ...)
     return code;
 }
 
+//  The protocol codes keep their wire numbers (perr.h): checked here, so
+//  a renumbering on either side fails the build.
+_Static_assert ((int) PARLEY_ERR_MALFORMED == (int) PERR_MALFORMED, "PARLEY_ERR_MALFORMED");
+_Static_assert ((int) PARLEY_ERR_TOO_LARGE == (int) PERR_TOO_LARGE, "PARLEY_ERR_TOO_LARGE");
+_Static_assert ((int) PARLEY_ERR_UNKNOWN_TYPE == (int) PERR_UNKNOWN_TYPE, "PARLEY_ERR_UNKNOWN_TYPE");
+_Static_assert ((int) PARLEY_ERR_BAD_FIELD == (int) PERR_BAD_FIELD, "PARLEY_ERR_BAD_FIELD");
+_Static_assert ((int) PARLEY_ERR_VERSION == (int) PERR_VERSION, "PARLEY_ERR_VERSION");
+_Static_assert ((int) PARLEY_ERR_NOT_REQUEST == (int) PERR_NOT_REQUEST, "PARLEY_ERR_NOT_REQUEST");
+_Static_assert ((int) PARLEY_ERR_NOT_HELLO == (int) PERR_NOT_HELLO, "PARLEY_ERR_NOT_HELLO");
+_Static_assert ((int) PARLEY_ERR_ID_IN_USE == (int) PERR_ID_IN_USE, "PARLEY_ERR_ID_IN_USE");
+_Static_assert ((int) PARLEY_ERR_BAD_NAME == (int) PERR_BAD_NAME, "PARLEY_ERR_BAD_NAME");
+_Static_assert ((int) PARLEY_ERR_RESERVED_NAME == (int) PERR_RESERVED_NAME, "PARLEY_ERR_RESERVED_NAME");
+_Static_assert ((int) PARLEY_ERR_TOO_MANY_AGENTS == (int) PERR_TOO_MANY_AGENTS, "PARLEY_ERR_TOO_MANY_AGENTS");
+_Static_assert ((int) PARLEY_ERR_UNKNOWN_RECIPIENT == (int) PERR_UNKNOWN_RECIPIENT, "PARLEY_ERR_UNKNOWN_RECIPIENT");
+_Static_assert ((int) PARLEY_ERR_INBOX_FULL == (int) PERR_INBOX_FULL, "PARLEY_ERR_INBOX_FULL");
+_Static_assert ((int) PARLEY_ERR_CHANNEL_FULL == (int) PERR_CHANNEL_FULL, "PARLEY_ERR_CHANNEL_FULL");
+_Static_assert ((int) PARLEY_ERR_TOO_MANY_CHANNELS == (int) PERR_TOO_MANY_CHANNELS, "PARLEY_ERR_TOO_MANY_CHANNELS");
+_Static_assert ((int) PARLEY_ERR_NOT_LISTENING == (int) PERR_NOT_LISTENING, "PARLEY_ERR_NOT_LISTENING");
+_Static_assert ((int) PARLEY_ERR_BAD_REDUCER == (int) PERR_BAD_REDUCER, "PARLEY_ERR_BAD_REDUCER");
+_Static_assert ((int) PARLEY_ERR_REDUCER_MISMATCH == (int) PERR_REDUCER_MISMATCH, "PARLEY_ERR_REDUCER_MISMATCH");
+_Static_assert ((int) PARLEY_ERR_REDUCER_CONFLICT == (int) PERR_REDUCER_CONFLICT, "PARLEY_ERR_REDUCER_CONFLICT");
+_Static_assert ((int) PARLEY_ERR_STATE_FULL == (int) PERR_STATE_FULL, "PARLEY_ERR_STATE_FULL");
+_Static_assert ((int) PARLEY_ERR_NO_SUCH_KEY == (int) PERR_NO_SUCH_KEY, "PARLEY_ERR_NO_SUCH_KEY");
+_Static_assert ((int) PARLEY_ERR_BAD_ACTION == (int) PERR_BAD_ACTION, "PARLEY_ERR_BAD_ACTION");
+_Static_assert ((int) PARLEY_ERR_NOT_IN_WORLD == (int) PERR_NOT_IN_WORLD, "PARLEY_ERR_NOT_IN_WORLD");
+_Static_assert ((int) PARLEY_ERR_INTERNAL == (int) PERR_INTERNAL, "PARLEY_ERR_INTERNAL");
+_Static_assert ((int) PARLEY_ERR_SHUTTING_DOWN == (int) PERR_SHUTTING_DOWN, "PARLEY_ERR_SHUTTING_DOWN");
+
 const char *
 parley_strerror (int code)
 {

@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <czmq.h>
 #include "parley/client.h"
+#include "perr.h"
 #include "lib/testbroker.h"
 #include "lib/testsuite.h"
 #include "lib/tproc.h"
@@ -104,6 +105,10 @@ START_TEST (test_mail_requests)
     parley_client_t *all = parley_client_new (testbroker_router (broker), "all");
     ck_assert_int_eq (parley_client_connect (all), PARLEY_ERR_RESERVED_NAME);
     ck_assert_str_eq (parley_strerror (PARLEY_ERR_RESERVED_NAME), "RESERVED_NAME");
+    ck_assert_str_eq (parley_strerror (PARLEY_ERR_TIMEOUT), "TIMEOUT");
+    ck_assert_str_eq (parley_strerror (9999), "UNKNOWN");
+    for (int code = 1; code < 100; code++)        //  every protocol code is named
+        ck_assert_str_eq (parley_strerror (code), perr_name (code));
     ck_assert_int_eq (parley_client_heartbeat (all), PARLEY_ERR_LOST);
     parley_client_destroy (&all);
     testbroker_stop (&broker);
