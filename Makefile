@@ -16,6 +16,7 @@
 #   broker/*.c  (main.c aside)    -> libparley_broker.a, linked with broker/main.c
 #   agent/*.c   (main.c aside)    -> libparley_agent.a,  linked with agent/main.c
 #   tools/tap/*.c                 -> parley-tap
+#   tools/keygen/*.c              -> parley-keygen
 #   tests/check_*.c               -> one Check binary each, linked with everything
 
 PREFIX  ?= /usr/local
@@ -54,6 +55,7 @@ PROTO_SRC  := $(wildcard proto/*.c)
 BROKER_SRC := $(filter-out broker/main.c,$(wildcard broker/*.c))
 AGENT_SRC  := $(filter-out agent/main.c,$(wildcard agent/*.c))
 TAP_SRC    := $(wildcard tools/tap/*.c)
+KEYGEN_SRC := $(wildcard tools/keygen/*.c)
 TEST_SRC   := $(wildcard tests/check_*.c)
 TESTLIB_SRC := $(wildcard tests/lib/*.c)
 BENCH_SRC  := $(wildcard bench/*.c)
@@ -67,7 +69,7 @@ LIB_AGENT  := $(BUILD)/libparley_agent.a
 LIB_TEST   := $(BUILD)/libparley_testlib.a
 PARLEY_LIBS := $(LIB_BROKER) $(LIB_AGENT) $(LIB_PROTO) $(LIB_COMMON)
 
-BINARIES := $(BIN)/parley-broker $(BIN)/parley-agent $(BIN)/parley-tap
+BINARIES := $(BIN)/parley-broker $(BIN)/parley-agent $(BIN)/parley-tap $(BIN)/parley-keygen
 TESTS    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
@@ -117,6 +119,10 @@ $(BIN)/parley-agent: $(call obj,agent/main.c) $(LIB_AGENT) $(LIB_PROTO) $(LIB_CO
 	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
 
 $(BIN)/parley-tap: $(call obj,$(TAP_SRC)) $(LIB_PROTO) $(LIB_COMMON)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
+
+$(BIN)/parley-keygen: $(call obj,$(KEYGEN_SRC)) $(LIB_COMMON)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
 

@@ -115,6 +115,11 @@ s_parts (agent_t *self)
     brokerlink_add_cap (a->link, "explore");
     brokerlink_add_cap (a->link, policy_name (a->policy));
     brokerlink_set_timeout (a->link, self->config.request_timeout_ms, 0);
+    char token_file[1100] = "";
+    if (self->config.memory_dir && *self->config.memory_dir)
+        snprintf (token_file, sizeof (token_file), "%s/broker-token", self->config.memory_dir);
+    brokerlink_set_security (a->link, self->config.curve_key, self->config.curve_server_key,
+                             token_file);
     a->world = conn_world_new (a->link);
     a->mailbox = conn_mailbox_new (a->link);
     a->state = conn_state_new (a->link, NULL, 0);

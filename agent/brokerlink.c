@@ -58,12 +58,38 @@ brokerlink_destroy (brokerlink_t **self_p)
         zsock_destroy (&self->sub);
         for (size_t i = 0; i < self->cap_count; i++)
             free (self->caps[i]);
+        free (self->curve_key);
+        free (self->curve_server_key);
+        free (self->token_file);
         penc_fini (&self->enc);
         penc_fini (&self->aux);
         penc_fini (&self->hello);
         penc_fini (&self->keepalive);
         free (self);
         *self_p = NULL;
+    }
+}
+
+void
+brokerlink_set_security (brokerlink_t *self, const char *curve_key,
+                         const char *curve_server_key, const char *token_file)
+{
+    assert (self);
+    free (self->curve_key);
+    free (self->curve_server_key);
+    free (self->token_file);
+    self->curve_key = curve_key && *curve_key? strdup (curve_key): NULL;
+    self->curve_server_key = curve_server_key && *curve_server_key? strdup (curve_server_key): NULL;
+    self->token_file = token_file && *token_file? strdup (token_file): NULL;
+    self->token[0] = 0;
+    //  A token kept by an earlier run lets this one take its id over at once.
+    FILE *file = self->token_file? fopen (self->token_file, "r"): NULL;
+    if (file) {
+        if (fgets (self->token, sizeof (self->token), file))
+            self->token[strcspn (self->token, "\r\n")] = 0;
+        else
+            self->token[0] = 0;
+        fclose (file);
     }
 }
 

@@ -82,6 +82,11 @@ void brokerlink_destroy (brokerlink_t **self_p);
 void brokerlink_add_cap (brokerlink_t *self, const char *cap);
 //  Reply timeout per request, default 3000 ms; backoff cap default 2000 ms.
 void brokerlink_set_timeout (brokerlink_t *self, int64_t request_ms, int64_t backoff_max_ms);
+//  Security (docs/SECURITY.md): CURVE key files (both or neither; the
+//  caller checked them with pcurve_client), and the file that keeps the
+//  broker's resume token between runs (NULL: kept in memory only).
+void brokerlink_set_security (brokerlink_t *self, const char *curve_key,
+                              const char *curve_server_key, const char *token_file);
 //  Raised by a signal handler; every wait returns soon after it is set.
 void brokerlink_set_stop (brokerlink_t *self, volatile sig_atomic_t *stop);
 

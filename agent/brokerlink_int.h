@@ -36,6 +36,9 @@ struct _brokerlink_t {
     bool mail_flag;
     bool lost;                  //  the last request failed with no broker
     brokerlink_stats_t stats;
+    char *curve_key, *curve_server_key;     //  NULL: plain
+    char *token_file;                       //  NULL: token in memory only
+    char token[PROTO_MAX_NAME + 1];         //  resume token, "" none yet
 };
 
 //  Closes the DEALER (dropping anything queued on it); no session after.

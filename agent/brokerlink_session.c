@@ -6,8 +6,11 @@
 */
 #include <assert.h>
 #include <czmq.h>
+#include <errno.h>
+#include <sys/stat.h>
 #include "brokerlink_int.h"
 #include "pclock.h"
+#include "pcurve.h"
 #include "plog.h"
 
 //  Sleeps up to ms in slices, returning early when stopped.
@@ -32,6 +35,12 @@ s_open_dealer (brokerlink_t *self)
         return -1;
     zsock_set_linger (self->dealer, 0);
     zsock_set_maxmsgsize (self->dealer, PROTO_MAX_FRAME);
+    char why[512];
+    if (pcurve_client (self->dealer, self->curve_key, self->curve_server_key, why, sizeof (why))) {
+        plog_error ("%s", why);
+        zsock_destroy (&self->dealer);
+        return -1;
+    }
     if (zsock_connect (self->dealer, "%s", self->endpoint) != 0) {
         plog_error ("cannot connect to %s: %s", self->endpoint, zmq_strerror (zmq_errno ()));
         zsock_destroy (&self->dealer);
@@ -85,6 +94,9 @@ s_open_sub (brokerlink_t *self)
     snprintf (topic, sizeof (topic), "mail.%s", self->agent);
     zsock_set_subscribe (self->sub, topic);
     zsock_set_subscribe (self->sub, "world.");
+    char why[512];
+    if (pcurve_client (self->sub, self->curve_key, self->curve_server_key, why, sizeof (why)))
+        plog_warn ("events: %s", why);
     if (zsock_connect (self->sub, "%s", self->welcome.pub) != 0) {
         plog_warn ("cannot connect events to %s; polling mail instead", self->welcome.pub);
         zsock_destroy (&self->sub);
@@ -108,6 +120,30 @@ s_listen_raw (brokerlink_t *self, const char *channel)
     return rc;
 }
 
+//  Keeps the resume token WELCOME carries (plain mode), in the token file
+//  too (written whole, then renamed), so a restart takes the id at once.
+static void
+s_keep_token (brokerlink_t *self, pmsg_t *welcome)
+{
+    char token[PROTO_MAX_NAME + 1];
+    if (!pmsg_strcpy (welcome, "token", token, sizeof (token)) || streq (token, self->token))
+        return;
+    snprintf (self->token, sizeof (self->token), "%s", token);
+    if (!self->token_file)
+        return;
+    char tmp[1100];
+    snprintf (tmp, sizeof (tmp), "%s.tmp", self->token_file);
+    mode_t old = umask (077);
+    FILE *file = fopen (tmp, "w");
+    umask (old);
+    bool ok = file && fprintf (file, "%s\n", token) > 0;
+    ok = file && fclose (file) == 0 && ok;
+    if (!ok || rename (tmp, self->token_file) != 0) {
+        plog_warn ("cannot keep the resume token in %s: %s", self->token_file, strerror (errno));
+        unlink (tmp);
+    }
+}
+
 //  One HELLO attempt on a fresh socket. 0 ok, -1 retry, -2 stopped,
 //  -3 refused for good.
 static int
@@ -116,17 +152,20 @@ s_hello_once (brokerlink_t *self, char *err, size_t err_size)
     if (s_open_dealer (self) != 0)
         return -1;
     uint64_t id = self->next_id++;
-    penc_begin (&self->hello, PMSG_HELLO, id, 2);
+    penc_begin (&self->hello, PMSG_HELLO, id, self->token[0]? 3: 2);
     penc_kv_cstr (&self->hello, "agent", self->agent);
     penc_key (&self->hello, "caps");
     msgpack_pack_array (penc_packer (&self->hello), self->cap_count);
     for (size_t i = 0; i < self->cap_count; i++)
         penc_cstr (&self->hello, self->caps[i]);
+    if (self->token[0])
+        penc_kv_cstr (&self->hello, "token", self->token);
     pmsg_t *reply;
     int rc = brokerlink_exchange (self, &self->hello, id, &reply);
     if (rc != 0)
         return rc;
     if (pmsg_type (reply) == PMSG_WELCOME) {
+        s_keep_token (self, reply);
         s_parse_welcome (self, reply);
         pmsg_destroy (&reply);
         self->session = true;
@@ -142,7 +181,7 @@ s_hello_once (brokerlink_t *self, char *err, size_t err_size)
     uint64_t code = pmsg_uint (reply, "code", 0);
     pmsg_destroy (&reply);
     if (code == PERR_BAD_NAME || code == PERR_RESERVED_NAME || code == PERR_TOO_MANY_AGENTS
-    ||  code == PERR_BAD_FIELD)
+    ||  code == PERR_BAD_FIELD || code == PERR_UNAUTHORIZED)
         return -3;
     return -1;
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "pcurve.h"
 #include "testclient.h"
 
 struct _testclient_t {
@@ -17,6 +18,12 @@ struct _testclient_t {
 testclient_t *
 testclient_new (const char *endpoint)
 {
+    return testclient_new_curve (endpoint, NULL, NULL);
+}
+
+testclient_t *
+testclient_new_curve (const char *endpoint, const char *key, const char *server_key)
+{
     assert (endpoint);
     testclient_t *self = calloc (1, sizeof (testclient_t));
     assert (self);
@@ -25,7 +32,9 @@ testclient_new (const char *endpoint)
     zsock_set_linger (self->sock, 0);
     zsock_set_ipv6 (self->sock, 1);
     self->handle = zsock_resolve (self->sock);
-    if (zsock_connect (self->sock, "%s", endpoint) != 0) {
+    char why [512];
+    if (pcurve_client (self->sock, key, server_key, why, sizeof why)
+    ||  zsock_connect (self->sock, "%s", endpoint) != 0) {
         zsock_destroy (&self->sock);
         free (self);
         return NULL;
@@ -220,6 +229,13 @@ struct _testsub_t {
 testsub_t *
 testsub_new (const char *endpoint, const char *prefix)
 {
+    return testsub_new_curve (endpoint, prefix, NULL, NULL);
+}
+
+testsub_t *
+testsub_new_curve (const char *endpoint, const char *prefix, const char *key,
+                   const char *server_key)
+{
     testsub_t *self = calloc (1, sizeof (testsub_t));
     assert (self);
     self->sock = zsock_new (ZMQ_SUB);
@@ -229,7 +245,9 @@ testsub_new (const char *endpoint, const char *prefix)
     zsock_set_rcvhwm (self->sock, 0);       //  tests must not lose events
     zsock_set_subscribe (self->sock, prefix);
     self->handle = zsock_resolve (self->sock);
-    if (zsock_connect (self->sock, "%s", endpoint) != 0) {
+    char why [512];
+    if (pcurve_client (self->sock, key, server_key, why, sizeof why)
+    ||  zsock_connect (self->sock, "%s", endpoint) != 0) {
         zsock_destroy (&self->sock);
         free (self);
         return NULL;

@@ -1,8 +1,9 @@
-/*  tap_discover - HELLO, read WELCOME.tap, BYE forget; see tap_discover.h. */
+/*  tap_discover - HELLO observe, read WELCOME.tap; see tap_discover.h. */
 #include <czmq.h>
 #include <unistd.h>
 #include "pconfig.h"
 #include "pclock.h"
+#include "pcurve.h"
 #include "pmsg.h"
 #include "tap_discover.h"
 
@@ -59,8 +60,8 @@ s_send (zsock_t *dealer, penc_t *enc)
 }
 
 int
-tap_discover (const char *broker, int64_t timeout_ms, char *tap, size_t tap_size,
-              char *why, size_t why_size)
+tap_discover (const char *broker, const char *curve_key, const char *curve_server_key,
+              int64_t timeout_ms, char *tap, size_t tap_size, char *why, size_t why_size)
 {
     assert (broker);
     assert (tap && tap_size > 0);
@@ -71,6 +72,10 @@ tap_discover (const char *broker, int64_t timeout_ms, char *tap, size_t tap_size
     zsock_t *dealer = zsock_new (ZMQ_DEALER);
     zsock_set_linger (dealer, 0);
     zsock_set_maxmsgsize (dealer, PROTO_MAX_FRAME);
+    if (pcurve_client (dealer, curve_key, curve_server_key, why, why_size)) {
+        rc = PARLEY_EXIT_USAGE;
+        goto done;
+    }
     if (zsock_connect (dealer, "%s", broker) != 0) {
         snprintf (why, why_size, "cannot connect to %s: %s", broker, zmq_strerror (zmq_errno ()));
         goto done;
@@ -79,9 +84,7 @@ tap_discover (const char *broker, int64_t timeout_ms, char *tap, size_t tap_size
     s_agent_name (agent, sizeof agent);
     penc_begin (&enc, PMSG_HELLO, 1, 2);
     penc_kv_cstr (&enc, "agent", agent);
-    penc_key (&enc, "caps");
-    msgpack_pack_array (penc_packer (&enc), 1);
-    penc_cstr (&enc, "tap");
+    penc_kv_bool (&enc, "observe", true);
     s_send (dealer, &enc);
 
     char detail [256] = "";
@@ -106,14 +109,6 @@ tap_discover (const char *broker, int64_t timeout_ms, char *tap, size_t tap_size
         goto done;
     }
     tap_discover_fix_wildcard (tap, tap_size, broker);
-
-    //  Leave no trace but the joined/left events. A lost reply here is
-    //  harmless: the broker's liveness timeout forgets the id anyway.
-    pmsg_destroy (&reply);
-    penc_begin (&enc, PMSG_BYE, 2, 1);
-    penc_kv_bool (&enc, "forget", true);
-    s_send (dealer, &enc);
-    reply = s_reply (dealer, timeout_ms < 2000? timeout_ms: 2000, detail, sizeof detail);
     rc = PARLEY_EXIT_OK;
 done:
     pmsg_destroy (&reply);
