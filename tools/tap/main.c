@@ -29,7 +29,7 @@
 
 static const pconfig_option_t s_options [] = {
     { "broker", 'b', PCONFIG_STR, "PARLEY_BROKER", "tcp://127.0.0.1:5555", 0, 0, "ENDPOINT",
-      "broker request endpoint, asked (HELLO/BYE) for its tap endpoint" },
+      "broker request endpoint, asked (HELLO observe) for its tap endpoint" },
     { "tap", 't', PCONFIG_STR, "PARLEY_TAP", NULL, 0, 0, "ENDPOINT",
       "connect to this tap endpoint directly (wins over --broker)" },
     { "json", 'j', PCONFIG_BOOL, NULL, NULL, 0, 0, NULL,
