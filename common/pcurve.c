@@ -213,6 +213,31 @@ pcurve_keygen (const char *dir, const char *name, const char *agents, unsigned r
     return 0;
 }
 
+int
+pcurve_copy_public (const char *path, const char *dir, const char *name,
+                    char *why, size_t why_size)
+{
+    char target [4096];
+    snprintf (target, sizeof target, "%s/%s", dir, name);
+    struct stat st;
+    if (stat (target, &st) == 0)
+        return 0;
+    if (mkdir (dir, 0755) != 0 && errno != EEXIST) {
+        snprintf (why, why_size, "cannot create %s: %s", dir, strerror (errno));
+        return -1;
+    }
+    zcert_t *cert = pcurve_load (path, false, why, why_size);
+    if (!cert)
+        return -1;
+    int rc = zcert_save_public (cert, target);
+    zcert_destroy (&cert);
+    if (rc != 0 || chmod (target, 0644) != 0) {
+        snprintf (why, why_size, "cannot write %s: %s", target, strerror (errno));
+        return -1;
+    }
+    return 0;
+}
+
 void
 pcurve_z85 (const unsigned char key [32], char out [41])
 {

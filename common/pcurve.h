@@ -63,6 +63,11 @@ bool pcurve_may_be (const char *agents, const char *id);
 int pcurve_keygen (const char *dir, const char *name, const char *agents, unsigned rights,
                    char *why, size_t why_size);
 
+//  Copies the public certificate `path` to DIR/NAME (DIR created 0755),
+//  unless DIR/NAME exists. 0, or -1 with `why`.
+int pcurve_copy_public (const char *path, const char *dir, const char *name,
+                        char *why, size_t why_size);
+
 //  The key's 40-character Z85 form from the 32 bytes ZAP hands over.
 void pcurve_z85 (const unsigned char key [32], char out [41]);
 

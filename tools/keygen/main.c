@@ -34,6 +34,9 @@ static const pconfig_option_t s_options [] = {
       "what the key may do: agent, tap, admin, comma-separated" },
     { "if-missing", 0, PCONFIG_BOOL, NULL, "false", 0, 0, NULL,
       "exit 0 without writing when DIR/NAME exists already (for entry scripts)" },
+    { "copy-public", 0, PCONFIG_STR, NULL, NULL, 0, 0, "DIR",
+      "also copy the public certificate to DIR/NAME (e.g. the broker's --curve-allow "
+      "directory), unless one is there" },
 };
 
 static const char *s_epilogue =
@@ -81,19 +84,24 @@ main (int argc, char **argv)
     char path [4096];
     snprintf (path, sizeof path, "%s/%s", dir, name);
     struct stat st;
-    if (pconfig_bool (config, "if-missing") && stat (path, &st) == 0) {
+    if (pconfig_bool (config, "if-missing") && stat (path, &st) == 0)
         plog_info ("%s exists; left as it is", path);
-        goto done;
+    else {
+        if (pcurve_keygen (dir, name, agents, rights, why, sizeof why) != 0) {
+            plog_error ("%s", why);
+            rc = PARLEY_EXIT_FAILURE;
+            goto done;
+        }
+        char text [64];
+        pcurve_rights_format (rights, text, sizeof text);
+        plog_info ("wrote %s and %s_secret (rights %s, agents %s)", path, path, text,
+                   agents && *agents? agents: "none");
     }
-    if (pcurve_keygen (dir, name, agents, rights, why, sizeof why) != 0) {
+    const char *copy = pconfig_str (config, "copy-public");
+    if (copy && pcurve_copy_public (path, copy, name, why, sizeof why) != 0) {
         plog_error ("%s", why);
         rc = PARLEY_EXIT_FAILURE;
-        goto done;
     }
-    char text [64];
-    pcurve_rights_format (rights, text, sizeof text);
-    plog_info ("wrote %s and %s_secret (rights %s, agents %s)", path, path, text,
-               agents && *agents? agents: "none");
 done:
     pconfig_destroy (&config);
     return rc;
