@@ -168,6 +168,39 @@ pcurve_may_be (const char *agents, const char *id)
     return false;
 }
 
+//  mkdir -p: missing parents get mode 0755 and `dir` itself `mode`, set
+//  with chmod so the process umask (0077 under the systemd units) does not
+//  narrow what others must read. Existing directories are left alone.
+static int
+s_mkdirs (const char *dir, mode_t mode, char *why, size_t why_size)
+{
+    char path [4096];
+    snprintf (path, sizeof path, "%s", dir);
+    size_t len = strlen (path);
+    for (size_t i = 1; i <= len; i++) {
+        if (path [i] != '/' && path [i] != 0)
+            continue;
+        char saved = path [i];
+        path [i] = 0;
+        bool last = saved == 0 || (saved == '/' && path [i + 1] == 0);
+        if (mkdir (path, 0700) == 0) {
+            if (chmod (path, last? mode: 0755) != 0) {
+                snprintf (why, why_size, "cannot chmod %s: %s", path, strerror (errno));
+                return -1;
+            }
+        }
+        else
+        if (errno != EEXIST) {
+            snprintf (why, why_size, "cannot create %s: %s", path, strerror (errno));
+            return -1;
+        }
+        path [i] = saved;
+        if (last)
+            break;
+    }
+    return 0;
+}
+
 int
 pcurve_keygen (const char *dir, const char *name, const char *agents, unsigned rights,
                char *why, size_t why_size)
@@ -177,10 +210,8 @@ pcurve_keygen (const char *dir, const char *name, const char *agents, unsigned r
         snprintf (why, why_size, "key name \"%s\" must be a plain file name", name);
         return -1;
     }
-    if (mkdir (dir, 0700) != 0 && errno != EEXIST) {
-        snprintf (why, why_size, "cannot create %s: %s", dir, strerror (errno));
+    if (s_mkdirs (dir, 0700, why, why_size) != 0)
         return -1;
-    }
     char path [4096], secret [4200];
     snprintf (path, sizeof path, "%s/%s", dir, name);
     snprintf (secret, sizeof secret, "%s_secret", path);
@@ -222,10 +253,8 @@ pcurve_copy_public (const char *path, const char *dir, const char *name,
     struct stat st;
     if (stat (target, &st) == 0)
         return 0;
-    if (mkdir (dir, 0755) != 0 && errno != EEXIST) {
-        snprintf (why, why_size, "cannot create %s: %s", dir, strerror (errno));
+    if (s_mkdirs (dir, 0755, why, why_size) != 0)
         return -1;
-    }
     zcert_t *cert = pcurve_load (path, false, why, why_size);
     if (!cert)
         return -1;

@@ -58,12 +58,13 @@ void pcurve_rights_format (unsigned rights, char *buf, size_t size);
 bool pcurve_may_be (const char *agents, const char *id);
 
 //  Writes a new key pair as DIR/NAME (public) and DIR/NAME_secret (0600),
-//  creating DIR with mode 0700 if missing, with the agents/rights metadata.
+//  creating DIR (mode 0700) and its missing parents (0755), with the
+//  agents/rights metadata.
 //  Refuses to overwrite an existing file. 0, or -1 with `why`.
 int pcurve_keygen (const char *dir, const char *name, const char *agents, unsigned rights,
                    char *why, size_t why_size);
 
-//  Copies the public certificate `path` to DIR/NAME (DIR created 0755),
+//  Copies the public certificate `path` to DIR/NAME (DIR and parents created 0755),
 //  unless DIR/NAME exists. 0, or -1 with `why`.
 int pcurve_copy_public (const char *path, const char *dir, const char *name,
                         char *why, size_t why_size);

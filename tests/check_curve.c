@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "pcurve.h"
 #include "lib/testbroker.h"
@@ -484,6 +485,99 @@ START_TEST (test_agent_restart_at_once)
 }
 END_TEST
 
+static mode_t
+s_mode (const char *dir, const char *name)
+{
+    char path [2048];
+    snprintf (path, sizeof path, "%s/%s", dir, name);
+    struct stat st;
+    ck_assert_msg (stat (path, &st) == 0, "%s missing", path);
+    return st.st_mode & 0777;
+}
+
+//  parley-keygen: modes, metadata, no overwriting, --if-missing, bad input.
+START_TEST (test_keygen)
+{
+    s_dir = tproc_dir_new ();
+    char keys [1024], allow [1024], text [1200];
+    snprintf (keys, sizeof keys, "%s/a/b/keys", tproc_dir_name (s_dir));
+    snprintf (allow, sizeof allow, "%s/allow", tproc_dir_name (s_dir));
+    const char *make [] = { "parley-keygen", "--dir", keys, "--name", "scout", "--agents",
+                            "Scout1,Scout2", "--rights", "agent,admin", "--copy-public", allow, NULL };
+    tproc_t *run = tproc_run (make, true);
+    ck_assert_msg (tproc_status (run) == 0, "%s", tproc_err (run));
+    tproc_destroy (&run);
+    ck_assert_uint_eq (s_mode (keys, "."), 0700);
+    ck_assert_uint_eq (s_mode (keys, ".."), 0755);
+    ck_assert_uint_eq (s_mode (keys, "scout_secret"), 0600);
+    ck_assert_uint_eq (s_mode (keys, "scout"), 0644);
+    ck_assert_uint_eq (s_mode (allow, "scout"), 0644);
+    char why [256];
+    snprintf (text, sizeof text, "%s/scout", allow);
+    zcert_t *cert = pcurve_load (text, false, why, sizeof why);
+    ck_assert_msg (cert, "%s", why);
+    ck_assert_str_eq (zcert_meta (cert, "agents"), "Scout1,Scout2");
+    ck_assert_str_eq (zcert_meta (cert, "rights"), "agent,admin");
+    zcert_destroy (&cert);
+    //  The allowlist copy has no secret; the pair loads with it.
+    ck_assert_ptr_null (pcurve_load (text, true, why, sizeof why));
+    snprintf (text, sizeof text, "%s/scout", keys);
+    cert = pcurve_load (text, true, why, sizeof why);
+    ck_assert_msg (cert, "%s", why);
+    zcert_destroy (&cert);
+    //  Never overwritten; --if-missing leaves it and succeeds.
+    run = tproc_run (make, true);
+    ck_assert_int_eq (tproc_status (run), 1);
+    ck_assert_ptr_nonnull (strstr (tproc_err (run), "already exists"));
+    tproc_destroy (&run);
+    const char *again [] = { "parley-keygen", "--dir", keys, "--name", "scout", "--if-missing", NULL };
+    run = tproc_run (again, true);
+    ck_assert_int_eq (tproc_status (run), 0);
+    tproc_destroy (&run);
+    //  A secret others may read is refused by every loader.
+    snprintf (text, sizeof text, "%s/scout_secret", keys);
+    ck_assert_int_eq (chmod (text, 0644), 0);
+    snprintf (text, sizeof text, "%s/scout", keys);
+    ck_assert_ptr_null (pcurve_load (text, true, why, sizeof why));
+    ck_assert_ptr_nonnull (strstr (why, "chmod 600"));
+    const char *bad [] = { "parley-keygen", "--dir", keys, "--name", "x", "--rights", "root", NULL };
+    run = tproc_run (bad, true);
+    ck_assert_int_eq (tproc_status (run), 2);
+    tproc_destroy (&run);
+    const char *noname [] = { "parley-keygen", "--dir", keys, NULL };
+    run = tproc_run (noname, true);
+    ck_assert_int_eq (tproc_status (run), 2);
+    tproc_destroy (&run);
+    tproc_dir_destroy (&s_dir);
+}
+END_TEST
+
+//  The broker refuses a secret key in the allowlist and a half CURVE setup.
+START_TEST (test_broker_key_setup_errors)
+{
+    s_dir = tproc_dir_new ();
+    snprintf (s_keys, sizeof s_keys, "%s/keys", tproc_dir_name (s_dir));
+    snprintf (s_allow, sizeof s_allow, "%s/allow", tproc_dir_name (s_dir));
+    char why [256];
+    ck_assert (pcurve_keygen (s_keys, "broker", NULL, PCURVE_RIGHT_AGENT, why, sizeof why) == 0);
+    ck_assert (pcurve_keygen (s_allow, "oops", "*", PCURVE_RIGHT_AGENT, why, sizeof why) == 0);
+    const char *secret_in_allow [] = { "parley-broker", "--router", "tcp://127.0.0.1:*", "--pub",
+                                       "tcp://127.0.0.1:*", "--tap", "off", "--curve-keys", s_keys,
+                                       "--curve-allow", s_allow, NULL };
+    tproc_t *run = tproc_run (secret_in_allow, true);
+    ck_assert_int_ne (tproc_status (run), 0);
+    ck_assert_msg (strstr (tproc_err (run), "is a secret key"), "%s", tproc_err (run));
+    tproc_destroy (&run);
+    const char *half [] = { "parley-broker", "--router", "tcp://127.0.0.1:*", "--pub",
+                            "tcp://127.0.0.1:*", "--tap", "off", "--curve-keys", s_keys, NULL };
+    run = tproc_run (half, true);
+    ck_assert_int_ne (tproc_status (run), 0);
+    ck_assert_msg (strstr (tproc_err (run), "needs both"), "%s", tproc_err (run));
+    tproc_destroy (&run);
+    tproc_dir_destroy (&s_dir);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -497,6 +591,8 @@ main (void)
     tcase_add_test (tc, test_resume_token);
     tcase_add_test (tc, test_reused_routing_id);
     tcase_add_test (tc, test_tap_is_not_an_agent);
+    tcase_add_test (tc, test_keygen);
+    tcase_add_test (tc, test_broker_key_setup_errors);
     tcase_add_test (tc, test_agent_restart_at_once);
     suite_add_tcase (suite, tc);
     return testsuite_run (suite);
