@@ -44,7 +44,7 @@ s_new_token (agent_t *agent)
 {
     unsigned char bytes [16];
     if (getrandom (bytes, sizeof bytes, 0) != (ssize_t) sizeof bytes)
-        zsys_error ("getrandom failed; resume token from the czmq uuid instead");
+        plog_warn ("getrandom failed; resume token from a czmq uuid instead");
     else {
         for (size_t i = 0; i < sizeof bytes; i++)
             snprintf (agent->token + 2 * i, 3, "%02x", bytes [i]);
