@@ -267,6 +267,61 @@ pcurve_copy_public (const char *path, const char *dir, const char *name,
     return 0;
 }
 
+zsock_t *
+pcurve_watch (zsock_t *sock)
+{
+    assert (sock);
+    char endpoint [64];
+    snprintf (endpoint, sizeof endpoint, "inproc://pcurve-watch-%p", (void *) sock);
+    int events = ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL
+               | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
+    if (zmq_socket_monitor (zsock_resolve (sock), endpoint, events) != 0)
+        return NULL;
+    zsock_t *watch = zsock_new (ZMQ_PAIR);
+    if (watch && zsock_connect (watch, "%s", endpoint) != 0)
+        zsock_destroy (&watch);
+    return watch;
+}
+
+bool
+pcurve_watch_failed (zsock_t *watch, char *why, size_t why_size)
+{
+    if (!watch)
+        return false;
+    bool failed = false;
+    zmq_msg_t frame;
+    zmq_msg_init (&frame);
+    //  Each event is two frames: 16-bit event and 32-bit value, then the
+    //  peer's endpoint. The last event wins.
+    while (zmq_msg_recv (&frame, zsock_resolve (watch), ZMQ_DONTWAIT) >= 0) {
+        bool first = zmq_msg_size (&frame) == 6 && zmq_msg_more (&frame);
+        uint16_t event = 0;
+        uint32_t value = 0;
+        if (first) {
+            memcpy (&event, zmq_msg_data (&frame), 2);
+            memcpy (&value, (char *) zmq_msg_data (&frame) + 2, 4);
+        }
+        while (zmq_msg_more (&frame) && zmq_msg_recv (&frame, zsock_resolve (watch), 0) >= 0)
+            ;
+        if (!first)
+            continue;
+        failed = true;
+        if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
+            snprintf (why, why_size, "the broker refused this key (ZAP status %u): is its "
+                      "public certificate in the broker's --curve-allow directory?", value);
+        else
+        if (event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL
+        &&  value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH)
+            snprintf (why, why_size, "security mismatch: one side uses CURVE and the other "
+                      "does not (--curve-key/--curve-server-key)");
+        else
+            snprintf (why, why_size, "the connection's handshake failed (event 0x%x, value 0x%x): "
+                      "wrong --curve-server-key?", event, value);
+    }
+    zmq_msg_close (&frame);
+    return failed;
+}
+
 void
 pcurve_z85 (const unsigned char key [32], char out [41])
 {

@@ -69,6 +69,14 @@ int pcurve_keygen (const char *dir, const char *name, const char *agents, unsign
 int pcurve_copy_public (const char *path, const char *dir, const char *name,
                         char *why, size_t why_size);
 
+//  Handshake failures are silent in libzmq: a refused client only sees no
+//  reply. pcurve_watch (before connecting) starts a socket monitor and
+//  returns the socket its events arrive on (destroy it before `sock`);
+//  pcurve_watch_failed says, after a timeout, whether a handshake failed
+//  and why (the broker refused the key, or plain and CURVE met).
+zsock_t *pcurve_watch (zsock_t *sock);
+bool pcurve_watch_failed (zsock_t *watch, char *why, size_t why_size);
+
 //  The key's 40-character Z85 form from the 32 bytes ZAP hands over.
 void pcurve_z85 (const unsigned char key [32], char out [41]);
 

@@ -229,6 +229,26 @@ START_TEST (test_admin_requests_need_admin_key)
 }
 END_TEST
 
+//  A refused parley-tap says why instead of only timing out.
+START_TEST (test_refused_tap_says_why)
+{
+    s_start_curve ();
+    char stranger [1100], router [600];
+    snprintf (stranger, sizeof stranger, "%s", s_key ("stranger", NULL, PCURVE_RIGHT_TAP, false));
+    snprintf (router, sizeof router, "--broker=%s", testbroker_router (s_broker));
+    tproc_t *tap = tproc_tap ((const char *[]) { router, "--connect-timeout-ms", "1500", NULL });
+    ck_assert_int_eq (tproc_status (tap), 3);
+    ck_assert_msg (strstr (tproc_err (tap), "security mismatch"), "%s", tproc_err (tap));
+    tproc_destroy (&tap);
+    tap = tproc_tap ((const char *[]) { router, "--connect-timeout-ms", "1500", "--curve-key",
+                                        stranger, "--curve-server-key", s_server, NULL });
+    ck_assert_int_eq (tproc_status (tap), 3);
+    ck_assert_msg (strstr (tproc_err (tap), "refused this key"), "%s", tproc_err (tap));
+    tproc_destroy (&tap);
+    s_stop ();
+}
+END_TEST
+
 //  True once `sub` receives a tap frame; `poker` sends HEARTBEATs so there
 //  are frames to mirror (the subscription joins asynchronously).
 static bool
@@ -592,6 +612,7 @@ main (void)
     tcase_add_test (tc, test_reused_routing_id);
     tcase_add_test (tc, test_tap_is_not_an_agent);
     tcase_add_test (tc, test_keygen);
+    tcase_add_test (tc, test_refused_tap_says_why);
     tcase_add_test (tc, test_broker_key_setup_errors);
     tcase_add_test (tc, test_agent_restart_at_once);
     suite_add_tcase (suite, tc);

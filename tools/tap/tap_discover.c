@@ -69,6 +69,7 @@ tap_discover (const char *broker, const char *curve_key, const char *curve_serve
     penc_t enc;
     penc_init (&enc);
     pmsg_t *reply = NULL;
+    zsock_t *watch = NULL;              //  tells a refused handshake from silence
     zsock_t *dealer = zsock_new (ZMQ_DEALER);
     zsock_set_linger (dealer, 0);
     zsock_set_maxmsgsize (dealer, PROTO_MAX_FRAME);
@@ -76,6 +77,7 @@ tap_discover (const char *broker, const char *curve_key, const char *curve_serve
         rc = PARLEY_EXIT_USAGE;
         goto done;
     }
+    watch = pcurve_watch (dealer);
     if (zsock_connect (dealer, "%s", broker) != 0) {
         snprintf (why, why_size, "cannot connect to %s: %s", broker, zmq_strerror (zmq_errno ()));
         goto done;
@@ -90,7 +92,11 @@ tap_discover (const char *broker, const char *curve_key, const char *curve_serve
     char detail [256] = "";
     reply = s_reply (dealer, timeout_ms, detail, sizeof detail);
     if (!reply) {
-        snprintf (why, why_size, "broker %s: %s", broker, detail);
+        char refused [300];
+        if (pcurve_watch_failed (watch, refused, sizeof refused))
+            snprintf (why, why_size, "broker %s: %s", broker, refused);
+        else
+            snprintf (why, why_size, "broker %s: %s", broker, detail);
         goto done;
     }
     if (pmsg_type (reply) == PMSG_ERROR) {
@@ -112,6 +118,7 @@ tap_discover (const char *broker, const char *curve_key, const char *curve_serve
     rc = PARLEY_EXIT_OK;
 done:
     pmsg_destroy (&reply);
+    zsock_destroy (&watch);
     zsock_destroy (&dealer);
     penc_fini (&enc);
     return rc;
