@@ -29,12 +29,14 @@ RUN apt-get update -q \
  && rm -rf /var/lib/apt/lists/* /tmp/runtime-packages
 COPY --from=build /out/usr/local/ /usr/local/
 COPY scripts/docker-agent.sh /usr/local/bin/parley-docker-agent
+COPY scripts/docker-broker.sh /usr/local/bin/parley-docker-broker
 # A fixed unprivileged user; /var/lib/parley is where agents keep memory
 # (a volume in docker-compose.yml, which copies this ownership into it).
 RUN useradd --system --user-group --home-dir /var/lib/parley --shell /usr/sbin/nologin parley \
- && install -d -o parley -g parley -m 0700 /var/lib/parley
+ && install -d -o parley -g parley -m 0700 /var/lib/parley \
+ && install -d -o parley -g parley -m 0700 /var/lib/parley-keys /var/lib/parley-team /var/lib/parley-tapkeys
 USER parley
 WORKDIR /var/lib/parley
 # ROUTER (requests), PUB (events), tap.
 EXPOSE 5555 5556 5557
-CMD ["parley-broker"]
+CMD ["parley-docker-broker"]

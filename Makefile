@@ -18,6 +18,7 @@
 #   agent/*.c   (main.c aside)    -> libparley_agent.a,  linked with agent/main.c
 #   client/*.c                    -> libparley_client.a (in tree); libparley.{a,so} installed
 #   tools/tap/*.c                 -> parley-tap
+#   tools/keygen/*.c              -> parley-keygen
 #   tests/check_*.c               -> one Check binary each, linked with everything
 
 PREFIX  ?= /usr/local
@@ -57,6 +58,7 @@ BROKER_SRC := $(filter-out broker/main.c,$(wildcard broker/*.c))
 AGENT_SRC  := $(filter-out agent/main.c,$(wildcard agent/*.c))
 TAP_SRC    := $(wildcard tools/tap/*.c)
 CLIENT_SRC := $(wildcard client/*.c)
+KEYGEN_SRC := $(wildcard tools/keygen/*.c)
 TEST_SRC   := $(wildcard tests/check_*.c)
 TESTLIB_SRC := $(wildcard tests/lib/*.c)
 BENCH_SRC  := $(wildcard bench/*.c)
@@ -71,13 +73,13 @@ LIB_TEST   := $(BUILD)/libparley_testlib.a
 LIB_CLIENT := $(BUILD)/libparley_client.a
 PARLEY_LIBS := $(LIB_BROKER) $(LIB_AGENT) $(LIB_CLIENT) $(LIB_PROTO) $(LIB_COMMON)
 
-BINARIES := $(BIN)/parley-broker $(BIN)/parley-agent $(BIN)/parley-tap
+BINARIES := $(BIN)/parley-broker $(BIN)/parley-agent $(BIN)/parley-tap $(BIN)/parley-keygen
 TESTS    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 # libparley as installed (rules below test:)
 LIBPARLEY_DIR := build/libparley
-LIBPARLEY_SRC := $(CLIENT_SRC) $(PROTO_SRC) common/pclock.c common/plog.c
+LIBPARLEY_SRC := $(CLIENT_SRC) $(PROTO_SRC) common/pclock.c common/plog.c common/pcurve.c
 LIBPARLEY_OBJ := $(patsubst %.c,$(LIBPARLEY_DIR)/obj/%.o,$(LIBPARLEY_SRC))
 LIBPARLEY_A   := $(LIBPARLEY_DIR)/libparley.a
 LIBPARLEY_SO  := $(LIBPARLEY_DIR)/libparley.so.1.0.0
@@ -130,6 +132,10 @@ $(BIN)/parley-agent: $(call obj,agent/main.c) $(LIB_AGENT) $(LIB_CLIENT) $(LIB_P
 	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
 
 $(BIN)/parley-tap: $(call obj,$(TAP_SRC)) $(LIB_CLIENT) $(LIB_PROTO) $(LIB_COMMON)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
+
+$(BIN)/parley-keygen: $(call obj,$(KEYGEN_SRC)) $(LIB_COMMON)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
 

@@ -116,6 +116,13 @@ s_parts (agent_t *self)
     parley_client_add_cap (a->link, "explore");
     parley_client_add_cap (a->link, policy_name (a->policy));
     parley_client_set_timeout (a->link, self->config.request_timeout_ms, 0);
+    char token_file[1100] = "";
+    if (self->config.memory_dir && *self->config.memory_dir)
+        snprintf (token_file, sizeof (token_file), "%s/broker-token", self->config.memory_dir);
+    //  The key files were checked when the configuration was read.
+    if (parley_client_set_security (a->link, self->config.curve_key, self->config.curve_server_key,
+                                    token_file) != PARLEY_OK)
+        plog_error ("%s", parley_client_error_text (a->link));
     a->world = conn_world_new (a->link);
     a->mailbox = conn_mailbox_new (a->link);
     a->state = conn_state_new (a->link, NULL, 0);

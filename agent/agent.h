@@ -33,6 +33,8 @@ typedef struct {
     uint64_t seed;
     int64_t step_delay_ms;
     int64_t request_timeout_ms;     //  broker reply timeout; 0 = default
+    const char *curve_key;          //  own CURVE pair; NULL = plain
+    const char *curve_server_key;   //  the broker's public certificate
     int64_t llm_timeout_ms;         //  model call timeout; 0 = default
     FILE *progress;                 //  progress lines and summary; NULL = none
 } agent_config_t;

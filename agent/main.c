@@ -10,6 +10,7 @@
 #include <czmq.h>
 #include "agent.h"
 #include "pconfig.h"
+#include "pcurve.h"
 #include "plog.h"
 
 static const pconfig_option_t s_options[] = {
@@ -49,6 +50,10 @@ static const pconfig_option_t s_options[] = {
       "pause between steps (heartbeats and mail wake-ups continue)" },
     { "request-timeout-ms", 0, PCONFIG_INT, "PARLEY_REQUEST_TIMEOUT_MS", "3000", 100, 600000, "MS",
       "broker reply timeout; then the agent reconnects and retries" },
+    { "curve-key", 0, PCONFIG_STR, "PARLEY_CURVE_KEY", NULL, 0, 0, "FILE",
+      "own CURVE key pair (parley-keygen; FILE and FILE_secret), with --curve-server-key" },
+    { "curve-server-key", 0, PCONFIG_STR, "PARLEY_CURVE_SERVER_KEY", NULL, 0, 0, "FILE",
+      "the broker's public certificate: CURVE to the broker (docs/SECURITY.md)" },
     { "quiet", 'q', PCONFIG_BOOL, "PARLEY_QUIET", "false", 0, 0, NULL,
       "no progress lines on stdout (the summary is still printed)" },
 };
@@ -102,6 +107,8 @@ s_fill (pconfig_t *config, agent_config_t *c, const char *id, const char *memory
     c->seed = (uint64_t) pconfig_int (config, "seed");
     c->step_delay_ms = pconfig_int (config, "step-delay-ms");
     c->request_timeout_ms = pconfig_int (config, "request-timeout-ms");
+    c->curve_key = pconfig_str (config, "curve-key");
+    c->curve_server_key = pconfig_str (config, "curve-server-key");
     c->progress = stdout;
 }
 
@@ -139,6 +146,16 @@ main (int argc, char **argv)
 
     agent_config_t c;
     s_fill (config, &c, id, memory_dir);
+    //  Bad key files are a usage error now, not a reconnect loop later.
+    zsock_t *probe = zsock_new (ZMQ_DEALER);
+    char why[512];
+    int keys = pcurve_client (probe, c.curve_key, c.curve_server_key, why, sizeof (why));
+    zsock_destroy (&probe);
+    if (keys != 0) {
+        plog_error ("%s", why);
+        pconfig_destroy (&config);
+        return PARLEY_EXIT_USAGE;
+    }
     if (pconfig_bool (config, "quiet"))
         c.progress = NULL;
     char err[512];

@@ -35,6 +35,8 @@ struct _agent_t {
     char id [PROTO_MAX_NAME + 1];
     size_t id_len;
     conn_id_t conn;             //  valid while online
+    uint64_t conn_serial;       //  that connection's handshake serial (auth.h)
+    char token [33];            //  resume token (hex) issued at HELLO; "" none
     bool online;                //  has a live connection
     int64_t last_seen_ms;       //  monotonic
     int64_t offline_since_ms;   //  monotonic, when it was last detached

@@ -19,9 +19,9 @@ broker_config_defaults (broker_config_t *config)
 {
     assert (config);
     memset (config, 0, sizeof *config);
-    config->router = "tcp://*:5555";
-    config->pub = "tcp://*:5556";
-    config->tap = "tcp://*:5557";
+    config->router = "tcp://127.0.0.1:5555";
+    config->pub = "tcp://127.0.0.1:5556";
+    config->tap = "tcp://127.0.0.1:5557";
     config->heartbeat_ms = 1000;
     config->liveness_ms = 5000;
     config->max_agents = 1024;
@@ -118,6 +118,7 @@ broker_new (const broker_config_t *config, bool *network, char *why, size_t why_
         snprintf (why, why_size, "cannot create the event loop");
         goto err;
     }
+    zloop_reader (self->loop, auth_sock (self->auth), auth_on_request, self->auth);
     zloop_reader (self->loop, self->router, dispatch_on_router, self);
     if (self->tap)
         zloop_reader (self->loop, tap_sock (self->tap), s_on_tap, self);

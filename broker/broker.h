@@ -67,9 +67,24 @@ typedef struct {
     int router_hwm;             //  ZMQ_SNDHWM/RCVHWM of the ROUTER
     int pub_hwm;                //  ZMQ_SNDHWM of the event PUB
     int tap_hwm;                //  ZMQ_SNDHWM of the tap (small: drop, never block)
+
+    //  Security (docs/SECURITY.md). curve_keys: directory holding the
+    //  broker's own pair (DIR/broker, DIR/broker_secret); curve_allow: the
+    //  directory of public certificates it accepts. Both or neither. With
+    //  neither, only loopback (and ipc/inproc) endpoints may be bound
+    //  unless `insecure` is set.
+    const char *curve_keys;
+    const char *curve_allow;
+    bool insecure;
 } broker_config_t;
 
 void broker_config_defaults (broker_config_t *config);
+
+//  True for endpoints only this machine can reach (ipc, inproc, tcp on
+//  127.0.0.0/8, [::1], localhost): the ones plain mode binds without
+//  --insecure. Returns NULL if all of the config's endpoints are; else the
+//  first one that is not (whatever the CURVE settings).
+const char *broker_config_exposed (const broker_config_t *config);
 
 //  Binds the sockets and builds the world. NULL with a sentence in `why`;
 //  *network (may be NULL) is set when the failure was an endpoint.

@@ -16,6 +16,7 @@
 #include "state.h"
 #include "world.h"
 #include "tap.h"
+#include "auth.h"
 
 #define BROKER_ENDPOINT_MAX 512
 //  MAIL replies stop adding messages at this many bytes so a reply always
@@ -39,6 +40,7 @@ typedef struct {
     uint64_t unroutable;        //  replies whose peer was gone or full
     uint64_t forgotten;         //  agents forgotten by --forget-after-ms
     uint64_t published;         //  PUB events
+    uint64_t unauthorized;      //  requests refused: key or resume token
     //  Rates: counters at the last one-second tick.
     int64_t rate_tick_ms;
     uint64_t last_in, last_out;
@@ -54,6 +56,8 @@ struct _broker_t {
     void *router_handle;        //  libzmq handles for zmq_msg_* on the hot path
     void *pub_handle;
     tap_t *tap;
+    auth_t *auth;               //  ZAP handler: connection serials, CURVE keys
+    zcert_t *cert;              //  own CURVE pair; NULL in plain mode
     char router_endpoint [BROKER_ENDPOINT_MAX];
     char pub_endpoint [BROKER_ENDPOINT_MAX];
     char tap_endpoint [BROKER_ENDPOINT_MAX];
@@ -81,7 +85,13 @@ typedef struct {
     uint64_t id;
     agent_t *agent;             //  NULL before HELLO
     const conn_id_t *conn;      //  the connection it came on
+    uint64_t serial;            //  that connection's handshake serial (auth.h)
+    char key [41];              //  its CURVE public key (Z85); "" in plain mode
 } request_t;
+
+//  True if the request's key carries `right` (always in plain mode);
+//  otherwise writes ERROR UNAUTHORIZED naming `what` and counts it.
+bool dispatch_may (broker_t *self, request_t *req, unsigned right, const char *what);
 
 typedef void (handler_fn) (broker_t *self, request_t *req);
 

@@ -13,6 +13,14 @@
     with the request id when it could be read, is counted (bad_frames) and
     logged at most a few times a second. Nothing queued is touched.
 
+    A session belongs to one connection, not to a routing id: a client may
+    choose its routing id, so a new connection can present the id of one
+    that has gone. Each frame carries its connection's handshake serial
+    (auth.h, the ZAP User-Id); a registered routing id arriving with another
+    serial is a new connection, which starts as nobody and must say HELLO
+    (with the key or resume token that id needs), and the old session is
+    ended (AGENT_EVENT expired).
+
     Each wake-up drains up to BROKER_DRAIN_BATCH requests, then flushes the
     MAIL_READY wake-ups that turn collected: that is the coalescing (at most
     one per agent per turn) and it keeps pipelined senders cheap.
@@ -24,6 +32,7 @@
 
 #include "broker_internal.h"
 #include "pclock.h"
+#include "pcurve.h"
 #include "plog.h"
 
 static handler_fn *s_handlers [PMSG__COUNT] = {
@@ -47,6 +56,7 @@ static handler_fn *s_handlers [PMSG__COUNT] = {
 
 static plog_limit_t s_bad_frame_limit;
 static plog_limit_t s_unroutable_limit;
+static plog_limit_t s_unauthorized_limit;
 
 void
 dispatch_error (broker_t *self, uint64_t id, perr_t code, const char *format, ...)
@@ -115,12 +125,32 @@ s_send_reply (broker_t *self, const conn_id_t *conn, bool envelope, request_t *r
     self->counters.replies++;
 }
 
+bool
+dispatch_may (broker_t *self, request_t *req, unsigned right, const char *what)
+{
+    if (auth_rights (self->auth, req->key) & right)
+        return true;
+    char rights [64];
+    pcurve_rights_format (right, rights, sizeof rights);
+    dispatch_error (self, req->id, PERR_UNAUTHORIZED,
+                    "%s needs a key with the %s right; this connection's key lacks it",
+                    what, rights);
+    self->counters.unauthorized++;
+    plog_limited (&s_unauthorized_limit, 5, PLOG_WARN, "%s refused to %s: no %s right", what,
+                  req->agent? req->agent->id: "a connection without HELLO", rights);
+    return false;
+}
+
 static void
 s_handle (broker_t *self, const conn_id_t *conn, const void *data, size_t size,
           size_t extra_frames, request_t *req)
 {
     req->conn = conn;
     req->agent = agents_by_conn (self->agents, conn);
+    if (req->agent && req->agent->conn_serial != req->serial) {
+        session_detach (self, req->agent, "expired");
+        req->agent = NULL;
+    }
     s_tap (self, "in", req->agent, conn, data, size);
     self->counters.requests++;
 
@@ -234,6 +264,8 @@ s_receive_one (broker_t *self)
         extra++;
     }
     request_t req = { 0 };
+    //  The handshake serial (and CURVE key) of the connection: auth.c.
+    auth_parse (zmq_msg_gets (&body, "User-Id"), &req.serial, req.key);
     s_handle (self, &conn, zmq_msg_data (&body), zmq_msg_size (&body), extra, &req);
     zmq_msg_close (&body);
     s_send_reply (self, &conn, envelope, &req);

@@ -1,19 +1,59 @@
 /*  HELLO -> WELCOME: register the agent id on this connection.
 
     - A new id is registered (AGENT_EVENT joined).
-    - An id whose connection is gone (BYE, expired, or silent for longer than
-      the liveness timeout even if the sweep has not run yet) is taken over,
-      with its queued mail and channel memberships.
-    - An id held by another live connection is ID_IN_USE.
+    - Who may take over an id that is registered (docs/SECURITY.md):
+      CURVE mode: any connection whose key names the id, at once, even from
+      a live connection (a restarted agent need not wait for its old
+      session to expire). Plain mode: the connection presenting the resume
+      token this broker issued to the id in an earlier WELCOME, at once;
+      without it, nobody while the token stands (until BYE, or the
+      registration is forgotten): ID_IN_USE, or UNAUTHORIZED for a wrong
+      token. An id without a token (after BYE) is taken over as before,
+      unless a live connection holds it (ID_IN_USE).
+      A takeover brings the queued mail and channel memberships along.
+    - A key that does not name the id gets UNAUTHORIZED (counted).
     - HELLO again on the same connection with the same id refreshes it (an
       agent that lost the WELCOME may simply retry); with another id it is
       BAD_FIELD: one connection speaks for one agent.
+    - `observe`: WELCOME's endpoints and nothing else: no registration, no
+      mail, no AGENTS entry (the tap; in CURVE mode it needs the tap right).
     From here on the id is this connection's identity: the broker stamps it
     as the sender of everything sent on it.
 */
 #include <string.h>
+#include <sys/random.h>
 
 #include "broker_internal.h"
+#include "pcurve.h"
+#include "plog.h"
+
+static plog_limit_t s_refused_limit;
+
+static void
+s_unauthorized (broker_t *self, request_t *req, const char *id, const char *why)
+{
+    dispatch_error (self, req->id, PERR_UNAUTHORIZED, "HELLO as %s refused: %s", id, why);
+    self->counters.unauthorized++;
+    plog_limited (&s_refused_limit, 5, PLOG_WARN, "HELLO as %s refused: %s", id, why);
+}
+
+//  128 random bits as hex. getrandom blocks only before the kernel's pool
+//  is first initialised, long before a broker runs.
+static void
+s_new_token (agent_t *agent)
+{
+    unsigned char bytes [16];
+    if (getrandom (bytes, sizeof bytes, 0) != (ssize_t) sizeof bytes)
+        plog_warn ("getrandom failed; resume token from a czmq uuid instead");
+    else {
+        for (size_t i = 0; i < sizeof bytes; i++)
+            snprintf (agent->token + 2 * i, 3, "%02x", bytes [i]);
+        return;
+    }
+    zuuid_t *uuid = zuuid_new ();
+    snprintf (agent->token, sizeof agent->token, "%s", zuuid_str_canonical (uuid));
+    zuuid_destroy (&uuid);
+}
 
 static void
 s_set_caps (agent_t *agent, const pmsg_t *msg)
@@ -37,7 +77,8 @@ static void
 s_welcome (broker_t *self, request_t *req, agent_t *agent)
 {
     penc_t *enc = &self->reply;
-    penc_begin (enc, PMSG_WELCOME, req->id, 14);
+    bool token = agent->token [0] != 0;
+    penc_begin (enc, PMSG_WELCOME, req->id, 14 + token);
     penc_kv_uint (enc, "version", PROTO_VERSION);
     penc_kv_str (enc, "agent", agent->id, agent->id_len);
     penc_kv_cstr (enc, "pub", self->pub_advertised);
@@ -57,6 +98,56 @@ s_welcome (broker_t *self, request_t *req, agent_t *agent)
          channel = zlistx_next (agent->channels))
         penc_str (enc, channel->name, channel->name_len);
     penc_kv_uint (enc, "origin", self->origin);
+    if (token)
+        penc_kv_cstr (enc, "token", agent->token);
+}
+
+//  WELCOME for an observer: where the sockets are, nothing registered.
+static void
+s_welcome_observer (broker_t *self, request_t *req, const char *id)
+{
+    penc_t *enc = &self->reply;
+    penc_begin (enc, PMSG_WELCOME, req->id, 10);
+    penc_kv_uint (enc, "version", PROTO_VERSION);
+    penc_kv_cstr (enc, "agent", id);
+    penc_kv_cstr (enc, "pub", self->pub_advertised);
+    penc_kv_cstr (enc, "tap", self->tap ? self->tap_advertised : "");
+    penc_kv_uint (enc, "heartbeat_ms", self->config.heartbeat_ms);
+    penc_kv_uint (enc, "liveness_ms", self->config.liveness_ms);
+    penc_kv_uint (enc, "max_body", self->config.max_body);
+    penc_kv_uint (enc, "max_batch", self->config.max_batch);
+    penc_kv_uint (enc, "acked", 0);
+    penc_kv_uint (enc, "origin", self->origin);
+}
+
+//  May this connection take over the registered `agent`? Writes the ERROR
+//  when not.
+static bool
+s_may_take_over (broker_t *self, request_t *req, agent_t *agent)
+{
+    if (auth_curve (self->auth))
+        return true;            //  the key names the id: checked before
+    char token [PROTO_MAX_NAME + 1];
+    bool has_token = pmsg_strcpy (req->msg, "token", token, sizeof token);
+    if (agent->token [0]) {
+        if (has_token && strcmp (token, agent->token) == 0)
+            return true;
+        if (has_token) {
+            s_unauthorized (self, req, agent->id, "the resume token is not the one this "
+                            "broker issued for that id");
+            return false;
+        }
+        dispatch_error (self, req->id, PERR_ID_IN_USE,
+                        "agent id %s is held for the agent that has its resume token "
+                        "(until it says BYE or is forgotten)", agent->id);
+        return false;
+    }
+    if (agent->online && self->now_ms - agent->last_seen_ms <= (int64_t) self->config.liveness_ms) {
+        dispatch_error (self, req->id, PERR_ID_IN_USE,
+                        "agent id %s is in use by another live connection", agent->id);
+        return false;
+    }
+    return true;
 }
 
 void
@@ -72,6 +163,17 @@ handle_hello (broker_t *self, request_t *req)
                         "\"%s\" is reserved for the broker; choose another agent id", id);
         return;
     }
+    if (pmsg_bool (req->msg, "observe", false)) {
+        if (dispatch_may (self, req, PCURVE_RIGHT_TAP, "HELLO observe"))
+            s_welcome_observer (self, req, id);
+        return;
+    }
+    if (!dispatch_may (self, req, PCURVE_RIGHT_AGENT, "HELLO"))
+        return;
+    if (!pcurve_may_be (auth_agents (self->auth, req->key), id)) {
+        s_unauthorized (self, req, id, "this connection's key does not name that agent id");
+        return;
+    }
     if (req->agent) {
         if (strcmp (req->agent->id, id) != 0) {
             dispatch_error (self, req->id, PERR_BAD_FIELD,
@@ -84,13 +186,11 @@ handle_hello (broker_t *self, request_t *req)
         return;
     }
     agent_t *agent = agents_lookup (self->agents, id);
-    if (agent && agent->online) {
-        if (self->now_ms - agent->last_seen_ms <= (int64_t) self->config.liveness_ms) {
-            dispatch_error (self, req->id, PERR_ID_IN_USE,
-                            "agent id %s is in use by another live connection", id);
+    if (agent) {
+        if (!s_may_take_over (self, req, agent))
             return;
-        }
-        session_detach (self, agent, "expired");
+        if (agent->online)
+            session_detach (self, agent, "expired");
     }
     if (!agent) {
         agent = agents_create (self->agents, id);
@@ -102,6 +202,9 @@ handle_hello (broker_t *self, request_t *req)
         }
     }
     agents_attach (self->agents, agent, req->conn, self->now_ms);
+    agent->conn_serial = req->serial;
+    if (!auth_curve (self->auth) && !agent->token [0])
+        s_new_token (agent);
     s_set_caps (agent, req->msg);
     req->agent = agent;
     //  A takeover is a join too: the id has a live connection again.

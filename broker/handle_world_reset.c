@@ -1,14 +1,18 @@
 /*  WORLD_RESET -> OK: forget positions and exploration and draw the world
     again (from `seed`, else the broker's --seed; a world loaded from a file
     keeps its objects). Publishes the rewritten world.* keys and then
-    WORLD_EVENT "reset". Any connected agent may ask: the world is a shared
-    exercise, not a secured resource. */
+    WORLD_EVENT "reset". It wipes everyone's progress, so with CURVE only a
+    key with the admin right may ask (UNAUTHORIZED otherwise); in plain
+    mode anyone may. */
 #include "broker_internal.h"
+#include "pcurve.h"
 #include "plog.h"
 
 void
 handle_world_reset (broker_t *self, request_t *req)
 {
+    if (!dispatch_may (self, req, PCURVE_RIGHT_ADMIN, "WORLD_RESET"))
+        return;
     char why [256] = "";
     uint64_t before = state_seq (self->state);
     const msgpack_object *seed_field = pmsg_field (req->msg, "seed");

@@ -15,11 +15,11 @@
 #define MIB (1024.0 * 1024.0)
 
 static const pconfig_option_t s_options [] = {
-    { "router", 0, PCONFIG_STR, "PARLEY_ROUTER", "tcp://*:5555", 0, 0, "ENDPOINT",
+    { "router", 0, PCONFIG_STR, "PARLEY_ROUTER", "tcp://127.0.0.1:5555", 0, 0, "ENDPOINT",
       "ROUTER endpoint for requests (tcp://host:port, tcp://[::1]:port, ipc://path; port * = ephemeral)" },
-    { "pub", 0, PCONFIG_STR, "PARLEY_PUB", "tcp://*:5556", 0, 0, "ENDPOINT",
+    { "pub", 0, PCONFIG_STR, "PARLEY_PUB", "tcp://127.0.0.1:5556", 0, 0, "ENDPOINT",
       "PUB endpoint for events (mail.*, state.*, world.*, agent.*)" },
-    { "tap", 0, PCONFIG_STR, "PARLEY_TAP", "tcp://*:5557", 0, 0, "ENDPOINT",
+    { "tap", 0, PCONFIG_STR, "PARLEY_TAP", "tcp://127.0.0.1:5557", 0, 0, "ENDPOINT",
       "tap endpoint mirroring every frame (tap.in/out/pub); \"off\" disables it" },
     { "advertise-host", 0, PCONFIG_STR, "PARLEY_ADVERTISE_HOST", NULL, 0, 0, "HOST",
       "host named in WELCOME for endpoints bound to a wildcard (default: this machine's hostname)" },
@@ -71,6 +71,15 @@ static const pconfig_option_t s_options [] = {
       "PUB high-water mark per subscriber; a slower subscriber loses events" },
     { "tap-hwm", 0, PCONFIG_INT, "PARLEY_TAP_HWM", "1000", 1, 10000000, "FRAMES",
       "tap high-water mark: small, so the tap drops (tseq gaps) rather than slows the broker" },
+    //  Security (docs/SECURITY.md)
+    { "curve-keys", 0, PCONFIG_STR, "PARLEY_CURVE_KEYS", NULL, 0, 0, "DIR",
+      "CURVE on every socket with the broker's pair DIR/broker + DIR/broker_secret "
+      "(parley-keygen --name broker); needs --curve-allow" },
+    { "curve-allow", 0, PCONFIG_STR, "PARLEY_CURVE_ALLOW", NULL, 0, 0, "DIR",
+      "public certificates of the keys allowed in, with their agent ids and rights "
+      "(re-read when the directory changes)" },
+    { "insecure", 0, PCONFIG_BOOL, "PARLEY_INSECURE", "false", 0, 0, NULL,
+      "allow plain (no CURVE) endpoints beyond loopback: anyone who reaches them is trusted" },
 };
 
 static const char *s_epilogue =
@@ -121,6 +130,9 @@ s_fill (pconfig_t *config, broker_config_t *cfg)
     cfg->router_hwm = (int) pconfig_int (config, "router-hwm");
     cfg->pub_hwm = (int) pconfig_int (config, "pub-hwm");
     cfg->tap_hwm = (int) pconfig_int (config, "tap-hwm");
+    cfg->curve_keys = pconfig_str (config, "curve-keys");
+    cfg->curve_allow = pconfig_str (config, "curve-allow");
+    cfg->insecure = pconfig_bool (config, "insecure");
 
     const char *overflow = pconfig_str (config, "overflow");
     if (strcmp (overflow, "drop-oldest") == 0)
@@ -141,6 +153,13 @@ s_fill (pconfig_t *config, broker_config_t *cfg)
             fprintf (stderr, "parley-broker: --grid wants WxH with W*H <= 4096, not \"%s\"\n", grid);
             return -1;
         }
+    }
+    const char *exposed = broker_config_exposed (cfg);
+    if (exposed && !cfg->insecure && !(cfg->curve_keys && cfg->curve_allow)) {
+        fprintf (stderr, "parley-broker: %s is reachable from other machines: give "
+                 "--curve-keys and --curve-allow, or --insecure if this network is trusted "
+                 "(docs/SECURITY.md)\n", exposed);
+        return -1;
     }
     if (cfg->liveness_ms <= cfg->heartbeat_ms) {
         fprintf (stderr, "parley-broker: --liveness-ms must be larger than --heartbeat-ms\n");

@@ -15,6 +15,12 @@
       subscriber at the HWM, it never blocks us. Linger 0.
     Tap: see tap.h (XPUB, small HWM, drops rather than blocks).
 
+    Security (docs/SECURITY.md): every socket gets a ZAP domain, so the
+    handler in auth.c sees every new connection (and numbers it). With
+    --curve-keys/--curve-allow all three are CURVE servers. Without them
+    only loopback, ipc:// and inproc:// endpoints are bound, unless
+    --insecure says the network is trusted (logged as a warning).
+
     Wildcard endpoints: a client cannot connect to host "*", so WELCOME
     names the advertise host instead (--advertise-host, default the machine's
     hostname). Ephemeral ports (tcp://127.0.0.1:*) are resolved through
@@ -26,6 +32,7 @@
 #include <unistd.h>
 
 #include "broker_internal.h"
+#include "pcurve.h"
 #include "plog.h"
 
 //  The endpoint as bound. With IPv6 on, libzmq reports an IPv4 bind as
@@ -90,11 +97,84 @@ s_tap_enabled (const char *endpoint)
     return endpoint && *endpoint && strcmp (endpoint, "off") != 0;
 }
 
+//  True for endpoints only this machine can reach: ipc, inproc, and tcp
+//  on 127.0.0.0/8, ::1 or localhost.
+static bool
+s_local_only (const char *endpoint)
+{
+    if (strncmp (endpoint, "ipc://", 6) == 0 || strncmp (endpoint, "inproc://", 9) == 0)
+        return true;
+    if (strncmp (endpoint, "tcp://", 6) != 0)
+        return false;
+    const char *host = endpoint + 6;
+    const char *colon = strrchr (host, ':');
+    size_t len = colon? (size_t) (colon - host): strlen (host);
+    return (len >= 4 && strncmp (host, "127.", 4) == 0)
+        || (len == 5 && strncmp (host, "[::1]", 5) == 0)
+        || (len == 9 && strncmp (host, "localhost", 9) == 0);
+}
+
+static bool
+s_tap_enabled (const char *endpoint);
+
+const char *
+broker_config_exposed (const broker_config_t *cfg)
+{
+    const char *endpoints [] = { cfg->router, cfg->pub, s_tap_enabled (cfg->tap)? cfg->tap: NULL };
+    for (size_t i = 0; i < 3; i++)
+        if (endpoints [i] && !s_local_only (endpoints [i]))
+            return endpoints [i];
+    return NULL;
+}
+
+//  Loads the broker's own pair and checks the endpoints against the mode.
+static int
+s_security (broker_t *self, char *why, size_t why_size)
+{
+    const broker_config_t *cfg = &self->config;
+    bool keys = cfg->curve_keys && *cfg->curve_keys;
+    bool allow = cfg->curve_allow && *cfg->curve_allow;
+    if (keys != allow) {
+        snprintf (why, why_size, "CURVE needs both --curve-keys (the broker's pair) and "
+                  "--curve-allow (the public keys it accepts)");
+        return -1;
+    }
+    if (keys) {
+        char path [4096];
+        snprintf (path, sizeof path, "%s/broker", cfg->curve_keys);
+        self->cert = pcurve_load (path, true, why, why_size);
+        if (!self->cert)
+            return -1;
+    }
+    else {
+        const char *exposed = broker_config_exposed (cfg);
+        if (exposed && !cfg->insecure) {
+            snprintf (why, why_size, "%s is reachable from other machines: give "
+                      "--curve-keys and --curve-allow, or --insecure if this network "
+                      "is trusted (docs/SECURITY.md)", exposed);
+            return -1;
+        }
+        if (cfg->insecure)
+            plog_warn ("--insecure: plain connections, no authentication, no encryption; "
+                       "anyone who reaches these ports can act as any agent and read all "
+                       "traffic on the tap");
+    }
+    self->auth = auth_new (keys? cfg->curve_allow: NULL, why, why_size);
+    if (!self->auth)
+        return -1;
+    if (keys)
+        plog_info ("CURVE on: broker key %s, %zu allowed keys from %s",
+                   zcert_public_txt (self->cert), auth_keys (self->auth), cfg->curve_allow);
+    return 0;
+}
+
 int
 sockets_open (broker_t *self, bool *network, char *why, size_t why_size)
 {
     const broker_config_t *cfg = &self->config;
     *network = false;
+    if (s_security (self, why, why_size))
+        return -1;
     self->router = zsock_new (ZMQ_ROUTER);
     self->pub = zsock_new (ZMQ_PUB);
     if (!self->router || !self->pub) {
@@ -114,6 +194,12 @@ sockets_open (broker_t *self, bool *network, char *why, size_t why_size)
     //  IPv6 on: a tcp://[::1]:P endpoint works, and tcp://*:P accepts both.
     zsock_set_ipv6 (self->router, 1);
     zsock_set_ipv6 (self->pub, 1);
+    if (self->cert) {
+        pcurve_server (self->router, self->cert, AUTH_DOMAIN_ROUTER);
+        pcurve_server (self->pub, self->cert, AUTH_DOMAIN_PUB);
+    }
+    else
+        zsock_set_zap_domain (self->router, AUTH_DOMAIN_ROUTER);
 
     if (zsock_bind (self->router, "%s", cfg->router) == -1) {
         snprintf (why, why_size, "cannot bind router %s: %s", cfg->router, zmq_strerror (zmq_errno ()));
@@ -128,7 +214,7 @@ sockets_open (broker_t *self, bool *network, char *why, size_t why_size)
     s_last_endpoint (self->router, self->router_endpoint, sizeof self->router_endpoint);
     s_last_endpoint (self->pub, self->pub_endpoint, sizeof self->pub_endpoint);
     if (s_tap_enabled (cfg->tap)) {
-        self->tap = tap_new (cfg->tap, cfg->tap_hwm, why, why_size);
+        self->tap = tap_new (cfg->tap, cfg->tap_hwm, self->cert, AUTH_DOMAIN_TAP, why, why_size);
         if (!self->tap) {
             *network = true;
             return -1;
@@ -159,6 +245,8 @@ sockets_close (broker_t *self)
     tap_destroy (&self->tap);
     zsock_destroy (&self->pub);
     zsock_destroy (&self->router);
+    auth_destroy (&self->auth);
+    zcert_destroy (&self->cert);
 }
 
 int

@@ -4,6 +4,7 @@
 
 #include "pmsg.h"
 #include "pclock.h"
+#include "pcurve.h"
 #include "plog.h"
 #include "tap.h"
 
@@ -16,7 +17,8 @@ struct _tap_t {
 };
 
 tap_t *
-tap_new (const char *endpoint, int hwm, char *why, size_t why_size)
+tap_new (const char *endpoint, int hwm, zcert_t *cert, const char *zap_domain,
+         char *why, size_t why_size)
 {
     assert (endpoint);
     tap_t *self = calloc (1, sizeof (tap_t));
@@ -33,6 +35,8 @@ tap_new (const char *endpoint, int hwm, char *why, size_t why_size)
     zsock_set_linger (self->sock, 0);
     zsock_set_maxmsgsize (self->sock, 1024);    //  subscriptions only
     zsock_set_ipv6 (self->sock, 1);
+    if (cert)
+        pcurve_server (self->sock, cert, zap_domain);
     if (zsock_bind (self->sock, "%s", endpoint) == -1) {
         snprintf (why, why_size, "cannot bind tap %s: %s", endpoint, zmq_strerror (zmq_errno ()));
         goto err;

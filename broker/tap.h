@@ -23,8 +23,11 @@
 typedef struct _tap_t tap_t;
 
 //  Binds the tap on `endpoint` (ask the socket for ZMQ_LAST_ENDPOINT to
-//  resolve an ephemeral port). NULL with `why` on failure.
-tap_t *tap_new (const char *endpoint, int hwm, char *why, size_t why_size);
+//  resolve an ephemeral port). With `cert` (may be NULL) the tap is a CURVE
+//  server authenticated under ZAP domain `zap_domain`. NULL with `why` on
+//  failure.
+tap_t *tap_new (const char *endpoint, int hwm, zcert_t *cert, const char *zap_domain,
+                char *why, size_t why_size);
 void tap_destroy (tap_t **self_p);
 
 //  The socket, for the loop: call tap_on_subscription when it is readable.

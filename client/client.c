@@ -5,6 +5,7 @@
 #include <assert.h>
 #include <stdarg.h>
 #include "client_internal.h"
+#include "pcurve.h"
 #include "pclock.h"
 
 parley_client_t *
@@ -45,6 +46,9 @@ parley_client_destroy (parley_client_t **self_p)
         zsock_destroy (&self->sub);
         for (size_t i = 0; i < self->cap_count; i++)
             free (self->caps [i]);
+        free (self->curve_key);
+        free (self->curve_server_key);
+        free (self->token_file);
         penc_fini (&self->enc);
         penc_fini (&self->hello);
         penc_fini (&self->keepalive);
@@ -56,6 +60,48 @@ parley_client_destroy (parley_client_t **self_p)
         free (self);
         *self_p = NULL;
     }
+}
+
+parley_err_t
+parley_client_set_security (parley_client_t *self, const char *curve_key,
+                            const char *curve_server_key, const char *token_file)
+{
+    assert (self);
+    free (self->curve_key);
+    free (self->curve_server_key);
+    free (self->token_file);
+    self->curve_key = curve_key && *curve_key? strdup (curve_key): NULL;
+    self->curve_server_key = curve_server_key && *curve_server_key? strdup (curve_server_key): NULL;
+    self->token_file = token_file && *token_file? strdup (token_file): NULL;
+    self->token [0] = 0;
+    //  A token kept by an earlier run lets this one take its id over at once.
+    FILE *file = self->token_file? fopen (self->token_file, "r"): NULL;
+    if (file) {
+        if (fgets (self->token, sizeof self->token, file))
+            self->token [strcspn (self->token, "\r\n")] = 0;
+        else
+            self->token [0] = 0;
+        fclose (file);
+    }
+    //  Check the key files now, so a typo is a usage error and not an
+    //  endless "not answering".
+    if (self->curve_key || self->curve_server_key) {
+        zsock_t *probe = zsock_new (ZMQ_DEALER);
+        char why [512];
+        int rc = probe? pcurve_client (probe, self->curve_key, self->curve_server_key,
+                                       why, sizeof why): -1;
+        zsock_destroy (&probe);
+        if (rc != 0)
+            return client_fail (self, PARLEY_ERR_INVALID, "%s", probe? why: "cannot make a socket");
+    }
+    return PARLEY_OK;
+}
+
+void
+parley_client_set_observe (parley_client_t *self, bool observe)
+{
+    assert (self);
+    self->observe = observe;
 }
 
 void
@@ -187,6 +233,7 @@ _Static_assert ((int) PARLEY_ERR_BAD_ACTION == (int) PERR_BAD_ACTION, "PARLEY_ER
 _Static_assert ((int) PARLEY_ERR_NOT_IN_WORLD == (int) PERR_NOT_IN_WORLD, "PARLEY_ERR_NOT_IN_WORLD");
 _Static_assert ((int) PARLEY_ERR_INTERNAL == (int) PERR_INTERNAL, "PARLEY_ERR_INTERNAL");
 _Static_assert ((int) PARLEY_ERR_SHUTTING_DOWN == (int) PERR_SHUTTING_DOWN, "PARLEY_ERR_SHUTTING_DOWN");
+_Static_assert ((int) PARLEY_ERR_UNAUTHORIZED == (int) PERR_UNAUTHORIZED, "PARLEY_ERR_UNAUTHORIZED");
 
 const char *
 parley_strerror (int code)

@@ -65,6 +65,14 @@ struct _parley_client_t {
     int64_t last_send_ms;
     volatile sig_atomic_t *stop;
     char error[512];
+    //  Security: CURVE key files (NULL: plain), the resume token and the
+    //  file that keeps it, the monitor that tells a refused handshake
+    //  from silence, and observer mode.
+    char *curve_key, *curve_server_key;
+    char *token_file;
+    char token[PARLEY_NAME_MAX + 1];
+    zsock_t *watch;
+    bool observe;
     //  Results: the last reply, and what the typed results point into.
     pmsg_t *reply;
     client_arena_t arena;

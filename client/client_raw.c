@@ -6,9 +6,19 @@
 parley_client_t *
 client_raw_new (const char *endpoint)
 {
+    return client_raw_new_curve (endpoint, NULL, NULL);
+}
+
+parley_client_t *
+client_raw_new_curve (const char *endpoint, const char *key, const char *server_key)
+{
     assert (endpoint);
     parley_client_t *self = parley_client_new (endpoint, "raw");
     self->raw = true;
+    if (parley_client_set_security (self, key, server_key, NULL) != PARLEY_OK) {
+        parley_client_destroy (&self);
+        return NULL;
+    }
     self->dealer = client_socket_new (self, ZMQ_DEALER, endpoint);
     if (!self->dealer)
         parley_client_destroy (&self);
@@ -18,9 +28,20 @@ client_raw_new (const char *endpoint)
 parley_client_t *
 client_raw_sub_new (const char *endpoint, const char *prefix)
 {
+    return client_raw_sub_new_curve (endpoint, prefix, NULL, NULL);
+}
+
+parley_client_t *
+client_raw_sub_new_curve (const char *endpoint, const char *prefix, const char *key,
+                          const char *server_key)
+{
     assert (endpoint && prefix);
     parley_client_t *self = parley_client_new (endpoint, "raw");
     self->raw = true;
+    if (parley_client_set_security (self, key, server_key, NULL) != PARLEY_OK) {
+        parley_client_destroy (&self);
+        return NULL;
+    }
     self->sub = client_socket_new (self, ZMQ_SUB, endpoint);
     if (!self->sub) {
         parley_client_destroy (&self);

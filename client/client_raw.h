@@ -18,6 +18,12 @@
 //  every event) connected to `endpoint`; NULL if it cannot connect.
 parley_client_t *client_raw_new (const char *endpoint);
 parley_client_t *client_raw_sub_new (const char *endpoint, const char *prefix);
+//  The same as CURVE clients (key pair file and the broker's public
+//  certificate, both or neither); NULL also when a key file is unusable.
+parley_client_t *client_raw_new_curve (const char *endpoint, const char *key,
+                                       const char *server_key);
+parley_client_t *client_raw_sub_new_curve (const char *endpoint, const char *prefix,
+                                           const char *key, const char *server_key);
 
 //  Starts a request with a fresh id; write exactly `fields` pairs.
 penc_t *client_raw_begin (parley_client_t *self, pmsg_type_t type, size_t fields);

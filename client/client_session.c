@@ -6,8 +6,13 @@
     raised.
 */
 #include <assert.h>
+#include <errno.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "client_internal.h"
 #include "pclock.h"
+#include "pcurve.h"
 #include "plog.h"
 
 //  Sleeps up to ms in slices, returning early when stopped.
@@ -43,7 +48,32 @@ static bool
 s_final_refusal (uint64_t code)
 {
     return code == PERR_BAD_NAME || code == PERR_RESERVED_NAME
-        || code == PERR_TOO_MANY_AGENTS || code == PERR_BAD_FIELD;
+        || code == PERR_TOO_MANY_AGENTS || code == PERR_BAD_FIELD
+        || code == PERR_UNAUTHORIZED;
+}
+
+//  Keeps the resume token WELCOME carries (plain mode), in the token file
+//  too (written whole, then renamed), so a restart takes the id at once.
+static void
+s_keep_token (parley_client_t *self, const pmsg_t *welcome)
+{
+    char token [PARLEY_NAME_MAX + 1];
+    if (!pmsg_strcpy (welcome, "token", token, sizeof token) || streq (token, self->token))
+        return;
+    snprintf (self->token, sizeof self->token, "%s", token);
+    if (!self->token_file)
+        return;
+    char tmp [PATH_MAX];
+    snprintf (tmp, sizeof tmp, "%s.tmp", self->token_file);
+    mode_t old = umask (077);
+    FILE *file = fopen (tmp, "w");
+    umask (old);
+    bool ok = file && fprintf (file, "%s\n", token) > 0;
+    ok = file && fclose (file) == 0 && ok;
+    if (!ok || rename (tmp, self->token_file) != 0) {
+        plog_warn ("cannot keep the resume token in %s: %s", self->token_file, strerror (errno));
+        unlink (tmp);
+    }
 }
 
 //  One HELLO on a fresh socket. PARLEY_OK; PARLEY_ERR_TIMEOUT to retry;
@@ -56,19 +86,29 @@ s_hello_once (parley_client_t *self)
     if (!self->dealer)
         return PARLEY_ERR_TIMEOUT;
     uint64_t id = self->next_id++;
-    penc_begin (&self->hello, PMSG_HELLO, id, 2);
+    penc_begin (&self->hello, PMSG_HELLO, id, 2 + (self->token [0] != 0) + self->observe);
     penc_kv_cstr (&self->hello, "agent", self->agent);
     penc_key (&self->hello, "caps");
     msgpack_pack_array (penc_packer (&self->hello), self->cap_count);
     for (size_t i = 0; i < self->cap_count; i++)
         penc_cstr (&self->hello, self->caps [i]);
+    if (self->token [0])
+        penc_kv_cstr (&self->hello, "token", self->token);
+    if (self->observe)
+        penc_kv_bool (&self->hello, "observe", true);
     pmsg_t *reply;
     parley_err_t rc = client_exchange (self, &self->hello, id, &reply);
-    if (rc == PARLEY_ERR_TIMEOUT)
-        client_fail (self, rc, "no reply within %" PRId64 " ms", self->request_ms);
+    if (rc == PARLEY_ERR_TIMEOUT) {
+        char refused [300];
+        if (pcurve_watch_failed (self->watch, refused, sizeof refused))
+            client_fail (self, rc, "%s", refused);
+        else
+            client_fail (self, rc, "no reply within %" PRId64 " ms", self->request_ms);
+    }
     if (rc != PARLEY_OK)
         return rc;
     if (pmsg_type (reply) == PMSG_WELCOME) {
+        s_keep_token (self, reply);
         client_decode_welcome (self, reply);
         pmsg_destroy (&reply);
         self->session = true;

@@ -5,6 +5,7 @@
 */
 #include <assert.h>
 #include "client_internal.h"
+#include "pcurve.h"
 #include "pclock.h"
 #include "plog.h"
 
@@ -25,6 +26,17 @@ client_socket_new (parley_client_t *self, int type, const char *endpoint)
         zsock_set_rcvhwm (sock, 0);     //  tests count every event and reply
     else
         zsock_set_maxmsgsize (sock, PROTO_MAX_FRAME);
+    char why [512];
+    if (pcurve_client (sock, self->curve_key, self->curve_server_key, why, sizeof why) != 0) {
+        client_fail (self, PARLEY_ERR_INVALID, "%s", why);
+        zsock_destroy (&sock);
+        return NULL;
+    }
+    //  CURVE handshake failures are silent; the monitor says why later.
+    if (type == ZMQ_DEALER && !self->raw) {
+        zsock_destroy (&self->watch);
+        self->watch = pcurve_watch (sock);
+    }
     if (zsock_connect (sock, "%s", endpoint) != 0) {
         client_fail (self, PARLEY_ERR_SOCKET, "cannot connect to %s: %s", endpoint,
                      zmq_strerror (zmq_errno ()));
@@ -38,6 +50,7 @@ client_socket_new (parley_client_t *self, int type, const char *endpoint)
 void
 client_close_dealer (parley_client_t *self)
 {
+    zsock_destroy (&self->watch);     //  the monitor before its socket
     zsock_destroy (&self->dealer);
     self->session = false;
 }

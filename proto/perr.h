@@ -41,6 +41,7 @@ typedef enum {
     //  Broker (50-59)
     PERR_INTERNAL = 50,
     PERR_SHUTTING_DOWN = 51,
+    PERR_UNAUTHORIZED = 52,      //  the key or resume token does not allow this
     PERR__COUNT
 } perr_t;
 

@@ -96,6 +96,8 @@ static const pschema_t s_records [] = {
 static const pfield_t s_hello [] = {
     { "agent", PF_NAME, true, 0, NULL, "the agent id this connection speaks for" },
     { "caps", PF_STR_ARRAY, false, 64, NULL, "capabilities, free-form" },
+    { "token", PF_STR, false, PROTO_MAX_NAME, NULL, "resume token from an earlier WELCOME" },
+    { "observe", PF_BOOL, false, 0, NULL, "WELCOME only, no registration (the tap)" },
 };
 static const pfield_t s_bye [] = {
     { "forget", PF_BOOL, false, 0, NULL, "also delete the registration and its mail" },
@@ -152,6 +154,7 @@ static const pfield_t s_welcome [] = {
     { "world", PF_REC, false, 0, R_WORLD, "world summary" },
     { "channels", PF_STR_ARRAY, false, PROTO_MAX_BATCH, NULL, "channels listened to" },
     { "origin", PF_UINT, false, 0, NULL, "identifies the broker's counters: changes when they restart" },
+    { "token", PF_STR, false, PROTO_MAX_NAME, NULL, "resume token (plain mode): keep it for HELLO" },
 };
 static const pfield_t s_error [] = {
     { "code", PF_UINT, true, 0, NULL, "error code" },
@@ -217,6 +220,8 @@ static const pfield_t s_stats_reply [] = {
     { "requests", PF_UINT, false, 0, NULL, "request frames received" },
     { "tap_seq", PF_UINT, false, 0, NULL, "latest tap sequence (TAP tseq)" },
     { "forgotten", PF_UINT, false, 0, NULL, "agents forgotten after --forget-after-ms offline" },
+    { "unauthorized", PF_UINT, false, 0, NULL, "requests refused UNAUTHORIZED" },
+    { "auth_denied", PF_UINT, false, 0, NULL, "connections refused at the handshake (CURVE)" },
 };
 
 // ---------------------------------------------------------------------------

@@ -121,6 +121,7 @@ for bench in "$@"; do
     case $name in
         bench_vmemory) run "$bench" ;;          # owned by the agent-mind engineer
         bench_relay)   run "$bench" --count "$RELAY_N" ;;
+        bench_curve)   run "$bench" --count "$((RELAY_N / 2))" ;;
         *)             run "$bench" $QFLAG ;;
     esac
 done
@@ -193,6 +194,8 @@ L.append("| \"all\" fan-out to 100 agents | %s | | | ≥ 1M/s | %s |" % (fmt(p, 
 row("state WRITE, 1 op, sync", "state_parley_sync", "state_redis_set_p1", "redis SET", "ops/s")
 row("state WRITE, 1 op, 256 in flight", "state_parley_pipelined", "state_redis_set_p256", "redis SET pipelined 256", "ops/s")
 row("state WRITE, 256 ops per WRITE", "state_parley_batched", "state_redis_set_p256", "redis SET pipelined 256", "ops/s")
+row("relay 256 B with CURVE (bench_curve, best of 3)", "curve_relay_curve_256",
+    "curve_relay_plain_256", "same relay, plain", "msg/s", 0.7, target_text="≥ 0.7× plain")
 for shape in ("sync", "pipelined", "batched"):
     p = r.get("state_replica_" + shape)
     L.append("| replica (SUB) updates received, %s | %s | | | keeps up | |" % (shape, fmt(p, "updates/s")))

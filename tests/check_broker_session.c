@@ -268,7 +268,12 @@ START_TEST (test_liveness_expiry)
     s_broker = testcheck_start (args);
     testsub_t *events = testsub_new (testbroker_pub (s_broker), "agent.Sleepy");
     testclient_t *watcher = testcheck_agent (s_broker, "Watcher");
-    testclient_t *sleepy = testcheck_agent (s_broker, "Sleepy");
+    testclient_t *sleepy = testclient_new (testbroker_router (s_broker));
+    pmsg_t *welcome = testclient_hello (sleepy, "Sleepy");
+    EXPECT (welcome, PMSG_WELCOME);
+    char token [PROTO_MAX_NAME + 1] = "";
+    ck_assert (pmsg_strcpy (welcome, "token", token, sizeof token));
+    pmsg_destroy (&welcome);
     //  Wait (generously) until the broker marks Sleepy offline.
     bool offline = false;
     int rehellos = 0;
@@ -294,8 +299,19 @@ START_TEST (test_liveness_expiry)
     pmsg_t *reply = testclient_call0 (sleepy, PMSG_HEARTBEAT);
     EXPECT_ERROR (reply, PERR_NOT_HELLO);
     pmsg_destroy (&reply);
-    //  ...and a new one may take the id over.
-    testclient_t *again = testcheck_agent (s_broker, "Sleepy");
+    //  ...and a new one may not take the id over without its resume token
+    //  (a stranger cannot take a recently dead agent's id)...
+    testclient_t *again = testclient_new (testbroker_router (s_broker));
+    reply = testclient_hello (again, "Sleepy");
+    EXPECT_ERROR (reply, PERR_ID_IN_USE);
+    pmsg_destroy (&reply);
+    //  ...but with it, at once.
+    penc_t *enc = testclient_begin (again, PMSG_HELLO, 2);
+    penc_kv_cstr (enc, "agent", "Sleepy");
+    penc_kv_cstr (enc, "token", token);
+    reply = testclient_call (again);
+    EXPECT (reply, PMSG_WELCOME);
+    pmsg_destroy (&reply);
     testclient_destroy (&again);
     testclient_destroy (&sleepy);
     testclient_destroy (&watcher);
@@ -562,8 +578,12 @@ START_TEST (test_help_and_usage)
               "%s/parley-broker --overflow sometimes >/dev/null 2>&1", bindir ? bindir : "bin");
     ck_assert_int_eq (WEXITSTATUS (system (command)), 2);
     snprintf (command, sizeof command, "%s/parley-broker --router tcp://256.1.1.1:1 "
-              "--pub tcp://127.0.0.1:* --tap off >/dev/null 2>&1", bindir ? bindir : "bin");
+              "--pub tcp://127.0.0.1:* --tap off --insecure >/dev/null 2>&1", bindir ? bindir : "bin");
     ck_assert_int_eq (WEXITSTATUS (system (command)), 3);
+    //  Without CURVE, an endpoint beyond loopback needs --insecure.
+    snprintf (command, sizeof command, "%s/parley-broker --router tcp://0.0.0.0:0 "
+              "--pub tcp://127.0.0.1:* --tap off >/dev/null 2>&1", bindir ? bindir : "bin");
+    ck_assert_int_eq (WEXITSTATUS (system (command)), 2);
 }
 END_TEST
 

@@ -46,7 +46,7 @@ s_replace (const char *text, const char *from, const char *to)
 }
 
 static const char *s_units [] = {
-    "parley-broker.service", "parley-agent@.service", "parley.target"
+    "parley-broker.service", "parley-agent@.service", "parley.target", "parley-keys.service"
 };
 #define UNIT_COUNT (sizeof s_units / sizeof s_units [0])
 
@@ -141,11 +141,17 @@ START_TEST (test_units_content)
     static const struct {
         const char *unit, *line;
     } wanted [] = {
-        { "parley-broker.service", "ExecStart=/usr/local/bin/parley-broker" },
+        { "parley-broker.service", "ExecStart=/usr/local/bin/parley-broker --curve-keys "
+                                   "${CREDENTIALS_DIRECTORY} --curve-allow /etc/parley/keys/allow" },
         { "parley-agent@.service", "ExecStart=/usr/local/bin/parley-agent --id %i "
-                                   "--memory-dir ${STATE_DIRECTORY}" },
+                                   "--memory-dir ${STATE_DIRECTORY} --curve-key "
+                                   "${CREDENTIALS_DIRECTORY}/team --curve-server-key "
+                                   "${CREDENTIALS_DIRECTORY}/broker" },
+        { "parley-broker.service", "Requires=parley-keys.service" },
+        { "parley-agent@.service", "Requires=parley-keys.service" },
+        { "parley-keys.service", "Type=oneshot" },
         { "parley-agent@.service", "StateDirectory=parley/%i" },
-        { "parley.target", "Wants=parley-broker.service" },
+        { "parley.target", "Wants=parley-keys.service parley-broker.service" },
         { "parley.target", "WantedBy=multi-user.target" },
     };
     static const char *both [] = {

@@ -9,6 +9,11 @@
 # in its summary, and the tap, across the same link, must see the broker's
 # WORLD_EVENT "explored" with coverage 1.
 #
+# Everything crosses the link with CURVE, as a team across machines should
+# run (docs/SECURITY.md): parley-keygen makes the broker's pair, one key per
+# agent naming its id, and a tap key; the broker allows the public halves.
+# A client without a key, and a tap holding only an agent key, are refused.
+#
 # The namespaces, the veth pair and the addresses exist only inside this
 # test's own sandbox and are removed on every exit path (trap), as are the
 # processes started here.
@@ -92,16 +97,30 @@ if [ "${1:-}" = "--probe" ]; then
     exit 0
 fi
 
-for b in parley-broker parley-agent parley-tap; do
+for b in parley-broker parley-agent parley-tap parley-keygen; do
     [ -x "$bin/$b" ] || fail "$bin/$b is missing (run make)"
 done
 # Background jobs are started with nsenter itself, not through a shell
 # function, so $! is the program (nsenter execs it) and signals reach it.
 in_agents() { in_ns "$ns_agents" "$@"; }
 
-# The broker, bound to its veth address only.
+# Keys: the broker's pair, one per agent (naming its id), one for the tap.
+keys=$work/keys
+mkdir -p "$work/allow"
+"$bin/parley-keygen" --dir "$keys" --name broker >/dev/null 2>&1 || fail "keygen broker"
+for i in 1 2 3; do
+    "$bin/parley-keygen" --dir "$keys" --name "agent$i" --agents "Agent$i" >/dev/null 2>&1 ||
+        fail "keygen agent$i"
+    cp "$keys/agent$i" "$work/allow/"
+done
+"$bin/parley-keygen" --dir "$keys" --name tap --rights tap >/dev/null 2>&1 || fail "keygen tap"
+cp "$keys/tap" "$work/allow/"
+curve_tap=(--curve-key "$keys/tap" --curve-server-key "$keys/broker")
+
+# The broker, bound to its veth address only, CURVE on every socket.
 nsenter --net="/run/netns/$ns_broker" "$bin/parley-broker" --router "$router" --pub "tcp://$addr_broker:5556" \
-    --tap "tcp://$addr_broker:5557" --ready-file "$work/ready" >"$work/broker.log" 2>&1 &
+    --tap "tcp://$addr_broker:5557" --ready-file "$work/ready" \
+    --curve-keys "$keys" --curve-allow "$work/allow" >"$work/broker.log" 2>&1 &
 broker_pid=$!
 for _ in $(seq 600); do
     [ -s "$work/ready" ] && break
@@ -116,15 +135,23 @@ log "broker up in $ns_broker: $(tr '\n' ' ' <"$work/ready")"
 in_agents "$bin/parley-tap" --broker tcp://127.0.0.1:5555 --connect-timeout-ms 300 \
     >/dev/null 2>&1 && fail "a broker answered on 127.0.0.1 inside $ns_agents"
 
+# Without a key, or with a key that lacks the tap right, nothing gets in.
+in_agents "$bin/parley-tap" --broker "$router" --connect-timeout-ms 1000 >/dev/null 2>&1 &&
+    fail "a plaintext parley-tap was answered by the CURVE broker"
+in_agents "$bin/parley-tap" --broker "$router" --connect-timeout-ms 1000 \
+    --curve-key "$keys/agent1" --curve-server-key "$keys/broker" >/dev/null 2>&1 &&
+    fail "a parley-tap with an agent key was let in"
+log "a plaintext tap and a tap with an agent key were refused"
+
 # A tap across the link. It is subscribed once it prints a frame; the
-# HELLO/BYE of short-lived taps give it frames to print.
-nsenter --net="/run/netns/$ns_agents" "$bin/parley-tap" --broker "$router" --json \
+# HELLO observe of short-lived taps give it frames to print.
+nsenter --net="/run/netns/$ns_agents" "$bin/parley-tap" --broker "$router" --json "${curve_tap[@]}" \
     >"$work/tap.jsonl" 2>"$work/tap.log" &
 tap_pid=$!
 for _ in $(seq 600); do
     [ -s "$work/tap.jsonl" ] && break
     kill -0 "$tap_pid" 2>/dev/null || fail "parley-tap exited"
-    in_agents "$bin/parley-tap" --broker "$router" --timeout-ms 1 >/dev/null 2>&1
+    in_agents "$bin/parley-tap" --broker "$router" --timeout-ms 1 "${curve_tap[@]}" >/dev/null 2>&1
     sleep 0.1
 done
 [ -s "$work/tap.jsonl" ] || fail "parley-tap saw no frame within 60 s"
@@ -134,7 +161,8 @@ log "tap subscribed across the link"
 agent_pids=()
 for i in 1 2 3; do
     nsenter --net="/run/netns/$ns_agents" timeout 300 "$bin/parley-agent" --broker "$router" --id "Agent$i" \
-        --memory-dir none --quiet >"$work/agent$i.log" 2>&1 &
+        --memory-dir none --quiet --max-steps 200 --curve-key "$keys/agent$i" --curve-server-key "$keys/broker" \
+        >"$work/agent$i.log" 2>&1 &
     agent_pids+=($!)
 done
 for i in 1 2 3; do
@@ -165,5 +193,6 @@ python3 -c 'import json,sys; m=json.loads(sys.argv[1])["msg"]; assert m["coverag
 kill -TERM "$tap_pid"
 wait "$tap_pid" || fail "parley-tap did not exit cleanly on SIGTERM"
 log "$(grep totals "$work/tap.log")"
-log "PASSED: 3 agents in $ns_agents explored the world of the broker in $ns_broker"
+grep -q "refused" "$work/broker.log" || fail "the broker logged no refusal"
+log "PASSED: 3 agents in $ns_agents explored the world of the broker in $ns_broker over CURVE"
 exit 0

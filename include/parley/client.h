@@ -79,6 +79,7 @@ typedef enum {
     PARLEY_ERR_NOT_IN_WORLD = 41,
     PARLEY_ERR_INTERNAL = 50,
     PARLEY_ERR_SHUTTING_DOWN = 51,
+    PARLEY_ERR_UNAUTHORIZED = 52,    //  the key or token does not allow it
     //  Client side
     PARLEY_ERR_TIMEOUT = 1000,      //  the broker answers HELLO but not this request
     PARLEY_ERR_STOPPED,             //  the stop flag was raised
@@ -113,6 +114,17 @@ void parley_client_set_attempts (parley_client_t *self, int attempts);
 void parley_client_set_connect_attempts (parley_client_t *self, int attempts);
 //  A flag a signal handler raises: every wait returns soon after.
 void parley_client_set_stop (parley_client_t *self, volatile sig_atomic_t *stop);
+//  Security (docs/SECURITY.md). `curve_key` is this client's certificate
+//  (with its _secret file) and `curve_server_key` the broker's public one:
+//  both or neither (plain). `token_file` keeps the resume token a plain
+//  broker issues at WELCOME, so a restarted client takes its id over at
+//  once (NULL: kept in memory only). PARLEY_OK, or PARLEY_ERR_INVALID with
+//  the reason in parley_client_error_text when a key file is unusable.
+parley_err_t parley_client_set_security (parley_client_t *self, const char *curve_key,
+                                         const char *curve_server_key, const char *token_file);
+//  An observer (the tap, operator tools) says HELLO with `observe`: it
+//  learns the endpoints but is not registered as an agent and gets no mail.
+void parley_client_set_observe (parley_client_t *self, bool observe);
 
 //  What WELCOME said, as of the last HELLO.
 typedef struct {

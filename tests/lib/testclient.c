@@ -17,8 +17,14 @@ struct _testclient_t {
 testclient_t *
 testclient_new (const char *endpoint)
 {
+    return testclient_new_curve (endpoint, NULL, NULL);
+}
+
+testclient_t *
+testclient_new_curve (const char *endpoint, const char *key, const char *server_key)
+{
     assert (endpoint);
-    parley_client_t *raw = client_raw_new (endpoint);
+    parley_client_t *raw = client_raw_new_curve (endpoint, key, server_key);
     if (!raw)
         return NULL;
     testclient_t *self = calloc (1, sizeof (testclient_t));
@@ -186,7 +192,14 @@ struct _testsub_t {
 testsub_t *
 testsub_new (const char *endpoint, const char *prefix)
 {
-    parley_client_t *raw = client_raw_sub_new (endpoint, prefix);
+    return testsub_new_curve (endpoint, prefix, NULL, NULL);
+}
+
+testsub_t *
+testsub_new_curve (const char *endpoint, const char *prefix, const char *key,
+                   const char *server_key)
+{
+    parley_client_t *raw = client_raw_sub_new_curve (endpoint, prefix, key, server_key);
     if (!raw)
         return NULL;
     testsub_t *self = calloc (1, sizeof (testsub_t));

@@ -31,6 +31,10 @@
 typedef struct _testclient_t testclient_t;
 
 testclient_t *testclient_new (const char *endpoint);
+//  A CURVE client: own pair `key` (FILE + FILE_secret) and the broker's
+//  public certificate (both NULL: plain). NULL if a key file is unusable.
+testclient_t *testclient_new_curve (const char *endpoint, const char *key,
+                                    const char *server_key);
 void testclient_destroy (testclient_t **self_p);
 
 //  Starts a request with a fresh id and `fields` own fields; returns the
@@ -78,6 +82,8 @@ typedef struct _testsub_t testsub_t;
 
 //  Subscribes to `prefix` on a PUB/XPUB endpoint.
 testsub_t *testsub_new (const char *endpoint, const char *prefix);
+testsub_t *testsub_new_curve (const char *endpoint, const char *prefix, const char *key,
+                              const char *server_key);
 void testsub_destroy (testsub_t **self_p);
 //  The next event; its topic is copied to `topic` (may be NULL). NULL on
 //  timeout.

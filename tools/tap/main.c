@@ -18,6 +18,7 @@
 #include "plog.h"
 #include "pmsg.h"
 #include "tap_discover.h"
+#include "pcurve.h"
 #include "tap_filter.h"
 #include "tap_frame.h"
 #include "tap_json.h"
@@ -28,7 +29,7 @@
 
 static const pconfig_option_t s_options [] = {
     { "broker", 'b', PCONFIG_STR, "PARLEY_BROKER", "tcp://127.0.0.1:5555", 0, 0, "ENDPOINT",
-      "broker request endpoint, asked (HELLO/BYE) for its tap endpoint" },
+      "broker request endpoint, asked (HELLO observe) for its tap endpoint" },
     { "tap", 't', PCONFIG_STR, "PARLEY_TAP", NULL, 0, 0, "ENDPOINT",
       "connect to this tap endpoint directly (wins over --broker)" },
     { "json", 'j', PCONFIG_BOOL, NULL, NULL, 0, 0, NULL,
@@ -51,6 +52,10 @@ static const pconfig_option_t s_options [] = {
       "exit after MS milliseconds (0: no limit); failure if --count was not reached" },
     { "connect-timeout-ms", 0, PCONFIG_INT, "PARLEY_CONNECT_TIMEOUT_MS", "5000", 1, 1e9, "MS",
       "how long to wait for the broker's WELCOME" },
+    { "curve-key", 0, PCONFIG_STR, "PARLEY_CURVE_KEY", NULL, 0, 0, "FILE",
+      "own CURVE key pair, with the tap right (parley-keygen --rights tap)" },
+    { "curve-server-key", 0, PCONFIG_STR, "PARLEY_CURVE_SERVER_KEY", NULL, 0, 0, "FILE",
+      "the broker's public certificate: CURVE to the broker (docs/SECURITY.md)" },
     { "hwm", 0, PCONFIG_INT, NULL, "100000", 1, 1e9, "FRAMES",
       "receive queue of the tap socket; beyond it frames are dropped (and counted)" },
 };
@@ -136,6 +141,13 @@ s_connect (s_app_t *app, const char *endpoint)
     zsock_set_rcvhwm (sub, (int) pconfig_int (app->config, "hwm"));
     zsock_set_maxmsgsize (sub, TAP_RECORD_MAX);
     zsock_set_subscribe (sub, "tap.");
+    char why [512];
+    if (pcurve_client (sub, pconfig_str (app->config, "curve-key"),
+                       pconfig_str (app->config, "curve-server-key"), why, sizeof why)) {
+        plog_error ("%s", why);
+        zsock_destroy (&sub);
+        return NULL;
+    }
     if (zsock_connect (sub, "%s", endpoint) != 0) {
         plog_error ("cannot connect to tap %s: %s", endpoint, zmq_strerror (zmq_errno ()));
         zsock_destroy (&sub);
@@ -335,7 +347,8 @@ s_run (s_app_t *app)
     }
     else {
         const char *broker = pconfig_str (app->config, "broker");
-        int rc = tap_discover (broker, pconfig_int (app->config, "connect-timeout-ms"),
+        int rc = tap_discover (broker, pconfig_str (app->config, "curve-key"),
+                               pconfig_str (app->config, "curve-server-key"), pconfig_int (app->config, "connect-timeout-ms"),
                                endpoint, sizeof endpoint, why, sizeof why);
         if (rc != PARLEY_EXIT_OK) {
             plog_error ("%s", why);

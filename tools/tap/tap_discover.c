@@ -1,4 +1,4 @@
-/*  tap_discover - HELLO, read WELCOME.tap, BYE forget; see tap_discover.h. */
+/*  tap_discover - HELLO observe, read WELCOME.tap; see tap_discover.h. */
 #include <czmq.h>
 #include <unistd.h>
 #include "pconfig.h"
@@ -20,8 +20,8 @@ s_agent_name (char *name, size_t size)
 }
 
 int
-tap_discover (const char *broker, int64_t timeout_ms, char *tap, size_t tap_size,
-              char *why, size_t why_size)
+tap_discover (const char *broker, const char *curve_key, const char *curve_server_key,
+              int64_t timeout_ms, char *tap, size_t tap_size, char *why, size_t why_size)
 {
     assert (broker);
     assert (tap && tap_size > 0);
@@ -29,11 +29,20 @@ tap_discover (const char *broker, int64_t timeout_ms, char *tap, size_t tap_size
     s_agent_name (agent, sizeof agent);
     parley_client_t *client = parley_client_new (broker, agent);
     parley_client_add_cap (client, "tap");
+    //  An observer: the broker tells it the endpoints without registering
+    //  it, so the tap never shows in AGENTS and cannot receive mail.
+    parley_client_set_observe (client, true);
     parley_client_set_timeout (client, timeout_ms, 0);
     parley_client_set_connect_attempts (client, 1);
     parley_client_set_stop (client, (volatile sig_atomic_t *) &zsys_interrupted);
     int rc = PARLEY_EXIT_OK;
-    parley_err_t err = parley_client_connect (client);
+    parley_err_t err = parley_client_set_security (client, curve_key, curve_server_key, NULL);
+    if (err != PARLEY_OK) {
+        snprintf (why, why_size, "%s", parley_client_error_text (client));
+        parley_client_destroy (&client);
+        return PARLEY_EXIT_USAGE;
+    }
+    err = parley_client_connect (client);
     if (err == PARLEY_ERR_TIMEOUT || err == PARLEY_ERR_STOPPED || err == PARLEY_ERR_SOCKET) {
         snprintf (why, why_size, "broker %s: %s", broker,
                   err == PARLEY_ERR_STOPPED? "interrupted": parley_client_error_text (client));
@@ -55,9 +64,6 @@ tap_discover (const char *broker, int64_t timeout_ms, char *tap, size_t tap_size
         }
         else
             tap_discover_fix_wildcard (tap, tap_size, broker);
-        //  Leave no trace but the joined/left events. A lost reply here is
-        //  harmless: the broker's liveness timeout forgets the id anyway.
-        parley_client_bye (client, true);
     }
     parley_client_destroy (&client);
     return rc;

@@ -1,12 +1,11 @@
 /*  tap_discover - asks a broker where its tap socket is.
 
-    The protocol has one way to learn the tap endpoint: the `tap` field of
-    WELCOME, the reply to HELLO. So parley-tap says HELLO as agent
-    "tap-<host>-<pid>" with caps ["tap"], reads `tap`, and at once says BYE
-    with forget=true, which deletes the registration and any mail queued for
-    it. The tap is therefore visible for a moment in AGENTS and as
-    AGENT_EVENT joined and left; a HELLO-less "where is the tap" request would be
-    cleaner and is proposed to the broker (see the README notes).
+    The tap learns the tap endpoint from the `tap` field of WELCOME: it
+    says HELLO with `observe` true (name "tap-<host>-<pid>"), which the
+    broker answers with WELCOME without registering anything, so the tap
+    never shows in AGENTS, has no inbox and publishes no AGENT_EVENT. With
+    CURVE keys (--curve-key, --curve-server-key) the request socket and
+    the tap socket are CURVE clients; the broker wants the tap right.
 
     Also: a bind endpoint (tcp with host "*", "0.0.0.0" or "[::]") is
     not something to connect to; tap_discover_fix_wildcard turns its host
@@ -23,8 +22,8 @@
 //  PARLEY_EXIT_OK, PARLEY_EXIT_NETWORK (no reply within timeout_ms, bad
 //  endpoint) or PARLEY_EXIT_FAILURE (the broker answered ERROR), with a
 //  sentence in `why`.
-int tap_discover (const char *broker, int64_t timeout_ms, char *tap, size_t tap_size,
-                  char *why, size_t why_size);
+int tap_discover (const char *broker, const char *curve_key, const char *curve_server_key,
+                  int64_t timeout_ms, char *tap, size_t tap_size, char *why, size_t why_size);
 
 //  Rewrites a wildcard host in `endpoint` (in place, within `size`) to the
 //  host of `reference` (an endpoint, may be NULL), else 127.0.0.1.
