@@ -14,7 +14,7 @@
 # Sources are discovered by folder, so adding a .c file needs no edit here:
 #   common/*.c proto/*.c          -> static libraries shared by every binary
 #   broker/*.c  (main.c aside)    -> libparley_broker.a, linked with broker/main.c
-#   agent/*.c   (main.c aside)    -> libparley_agent.a,  linked with agent/main.c
+#   agent/*.c agent/*/*.c (main.c aside) -> libparley_agent.a, linked with agent/main.c
 #   tools/tap/*.c                 -> parley-tap
 #   tests/check_*.c               -> one Check binary each, linked with everything
 
@@ -52,7 +52,7 @@ LIBS = $(PKG_LIBS) $(FAISS_LIBS) -lpthread
 COMMON_SRC := $(wildcard common/*.c)
 PROTO_SRC  := $(wildcard proto/*.c)
 BROKER_SRC := $(filter-out broker/main.c,$(wildcard broker/*.c))
-AGENT_SRC  := $(filter-out agent/main.c,$(wildcard agent/*.c))
+AGENT_SRC  := $(filter-out agent/main.c,$(wildcard agent/*.c agent/*/*.c))
 TAP_SRC    := $(wildcard tools/tap/*.c)
 TEST_SRC   := $(wildcard tests/check_*.c)
 TESTLIB_SRC := $(wildcard tests/lib/*.c)

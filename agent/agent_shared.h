@@ -19,7 +19,7 @@
 #include "embedder.h"
 #include "flow.h"
 #include "policy.h"
-#include "vmemory.h"
+#include "vmemory/vmemory.h"
 
 #define AGENT_MAX_TEAM 64
 #define AGENT_CONNECTORS 3

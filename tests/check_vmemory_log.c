@@ -17,7 +17,7 @@
 #include <faiss/c_api/index_io_c.h>
 
 #include "agent/embedder.h"
-#include "agent/vmemory.h"
+#include "agent/vmemory/vmemory.h"
 #include "lib/testsuite.h"
 #include "lib/tproc.h"
 
