@@ -70,9 +70,14 @@ s_on_signal (int signum)
     s_stop = 1;
 }
 
+//  CZMQ's first socket installs its own SIGINT/SIGTERM handler over ours,
+//  which only sets zsys_interrupted (a flag this loop never reads), so the
+//  agent would ignore both signals. Turn CZMQ's handling off before any
+//  socket exists, then install ours.
 static void
 s_signals (void)
 {
+    zsys_handler_set (NULL);
     struct sigaction sa;
     memset (&sa, 0, sizeof (sa));
     sa.sa_handler = s_on_signal;
@@ -109,6 +114,7 @@ int
 main (int argc, char **argv)
 {
     plog_init ("parley-agent", NULL);
+    s_signals ();
     pconfig_t *config = pconfig_new ("parley-agent", "parley-agent [OPTIONS]",
         "One Parley agent: explores the broker's world with the node loop Perception -> "
         "RetrieveMemory -> Communication -> Decision -> Execution -> UpdateMemory, "
@@ -149,7 +155,6 @@ main (int argc, char **argv)
         pconfig_destroy (&config);
         return PARLEY_EXIT_USAGE;
     }
-    s_signals ();
     if (agent_connect (agent, &s_stop, err, sizeof (err)) != 0) {
         if (!s_stop)
             plog_error ("broker refused us: %s", err);

@@ -245,6 +245,60 @@ START_TEST (test_act_carries_step)
 }
 END_TEST
 
+//  One agent stopped by `signum` in the middle of a long step delay: it
+//  exits 0 well before the delay ends, says why, has saved its memory (a
+//  second run resumes it) and has said BYE (the broker lists it offline at
+//  once, long before --liveness-ms would expire it).
+static void
+s_stops_on_signal (int signum, const char *id)
+{
+    const char *args[] = { "--liveness-ms", "600000", NULL };
+    testbroker_t *broker = testbroker_start (args);
+    ck_assert_ptr_nonnull (broker);
+    tproc_dir_t *dir = tproc_dir_new ();
+    char *mem = tproc_dir_path (dir, id);
+    const char *extra[] = { "--max-steps", "1000", "--no-stop-when-explored",
+                            "--step-delay-ms", "600000", NULL };
+    tproc_t *agent = start_agent (testbroker_router (broker), id, mem, extra);
+    ck_assert_msg (tproc_wait_for (agent, "step 1 ", DEADLINE_MS), "%s", tproc_err (agent));
+    tproc_signal (agent, signum);
+    //  The bound is 5 s (the promise is 2 s; the margin is for a loaded
+    //  machine): without a working handler the agent sleeps 10 minutes.
+    int status = tproc_wait (agent, 5000);
+    ck_assert_msg (status == 0, "exit %d after signal %d\n%s", status, signum, tproc_err (agent));
+    ck_assert_str_eq (summary_field (tproc_out (agent), "end"), "\"stopped by a signal\"");
+    tproc_destroy (&agent);
+
+    testclient_t *client = testcheck_agent (broker, "observer");
+    pmsg_t *list = testclient_call0 (client, PMSG_AGENTS);
+    const msgpack_object *info = testcheck_find_agent (list, id);
+    ck_assert_ptr_nonnull (info);
+    ck_assert_msg (!pobj_bool (info, "online", true), "%s still online: no BYE", id);
+    pmsg_destroy (&list);
+    testclient_destroy (&client);
+
+    const char *again[] = { "--max-steps", "1", "--no-stop-when-explored", NULL };
+    agent = start_agent (testbroker_router (broker), id, mem, again);
+    ck_assert_int_eq (tproc_wait (agent, DEADLINE_MS), 0);
+    ck_assert_msg (strstr (tproc_err (agent), "resumed with 1 memories"), "%s", tproc_err (agent));
+    tproc_destroy (&agent);
+    free (mem);
+    tproc_dir_destroy (&dir);
+    testbroker_stop (&broker);
+}
+
+START_TEST (test_sigterm_stops_agent)
+{
+    s_stops_on_signal (SIGTERM, "Termed");
+}
+END_TEST
+
+START_TEST (test_sigint_stops_agent)
+{
+    s_stops_on_signal (SIGINT, "Interrupted");
+}
+END_TEST
+
 static const char *s_url;
 static void server_up (void) { s_url = openai_server_start (); }
 static void server_down (void) { openai_server_stop (); }
@@ -323,6 +377,11 @@ main (void)
     tcase_add_test (tc, test_help_and_usage);
     tcase_add_test (tc, test_act_carries_step);
     suite_add_tcase (s, tc);
+    TCase *signals = tcase_create ("signals");
+    tcase_set_timeout (signals, 300);
+    tcase_add_test (signals, test_sigterm_stops_agent);
+    tcase_add_test (signals, test_sigint_stops_agent);
+    suite_add_tcase (s, signals);
     TCase *llm = tcase_create ("llm");
     tcase_set_timeout (llm, 300);
     tcase_add_unchecked_fixture (llm, server_up, server_down);
