@@ -41,6 +41,14 @@ s_keepalive (void *arg)
         brokerlink_keepalive (a->link);
 }
 
+//  http's cancel: a stop signal abandons a model or embedding call at once.
+static bool
+s_cancelled (void *arg)
+{
+    agent_shared_t *a = (agent_shared_t *) arg;
+    return a->stop && *a->stop;
+}
+
 static int
 s_open_memory (agent_t *self, char *err, size_t err_size)
 {
@@ -48,6 +56,7 @@ s_open_memory (agent_t *self, char *err, size_t err_size)
     embedder_options_default (&eo);
     eo.http.tick = s_keepalive;
     eo.http.tick_arg = &self->shared;
+    eo.http.cancel = s_cancelled;
     eo.url = self->config.embed_url && *self->config.embed_url? self->config.embed_url: NULL;
     eo.model = self->config.embed_model;
     if (eo.url)     //  a server's dimension: as told, or learnt with one probe
@@ -96,6 +105,7 @@ s_policies (agent_t *self, char *err, size_t err_size)
     llm_options_default (&lo);
     lo.http.tick = s_keepalive;
     lo.http.tick_arg = &self->shared;
+    lo.http.cancel = s_cancelled;
     lo.url = self->config.llm_url;
     lo.model = self->config.llm_model;
     if (self->config.llm_timeout_ms > 0)
@@ -103,7 +113,10 @@ s_policies (agent_t *self, char *err, size_t err_size)
     llm_t *llm = llm_new (&lo, err, err_size);
     if (!llm)
         return -1;
-    a->policy = policy_llm_new (llm);
+    a->policy = policy_llm_new (llm, self->config.llm_breaker_ms);
+    a->llm_deadline_ms = self->config.llm_deadline_ms;
+    if (self->config.llm_probe)
+        policy_llm_probe (a->policy, 5000);
     return 0;
 }
 
@@ -237,11 +250,22 @@ agent_run (agent_t *self)
     if (vmemory_save (a->vmem, err, sizeof (err)) != 0)
         plog_warn ("saving memory failed: %s", err);
     brokerlink_bye (a->link);
-    if (streq (result, "end"))
-        return AGENT_DONE;
     if (streq (result, "stopped") || (a->stop && *a->stop)) {
         snprintf (a->end_reason, sizeof (a->end_reason), "stopped by a signal");
         return AGENT_STOPPED;
+    }
+    if (streq (result, "end")) {
+        if (a->policy != a->heuristic) {
+            policy_llm_report_t r;
+            policy_llm_report (a->policy, &r);
+            if (r.totals.ok == 0 && a->step > 0) {
+                plog_error ("the model was never reached: %" PRIu64 " calls failed, %" PRIu64
+                            " decisions skipped; every step was decided by the heuristic",
+                            r.totals.failed, r.skipped);
+                return AGENT_NO_MODEL;
+            }
+        }
+        return AGENT_DONE;
     }
     snprintf (a->end_reason, sizeof (a->end_reason), "node %s failed",
               flow_last_node (self->flow)? flow_last_node (self->flow): "?");
@@ -294,6 +318,19 @@ agent_summary (agent_t *self, FILE *out)
              vmemory_count (a->vmem), a->msgs_sent, a->msgs_received, a->invalid_answers,
              a->heuristic != a->policy? a->fallbacks: 0, link.hellos, link.keepalives,
              median_ms, p90_ms, a->end_reason);
+    if (a->policy != a->heuristic) {
+        policy_llm_report_t r;
+        policy_llm_report (a->policy, &r);
+        const llm_totals_t *t = &r.totals;
+        fprintf (out, "[%s] MODEL calls=%" PRIu64 " ok=%" PRIu64 " failed=%" PRIu64
+                 " skipped=%" PRIu64 " breaker_openings=%" PRIu64 " retries=%" PRIu64
+                 " prompt_tokens=%" PRIu64 " completion_tokens=%" PRIu64
+                 " calls_with_usage=%" PRIu64 " latency_ms_mean=%.1f latency_ms_max=%.1f\n",
+                 a->id, t->calls, t->ok, t->failed, r.skipped, r.breaker_openings, t->retries,
+                 t->prompt_tokens, t->completion_tokens, t->calls_with_usage,
+                 t->calls? t->latency_us / 1000.0 / (double) t->calls: 0.0,
+                 t->latency_max_us / 1000.0);
+    }
     fprintf (out, "[%s] found:", a->id);
     for (size_t i = 0; i < found; i++)
         fprintf (out, "%s %s", i? ",": "", conn_world_seen_at (a->world, i));

@@ -35,12 +35,22 @@ typedef struct {
     int64_t request_timeout_ms;     //  broker reply timeout; 0 = default
     int64_t llm_timeout_ms;         //  model call timeout; 0 = default
     FILE *progress;                 //  progress lines and summary; NULL = none
+    int64_t llm_deadline_ms;        //  one decision, every try and retry; 0 = none
+    int64_t llm_breaker_ms;         //  circuit breaker cool-down; 0 = no breaker
+    bool llm_probe;                 //  GET <llm-url>/models at start
 } agent_config_t;
 
 //  Exit status of agent_run.
 #define AGENT_DONE 0                //  the loop ended normally
 #define AGENT_STOPPED 1             //  a signal stopped it
 #define AGENT_FAILED 2              //  a node failed without fallback
+#define AGENT_NO_MODEL 3            //  the loop ended, but the model never answered once
+
+//  parley-agent's exit code for AGENT_NO_MODEL: the llm policy was asked to
+//  decide and its server never gave one answer (the heuristic decided
+//  every step). Distinct from 1 so scripts can tell "ran without its
+//  model" from "crashed".
+#define AGENT_EXIT_NO_MODEL 4
 
 //  NULL with `err` filled (bad option, memory or model setup failure).
 agent_t *agent_new (const agent_config_t *config, char *err, size_t err_size);

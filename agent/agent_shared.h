@@ -38,6 +38,7 @@ typedef struct {
     int64_t step_delay_ms;
     FILE *progress;                     //  one line per step; NULL = quiet
     volatile sig_atomic_t *stop;
+    int64_t llm_deadline_ms;            //  per decision; 0 = none
 
     //  Parts (agent.c)
     brokerlink_t *link;
@@ -71,6 +72,8 @@ typedef struct {
     char answer_error[512];             //  why the last answer was refused
     char *refused_answer;               //  that answer, told back on a retry
     bool by_fallback;                   //  the heuristic decided this step
+    int64_t decision_deadline;          //  pclock_mono_ms; 0 = none
+    int decision_tries;                 //  policy asks this decision
     char action[32];
     char *mail_text;                    //  messages received this step, for memory
 

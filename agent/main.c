@@ -49,6 +49,14 @@ static const pconfig_option_t s_options[] = {
       "pause between steps (heartbeats and mail wake-ups continue)" },
     { "request-timeout-ms", 0, PCONFIG_INT, "PARLEY_REQUEST_TIMEOUT_MS", "3000", 100, 600000, "MS",
       "broker reply timeout; then the agent reconnects and retries" },
+    //  The model's failure budget (see docs/MODEL.md, "When the model fails").
+    { "llm-deadline-ms", 0, PCONFIG_INT, "PARLEY_LLM_DEADLINE_MS", "120000", 0, 3600000, "MS",
+      "one decision's whole budget: every model call, retry and backoff (0: none)" },
+    { "llm-breaker-ms", 0, PCONFIG_INT, "PARLEY_LLM_BREAKER_MS", "30000", 0, 3600000, "MS",
+      "after 3 failed model calls in a row, do not call the server for this long "
+      "(doubling up to 5 min while it keeps failing; 0: always call)" },
+    { "llm-probe", 0, PCONFIG_BOOL, "PARLEY_LLM_PROBE", "true", 0, 0, "BOOL",
+      "ask GET <llm-url>/models at start and say clearly if the server is not there" },
     { "quiet", 'q', PCONFIG_BOOL, "PARLEY_QUIET", "false", 0, 0, NULL,
       "no progress lines on stdout (the summary is still printed)" },
 };
@@ -59,7 +67,9 @@ static const char *s_epilogue =
     "then a summary ([ID] SUMMARY ... and [ID] found: ...). Logs go to stderr.\n"
     "The loop ends on the end action, --max-steps, or a fully explored world.\n"
     "A lost broker is waited for (with backoff), never a reason to exit.\n"
-    "SIGINT/SIGTERM stop after the current node, save the memory and exit 0.";
+    "SIGINT/SIGTERM stop after the current node, save the memory and exit 0.\n"
+    "Exit code 4: --policy llm ran to its end but its model never answered once\n"
+    "(every step was decided by the heuristic; see the MODEL summary line).";
 
 static volatile sig_atomic_t s_stop = 0;
 
@@ -108,6 +118,9 @@ s_fill (pconfig_t *config, agent_config_t *c, const char *id, const char *memory
     c->step_delay_ms = pconfig_int (config, "step-delay-ms");
     c->request_timeout_ms = pconfig_int (config, "request-timeout-ms");
     c->progress = stdout;
+    c->llm_deadline_ms = pconfig_int (config, "llm-deadline-ms");
+    c->llm_breaker_ms = pconfig_int (config, "llm-breaker-ms");
+    c->llm_probe = pconfig_bool (config, "llm-probe");
 }
 
 int
@@ -163,7 +176,8 @@ main (int argc, char **argv)
     else {
         int rc = agent_run (agent);
         agent_summary (agent, stdout);
-        status = rc == AGENT_FAILED? PARLEY_EXIT_FAILURE: PARLEY_EXIT_OK;
+        status = rc == AGENT_FAILED? PARLEY_EXIT_FAILURE
+               : rc == AGENT_NO_MODEL? AGENT_EXIT_NO_MODEL: PARLEY_EXIT_OK;
     }
     agent_destroy (&agent);
     pconfig_destroy (&config);

@@ -3,7 +3,11 @@
     Decision builds the AgentMemory context, asks the primary policy, parses
     the answer (answer.h) and validates it against the allowed actions. An
     unusable answer is a failed exec: the flow retries it, and the retry
-    tells the model what was wrong (previous_answer / previous_error). When
+    tells the model what was wrong (previous_answer / previous_error). A
+    call that got no answer at all (server down, not JSON) is not the
+    model's mistake: the retry resends the original request, and is skipped
+    when it cannot help (request refused, deadline passed, circuit open).
+    Every try of one decision shares one deadline (--llm-deadline-ms). When
     the retries are spent the fallback lets the heuristic decide this step.
     The agent never stops because of a bad answer.
 
@@ -33,6 +37,8 @@ s_decision_prep (void *shared, void *ctx)
     zstr_free (&a->refused_answer);
     a->answer_error[0] = 0;
     a->by_fallback = false;
+    a->decision_tries = 0;
+    a->decision_deadline = a->llm_deadline_ms > 0? pclock_mono_ms () + a->llm_deadline_ms: 0;
     return 0;
 }
 
@@ -53,10 +59,13 @@ s_input (agent_shared_t *a, policy_input_t *in, bool retry)
     in->world = a->world;
     in->mailbox = a->mailbox;
     in->state = a->state;
-    if (retry && a->answer_error[0]) {
-        in->previous_answer = a->refused_answer? a->refused_answer: "";
+    //  Only an answer the model gave is told back to it.
+    if (retry && a->refused_answer) {
+        in->previous_answer = a->refused_answer;
         in->previous_error = a->answer_error;
     }
+    in->deadline_ms = a->decision_deadline;
+    in->stop = a->stop;
 }
 
 //  Asks `policy`; on success a->answer holds a valid answer.
@@ -94,6 +103,9 @@ static int
 s_decision_exec (void *shared, void *ctx)
 {
     agent_shared_t *a = (agent_shared_t *) shared;
+    if (a->decision_tries++ > 0 && a->policy != a->heuristic && !a->refused_answer
+    &&  !policy_llm_retry_useful (a->policy))
+        return -1;
     return s_ask (a, a->policy, true);
 }
 
@@ -103,9 +115,16 @@ s_decision_fallback (void *shared, void *ctx)
     agent_shared_t *a = (agent_shared_t *) shared;
     a->fallbacks++;
     a->by_fallback = true;
-    if (a->heuristic != a->policy)
-        plog_warn ("step %" PRIu64 ": %s policy gave no usable answer (%s); the heuristic decides",
-                   a->step, policy_name (a->policy), a->answer_error);
+    if (a->heuristic != a->policy) {
+        //  An open circuit was logged once when it opened: not every step.
+        policy_llm_report_t r;
+        policy_llm_report (a->policy, &r);
+        if (r.breaker_open)
+            plog_debug ("step %" PRIu64 ": circuit open; the heuristic decides", a->step);
+        else
+            plog_warn ("step %" PRIu64 ": %s policy gave no usable answer (%s); "
+                       "the heuristic decides", a->step, policy_name (a->policy), a->answer_error);
+    }
     a->answer_error[0] = 0;
     if (s_ask (a, a->heuristic, false) == 0)
         return 0;

@@ -365,6 +365,42 @@ START_TEST (test_llm_agent_kept_alive_during_slow_model)
 }
 END_TEST
 
+static int
+count_of (const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *at = strstr (text, needle); at; at = strstr (at + 1, needle))
+        n++;
+    return n;
+}
+
+START_TEST (test_llm_agent_model_never_reached)
+{
+    //  Nothing listens at --llm-url: the probe at start says so clearly,
+    //  the circuit opens once (one warning, not one per step), no step
+    //  waits for the dead server, the summary shows zero answers and the
+    //  agent exits 4, not 0.
+    testbroker_t *broker = testbroker_start (NULL);
+    ck_assert_ptr_nonnull (broker);
+    const char *extra[] = { "--max-steps", "6", "--no-stop-when-explored", "--policy", "llm",
+                            "--llm-url", "http://127.0.0.1:1", "--llm-model", "m", NULL };
+    tproc_t *agent = start_agent (testbroker_router (broker), "Unreached", "none", extra);
+    int status = tproc_wait (agent, DEADLINE_MS);
+    const char *out = tproc_out (agent), *err = tproc_err (agent);
+    ck_assert_msg (status == 4, "exit %d\n%s\n%s", status, out, err);
+    ck_assert_int_eq (count_of (err, "model server not reachable at start"), 1);
+    ck_assert_int_eq (count_of (err, "model server not called for"), 1);
+    ck_assert_int_eq (count_of (err, "the heuristic decides\n"), 0);
+    ck_assert_int_eq (count_of (err, "the model was never reached"), 1);
+    ck_assert_str_eq (summary_field (out, "steps"), "6");
+    ck_assert_str_eq (summary_field (out, "fallbacks"), "6");
+    ck_assert_msg (strstr (out, "MODEL calls=0 ok=0 failed=0 skipped=6 breaker_openings=1"),
+                   "%s", out);
+    tproc_destroy (&agent);
+    testbroker_stop (&broker);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -387,6 +423,7 @@ main (void)
     tcase_add_unchecked_fixture (llm, server_up, server_down);
     tcase_add_test (llm, test_llm_agent_survives_bad_answers);
     tcase_add_test (llm, test_llm_agent_kept_alive_during_slow_model);
+    tcase_add_test (llm, test_llm_agent_model_never_reached);
     suite_add_tcase (s, llm);
     return testsuite_run (s);
 }
