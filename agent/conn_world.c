@@ -16,6 +16,7 @@ typedef struct {
     zhashx_t *seen;             //  name -> "" (set)
     zlistx_t *seen_order;       //  names, first-seen order
     zlistx_t *found_now;        //  names new to us in the current view
+    bool observed;              //  current has been diffed by s_observe
 } world_t;
 
 static void
@@ -96,6 +97,7 @@ s_observe (void *impl, const char *id, zlistx_t *out)
     if (cur->done && !(prev->valid && prev->done))
         s_add (out, id, "world.done", strdup ("Everything in the world has been explored."));
     *prev = *cur;
+    self->observed = true;
 }
 
 static char *
@@ -155,11 +157,23 @@ s_parse (const pmsg_t *msg, world_view_t *view)
     return 0;
 }
 
+//  A PERCEIVE that follows an ACT before the connector was diffed must
+//  not erase what the move did: its "perceived" would replace the ACT's
+//  "edge", and a refused move would never be observed. The act's outcome
+//  is carried over until s_observe has seen it.
 static void
 s_feed (world_t *self, const world_view_t *view)
 {
+    char carried[sizeof (self->current.outcome)] = "";
+    if (self->current.valid && !self->observed && streq (view->outcome, "perceived")
+    &&  !streq (self->current.outcome, "perceived")
+    &&  self->current.position == view->position)
+        snprintf (carried, sizeof (carried), "%s", self->current.outcome);
     self->current = *view;
     self->current.valid = true;
+    self->observed = false;
+    if (*carried)
+        snprintf (self->current.outcome, sizeof (self->current.outcome), "%s", carried);
     s_add_found (self, &self->current);
 }
 
