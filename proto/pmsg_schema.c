@@ -22,6 +22,7 @@ static const pfield_t s_send_item [] = {
     { "to", PF_NAME, false, 0, NULL, "recipient agent id, or \"all\" (exactly one of to/channel)" },
     { "channel", PF_NAME, false, 0, NULL, "channel to post to (exactly one of to/channel)" },
     { "body", PF_BODY, true, 0, NULL, "message body, str or bin" },
+    { "resolve", PF_BOOL, false, 0, NULL, "with channel: an agent of that name first, else a channel someone listens to, else NO_SUCH_TARGET" },
 };
 
 static const pfield_t s_mail_item [] = {
