@@ -26,6 +26,7 @@ s_retention (agentmem_t *mem)
     agentmem_set_retention (mem, "world.blocked", 2, true);
     agentmem_set_retention (mem, "world.coverage", 1, false);
     agentmem_set_retention (mem, "mail.message", 10, true);
+    agentmem_set_retention (mem, "mail.undelivered", 3, true);
     agentmem_set_retention (mem, "state." STATE_KEY_EXPLORED, 1, false);
     agentmem_set_retention (mem, "state." STATE_KEY_POSITIONS, 1, false);
 }

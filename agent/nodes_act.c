@@ -12,11 +12,17 @@
     The agent never stops because of a bad answer.
 
     Execution sends ACT (and feeds the OBSERVATION back to the world
-    connector; a failed ACT does not hold back the messages), sends message_to_others to "all" and every MessageTo to its
-    target -- an agent when the name is a teammate (AGENTS) or "all", else a
-    channel -- in one SEND, and applies ListenTo. Names the protocol would
-    refuse are skipped with a warning, so one bad directive cannot sink the
-    whole batch.
+    connector; a failed ACT does not hold back the messages), sends
+    message_to_others to "all" and every MessageTo to its target in one
+    SEND, and applies ListenTo. A MessageTo target is a bare name: the
+    broker resolves it (`resolve`, PROTOCOL.md SEND) to an agent, else a
+    channel someone listens to, and refuses a name that is neither, so a
+    message to a teammate the team list does not know yet is not lost as a
+    post to a channel nobody reads. Every refused item becomes a
+    "mail.undelivered" observation, so the model reads in its next prompt
+    that the target does not exist. Names the protocol would refuse are
+    skipped with a warning (and observed the same way), so one bad
+    directive cannot sink the whole batch.
 */
 #include <assert.h>
 #include "agent_shared.h"
@@ -192,24 +198,59 @@ s_act (agent_shared_t *a)
 }
 
 typedef struct {
-    const char *to;             //  agent or "all", or NULL
-    const char *channel;        //  or NULL
+    const char *to;             //  "all", or NULL
+    const char *name;           //  a bare name the broker resolves, or NULL
     const char *body;
 } send_item_t;
+
+//  Tells the model, in the next turn, that a message did not go out.
+static void
+s_undelivered (agent_shared_t *a, const char *target, const char *why)
+{
+    if (!a->step_obs)
+        a->step_obs = connector_observation_list ();
+    zlistx_add_end (a->step_obs, observation_new_text ("mail", "mail.undelivered",
+        zsys_sprintf ("Your message to %.64s was not delivered: %s.", target, why)));
+}
 
 static bool
 s_item (agent_shared_t *a, send_item_t *item, const char *target, const char *body)
 {
     if (!pmsg_name_valid (target, strlen (target)) && !streq (target, "all")) {
         plog_warn ("not sending to '%.64s': not a valid agent or channel name", target);
+        s_undelivered (a, target, "that is not a valid agent or channel name");
         a->send_errors++;
         return false;
     }
-    bool agent = streq (target, "all") || agent_shared_is_teammate (a, target);
-    item->to = agent? target: NULL;
-    item->channel = agent? NULL: target;
+    bool all = streq (target, "all");
+    item->to = all? target: NULL;
+    item->name = all? NULL: target;
     item->body = body;
     return true;
+}
+
+//  SENT's item errors -> observations (and a log line each).
+static void
+s_sent_errors (agent_shared_t *a, const pmsg_t *reply, const send_item_t *items, size_t count)
+{
+    const msgpack_object *errors = pmsg_field (reply, "errors");
+    for (uint32_t i = 0; errors && errors->type == MSGPACK_OBJECT_ARRAY
+                         && i < errors->via.array.size; i++) {
+        const msgpack_object *error = &errors->via.array.ptr[i];
+        uint64_t index = pobj_uint (error, "index", UINT64_MAX);
+        if (index >= count)
+            continue;
+        const char *target = items[index].to? items[index].to: items[index].name;
+        uint64_t code = pobj_uint (error, "code", 0);
+        char message[256] = "";
+        pobj_strcpy (error, "message", message, sizeof (message));
+        plog_warn ("message to %s refused: %s %s", target, perr_name ((int) code), message);
+        if (code == PERR_NO_SUCH_TARGET || code == PERR_UNKNOWN_RECIPIENT)
+            s_undelivered (a, target, "no agent or channel of that name exists "
+                           "(check the name against your message targets)");
+        else
+            s_undelivered (a, target, *message? message: perr_name ((int) code));
+    }
 }
 
 //  The body's length cut to the broker's max_body (0: no cut) at a UTF-8
@@ -239,8 +280,13 @@ s_send (agent_shared_t *a, send_item_t *items, size_t count)
     penc_key (enc, "messages");
     msgpack_pack_array (penc_packer (enc), count);
     for (size_t i = 0; i < count; i++) {
-        msgpack_pack_map (penc_packer (enc), 2);
-        penc_kv_cstr (enc, items[i].to? "to": "channel", items[i].to? items[i].to: items[i].channel);
+        msgpack_pack_map (penc_packer (enc), items[i].to? 2: 3);
+        if (items[i].to)
+            penc_kv_cstr (enc, "to", items[i].to);
+        else {
+            penc_kv_cstr (enc, "channel", items[i].name);
+            penc_kv_bool (enc, "resolve", true);
+        }
         penc_kv_str (enc, "body", items[i].body, s_body_len (items[i].body, max_body));
     }
     char err[256];
@@ -250,7 +296,7 @@ s_send (agent_shared_t *a, send_item_t *items, size_t count)
         a->msgs_sent += accepted;
         a->send_errors += count - accepted;
         if (accepted < count)
-            plog_warn ("%" PRIu64 " of %zu messages refused by the broker", count - accepted, count);
+            s_sent_errors (a, reply, items, count);
     }
     else {
         if (reply)

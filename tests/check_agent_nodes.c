@@ -4,7 +4,12 @@
     - a move the world refuses (backward at the start of the line) reaches
       the step's observations as "world.blocked": the Perception after the
       Execution must not overwrite the move's outcome with its own
-      "perceived" before the world connector is diffed.
+      "perceived" before the world connector is diffed;
+    - a MessageTo to a teammate the agent's team list does not know yet
+      reaches that teammate as direct mail (the broker resolves the name),
+      and a MessageTo to a name that is neither an agent nor a listened
+      channel comes back as a "mail.undelivered" observation naming it,
+      for the next prompt.
 */
 #include <check.h>
 #include <czmq.h>
@@ -12,6 +17,9 @@
 #include "agent/conn_state.h"
 #include "agent/conn_world.h"
 #include "lib/testbroker.h"
+#include "lib/testcheck.h"
+#include "lib/testclient.h"
+#include "lib/testmail.h"
 #include "lib/testsuite.h"
 
 #define MAX_ACTS 12
@@ -115,6 +123,43 @@ START_TEST (test_blocked_move_observed)
 }
 END_TEST
 
+START_TEST (test_message_targets_resolved)
+{
+    nodes_t n;
+    nodes_init (&n, "Sender");
+    agent_shared_t *a = &n.a;
+    testclient_t *bob = testcheck_agent (n.broker, "Bob");
+    testclient_t *carol = testcheck_agent (n.broker, "Carol");
+    testmail_listen (carol, "news");
+    ck_assert_uint_eq (a->team_count, 0);       //  the team list knows nobody
+    const char *text = "```yaml\naction: stay\nreason: \"talk\"\n```\n"
+                       "<MessageTo(Bob, '''hello Bob''')>\n"
+                       "<MessageTo(news, '''to the channel''')>\n"
+                       "<MessageTo(Bbo, '''misspelt''')>\n";
+    a->answer = answer_parse (text, strlen (text));
+    ck_assert_uint_eq (answer_directive_count (a->answer), 3);
+    snprintf (a->action, sizeof (a->action), "stay");
+    ck_assert_str_eq (flow_run (n.execute, a), "default");
+    ck_assert_uint_eq (a->msgs_sent, 2);
+    ck_assert_uint_eq (a->send_errors, 1);
+    char bodies[256];
+    ck_assert_uint_eq (testmail_fetch (bob, 0, 0, bodies, sizeof (bodies), NULL), 1);
+    ck_assert_str_eq (bodies, "hello Bob");
+    ck_assert_uint_eq (testmail_fetch (carol, 0, 0, bodies, sizeof (bodies), NULL), 1);
+    ck_assert_str_eq (bodies, "to the channel");
+    ck_assert_ptr_nonnull (a->step_obs);
+    ck_assert_uint_eq (zlistx_size (a->step_obs), 1);
+    observation_t *obs = (observation_t *) zlistx_first (a->step_obs);
+    ck_assert_str_eq (observation_type (obs), "mail.undelivered");
+    char *line = observation_render (obs);
+    ck_assert_msg (strstr (line, "Your message to Bbo was not delivered"), "%s", line);
+    free (line);
+    testclient_destroy (&bob);
+    testclient_destroy (&carol);
+    nodes_fini (&n);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -123,5 +168,9 @@ main (void)
     tcase_set_timeout (tc, 120);
     tcase_add_test (tc, test_blocked_move_observed);
     suite_add_tcase (s, tc);
+    TCase *mail = tcase_create ("mail");
+    tcase_set_timeout (mail, 120);
+    tcase_add_test (mail, test_message_targets_resolved);
+    suite_add_tcase (s, mail);
     return testsuite_run (s);
 }
