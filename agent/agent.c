@@ -9,6 +9,7 @@
 #include "conn_mailbox.h"
 #include "conn_state.h"
 #include "conn_world.h"
+#include "embedder_id.h"
 #include "plog.h"
 
 struct _agent_t {
@@ -50,6 +51,12 @@ s_cancelled (void *arg)
     return a->stop && *a->stop;
 }
 
+//  Opens the memory, in an order that never harms it: the embedder is
+//  created and, when it is a server, probed (its dimension compared with
+//  --embed-dim) before anything on disk is touched; then the memory's
+//  record of its embedder is compared with this one, and a memory made by
+//  another embedder is refused, as it is. Only then is the memory opened;
+//  a corrupt one is moved aside (never overwriting) and a fresh one begun.
 static int
 s_open_memory (agent_t *self, char *err, size_t err_size)
 {
@@ -65,6 +72,14 @@ s_open_memory (agent_t *self, char *err, size_t err_size)
     self->shared.embedder = embedder_new (&eo, err, err_size);
     if (!self->shared.embedder)
         return -1;
+    if (eo.url && eo.dim > 0) {
+        char why[400];
+        if (embedder_probe (self->shared.embedder, why, sizeof (why)) != 0) {
+            snprintf (err, err_size, "the embedding server does not fit --embed-dim %d: %s; "
+                      "the memory was not touched", eo.dim, why);
+            return -1;
+        }
+    }
     int dim = embedder_dim (self->shared.embedder);
     self->shared.vec = (float *) zmalloc (sizeof (float) * (size_t) dim);
     vmemory_options_t vo;
@@ -73,18 +88,34 @@ s_open_memory (agent_t *self, char *err, size_t err_size)
     vo.dim = dim;
     if (self->config.index && *self->config.index)
         vo.factory = self->config.index;
+    char identity[EMBEDDER_ID_MAX];
+    embedder_id_of (self->shared.embedder, identity, sizeof (identity));
+    embedder_id_result_t id = vo.dir? embedder_id_check (vo.dir, identity, err, err_size)
+                                    : EMBEDDER_ID_SAME;
+    if (id == EMBEDDER_ID_DIFFERENT || id == EMBEDDER_ID_UNREADABLE)
+        return -1;
     self->shared.vmem = vmemory_open (&vo, err, err_size);
     if (!self->shared.vmem && vo.dir) {
         //  A corrupt or foreign memory must not keep the agent down: keep
         //  the files for a post-mortem and start fresh.
         plog_error ("memory in %s unusable (%s); moving it aside", vo.dir, err);
-        if (vmemory_move_aside (vo.dir, err, err_size) == 0)
+        if (vmemory_move_aside (vo.dir, err, err_size) == 0) {
             self->shared.vmem = vmemory_open (&vo, err, err_size);
+            id = EMBEDDER_ID_ABSENT;
+        }
     }
     if (!self->shared.vmem)
         return -1;
-    if (vmemory_count (self->shared.vmem) > 0)
-        plog_info ("resumed with %zu memories from %s", vmemory_count (self->shared.vmem), vo.dir);
+    size_t count = vmemory_count (self->shared.vmem);
+    if (id == EMBEDDER_ID_ABSENT) {
+        if (count > 0)
+            plog_warn ("memory in %s has no record of the embedder that made it (it predates "
+                       "that record); assuming [%s], this run's", vo.dir, identity);
+        if (embedder_id_write (vo.dir, identity, eo.url, err, err_size) != 0)
+            return -1;
+    }
+    if (count > 0)
+        plog_info ("resumed with %zu memories from %s", count, vo.dir);
     return 0;
 }
 

@@ -20,7 +20,9 @@
 */
 #include <check.h>
 #include <czmq.h>
+#include <dirent.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include "lib/testbroker.h"
 #include "lib/openai_server.h"
 #include "lib/testcheck.h"
@@ -401,6 +403,88 @@ START_TEST (test_llm_agent_model_never_reached)
 }
 END_TEST
 
+//  Files in `dir` whose name contains `part`.
+static int
+files_with (const char *dir, const char *part)
+{
+    DIR *d = opendir (dir);
+    ck_assert_ptr_nonnull (d);
+    int n = 0;
+    struct dirent *entry;
+    while ((entry = readdir (d)))
+        n += strstr (entry->d_name, part) != NULL;
+    closedir (d);
+    return n;
+}
+
+static off_t
+file_size (const char *dir, const char *name)
+{
+    char path[1024];
+    snprintf (path, sizeof (path), "%s/%s", dir, name);
+    struct stat st;
+    return stat (path, &st) == 0? st.st_size: -1;
+}
+
+static int
+run_agent (testbroker_t *broker, const char *id, const char *mem, const char *const *extra,
+           char **err_p)
+{
+    tproc_t *agent = start_agent (testbroker_router (broker), id, mem, extra);
+    int status = tproc_wait (agent, DEADLINE_MS);
+    if (err_p)
+        *err_p = strdup (tproc_err (agent));
+    tproc_destroy (&agent);
+    return status;
+}
+
+START_TEST (test_memory_keeps_its_embedder)
+{
+    //  A memory made by the builtin embedder (256 dimensions) is refused,
+    //  untouched, by a run with a server embedder of the same dimension:
+    //  the two vector spaces must not mix. A wrong --embed-dim is found by
+    //  probing the server before the memory is opened, and the memory is
+    //  not moved aside either. The right settings resume it.
+    testbroker_t *broker = testbroker_start (NULL);
+    ck_assert_ptr_nonnull (broker);
+    tproc_dir_t *dir = tproc_dir_new ();
+    char *mem = tproc_dir_path (dir, "Keeper");
+    const char *builtin[] = { "--max-steps", "2", "--no-stop-when-explored", NULL };
+    ck_assert_int_eq (run_agent (broker, "Keeper", mem, builtin, NULL), 0);
+    off_t size = file_size (mem, "memory.log");
+    ck_assert_int_gt (size, 0);
+    ck_assert_int_gt (file_size (mem, "embedder.id"), 0);
+    const char *server[] = { "--max-steps", "2", "--no-stop-when-explored",
+                             "--embed-url", s_url, "--embed-model", "embed-256", NULL };
+    char *err = NULL;
+    ck_assert_int_eq (run_agent (broker, "Keeper", mem, server, &err), 2);
+    ck_assert_msg (strstr (err, "was made by the embedder [kind=builtin"), "%s", err);
+    free (err);
+    ck_assert_int_eq (file_size (mem, "memory.log"), size);
+    ck_assert_int_eq (files_with (mem, ".bad-"), 0);
+
+    char *mem16 = tproc_dir_path (dir, "Keeper16");
+    const char *right[] = { "--max-steps", "2", "--no-stop-when-explored",
+                            "--embed-url", s_url, "--embed-model", "embed-16", NULL };
+    ck_assert_int_eq (run_agent (broker, "Keeper", mem16, right, NULL), 0);
+    size = file_size (mem16, "memory.log");
+    const char *wrong[] = { "--max-steps", "2", "--no-stop-when-explored", "--embed-url", s_url,
+                            "--embed-model", "embed-16", "--embed-dim", "32", NULL };
+    ck_assert_int_eq (run_agent (broker, "Keeper", mem16, wrong, &err), 2);
+    ck_assert_msg (strstr (err, "does not fit --embed-dim 32"), "%s", err);
+    free (err);
+    ck_assert_int_eq (file_size (mem16, "memory.log"), size);
+    ck_assert_int_eq (files_with (mem16, ".bad-"), 0);
+    ck_assert_int_eq (run_agent (broker, "Keeper", mem16, right, &err), 0);
+    ck_assert_msg (strstr (err, "resumed with 2 memories"), "%s", err);
+    free (err);
+    free (mem);
+    free (mem16);
+    tproc_dir_destroy (&dir);
+    testbroker_stop (&broker);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -424,6 +508,7 @@ main (void)
     tcase_add_test (llm, test_llm_agent_survives_bad_answers);
     tcase_add_test (llm, test_llm_agent_kept_alive_during_slow_model);
     tcase_add_test (llm, test_llm_agent_model_never_reached);
+    tcase_add_test (llm, test_memory_keeps_its_embedder);
     suite_add_tcase (s, llm);
     return testsuite_run (s);
 }
