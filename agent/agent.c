@@ -168,6 +168,8 @@ s_parts (agent_t *self)
     a->connectors[2] = a->state;
     a->mem = agentmem_new ();
     s_retention (a->mem);
+    a->steps = steplog_new ();
+    a->map = teammap_new ();
     self->flow = flow_new ();
     int rc = agent_flow_build (self->flow);
     assert (rc == 0);
@@ -195,6 +197,7 @@ agent_new (const agent_config_t *config, char *err, size_t err_size)
     a->stop_when_explored = config->stop_when_explored;
     a->step_delay_ms = config->step_delay_ms;
     a->progress = config->progress;
+    a->context_tokens = config->context_tokens > 0? (size_t) config->context_tokens: 0;
     if (s_open_memory (self, err, err_size) != 0 || s_policies (self, err, err_size) != 0) {
         agent_destroy (&self);
         return NULL;
@@ -217,6 +220,8 @@ agent_destroy (agent_t **self_p)
     connector_destroy (&a->state);
     brokerlink_destroy (&a->link);
     agentmem_destroy (&a->mem);
+    steplog_destroy (&a->steps);
+    teammap_destroy (&a->map);
     if (a->policy != a->heuristic)
         policy_destroy (&a->policy);
     policy_destroy (&a->heuristic);

@@ -38,6 +38,7 @@ typedef struct {
     int64_t llm_deadline_ms;        //  one decision, every try and retry; 0 = none
     int64_t llm_breaker_ms;         //  circuit breaker cool-down; 0 = no breaker
     bool llm_probe;                 //  GET <llm-url>/models at start
+    int64_t context_tokens;         //  the model's context window; 0 = no budget
 } agent_config_t;
 
 //  Exit status of agent_run.

@@ -19,11 +19,13 @@
 #include "embedder.h"
 #include "flow.h"
 #include "policy.h"
+#include "steplog.h"
 #include "vmemory/vmemory.h"
 
 #define AGENT_MAX_TEAM 64
 #define AGENT_CONNECTORS 3
 #define AGENT_MAX_ACTIONS 6
+#define AGENT_MAX_CHANNELS 16           //  listened channels named in the prompt
 //  vmemory is written to disk every this many steps, and at the end:
 //  saving fsyncs, which is the slowest part of a step.
 #define AGENT_SAVE_EVERY 10
@@ -45,6 +47,8 @@ typedef struct {
     connector_t *world, *mailbox, *state;
     connector_t *connectors[AGENT_CONNECTORS];     //  context order
     agentmem_t *mem;
+    steplog_t *steps;                   //  one record per step, for the prompt
+    teammap_t *map;                     //  positions the team visited
     embedder_t *embedder;
     vmemory_t *vmem;
     policy_t *policy;                   //  primary
@@ -55,6 +59,10 @@ typedef struct {
     char team[AGENT_MAX_TEAM][PROTO_MAX_NAME + 1];
     size_t team_count;
     const char *team_ptrs[AGENT_MAX_TEAM];
+    char channels[AGENT_MAX_CHANNELS][PROTO_MAX_NAME + 1];     //  listened to
+    const char *channel_ptrs[AGENT_MAX_CHANNELS];
+    size_t channel_count;
+    size_t context_tokens;              //  the model's context window; 0: no limit
     const char *actions[AGENT_MAX_ACTIONS];
     size_t action_count;
 
@@ -76,6 +84,7 @@ typedef struct {
     int decision_tries;                 //  policy asks this decision
     char action[32];
     char *mail_text;                    //  messages received this step, for memory
+    char step_note[STEPLOG_NOTE_MAX];   //  what else was refused this step (steplog)
 
     //  End of the loop
     bool finished;

@@ -285,3 +285,9 @@ conn_world_height (connector_t *self)
 {
     return ((world_t *) connector_impl (self))->height;
 }
+
+const char *
+conn_world_kind (connector_t *self)
+{
+    return ((world_t *) connector_impl (self))->kind;
+}

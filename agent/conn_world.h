@@ -52,5 +52,7 @@ size_t conn_world_seen_count (connector_t *self);
 const char *conn_world_seen_at (connector_t *self, size_t index);
 uint64_t conn_world_width (connector_t *self);
 uint64_t conn_world_height (connector_t *self);
+//  "line" or "grid", as WELCOME said.
+const char *conn_world_kind (connector_t *self);
 
 #endif

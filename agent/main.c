@@ -55,6 +55,9 @@ static const pconfig_option_t s_options[] = {
     { "llm-breaker-ms", 0, PCONFIG_INT, "PARLEY_LLM_BREAKER_MS", "30000", 0, 3600000, "MS",
       "after 3 failed model calls in a row, do not call the server for this long "
       "(doubling up to 5 min while it keeps failing; 0: always call)" },
+    { "context-tokens", 0, PCONFIG_INT, "PARLEY_CONTEXT_TOKENS", "4096", 0, 10000000, "N",
+      "the model's context window in tokens: the prompt keeps to it (about 3 characters "
+      "a token, 512 kept for the answer), oldest history first (0: no limit)" },
     { "llm-probe", 0, PCONFIG_BOOL, "PARLEY_LLM_PROBE", "true", 0, 0, "BOOL",
       "ask GET <llm-url>/models at start and say clearly if the server is not there" },
     { "quiet", 'q', PCONFIG_BOOL, "PARLEY_QUIET", "false", 0, 0, NULL,
@@ -121,6 +124,7 @@ s_fill (pconfig_t *config, agent_config_t *c, const char *id, const char *memory
     c->llm_deadline_ms = pconfig_int (config, "llm-deadline-ms");
     c->llm_breaker_ms = pconfig_int (config, "llm-breaker-ms");
     c->llm_probe = pconfig_bool (config, "llm-probe");
+    c->context_tokens = pconfig_int (config, "context-tokens");
 }
 
 int

@@ -44,6 +44,7 @@ s_decision_prep (void *shared, void *ctx)
     a->answer_error[0] = 0;
     a->by_fallback = false;
     a->decision_tries = 0;
+    a->step_note[0] = 0;
     a->decision_deadline = a->llm_deadline_ms > 0? pclock_mono_ms () + a->llm_deadline_ms: 0;
     return 0;
 }
@@ -72,6 +73,11 @@ s_input (agent_shared_t *a, policy_input_t *in, bool retry)
     }
     in->deadline_ms = a->decision_deadline;
     in->stop = a->stop;
+    in->steps = a->steps;
+    in->map = a->map;
+    in->channels = a->channel_ptrs;
+    in->channel_count = a->channel_count;
+    in->context_tokens = a->context_tokens;
 }
 
 //  Asks `policy`; on success a->answer holds a valid answer.
@@ -211,6 +217,10 @@ s_undelivered (agent_shared_t *a, const char *target, const char *why)
         a->step_obs = connector_observation_list ();
     zlistx_add_end (a->step_obs, observation_new_text ("mail", "mail.undelivered",
         zsys_sprintf ("Your message to %.64s was not delivered: %s.", target, why)));
+    size_t used = strlen (a->step_note);
+    if (used + 1 < sizeof (a->step_note))
+        snprintf (a->step_note + used, sizeof (a->step_note) - used, "%smessage to %.64s "
+                  "not delivered (%s)", used? "; ": "", target, why);
 }
 
 static bool
@@ -246,8 +256,7 @@ s_sent_errors (agent_shared_t *a, const pmsg_t *reply, const send_item_t *items,
         pobj_strcpy (error, "message", message, sizeof (message));
         plog_warn ("message to %s refused: %s %s", target, perr_name ((int) code), message);
         if (code == PERR_NO_SUCH_TARGET || code == PERR_UNKNOWN_RECIPIENT)
-            s_undelivered (a, target, "no agent or channel of that name exists "
-                           "(check the name against your message targets)");
+            s_undelivered (a, target, "no agent or channel of that name");
         else
             s_undelivered (a, target, *message? message: perr_name ((int) code));
     }
@@ -307,6 +316,20 @@ s_send (agent_shared_t *a, send_item_t *items, size_t count)
     pmsg_destroy (&reply);
 }
 
+//  Remembers a channel we listen to, for the prompt's message targets.
+static void
+s_listened (agent_shared_t *a, const char *channel)
+{
+    for (size_t i = 0; i < a->channel_count; i++)
+        if (streq (a->channels[i], channel))
+            return;
+    if (a->channel_count == AGENT_MAX_CHANNELS)
+        return;
+    snprintf (a->channels[a->channel_count], PROTO_MAX_NAME + 1, "%s", channel);
+    a->channel_ptrs[a->channel_count] = a->channels[a->channel_count];
+    a->channel_count++;
+}
+
 static void
 s_communicate (agent_shared_t *a)
 {
@@ -321,6 +344,8 @@ s_communicate (agent_shared_t *a)
         if (d->kind == ANSWER_LISTEN_TO) {
             if (brokerlink_listen (a->link, d->target, err, sizeof (err)) != 0)
                 plog_warn ("ListenTo(%.64s) failed: %s", d->target, err);
+            else
+                s_listened (a, d->target);
         }
         else
         if (d->text && *d->text && s_item (a, &items[count], d->target, d->text))

@@ -138,6 +138,28 @@ s_progress (agent_shared_t *a)
     fflush (a->progress);
 }
 
+//  The step in one record for the prompt's history: the move the ACT
+//  reported (the world connector holds its OBSERVATION until the next
+//  Perception), from the position the decision was made at.
+static void
+s_log_step (agent_shared_t *a)
+{
+    if (!a->steps)
+        return;
+    const world_view_t *now = conn_world_view (a->world);
+    steplog_entry_t entry;
+    memset (&entry, 0, sizeof (entry));
+    entry.step = a->step;
+    snprintf (entry.action, sizeof (entry.action), "%s", a->action);
+    entry.from = a->seen.position;
+    entry.to = now->position;
+    snprintf (entry.outcome, sizeof (entry.outcome), "%s", now->outcome);
+    if (now->object_count)
+        world_view_objects_text (now, entry.seen, sizeof (entry.seen));
+    snprintf (entry.note, sizeof (entry.note), "%s", a->step_note);
+    steplog_add (a->steps, &entry);
+}
+
 static const char *
 s_finish (agent_shared_t *a, const char *why)
 {
@@ -151,6 +173,7 @@ s_update_post (void *shared, void *ctx)
 {
     agent_shared_t *a = (agent_shared_t *) shared;
     a->coverage = conn_world_view (a->world)->coverage;
+    s_log_step (a);
     if (a->step_start_us > 0) {
         int64_t took = pclock_mono_us () - a->step_start_us - a->model_us;
         a->step_us[a->step_samples++ % AGENT_STEP_SAMPLES] = took > 0? took: 0;

@@ -14,6 +14,7 @@
 #include <assert.h>
 #include "agent_shared.h"
 #include "conn_mailbox.h"
+#include "conn_state.h"
 #include "conn_world.h"
 #include "pclock.h"
 #include "plog.h"
@@ -60,6 +61,21 @@ s_perception_fallback (void *shared, void *ctx)
     return 0;
 }
 
+//  Where we and our teammates stand now: visited by the team.
+static void
+s_mark_visited (agent_shared_t *a)
+{
+    if (!a->map)
+        return;
+    teammap_set_shape (a->map, conn_world_width (a->world), conn_world_height (a->world));
+    if (a->seen.valid)
+        teammap_visit (a->map, a->seen.position);
+    const char *agent;
+    uint64_t position;
+    for (size_t i = 0; conn_state_agent_at (a->state, i, &agent, &position); i++)
+        teammap_visit (a->map, position);
+}
+
 static const char *
 s_perception_post (void *shared, void *ctx)
 {
@@ -67,6 +83,7 @@ s_perception_post (void *shared, void *ctx)
     connector_observe (a->world, a->step_obs);
     connector_observe (a->state, a->step_obs);
     a->seen = *conn_world_view (a->world);
+    s_mark_visited (a);
     a->coverage = a->seen.coverage;
     return "default";
 }

@@ -23,6 +23,9 @@
 #include <stdint.h>
 #include "connector.h"
 #include "llm.h"
+#include "prompt_template.h"
+#include "steplog.h"
+#include "teammap.h"
 
 typedef struct {
     const char *agent_id;
@@ -42,6 +45,11 @@ typedef struct {
     const char *previous_error;         //  on a retry, else NULL
     int64_t deadline_ms;                //  the decision ends by then (pclock_mono_ms); 0: none
     const volatile sig_atomic_t *stop;  //  raised by a stop signal; may be NULL
+    const steplog_t *steps;             //  recent steps, for the history; may be NULL
+    const teammap_t *map;               //  positions the team visited; may be NULL
+    const char *const *channels;        //  channels this agent listens to
+    size_t channel_count;
+    size_t context_tokens;              //  the model's context window; 0: no limit
 } policy_input_t;
 
 typedef struct {
@@ -76,6 +84,7 @@ typedef struct {
     uint64_t skipped;                   //  decisions not sent: circuit open
     uint64_t breaker_openings;
     bool breaker_open;                  //  the last decision found it open
+    uint64_t prompts_cut;               //  prompts that left something out for the budget
     llm_result_t last_result;           //  of the last decision
 } policy_llm_report_t;
 void policy_llm_report (policy_t *self, policy_llm_report_t *report);
@@ -88,5 +97,8 @@ bool policy_llm_retry_useful (policy_t *self);
 //  GET <llm-url>/models once at start, with a clear log line; a server
 //  that cannot be reached opens the circuit at once.
 void policy_llm_probe (policy_t *self, long timeout_ms);
+
+//  Replaces the prompt's words (prompt_template.h); takes ownership.
+void policy_llm_set_template (policy_t *self, prompt_template_t *tpl);
 
 #endif

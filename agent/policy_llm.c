@@ -28,6 +28,8 @@
 
 typedef struct {
     llm_t *llm;
+    prompt_template_t *tpl;     //  the prompt's words
+    bool warned_budget;         //  the over-budget warning was logged
     int64_t breaker_ms;         //  first cool-down
     int64_t cooldown_ms;        //  current cool-down
     int64_t open_until_ms;      //  0: closed
@@ -67,9 +69,21 @@ s_decide (void *impl, const policy_input_t *in, char *err, size_t err_size)
         return NULL;
     }
     r->breaker_open = false;
-    char *system = prompt_system ();
-    char *user = prompt_user (in);
-    char *retry = in->previous_error? prompt_retry (in->previous_error): NULL;
+    char *system = prompt_system (self->tpl);
+    size_t budget = prompt_budget_chars (in->context_tokens);
+    size_t system_len = system? strlen (system): 0;
+    prompt_cut_t cut;
+    char *user = prompt_user (self->tpl, in, prompt_user_budget (in->context_tokens, system_len),
+                              &cut);
+    if (cut.history_dropped || cut.memories_dropped || cut.mail_dropped)
+        r->prompts_cut++;
+    if (cut.over_budget && !self->warned_budget) {
+        plog_warn ("the prompt needs %zu characters without history, memories or mail; "
+                   "--context-tokens %zu allows %zu", cut.chars + system_len,
+                   in->context_tokens, budget);
+        self->warned_budget = true;
+    }
+    char *retry = in->previous_error? prompt_retry (self->tpl, in->previous_error): NULL;
     llm_message_t messages[4] = {
         { "system", system },
         { "user", user },
@@ -114,6 +128,7 @@ s_destroy (void *impl)
 {
     llm_policy_t *self = (llm_policy_t *) impl;
     llm_destroy (&self->llm);
+    prompt_template_destroy (&self->tpl);
     free (self);
 }
 
@@ -125,6 +140,7 @@ policy_llm_new (llm_t *llm, int64_t breaker_ms)
     assert (llm);
     llm_policy_t *self = (llm_policy_t *) zmalloc (sizeof (llm_policy_t));
     self->llm = llm;
+    self->tpl = prompt_template_new ();
     self->breaker_ms = breaker_ms > 0? breaker_ms: 0;
     self->cooldown_ms = self->breaker_ms;
     return policy_new ("llm", &s_ops, self);
@@ -150,6 +166,15 @@ policy_llm_retry_useful (policy_t *self)
     if (impl->open_until_ms && pclock_mono_ms () < impl->open_until_ms)
         return false;
     return impl->report.last_result == LLM_RESULT_BAD_RESPONSE;
+}
+
+void
+policy_llm_set_template (policy_t *self, prompt_template_t *tpl)
+{
+    assert (self && tpl);
+    llm_policy_t *impl = (llm_policy_t *) policy_impl (self);
+    prompt_template_destroy (&impl->tpl);
+    impl->tpl = tpl;
 }
 
 void

@@ -153,6 +153,8 @@ START_TEST (test_message_targets_resolved)
     ck_assert_str_eq (observation_type (obs), "mail.undelivered");
     char *line = observation_render (obs);
     ck_assert_msg (strstr (line, "Your message to Bbo was not delivered"), "%s", line);
+    //  And the step's line in the prompt's history says so.
+    ck_assert_str_eq (a->step_note, "message to Bbo not delivered (no agent or channel of that name)");
     free (line);
     testclient_destroy (&bob);
     testclient_destroy (&carol);
