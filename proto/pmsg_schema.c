@@ -61,6 +61,15 @@ static const pfield_t s_agent_info [] = {
     { "idle_ms", PF_UINT, false, 0, NULL, "time since last heard from" },
     { "pending", PF_UINT, false, 0, NULL, "messages queued and not acknowledged" },
     { "caps", PF_STR_ARRAY, false, 64, NULL, "capabilities from HELLO" },
+    { "model_calls", PF_UINT, false, 0, NULL, "last reported: model calls made" },
+    { "model_ok", PF_UINT, false, 0, NULL, "last reported: calls that got an answer" },
+    { "model_failed", PF_UINT, false, 0, NULL, "last reported: calls that got none" },
+    { "model_skipped", PF_UINT, false, 0, NULL, "last reported: decisions not sent: circuit open" },
+    { "model_retries", PF_UINT, false, 0, NULL, "last reported: HTTP retries" },
+    { "model_prompt_tokens", PF_UINT, false, 0, NULL, "last reported: prompt tokens the server reported" },
+    { "model_completion_tokens", PF_UINT, false, 0, NULL, "last reported: completion tokens the server reported" },
+    { "model_latency_ms", PF_UINT, false, 0, NULL, "last reported: sum of call latencies, ms" },
+    { "model_latency_max_ms", PF_UINT, false, 0, NULL, "last reported: slowest call, ms" },
 };
 
 static const pfield_t s_world [] = {
@@ -97,6 +106,17 @@ static const pschema_t s_records [] = {
 static const pfield_t s_hello [] = {
     { "agent", PF_NAME, true, 0, NULL, "the agent id this connection speaks for" },
     { "caps", PF_STR_ARRAY, false, 64, NULL, "capabilities, free-form" },
+};
+static const pfield_t s_heartbeat [] = {
+    { "model_calls", PF_UINT, false, 0, NULL, "model calls made" },
+    { "model_ok", PF_UINT, false, 0, NULL, "calls that got an answer" },
+    { "model_failed", PF_UINT, false, 0, NULL, "calls that got none" },
+    { "model_skipped", PF_UINT, false, 0, NULL, "decisions not sent: circuit open" },
+    { "model_retries", PF_UINT, false, 0, NULL, "HTTP retries" },
+    { "model_prompt_tokens", PF_UINT, false, 0, NULL, "prompt tokens the server reported" },
+    { "model_completion_tokens", PF_UINT, false, 0, NULL, "completion tokens the server reported" },
+    { "model_latency_ms", PF_UINT, false, 0, NULL, "sum of call latencies, ms" },
+    { "model_latency_max_ms", PF_UINT, false, 0, NULL, "slowest call, ms" },
 };
 static const pfield_t s_bye [] = {
     { "forget", PF_BOOL, false, 0, NULL, "also delete the registration and its mail" },
@@ -255,7 +275,7 @@ static const pfield_t s_none [1] = { { NULL, PF_ANY, false, 0, NULL, NULL } };
 
 static const pschema_t s_types [PMSG__COUNT] = {
     [PMSG_HELLO] = SCHEMA (s_hello, "HELLO"),
-    [PMSG_HEARTBEAT] = { "HEARTBEAT", s_none, 0 },
+    [PMSG_HEARTBEAT] = SCHEMA (s_heartbeat, "HEARTBEAT"),
     [PMSG_BYE] = SCHEMA (s_bye, "BYE"),
     [PMSG_AGENTS] = { "AGENTS", s_none, 0 },
     [PMSG_SEND] = SCHEMA (s_send, "SEND"),
