@@ -286,6 +286,7 @@ agent_run (agent_t *self)
     char err[256];
     if (vmemory_save (a->vmem, err, sizeof (err)) != 0)
         plog_warn ("saving memory failed: %s", err);
+    agent_shared_report_model (a);
     brokerlink_bye (a->link);
     if (streq (result, "stopped") || (a->stop && *a->stop)) {
         snprintf (a->end_reason, sizeof (a->end_reason), "stopped by a signal");

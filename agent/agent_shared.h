@@ -116,6 +116,9 @@ const flow_node_ops_t *node_update_memory (void);
 //  The wiring (agent_flow.c): adds the six nodes and their transitions.
 int agent_flow_build (flow_t *flow);
 
+//  Sends the llm policy's totals to the broker (no-op for the heuristic).
+void agent_shared_report_model (agent_shared_t *shared);
+
 //  True if `name` is one of the team (an agent id from AGENTS).
 bool agent_shared_is_teammate (agent_shared_t *shared, const char *name);
 

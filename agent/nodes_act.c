@@ -147,10 +147,38 @@ s_decision_fallback (void *shared, void *ctx)
     return a->answer? 0: -1;
 }
 
+//  The model's totals to the broker (HEARTBEAT's model_* fields), so a
+//  run's cost is visible per agent in AGENTS and on the tap while it runs.
+void
+agent_shared_report_model (agent_shared_t *a)
+{
+    if (!a->link || a->policy == a->heuristic || brokerlink_lost (a->link))
+        return;
+    policy_llm_report_t r;
+    policy_llm_report (a->policy, &r);
+    const llm_totals_t *t = &r.totals;
+    penc_t *enc = brokerlink_begin (a->link, PMSG_HEARTBEAT, 9);
+    penc_kv_uint (enc, "model_calls", t->calls);
+    penc_kv_uint (enc, "model_ok", t->ok);
+    penc_kv_uint (enc, "model_failed", t->failed);
+    penc_kv_uint (enc, "model_skipped", r.skipped);
+    penc_kv_uint (enc, "model_retries", t->retries);
+    penc_kv_uint (enc, "model_prompt_tokens", t->prompt_tokens);
+    penc_kv_uint (enc, "model_completion_tokens", t->completion_tokens);
+    penc_kv_uint (enc, "model_latency_ms", (uint64_t) (t->latency_us / 1000));
+    penc_kv_uint (enc, "model_latency_max_ms", (uint64_t) (t->latency_max_us / 1000));
+    char err[256];
+    pmsg_t *reply = brokerlink_call (a->link, err, sizeof (err));
+    if (!reply)
+        plog_debug ("model report not sent: %s", err);
+    pmsg_destroy (&reply);
+}
+
 static const char *
 s_decision_post (void *shared, void *ctx)
 {
     agent_shared_t *a = (agent_shared_t *) shared;
+    agent_shared_report_model (a);
     const char *thinking = answer_thinking (a->answer);
     if (thinking && *thinking)
         agentmem_record_thought (a->mem, thinking);

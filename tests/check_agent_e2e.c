@@ -438,6 +438,37 @@ run_agent (testbroker_t *broker, const char *id, const char *mem, const char *co
     return status;
 }
 
+START_TEST (test_llm_agent_reports_cost)
+{
+    //  The server reports usage (120 prompt and 34 completion tokens a
+    //  call): the agent's MODEL line sums them, and the broker lists the
+    //  same totals for the agent in AGENTS after it has gone.
+    testbroker_t *broker = testbroker_start (NULL);
+    ck_assert_ptr_nonnull (broker);
+    const char *extra[] = { "--max-steps", "3", "--no-stop-when-explored", "--policy", "llm",
+                            "--llm-url", s_url, "--llm-model", "usage:cost", NULL };
+    tproc_t *agent = start_agent (testbroker_router (broker), "Costly", "none", extra);
+    int status = tproc_wait (agent, DEADLINE_MS);
+    const char *out = tproc_out (agent);
+    ck_assert_msg (status == 0, "exit %d\n%s\n%s", status, out, tproc_err (agent));
+    ck_assert_msg (strstr (out, "MODEL calls=3 ok=3 failed=0 skipped=0 breaker_openings=0 "
+                                "retries=0 prompt_tokens=360 completion_tokens=102 "
+                                "calls_with_usage=3"), "%s", out);
+    tproc_destroy (&agent);
+    testclient_t *client = testcheck_agent (broker, "observer");
+    pmsg_t *list = testclient_call0 (client, PMSG_AGENTS);
+    const msgpack_object *info = testcheck_find_agent (list, "Costly");
+    ck_assert_ptr_nonnull (info);
+    ck_assert_uint_eq (pobj_uint (info, "model_calls", 0), 3);
+    ck_assert_uint_eq (pobj_uint (info, "model_ok", 0), 3);
+    ck_assert_uint_eq (pobj_uint (info, "model_prompt_tokens", 0), 360);
+    ck_assert_uint_eq (pobj_uint (info, "model_completion_tokens", 0), 102);
+    pmsg_destroy (&list);
+    testclient_destroy (&client);
+    testbroker_stop (&broker);
+}
+END_TEST
+
 START_TEST (test_memory_keeps_its_embedder)
 {
     //  A memory made by the builtin embedder (256 dimensions) is refused,
@@ -509,6 +540,7 @@ main (void)
     tcase_add_test (llm, test_llm_agent_kept_alive_during_slow_model);
     tcase_add_test (llm, test_llm_agent_model_never_reached);
     tcase_add_test (llm, test_memory_keeps_its_embedder);
+    tcase_add_test (llm, test_llm_agent_reports_cost);
     suite_add_tcase (s, llm);
     return testsuite_run (s);
 }
