@@ -212,6 +212,8 @@ static const pfield_t s_observation [] = {
     { "objects_total", PF_UINT, false, 0, NULL, "unique objects in the world" },
     { "coverage", PF_NUM, false, 0, NULL, "explored / objects_total" },
     { "done", PF_BOOL, false, 0, NULL, "everything explored" },
+    { "image", PF_BODY, false, 256 * 1024, NULL, "the position's image (PNG or JPEG bytes)" },
+    { "image_type", PF_STR, false, PROTO_MAX_NAME, NULL, "\"png\" or \"jpeg\"" },
 };
 static const pfield_t s_stats_reply [] = {
     { "uptime_ms", PF_UINT, true, 0, NULL, "since start" },
