@@ -152,6 +152,34 @@ s_policies (agent_t *self, char *err, size_t err_size)
     return 0;
 }
 
+//  The caption model, when --caption-url is given.
+static int
+s_captioner (agent_t *self, char *err, size_t err_size)
+{
+    const char *url = self->config.caption_url;
+    if (!url || !*url)
+        return 0;
+    llm_options_t lo;
+    llm_options_default (&lo);
+    lo.http.tick = s_keepalive;
+    lo.http.tick_arg = &self->shared;
+    lo.http.cancel = s_cancelled;
+    lo.url = url;
+    lo.model = self->config.caption_model;
+    lo.max_tokens = 100;
+    if (self->config.llm_timeout_ms > 0)
+        lo.http.timeout_ms = self->config.llm_timeout_ms;
+    llm_t *llm = llm_new (&lo, err, err_size);
+    if (!llm) {
+        char why[256];
+        snprintf (why, sizeof (why), "%s", err);
+        snprintf (err, err_size, "caption model: %s (--caption-url needs --caption-model)", why);
+        return -1;
+    }
+    self->shared.captioner = captioner_new (llm);
+    return 0;
+}
+
 static void
 s_parts (agent_t *self)
 {
@@ -198,7 +226,9 @@ agent_new (const agent_config_t *config, char *err, size_t err_size)
     a->step_delay_ms = config->step_delay_ms;
     a->progress = config->progress;
     a->context_tokens = config->context_tokens > 0? (size_t) config->context_tokens: 0;
-    if (s_open_memory (self, err, err_size) != 0 || s_policies (self, err, err_size) != 0) {
+    a->llm_vision = config->llm_vision;
+    if (s_open_memory (self, err, err_size) != 0 || s_policies (self, err, err_size) != 0
+    ||  s_captioner (self, err, err_size) != 0) {
         agent_destroy (&self);
         return NULL;
     }
@@ -233,6 +263,8 @@ agent_destroy (agent_t **self_p)
     free (a->context);
     free (a->refused_answer);
     free (a->mail_text);
+    free (a->visible_caption);
+    captioner_destroy (&a->captioner);
     answer_destroy (&a->answer);
     free (self);
     *self_p = NULL;

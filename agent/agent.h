@@ -39,6 +39,9 @@ typedef struct {
     int64_t llm_breaker_ms;         //  circuit breaker cool-down; 0 = no breaker
     bool llm_probe;                 //  GET <llm-url>/models at start
     int64_t context_tokens;         //  the model's context window; 0 = no budget
+    bool llm_vision;                //  send the view's image to the model
+    const char *caption_url;        //  caption model server; NULL/"" = no captions
+    const char *caption_model;
 } agent_config_t;
 
 //  Exit status of agent_run.

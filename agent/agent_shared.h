@@ -15,6 +15,7 @@
 #include "agentmem.h"
 #include "answer.h"
 #include "brokerlink.h"
+#include "captioner.h"
 #include "conn_world.h"
 #include "embedder.h"
 #include "flow.h"
@@ -54,6 +55,8 @@ typedef struct {
     policy_t *policy;                   //  primary
     policy_t *heuristic;                //  fallback (may be == policy)
     float *vec;                         //  embedder_dim floats, scratch
+    captioner_t *captioner;             //  image -> visible_caption, or NULL
+    bool llm_vision;                    //  the model sees the view's image
 
     //  Team (Communication)
     char team[AGENT_MAX_TEAM][PROTO_MAX_NAME + 1];
@@ -84,6 +87,7 @@ typedef struct {
     int decision_tries;                 //  policy asks this decision
     char action[32];
     char *mail_text;                    //  messages received this step, for memory
+    char *visible_caption;              //  the caption of this step's view, or NULL
     char step_note[STEPLOG_NOTE_MAX];   //  what else was refused this step (steplog)
 
     //  End of the loop

@@ -17,6 +17,9 @@ typedef struct {
     zlistx_t *seen_order;       //  names, first-seen order
     zlistx_t *found_now;        //  names new to us in the current view
     bool observed;              //  current has been diffed by s_observe
+    uint8_t *image_data;        //  the current view's image, or NULL
+    world_image_view_t image;
+    uint64_t observed_image;    //  id of the last image rendered as an observation
 } world_t;
 
 static void
@@ -96,6 +99,12 @@ s_observe (void *impl, const char *id, zlistx_t *out)
                              cur->coverage * 100, cur->explored, cur->objects_total));
     if (cur->done && !(prev->valid && prev->done))
         s_add (out, id, "world.done", strdup ("Everything in the world has been explored."));
+    if (self->image_data && self->image.id != self->observed_image) {
+        s_add (out, id, "world.image",
+               zsys_sprintf ("The view changed: a new %s image (%zu bytes).",
+                             self->image.type, self->image.size));
+        self->observed_image = self->image.id;
+    }
     *prev = *cur;
     self->observed = true;
 }
@@ -162,6 +171,42 @@ s_parse (const pmsg_t *msg, world_view_t *view)
 //  "edge", and a refused move would never be observed. The act's outcome
 //  is carried over until s_observe has seen it.
 static void
+s_set_image (world_t *self, const uint8_t *data, size_t size, const char *type)
+{
+    free (self->image_data);
+    self->image_data = NULL;
+    memset (&self->image, 0, sizeof (self->image));
+    if (!data || size == 0 || size > WORLD_IMAGE_MAX || !type)
+        return;
+    self->image_data = (uint8_t *) malloc (size);
+    if (!self->image_data)
+        return;                 //  out of memory: the view has no image
+    memcpy (self->image_data, data, size);
+    self->image.data = self->image_data;
+    self->image.size = size;
+    snprintf (self->image.type, sizeof (self->image.type), "%s", type);
+    //  FNV-1a 64: a key that tells one image from another (change
+    //  detection, caption cache), not a defence against a forger.
+    uint64_t hash = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < size; i++)
+        hash = (hash ^ data[i]) * 0x100000001b3ull;
+    self->image.id = hash;
+}
+
+//  OBSERVATION's image and image_type, if both are there and sane.
+static void
+s_parse_image (world_t *self, const pmsg_t *msg)
+{
+    const msgpack_object *image = pmsg_field (msg, "image");
+    char type[8] = "";
+    pmsg_strcpy (msg, "image_type", type, sizeof (type));
+    if (image && image->type == MSGPACK_OBJECT_BIN && (streq (type, "png") || streq (type, "jpeg")))
+        s_set_image (self, (const uint8_t *) image->via.bin.ptr, image->via.bin.size, type);
+    else
+        s_set_image (self, NULL, 0, NULL);
+}
+
+static void
 s_feed (world_t *self, const world_view_t *view)
 {
     char carried[sizeof (self->current.outcome)] = "";
@@ -188,8 +233,10 @@ s_capture (void *impl, char *err, size_t err_size)
         return -1;
     world_view_t view;
     int rc = s_parse (reply, &view);
-    if (rc == 0)
+    if (rc == 0) {
         s_feed (self, &view);
+        s_parse_image (self, reply);
+    }
     else
         brokerlink_error_text (reply, err, err_size);
     pmsg_destroy (&reply);
@@ -203,6 +250,7 @@ s_destroy (void *impl)
     zhashx_destroy (&self->seen);
     zlistx_destroy (&self->seen_order);
     zlistx_destroy (&self->found_now);
+    free (self->image_data);
     free (self);
 }
 
@@ -249,6 +297,7 @@ conn_world_feed_msg (connector_t *self, const pmsg_t *msg)
     if (s_parse (msg, &view) != 0)
         return -1;
     s_feed ((world_t *) connector_impl (self), &view);
+    s_parse_image ((world_t *) connector_impl (self), msg);
     return 0;
 }
 
@@ -290,4 +339,17 @@ const char *
 conn_world_kind (connector_t *self)
 {
     return ((world_t *) connector_impl (self))->kind;
+}
+
+const world_image_view_t *
+conn_world_image (connector_t *self)
+{
+    world_t *world = (world_t *) connector_impl (self);
+    return world->image_data? &world->image: NULL;
+}
+
+void
+conn_world_feed_image (connector_t *self, const uint8_t *data, size_t size, const char *type)
+{
+    s_set_image ((world_t *) connector_impl (self), data, size, type);
 }

@@ -7,6 +7,7 @@
     leave "content" null; that is reported as such, not parsed.
 */
 #include "llm.h"
+#include <czmq.h>
 #include "pclock.h"
 
 #include <assert.h>
@@ -91,7 +92,8 @@ llm_destroy (llm_t **self_p)
 }
 
 static json_t *
-s_request (llm_t *self, const llm_message_t *messages, size_t count, char *err, size_t err_size)
+s_request (llm_t *self, const llm_message_t *messages, size_t count, const char *const *images,
+           char *err, size_t err_size)
 {
     json_t *list = json_array ();
     json_t *body = json_pack ("{s:s, s:o, s:f}", "model", self->model, "messages", list,
@@ -113,6 +115,20 @@ s_request (llm_t *self, const llm_message_t *messages, size_t count, char *err, 
         if (!content) {
             snprintf (err, err_size, "message %zu is not valid UTF-8", i);
             goto err;
+        }
+        if (images && images [i]) {
+            json_t *url = json_string (images [i]);
+            json_t *parts = url ? json_pack ("[{s:s, s:o}, {s:s, s:{s:o, s:s}}]",
+                                             "type", "text", "text", content,
+                                             "type", "image_url", "image_url",
+                                             "url", url, "detail", "low") : NULL;
+            if (!parts) {
+                if (!url)
+                    json_decref (content);
+                snprintf (err, err_size, "message %zu: cannot build its image part", i);
+                goto err;
+            }
+            content = parts;
         }
         json_array_append_new (list, json_pack ("{s:s, s:o}", "role", role, "content", content));
     }
@@ -194,6 +210,13 @@ s_content (llm_t *self, json_t *response, char *err, size_t err_size)
 char *
 llm_chat (llm_t *self, const llm_message_t *messages, size_t count, char *err, size_t err_size)
 {
+    return llm_chat_images (self, messages, count, NULL, err, err_size);
+}
+
+char *
+llm_chat_images (llm_t *self, const llm_message_t *messages, size_t count,
+                 const char *const *images, char *err, size_t err_size)
+{
     assert (self);
     assert (messages || count == 0);
     assert (err && err_size);
@@ -202,7 +225,7 @@ llm_chat (llm_t *self, const llm_message_t *messages, size_t count, char *err, s
         snprintf (err, err_size, "a chat needs 1 to %d messages, not %zu", S_MAX_MESSAGES, count);
         return NULL;
     }
-    json_t *body = s_request (self, messages, count, err, err_size);
+    json_t *body = s_request (self, messages, count, images, err, err_size);
     if (!body)
         return NULL;
     int64_t start = pclock_mono_us ();
@@ -333,4 +356,21 @@ llm_probe (llm_t *self, long timeout_ms, char *note, size_t note_size)
         note [0] = 0;
     json_decref (response);
     return LLM_RESULT_OK;
+}
+
+char *
+llm_image_data_url (const uint8_t *data, size_t size, const char *type)
+{
+    assert (data && type);
+    zarmour_t *armour = zarmour_new ();
+    if (!armour)
+        return NULL;
+    zarmour_set_mode (armour, ZARMOUR_MODE_BASE64_STD);
+    zarmour_set_pad (armour, true);
+    zarmour_set_line_breaks (armour, false);
+    char *base64 = zarmour_encode (armour, data, size);
+    zarmour_destroy (&armour);
+    char *url = base64 ? zsys_sprintf ("data:image/%s;base64,%s", type, base64) : NULL;
+    zstr_free (&base64);
+    return url;
 }

@@ -40,6 +40,14 @@ typedef struct {
     const char *content;
 } llm_message_t;
 
+//  Tokens an image costs a model at "detail": "low" (OpenAI's figure; other
+//  servers differ, but it is what the prompt budget counts).
+#define LLM_IMAGE_TOKENS 85
+
+//  "data:image/png;base64,..." for `size` bytes of a PNG or JPEG (`type`
+//  "png" or "jpeg"). A new string (caller frees), NULL out of memory.
+char *llm_image_data_url (const uint8_t *data, size_t size, const char *type);
+
 //  How a call ended. Only LLM_RESULT_OK gives text; every other result
 //  means the model's answer never arrived, so there is nothing to tell
 //  the model about: a caller retries with the same request (or not at all).
@@ -79,6 +87,14 @@ void llm_destroy (llm_t **self_p);
 //  empty content is returned as "" (the parser will reject it).
 char *llm_chat (llm_t *self, const llm_message_t *messages, size_t count,
                 char *err, size_t err_size);
+
+//  llm_chat for a multimodal model: `images` has one entry per message, an
+//  image URL (llm_image_data_url) or NULL. A message with an image is sent
+//  as OpenAI's content parts:
+//      [{"type":"text","text":CONTENT},
+//       {"type":"image_url","image_url":{"url":URL,"detail":"low"}}]
+char *llm_chat_images (llm_t *self, const llm_message_t *messages, size_t count,
+                       const char *const *images, char *err, size_t err_size);
 
 //  Shorthand for a system + user conversation.
 char *llm_complete (llm_t *self, const char *system, const char *user,

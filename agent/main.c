@@ -58,6 +58,15 @@ static const pconfig_option_t s_options[] = {
     { "context-tokens", 0, PCONFIG_INT, "PARLEY_CONTEXT_TOKENS", "4096", 0, 10000000, "N",
       "the model's context window in tokens: the prompt keeps to it (about 3 characters "
       "a token, 512 kept for the answer), oldest history first (0: no limit)" },
+    { "llm-vision", 0, PCONFIG_BOOL, "PARLEY_LLM_VISION", "false", 0, 0, "BOOL",
+      "the model is multimodal: show it the view's image (from a world file with "
+      "images) as an image_url content part" },
+    { "caption-url", 0, PCONFIG_STR, "PARLEY_CAPTION_URL", NULL, 0, 0, "URL",
+      "OpenAI-compatible multimodal model that captions the view's image; the caption "
+      "(visible_caption) joins the memory query, the stored memory and the prompt "
+      "(key from PARLEY_LLM_API_KEY or OPENAI_API_KEY)" },
+    { "caption-model", 0, PCONFIG_STR, "PARLEY_CAPTION_MODEL", NULL, 0, 0, "MODEL",
+      "model name for --caption-url" },
     { "llm-probe", 0, PCONFIG_BOOL, "PARLEY_LLM_PROBE", "true", 0, 0, "BOOL",
       "ask GET <llm-url>/models at start and say clearly if the server is not there" },
     { "quiet", 'q', PCONFIG_BOOL, "PARLEY_QUIET", "false", 0, 0, NULL,
@@ -125,6 +134,9 @@ s_fill (pconfig_t *config, agent_config_t *c, const char *id, const char *memory
     c->llm_breaker_ms = pconfig_int (config, "llm-breaker-ms");
     c->llm_probe = pconfig_bool (config, "llm-probe");
     c->context_tokens = pconfig_int (config, "context-tokens");
+    c->llm_vision = pconfig_bool (config, "llm-vision");
+    c->caption_url = pconfig_str (config, "caption-url");
+    c->caption_model = pconfig_str (config, "caption-model");
 }
 
 int

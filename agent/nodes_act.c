@@ -78,6 +78,8 @@ s_input (agent_shared_t *a, policy_input_t *in, bool retry)
     in->channels = a->channel_ptrs;
     in->channel_count = a->channel_count;
     in->context_tokens = a->context_tokens;
+    in->visible_caption = a->visible_caption;
+    in->vision = a->llm_vision;
 }
 
 //  Asks `policy`; on success a->answer holds a valid answer.

@@ -29,8 +29,13 @@ s_retrieve_exec (void *shared, void *ctx)
         return 0;
     char seen[1024], err[256];
     world_view_objects_text (&a->seen, seen, sizeof (seen));
-    char *query = zsys_sprintf ("What do I know about position %" PRIu64 " with what I see: %s?",
-                                a->seen.position, seen);
+    //  With a caption model, the query is the first source document's:
+    //  what the agent sees, in the caption's words (visible_caption).
+    char *query = a->visible_caption
+        ? zsys_sprintf ("What do I know about position %" PRIu64 " with what I see: %s? "
+                        "The view: %s", a->seen.position, seen, a->visible_caption)
+        : zsys_sprintf ("What do I know about position %" PRIu64 " with what I see: %s?",
+                        a->seen.position, seen);
     if (!query) {
         plog_warn ("memory search skipped: out of memory");
         return -1;
@@ -77,8 +82,12 @@ s_memory_text (agent_shared_t *a)
     if (a->seen.object_count == 0)
         seen[0] = 0;
     const char *reason = a->answer? answer_reason (a->answer): NULL;
-    char *text = zsys_sprintf ("At position %" PRIu64 ", I saw [%s]. I decided to %s. Reason: %s",
-                               a->seen.position, seen, a->action, reason? reason: "none given");
+    char view[CAPTIONER_MAX_TEXT + 16] = "";
+    if (a->visible_caption)
+        snprintf (view, sizeof (view), " (the view: %s)", a->visible_caption);
+    char *text = zsys_sprintf ("At position %" PRIu64 ", I saw [%s]%s. I decided to %s. "
+                               "Reason: %s", a->seen.position, seen, view, a->action,
+                               reason? reason: "none given");
     //  NULL (out of memory) is the caller's to handle; without the mail
     //  part the memory is still worth keeping.
     if (text && a->mail_text) {

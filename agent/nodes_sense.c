@@ -76,6 +76,24 @@ s_mark_visited (agent_shared_t *a)
         teammap_visit (a->map, position);
 }
 
+//  visible_caption: the caption model's sentence for the view's image
+//  (cached by image, so a view seen before costs nothing). A failure is
+//  logged and the step goes on without a caption.
+static void
+s_caption (agent_shared_t *a)
+{
+    zstr_free (&a->visible_caption);
+    const world_image_view_t *image = conn_world_image (a->world);
+    if (!a->captioner || !image)
+        return;
+    char err[256];
+    const char *caption = captioner_caption (a->captioner, image, err, sizeof (err));
+    if (caption)
+        a->visible_caption = strdup (caption);
+    else
+        plog_warn ("step %" PRIu64 ": no caption for the view: %s", a->step, err);
+}
+
 static const char *
 s_perception_post (void *shared, void *ctx)
 {
@@ -84,6 +102,7 @@ s_perception_post (void *shared, void *ctx)
     connector_observe (a->state, a->step_obs);
     a->seen = *conn_world_view (a->world);
     s_mark_visited (a);
+    s_caption (a);
     a->coverage = a->seen.coverage;
     return "default";
 }

@@ -50,6 +50,8 @@ typedef struct {
     const char *const *channels;        //  channels this agent listens to
     size_t channel_count;
     size_t context_tokens;              //  the model's context window; 0: no limit
+    const char *visible_caption;        //  the caption model's sentence for the view, or NULL
+    bool vision;                        //  send the view's image to the model (--llm-vision)
 } policy_input_t;
 
 typedef struct {
@@ -85,6 +87,8 @@ typedef struct {
     uint64_t breaker_openings;
     bool breaker_open;                  //  the last decision found it open
     uint64_t prompts_cut;               //  prompts that left something out for the budget
+    uint64_t images_sent;               //  decisions that showed the model the view's image
+    uint64_t images_left_out;           //  images the context budget had no room for
     llm_result_t last_result;           //  of the last decision
 } policy_llm_report_t;
 void policy_llm_report (policy_t *self, policy_llm_report_t *report);

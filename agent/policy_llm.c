@@ -24,6 +24,7 @@
 #include "pclock.h"
 #include "plog.h"
 #include "policy.h"
+#include "conn_world.h"
 #include "prompt.h"
 
 typedef struct {
@@ -72,9 +73,22 @@ s_decide (void *impl, const policy_input_t *in, char *err, size_t err_size)
     char *system = prompt_system (self->tpl);
     size_t budget = prompt_budget_chars (in->context_tokens);
     size_t system_len = system? strlen (system): 0;
+    //  The view's image, when the model can see (--llm-vision) and the
+    //  budget has room for it: it costs LLM_IMAGE_TOKENS of the context.
+    const world_image_view_t *image = in->vision && in->world? conn_world_image (in->world): NULL;
+    size_t image_chars = (size_t) LLM_IMAGE_TOKENS * PROMPT_CHARS_PER_TOKEN;
+    size_t user_budget = prompt_user_budget (in->context_tokens, system_len);
+    if (image && user_budget && user_budget <= image_chars + PROMPT_IMAGE_MIN_TEXT) {
+        r->images_left_out++;
+        image = NULL;
+    }
+    if (image && user_budget)
+        user_budget -= image_chars;
     prompt_cut_t cut;
-    char *user = prompt_user (self->tpl, in, prompt_user_budget (in->context_tokens, system_len),
-                              &cut);
+    char *user = prompt_user (self->tpl, in, user_budget, &cut);
+    char *image_url = image? llm_image_data_url (image->data, image->size, image->type): NULL;
+    if (image_url)
+        r->images_sent++;
     if (cut.history_dropped || cut.memories_dropped || cut.mail_dropped)
         r->prompts_cut++;
     if (cut.over_budget && !self->warned_budget) {
@@ -91,8 +105,10 @@ s_decide (void *impl, const policy_input_t *in, char *err, size_t err_size)
         { "user", retry }
     };
     size_t count = retry? 4: 2;
+    const char *images[4] = { NULL, image_url, NULL, NULL };
     llm_set_deadline (self->llm, in->deadline_ms);
-    char *answer = llm_chat (self->llm, messages, count, err, err_size);
+    char *answer = llm_chat_images (self->llm, messages, count, images, err, err_size);
+    free (image_url);
     r->last_result = llm_last_call (self->llm)->result;
     if (answer) {
         if (self->open_until_ms)

@@ -107,6 +107,8 @@ s_map (textbuf_t *buf, const policy_input_t *in)
         char seen[1024];
         world_view_objects_text (view, seen, sizeof (seen));
         textbuf_addf (buf, "You are at position %" PRIu64 " and see: %s.\n", view->position, seen);
+        if (in->visible_caption && *in->visible_caption)
+            textbuf_addf (buf, "The view: %s\n", in->visible_caption);
     }
     if (in->map && teammap_tracked (in->map)) {
         char *visited = teammap_ranges (in->map, true, S_MAX_RANGES);

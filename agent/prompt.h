@@ -60,6 +60,8 @@
 #define PROMPT_ANSWER_TOKENS 512
 //  Newest steps kept before any memory is cut.
 #define PROMPT_HISTORY_KEEP 3
+//  An image is left out when it would leave the text less than this.
+#define PROMPT_IMAGE_MIN_TEXT 1500
 
 typedef struct {
     size_t history_dropped;     //  oldest steps left out

@@ -23,6 +23,7 @@
 #include <dirent.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include "agent/http.h"
 #include "lib/testbroker.h"
 #include "lib/openai_server.h"
 #include "lib/testcheck.h"
@@ -469,6 +470,39 @@ START_TEST (test_llm_agent_reports_cost)
 }
 END_TEST
 
+START_TEST (test_agent_captions_images)
+{
+    //  The demo world with images, and a caption model: every image the
+    //  agent stands on is captioned once (2 distinct images in the world,
+    //  so at most 2 caption requests however many steps), and the run ends
+    //  normally.
+    char *world = testsuite_test_path ("../scenarios/images/world.json");
+    const char *args[] = { "--world-file", world, NULL };
+    testbroker_t *broker = testbroker_start (args);
+    ck_assert_ptr_nonnull (broker);
+    const char *extra[] = { "--max-steps", "8", "--no-stop-when-explored",
+                            "--caption-url", s_url, "--caption-model", "caption:e2e", NULL };
+    tproc_t *agent = start_agent (testbroker_router (broker), "Viewer", "none", extra);
+    int status = tproc_wait (agent, DEADLINE_MS);
+    ck_assert_msg (status == 0, "exit %d\n%s", status, tproc_err (agent));
+    ck_assert_msg (!strstr (tproc_err (agent), "no caption"), "%s", tproc_err (agent));
+    tproc_destroy (&agent);
+    //  The scripted server lists the requests it got for a model.
+    char *url = zsys_sprintf ("%s/requests/caption:e2e", s_url);
+    http_t *http = http_new (url, NULL, NULL);
+    json_t *doc = NULL;
+    char err[256];
+    ck_assert_msg (http_get_json (http, url, 5000, &doc, err, sizeof (err)) == 0, "%s", err);
+    size_t requests = json_array_size (json_object_get (doc, "requests"));
+    ck_assert_msg (requests >= 1 && requests <= 2, "%zu caption requests", requests);
+    json_decref (doc);
+    http_destroy (&http);
+    free (url);
+    free (world);
+    testbroker_stop (&broker);
+}
+END_TEST
+
 START_TEST (test_memory_keeps_its_embedder)
 {
     //  A memory made by the builtin embedder (256 dimensions) is refused,
@@ -541,6 +575,7 @@ main (void)
     tcase_add_test (llm, test_llm_agent_model_never_reached);
     tcase_add_test (llm, test_memory_keeps_its_embedder);
     tcase_add_test (llm, test_llm_agent_reports_cost);
+    tcase_add_test (llm, test_agent_captions_images);
     suite_add_tcase (s, llm);
     return testsuite_run (s);
 }

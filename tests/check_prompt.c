@@ -240,6 +240,20 @@ START_TEST (test_explore_late)
 }
 END_TEST
 
+START_TEST (test_visible_caption)
+{
+    //  A caption model's sentence for the view follows what the agent sees.
+    scene_t s;
+    scene_init (&s, 2, 0);
+    s.in.visible_caption = "A yellow lamp on a dark floor.";
+    char *user = prompt_user (NULL, &s.in, 0, NULL);
+    ck_assert (strstr (user, "You are at position 0 and see: lamp, desk.\n"
+                             "The view: A yellow lamp on a dark floor.\n"));
+    free (user);
+    scene_fini (&s);
+}
+END_TEST
+
 START_TEST (test_template_override)
 {
     prompt_template_t *tpl = prompt_template_new ();
@@ -281,6 +295,7 @@ main (void)
     tcase_add_test (tc, test_explore_step1);
     tcase_add_test (tc, test_explore_late);
     tcase_add_test (tc, test_template_override);
+    tcase_add_test (tc, test_visible_caption);
     suite_add_tcase (s, tc);
     return testsuite_run (s);
 }

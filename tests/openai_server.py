@@ -28,6 +28,7 @@ chat behaviours
   501           HTTP 501 every time (must not be retried)
   503-date-then-ok   HTTP 503 with Retry-After as an HTTP-date 2 s ahead, then normal
   usage         normal, with usage prompt_tokens=120 completion_tokens=34
+  caption       "A yellow lamp on a dark floor." (a caption model's answer)
 embeddings behaviours (DIM defaults to 8)
   embed[-DIM]           deterministic vectors of DIM, unnormalised
   embed-reversed[-DIM]  same, items listed in reverse with their index
@@ -164,6 +165,8 @@ class Handler(BaseHTTPRequestHandler):
         if behaviour == "503-date-then-ok" and n == 1:
             when = email.utils.formatdate(time.time() + 2, usegmt=True)
             return self.send(503, {"error": {"message": "busy"}}, {"Retry-After": when})
+        if behaviour == "caption":
+            return self.send(200, self.chat_answer("A yellow lamp\non a dark floor.\n"))
         if behaviour == "usage":
             answer = self.chat_answer(NORMAL_ANSWER)
             answer["usage"] = {"prompt_tokens": 120, "completion_tokens": 34, "total_tokens": 154}
