@@ -161,7 +161,7 @@ s_indented (textbuf_t *buf, const char *text, const char *indent)
     }
 }
 
-//  One message in seed 003's shape (without the block's title).
+//  One message in the communication block's shape (without its title).
 static char *
 s_mail_item (const mail_view_t *m)
 {

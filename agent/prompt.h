@@ -32,9 +32,9 @@
         <reminder>
 
     One line per past step (steplog.h); mail only in the communication block
-    (seed 003's rendering, continuation lines indented, the agent's own
-    posts left out), not in the history and not in the memories (their
-    "Messages received" part is cut here).
+    (rendered as in the domain-communication design: continuation lines
+    indented, the agent's own posts left out), not in the history and not
+    in the memories (their "Messages received" part is cut here).
 
     Budget: with a context of N tokens, the prompt may use
     (N - PROMPT_ANSWER_TOKENS) * PROMPT_CHARS_PER_TOKEN characters, system
