@@ -2,12 +2,14 @@
 #include <assert.h>
 #include <czmq.h>
 #include "captioner.h"
+#include "pclock.h"
 #include "plog.h"
 
 struct _captioner_t {
     llm_t *llm;
     zhashx_t *cache;            //  "%016llx" image id -> caption (owned)
     uint64_t requests, hits;
+    int64_t paused_until_ms;    //  0: not paused (pclock_mono_ms)
 };
 
 captioner_t *
@@ -69,6 +71,10 @@ captioner_caption (captioner_t *self, const world_image_view_t *image, char *err
         self->hits++;
         return cached;
     }
+    if (self->paused_until_ms && pclock_mono_ms () < self->paused_until_ms) {
+        snprintf (err, err_size, "caption server paused after a failure");
+        return NULL;
+    }
     char *url = llm_image_data_url (image->data, image->size, image->type);
     if (!url) {
         snprintf (err, err_size, "out of memory");
@@ -79,8 +85,12 @@ captioner_caption (captioner_t *self, const world_image_view_t *image, char *err
     self->requests++;
     char *answer = llm_chat_images (self->llm, &message, 1, images, err, err_size);
     free (url);
-    if (!answer)
+    if (!answer) {
+        plog_warn ("caption failed (%s); no captions for %d s", err, CAPTIONER_PAUSE_MS / 1000);
+        self->paused_until_ms = pclock_mono_ms () + CAPTIONER_PAUSE_MS;
         return NULL;
+    }
+    self->paused_until_ms = 0;
     char *caption = s_clean (answer);
     free (answer);
     if (!caption || !*caption) {

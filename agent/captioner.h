@@ -11,6 +11,10 @@
 
     The request: one user message, "text" part CAPTIONER_INSTRUCTION and an
     "image_url" part with the image as a base64 data URL (llm.h).
+
+    A caption server that fails is not asked again for CAPTIONER_PAUSE_MS
+    (logged once per pause), so a dead server does not cost every step its
+    retries; the steps go on without a caption meanwhile.
 */
 #ifndef PARLEY_CAPTIONER_H
 #define PARLEY_CAPTIONER_H
@@ -21,6 +25,7 @@
 
 #define CAPTIONER_CACHE 1024
 #define CAPTIONER_MAX_TEXT 300
+#define CAPTIONER_PAUSE_MS 30000
 #define CAPTIONER_INSTRUCTION "Describe what this image shows in one short sentence, " \
                               "naming the objects you can see."
 

@@ -91,7 +91,7 @@ s_caption (agent_shared_t *a)
     if (caption)
         a->visible_caption = strdup (caption);
     else
-        plog_warn ("step %" PRIu64 ": no caption for the view: %s", a->step, err);
+        plog_debug ("step %" PRIu64 ": no caption for the view: %s", a->step, err);
 }
 
 static const char *
