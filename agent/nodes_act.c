@@ -245,8 +245,10 @@ s_undelivered (agent_shared_t *a, const char *target, const char *why)
 {
     if (!a->step_obs)
         a->step_obs = connector_observation_list ();
-    zlistx_add_end (a->step_obs, observation_new_text ("mail", "mail.undelivered",
-        zsys_sprintf ("Your message to %.64s was not delivered: %s.", target, why)));
+    char *text = zsys_sprintf ("Your message to %.64s was not delivered: %s.", target, why);
+    if (text)
+        zlistx_add_end (a->step_obs, observation_new_text ("mail", "mail.undelivered", text));
+    free (text);
     size_t used = strlen (a->step_note);
     if (used + 1 < sizeof (a->step_note))
         snprintf (a->step_note + used, sizeof (a->step_note) - used, "%smessage to %.64s "
