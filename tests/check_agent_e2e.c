@@ -503,6 +503,30 @@ START_TEST (test_agent_captions_images)
 }
 END_TEST
 
+START_TEST (test_sigterm_during_model_call)
+{
+    //  The model takes 60 s to answer; SIGTERM while it thinks abandons
+    //  the call (http's cancel), and the agent exits 0 at once.
+    testbroker_t *broker = testbroker_start (NULL);
+    ck_assert_ptr_nonnull (broker);
+    const char *extra[] = { "--max-steps", "5", "--no-stop-when-explored", "--policy", "llm",
+                            "--llm-url", s_url, "--llm-model", "slow-60:sigterm", NULL };
+    tproc_t *agent = start_agent (testbroker_router (broker), "Thinker", "none", extra);
+    //  The call is under way once the probe and the first PERCEIVE are
+    //  done: wait for the connected line on stderr.
+    for (int i = 0; i < 100 && !strstr (tproc_err (agent), "connected to"); i++)
+        tproc_read (agent, 100);
+    ck_assert_msg (strstr (tproc_err (agent), "connected to"), "%s", tproc_err (agent));
+    tproc_read (agent, 500);
+    tproc_signal (agent, SIGTERM);
+    int status = tproc_wait (agent, 5000);
+    ck_assert_msg (status == 0, "exit %d\n%s", status, tproc_err (agent));
+    ck_assert_str_eq (summary_field (tproc_out (agent), "end"), "\"stopped by a signal\"");
+    tproc_destroy (&agent);
+    testbroker_stop (&broker);
+}
+END_TEST
+
 START_TEST (test_memory_keeps_its_embedder)
 {
     //  A memory made by the builtin embedder (256 dimensions) is refused,
@@ -576,6 +600,7 @@ main (void)
     tcase_add_test (llm, test_memory_keeps_its_embedder);
     tcase_add_test (llm, test_llm_agent_reports_cost);
     tcase_add_test (llm, test_agent_captions_images);
+    tcase_add_test (llm, test_sigterm_during_model_call);
     suite_add_tcase (s, llm);
     return testsuite_run (s);
 }
