@@ -46,7 +46,7 @@ extern "C" {
 #endif
 
 #define PARLEY_CLIENT_VERSION_MAJOR 1
-#define PARLEY_CLIENT_VERSION_MINOR 1
+#define PARLEY_CLIENT_VERSION_MINOR 0
 #define PARLEY_NAME_MAX 64              //  agent and channel names, bytes
 #define PARLEY_MAX_CHANNELS 16          //  channels one client re-LISTENs to
 
