@@ -15,7 +15,7 @@
 # Sources are discovered by folder, so adding a .c file needs no edit here:
 #   common/*.c proto/*.c          -> static libraries shared by every binary
 #   broker/*.c  (main.c aside)    -> libparley_broker.a, linked with broker/main.c
-#   agent/*.c   (main.c aside)    -> libparley_agent.a,  linked with agent/main.c
+#   agent/*.c agent/*/*.c (main.c aside) -> libparley_agent.a, linked with agent/main.c
 #   client/*.c                    -> libparley_client.a (in tree); libparley.{a,so} installed
 #   tools/tap/*.c                 -> parley-tap
 #   tools/keygen/*.c              -> parley-keygen
@@ -55,7 +55,7 @@ LIBS = $(PKG_LIBS) $(FAISS_LIBS) -lpthread
 COMMON_SRC := $(wildcard common/*.c)
 PROTO_SRC  := $(wildcard proto/*.c)
 BROKER_SRC := $(filter-out broker/main.c,$(wildcard broker/*.c))
-AGENT_SRC  := $(filter-out agent/main.c,$(wildcard agent/*.c))
+AGENT_SRC  := $(filter-out agent/main.c,$(wildcard agent/*.c agent/*/*.c))
 TAP_SRC    := $(wildcard tools/tap/*.c)
 CLIENT_SRC := $(wildcard client/*.c)
 KEYGEN_SRC := $(wildcard tools/keygen/*.c)

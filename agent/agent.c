@@ -9,6 +9,7 @@
 #include "conn_mailbox.h"
 #include "conn_state.h"
 #include "conn_world.h"
+#include "embedder_id.h"
 #include "plog.h"
 
 struct _agent_t {
@@ -26,6 +27,7 @@ s_retention (agentmem_t *mem)
     agentmem_set_retention (mem, "world.blocked", 2, true);
     agentmem_set_retention (mem, "world.coverage", 1, false);
     agentmem_set_retention (mem, "mail.message", 10, true);
+    agentmem_set_retention (mem, "mail.undelivered", 3, true);
     agentmem_set_retention (mem, "state." STATE_KEY_EXPLORED, 1, false);
     agentmem_set_retention (mem, "state." STATE_KEY_POSITIONS, 1, false);
 }
@@ -41,6 +43,20 @@ s_keepalive (void *arg)
         parley_client_keepalive (a->link);
 }
 
+//  http's cancel: a stop signal abandons a model or embedding call at once.
+static bool
+s_cancelled (void *arg)
+{
+    agent_shared_t *a = (agent_shared_t *) arg;
+    return a->stop && *a->stop;
+}
+
+//  Opens the memory, in an order that never harms it: the embedder is
+//  created and, when it is a server, probed (its dimension compared with
+//  --embed-dim) before anything on disk is touched; then the memory's
+//  record of its embedder is compared with this one, and a memory made by
+//  another embedder is refused, as it is. Only then is the memory opened;
+//  a corrupt one is moved aside (never overwriting) and a fresh one begun.
 static int
 s_open_memory (agent_t *self, char *err, size_t err_size)
 {
@@ -48,6 +64,7 @@ s_open_memory (agent_t *self, char *err, size_t err_size)
     embedder_options_default (&eo);
     eo.http.tick = s_keepalive;
     eo.http.tick_arg = &self->shared;
+    eo.http.cancel = s_cancelled;
     eo.url = self->config.embed_url && *self->config.embed_url? self->config.embed_url: NULL;
     eo.model = self->config.embed_model;
     if (eo.url)     //  a server's dimension: as told, or learnt with one probe
@@ -55,6 +72,14 @@ s_open_memory (agent_t *self, char *err, size_t err_size)
     self->shared.embedder = embedder_new (&eo, err, err_size);
     if (!self->shared.embedder)
         return -1;
+    if (eo.url && eo.dim > 0) {
+        char why[400];
+        if (embedder_probe (self->shared.embedder, why, sizeof (why)) != 0) {
+            snprintf (err, err_size, "the embedding server does not fit --embed-dim %d: %s; "
+                      "the memory was not touched", eo.dim, why);
+            return -1;
+        }
+    }
     int dim = embedder_dim (self->shared.embedder);
     self->shared.vec = (float *) zmalloc (sizeof (float) * (size_t) dim);
     vmemory_options_t vo;
@@ -64,18 +89,34 @@ s_open_memory (agent_t *self, char *err, size_t err_size)
     if (self->config.index && *self->config.index)
         vo.factory = self->config.index;
     self->shared.memory_durable = vo.dir != NULL;
+    char identity[EMBEDDER_ID_MAX];
+    embedder_id_of (self->shared.embedder, identity, sizeof (identity));
+    embedder_id_result_t id = vo.dir? embedder_id_check (vo.dir, identity, err, err_size)
+                                    : EMBEDDER_ID_SAME;
+    if (id == EMBEDDER_ID_DIFFERENT || id == EMBEDDER_ID_UNREADABLE)
+        return -1;
     self->shared.vmem = vmemory_open (&vo, err, err_size);
     if (!self->shared.vmem && vo.dir) {
         //  A corrupt or foreign memory must not keep the agent down: keep
         //  the files for a post-mortem and start fresh.
         plog_error ("memory in %s unusable (%s); moving it aside", vo.dir, err);
-        if (vmemory_move_aside (vo.dir, err, err_size) == 0)
+        if (vmemory_move_aside (vo.dir, err, err_size) == 0) {
             self->shared.vmem = vmemory_open (&vo, err, err_size);
+            id = EMBEDDER_ID_ABSENT;
+        }
     }
     if (!self->shared.vmem)
         return -1;
-    if (vmemory_count (self->shared.vmem) > 0)
-        plog_info ("resumed with %zu memories from %s", vmemory_count (self->shared.vmem), vo.dir);
+    size_t count = vmemory_count (self->shared.vmem);
+    if (id == EMBEDDER_ID_ABSENT) {
+        if (count > 0)
+            plog_warn ("memory in %s has no record of the embedder that made it (it predates "
+                       "that record); assuming [%s], this run's", vo.dir, identity);
+        if (embedder_id_write (vo.dir, identity, eo.url, err, err_size) != 0)
+            return -1;
+    }
+    if (count > 0)
+        plog_info ("resumed with %zu memories from %s", count, vo.dir);
     return 0;
 }
 
@@ -97,6 +138,7 @@ s_policies (agent_t *self, char *err, size_t err_size)
     llm_options_default (&lo);
     lo.http.tick = s_keepalive;
     lo.http.tick_arg = &self->shared;
+    lo.http.cancel = s_cancelled;
     lo.url = self->config.llm_url;
     lo.model = self->config.llm_model;
     if (self->config.llm_timeout_ms > 0)
@@ -104,7 +146,38 @@ s_policies (agent_t *self, char *err, size_t err_size)
     llm_t *llm = llm_new (&lo, err, err_size);
     if (!llm)
         return -1;
-    a->policy = policy_llm_new (llm);
+    a->policy = policy_llm_new (llm, self->config.llm_breaker_ms);
+    a->llm_deadline_ms = self->config.llm_deadline_ms;
+    if (self->config.llm_probe)
+        policy_llm_probe (a->policy, 5000);
+    return 0;
+}
+
+//  The caption model, when --caption-url is given.
+static int
+s_captioner (agent_t *self, char *err, size_t err_size)
+{
+    const char *url = self->config.caption_url;
+    if (!url || !*url)
+        return 0;
+    llm_options_t lo;
+    llm_options_default (&lo);
+    lo.http.tick = s_keepalive;
+    lo.http.tick_arg = &self->shared;
+    lo.http.cancel = s_cancelled;
+    lo.url = url;
+    lo.model = self->config.caption_model;
+    lo.max_tokens = 100;
+    if (self->config.llm_timeout_ms > 0)
+        lo.http.timeout_ms = self->config.llm_timeout_ms;
+    llm_t *llm = llm_new (&lo, err, err_size);
+    if (!llm) {
+        char why[256];
+        snprintf (why, sizeof (why), "%s", err);
+        snprintf (err, err_size, "caption model: %s (--caption-url needs --caption-model)", why);
+        return -1;
+    }
+    self->shared.captioner = captioner_new (llm);
     return 0;
 }
 
@@ -131,6 +204,8 @@ s_parts (agent_t *self)
     a->connectors[2] = a->state;
     a->mem = agentmem_new ();
     s_retention (a->mem);
+    a->steps = steplog_new ();
+    a->map = teammap_new ();
     self->flow = flow_new ();
     int rc = agent_flow_build (self->flow);
     assert (rc == 0);
@@ -158,7 +233,10 @@ agent_new (const agent_config_t *config, char *err, size_t err_size)
     a->stop_when_explored = config->stop_when_explored;
     a->step_delay_ms = config->step_delay_ms;
     a->progress = config->progress;
-    if (s_open_memory (self, err, err_size) != 0 || s_policies (self, err, err_size) != 0) {
+    a->context_tokens = config->context_tokens > 0? (size_t) config->context_tokens: 0;
+    a->llm_vision = config->llm_vision;
+    if (s_open_memory (self, err, err_size) != 0 || s_policies (self, err, err_size) != 0
+    ||  s_captioner (self, err, err_size) != 0) {
         agent_destroy (&self);
         return NULL;
     }
@@ -180,6 +258,8 @@ agent_destroy (agent_t **self_p)
     connector_destroy (&a->state);
     parley_client_destroy (&a->link);
     agentmem_destroy (&a->mem);
+    steplog_destroy (&a->steps);
+    teammap_destroy (&a->map);
     if (a->policy != a->heuristic)
         policy_destroy (&a->policy);
     policy_destroy (&a->heuristic);
@@ -191,6 +271,8 @@ agent_destroy (agent_t **self_p)
     free (a->context);
     free (a->refused_answer);
     free (a->mail_text);
+    free (a->visible_caption);
+    captioner_destroy (&a->captioner);
     answer_destroy (&a->answer);
     free (self);
     *self_p = NULL;
@@ -258,12 +340,24 @@ agent_run (agent_t *self)
         if (conn_mailbox_committed (a->mailbox) > 0)
             parley_client_ack (a->link, conn_mailbox_committed (a->mailbox));
     }
+    agent_shared_report_model (a);
     parley_client_bye (a->link, false);
-    if (streq (result, "end"))
-        return AGENT_DONE;
     if (streq (result, "stopped") || (a->stop && *a->stop)) {
         snprintf (a->end_reason, sizeof (a->end_reason), "stopped by a signal");
         return AGENT_STOPPED;
+    }
+    if (streq (result, "end")) {
+        if (a->policy != a->heuristic) {
+            policy_llm_report_t r;
+            policy_llm_report (a->policy, &r);
+            if (r.totals.ok == 0 && a->step > 0) {
+                plog_error ("the model was never reached: %" PRIu64 " calls failed, %" PRIu64
+                            " decisions skipped; every step was decided by the heuristic",
+                            r.totals.failed, r.skipped);
+                return AGENT_NO_MODEL;
+            }
+        }
+        return AGENT_DONE;
     }
     snprintf (a->end_reason, sizeof (a->end_reason), "node %s failed",
               flow_last_node (self->flow)? flow_last_node (self->flow): "?");
@@ -316,6 +410,19 @@ agent_summary (agent_t *self, FILE *out)
              vmemory_count (a->vmem), a->msgs_sent, a->msgs_received, a->invalid_answers,
              a->heuristic != a->policy? a->fallbacks: 0, link.hellos, link.keepalives,
              median_ms, p90_ms, a->end_reason);
+    if (a->policy != a->heuristic) {
+        policy_llm_report_t r;
+        policy_llm_report (a->policy, &r);
+        const llm_totals_t *t = &r.totals;
+        fprintf (out, "[%s] MODEL calls=%" PRIu64 " ok=%" PRIu64 " failed=%" PRIu64
+                 " skipped=%" PRIu64 " breaker_openings=%" PRIu64 " retries=%" PRIu64
+                 " prompt_tokens=%" PRIu64 " completion_tokens=%" PRIu64
+                 " calls_with_usage=%" PRIu64 " latency_ms_mean=%.1f latency_ms_max=%.1f\n",
+                 a->id, t->calls, t->ok, t->failed, r.skipped, r.breaker_openings, t->retries,
+                 t->prompt_tokens, t->completion_tokens, t->calls_with_usage,
+                 t->calls? t->latency_us / 1000.0 / (double) t->calls: 0.0,
+                 t->latency_max_us / 1000.0);
+    }
     fprintf (out, "[%s] found:", a->id);
     for (size_t i = 0; i < found; i++)
         fprintf (out, "%s %s", i? ",": "", conn_world_seen_at (a->world, i));

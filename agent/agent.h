@@ -37,12 +37,26 @@ typedef struct {
     const char *curve_server_key;   //  the broker's public certificate
     int64_t llm_timeout_ms;         //  model call timeout; 0 = default
     FILE *progress;                 //  progress lines and summary; NULL = none
+    int64_t llm_deadline_ms;        //  one decision, every try and retry; 0 = none
+    int64_t llm_breaker_ms;         //  circuit breaker cool-down; 0 = no breaker
+    bool llm_probe;                 //  GET <llm-url>/models at start
+    int64_t context_tokens;         //  the model's context window; 0 = no budget
+    bool llm_vision;                //  send the view's image to the model
+    const char *caption_url;        //  caption model server; NULL/"" = no captions
+    const char *caption_model;
 } agent_config_t;
 
 //  Exit status of agent_run.
 #define AGENT_DONE 0                //  the loop ended normally
 #define AGENT_STOPPED 1             //  a signal stopped it
 #define AGENT_FAILED 2              //  a node failed without fallback
+#define AGENT_NO_MODEL 3            //  the loop ended, but the model never answered once
+
+//  parley-agent's exit code for AGENT_NO_MODEL: the llm policy was asked to
+//  decide and its server never gave one answer (the heuristic decided
+//  every step). Distinct from 1 so scripts can tell "ran without its
+//  model" from "crashed".
+#define AGENT_EXIT_NO_MODEL 4
 
 //  NULL with `err` filled (bad option, memory or model setup failure).
 agent_t *agent_new (const agent_config_t *config, char *err, size_t err_size);

@@ -15,15 +15,18 @@
 #include "agentmem.h"
 #include "answer.h"
 #include "parley/client.h"
+#include "captioner.h"
 #include "conn_world.h"
 #include "embedder.h"
 #include "flow.h"
 #include "policy.h"
-#include "vmemory.h"
+#include "steplog.h"
+#include "vmemory/vmemory.h"
 
 #define AGENT_MAX_TEAM 64
 #define AGENT_CONNECTORS 3
 #define AGENT_MAX_ACTIONS 6
+#define AGENT_MAX_CHANNELS 16           //  listened channels named in the prompt
 //  vmemory is written to disk every this many steps, and at the end:
 //  saving fsyncs, which is the slowest part of a step.
 #define AGENT_SAVE_EVERY 10
@@ -38,23 +41,32 @@ typedef struct {
     int64_t step_delay_ms;
     FILE *progress;                     //  one line per step; NULL = quiet
     volatile sig_atomic_t *stop;
+    int64_t llm_deadline_ms;            //  per decision; 0 = none
 
     //  Parts (agent.c)
     parley_client_t *link;
     connector_t *world, *mailbox, *state;
     connector_t *connectors[AGENT_CONNECTORS];     //  context order
     agentmem_t *mem;
+    steplog_t *steps;                   //  one record per step, for the prompt
+    teammap_t *map;                     //  positions the team visited
     embedder_t *embedder;
     vmemory_t *vmem;
     bool memory_durable;                //  vmem is saved to disk (has a dir)
     policy_t *policy;                   //  primary
     policy_t *heuristic;                //  fallback (may be == policy)
     float *vec;                         //  embedder_dim floats, scratch
+    captioner_t *captioner;             //  image -> visible_caption, or NULL
+    bool llm_vision;                    //  the model sees the view's image
 
     //  Team (Communication)
     char team[AGENT_MAX_TEAM][PROTO_MAX_NAME + 1];
     size_t team_count;
     const char *team_ptrs[AGENT_MAX_TEAM];
+    char channels[AGENT_MAX_CHANNELS][PROTO_MAX_NAME + 1];     //  listened to
+    const char *channel_ptrs[AGENT_MAX_CHANNELS];
+    size_t channel_count;
+    size_t context_tokens;              //  the model's context window; 0: no limit
     const char *actions[AGENT_MAX_ACTIONS];
     size_t action_count;
 
@@ -72,8 +84,12 @@ typedef struct {
     char answer_error[512];             //  why the last answer was refused
     char *refused_answer;               //  that answer, told back on a retry
     bool by_fallback;                   //  the heuristic decided this step
+    int64_t decision_deadline;          //  pclock_mono_ms; 0 = none
+    int decision_tries;                 //  policy asks this decision
     char action[32];
     char *mail_text;                    //  messages received this step, for memory
+    char *visible_caption;              //  the caption of this step's view, or NULL
+    char step_note[STEPLOG_NOTE_MAX];   //  what else was refused this step (steplog)
 
     //  End of the loop
     bool finished;
@@ -104,6 +120,9 @@ const flow_node_ops_t *node_update_memory (void);
 
 //  The wiring (agent_flow.c): adds the six nodes and their transitions.
 int agent_flow_build (flow_t *flow);
+
+//  Sends the llm policy's totals to the broker (no-op for the heuristic).
+void agent_shared_report_model (agent_shared_t *shared);
 
 //  True if `name` is one of the team (an agent id from AGENTS).
 bool agent_shared_is_teammate (agent_shared_t *shared, const char *name);

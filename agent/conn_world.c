@@ -16,6 +16,10 @@ typedef struct {
     zhashx_t *seen;             //  name -> "" (set)
     zlistx_t *seen_order;       //  names, first-seen order
     zlistx_t *found_now;        //  names new to us in the current view
+    bool observed;              //  current has been diffed by s_observe
+    uint8_t *image_data;        //  the current view's image, or NULL
+    world_image_view_t image;
+    uint64_t observed_image;    //  id of the last image rendered as an observation
 } world_t;
 
 static void
@@ -95,7 +99,14 @@ s_observe (void *impl, const char *id, zlistx_t *out)
                              cur->coverage * 100, cur->explored, cur->objects_total));
     if (cur->done && !(prev->valid && prev->done))
         s_add (out, id, "world.done", strdup ("Everything in the world has been explored."));
+    if (self->image_data && self->image.id != self->observed_image) {
+        s_add (out, id, "world.image",
+               zsys_sprintf ("The view changed: a new %s image (%zu bytes).",
+                             self->image.type, self->image.size));
+        self->observed_image = self->image.id;
+    }
     *prev = *cur;
+    self->observed = true;
 }
 
 static char *
@@ -144,11 +155,58 @@ s_parse (const parley_observation_t *obs, world_view_t *view)
     }
 }
 
+//  The view's image: a copy of the bytes, and a hash that names them.
+static void
+s_set_image (world_t *self, const uint8_t *data, size_t size, const char *type)
+{
+    free (self->image_data);
+    self->image_data = NULL;
+    memset (&self->image, 0, sizeof (self->image));
+    if (!data || size == 0 || size > WORLD_IMAGE_MAX || !type)
+        return;
+    self->image_data = (uint8_t *) malloc (size);
+    if (!self->image_data)
+        return;                 //  out of memory: the view has no image
+    memcpy (self->image_data, data, size);
+    self->image.data = self->image_data;
+    self->image.size = size;
+    snprintf (self->image.type, sizeof (self->image.type), "%s", type);
+    //  FNV-1a 64: a key that tells one image from another (change
+    //  detection, caption cache), not a defence against a forger.
+    uint64_t hash = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < size; i++)
+        hash = (hash ^ data[i]) * 0x100000001b3ull;
+    self->image.id = hash;
+}
+
+//  OBSERVATION's image and image_type (the client keeps only a sane
+//  pair), copied: the observation's bytes live only until the next call.
+static void
+s_parse_image (world_t *self, const parley_observation_t *obs)
+{
+    if (obs->image)
+        s_set_image (self, (const uint8_t *) obs->image, obs->image_size, obs->image_type);
+    else
+        s_set_image (self, NULL, 0, NULL);
+}
+
+//  A PERCEIVE that follows an ACT before the connector was diffed must
+//  not erase what the move did: its "perceived" would replace the ACT's
+//  "edge", and a refused move would never be observed. The act's outcome
+//  is carried over until s_observe has seen it.
 static void
 s_feed (world_t *self, const world_view_t *view)
 {
+    char carried[sizeof (self->current.outcome)] = "";
+    if (self->current.valid && !self->observed && streq (view->outcome, "perceived")
+    &&  !streq (self->current.outcome, "perceived")
+    &&  self->current.position == view->position)
+        snprintf (carried, sizeof (carried), "%s", self->current.outcome);
     self->current = *view;
     self->current.valid = true;
+    self->observed = false;
+    if (*carried)
+        snprintf (self->current.outcome, sizeof (self->current.outcome), "%s", carried);
     s_add_found (self, &self->current);
 }
 
@@ -166,6 +224,7 @@ s_capture (void *impl, char *err, size_t err_size)
     world_view_t view;
     s_parse (&obs, &view);
     s_feed (self, &view);
+    s_parse_image (self, &obs);
     return 0;
 }
 
@@ -176,6 +235,7 @@ s_destroy (void *impl)
     zhashx_destroy (&self->seen);
     zlistx_destroy (&self->seen_order);
     zlistx_destroy (&self->found_now);
+    free (self->image_data);
     free (self);
 }
 
@@ -222,6 +282,7 @@ conn_world_feed_observation (connector_t *self, const parley_observation_t *obs)
     world_view_t view;
     s_parse (obs, &view);
     s_feed ((world_t *) connector_impl (self), &view);
+    s_parse_image ((world_t *) connector_impl (self), obs);
 }
 
 const world_view_t *
@@ -256,4 +317,23 @@ uint64_t
 conn_world_height (connector_t *self)
 {
     return ((world_t *) connector_impl (self))->height;
+}
+
+const char *
+conn_world_kind (connector_t *self)
+{
+    return ((world_t *) connector_impl (self))->kind;
+}
+
+const world_image_view_t *
+conn_world_image (connector_t *self)
+{
+    world_t *world = (world_t *) connector_impl (self);
+    return world->image_data? &world->image: NULL;
+}
+
+void
+conn_world_feed_image (connector_t *self, const uint8_t *data, size_t size, const char *type)
+{
+    s_set_image ((world_t *) connector_impl (self), data, size, type);
 }

@@ -34,6 +34,16 @@ typedef struct {
     bool done;
 } world_view_t;
 
+//  The image of the current position (OBSERVATION's optional image), owned
+//  by the connector and valid until the next capture or feed.
+#define WORLD_IMAGE_MAX (256 * 1024)
+typedef struct {
+    const uint8_t *data;
+    size_t size;
+    char type[8];               //  "png" or "jpeg"
+    uint64_t id;                //  FNV-1a 64 of the bytes
+} world_image_view_t;
+
 //  `link` may be NULL: the connector is then fed only (tests).
 connector_t *conn_world_new (parley_client_t *link);
 
@@ -52,5 +62,14 @@ size_t conn_world_seen_count (connector_t *self);
 const char *conn_world_seen_at (connector_t *self, size_t index);
 uint64_t conn_world_width (connector_t *self);
 uint64_t conn_world_height (connector_t *self);
+//  "line" or "grid", as WELCOME said.
+const char *conn_world_kind (connector_t *self);
+//  The current position's image, or NULL when it has none. An image
+//  observation ("world.image") is rendered only when the image changed
+//  since the last one observed.
+const world_image_view_t *conn_world_image (connector_t *self);
+//  Feeds an image for the current view (tests; NULL: none).
+void conn_world_feed_image (connector_t *self, const uint8_t *data, size_t size,
+                            const char *type);
 
 #endif

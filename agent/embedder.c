@@ -329,6 +329,30 @@ embedder_kind (embedder_t *self)
     return self->builtin ? "builtin" : "http";
 }
 
+const char *
+embedder_model (embedder_t *self)
+{
+    assert (self);
+    return self->builtin ? NULL : self->model;
+}
+
+int
+embedder_probe (embedder_t *self, char *err, size_t err_size)
+{
+    assert (self);
+    if (self->builtin)
+        return 0;
+    float *probe = calloc ((size_t) self->dim, sizeof *probe);
+    if (!probe) {
+        snprintf (err, err_size, "out of memory");
+        return -1;
+    }
+    const char *text = "dimension probe";
+    int rc = s_http_request (self, &text, 1, probe, err, err_size);
+    free (probe);
+    return rc;
+}
+
 int
 embedder_embed (embedder_t *self, const char *text, float *out, char *err, size_t err_size)
 {

@@ -49,6 +49,13 @@ void embedder_destroy (embedder_t **self_p);
 int embedder_dim (embedder_t *self);
 //  "builtin" or "http".
 const char *embedder_kind (embedder_t *self);
+//  The --embed-model of an http embedder; NULL for the builtin one.
+const char *embedder_model (embedder_t *self);
+//  One request to an http embedder's server ("dimension probe"): 0 if it
+//  answers vectors of embedder_dim() numbers, -1 with `err` saying what it
+//  answered instead (another dimension: a wrong --embed-dim or model).
+//  Always 0 for the builtin embedder.
+int embedder_probe (embedder_t *self, char *err, size_t err_size);
 
 //  `out` holds embedder_dim() floats. 0 on success, -1 with `err` filled.
 int embedder_embed (embedder_t *self, const char *text, float *out,

@@ -1,12 +1,13 @@
 /*  http - one JSON-over-HTTP POST client; see http.h for the contract.
 
     Retry policy, in one place: an attempt is retried when it timed out,
-    could not connect, lost the connection, or got 429 / 5xx. The wait
-    before retry n (0-based) is "equal jitter": half of min(max, base * 2^n)
-    fixed plus a random part up to the other half, so a fleet of agents hit
-    by the same 429 does not come back in lockstep. A Retry-After header
-    (integer or decimal seconds; HTTP-dates are ignored, rare in practice)
-    raises the wait to at least that, still capped at backoff_max_ms.
+    could not connect, lost the connection, or got 408 / 429 / 5xx other
+    than 501 and 505. The wait before retry n (0-based) is "equal jitter":
+    half of min(max, base * 2^n) fixed plus a random part up to the other
+    half, so a fleet of agents hit by the same 429 does not come back in
+    lockstep. A Retry-After header (seconds or an HTTP-date, parsed by
+    libcurl) raises the wait to at least that, still capped at
+    backoff_max_ms. A deadline cuts both the attempt and the wait.
 */
 #include "http.h"
 
@@ -34,7 +35,10 @@ struct _http_t {
     char *body;
     size_t body_len, body_cap;
     bool body_overflow;
-    double retry_after_s;       //  < 0: none
+    int64_t retry_after_s;      //  0: none (CURLINFO_RETRY_AFTER)
+    int64_t deadline_ms;        //  0: none
+    bool cancelled;             //  the cancel function said so this request
+    http_result_t result;       //  of the last request
 };
 
 static pthread_once_t s_curl_once = PTHREAD_ONCE_INIT;
@@ -58,15 +62,21 @@ http_options_default (http_options_t *opts)
     opts->max_response_bytes = 8 * 1024 * 1024;
     opts->tick = NULL;
     opts->tick_arg = NULL;
+    opts->cancel = NULL;
 }
 
-static void
+//  Runs the tick; true when the request must end now (cancelled, or the
+//  deadline passed).
+static bool
 s_tick (http_t *self)
 {
     if (self->opts.tick) {
         self->stats.ticks++;
         self->opts.tick (self->opts.tick_arg);
     }
+    if (self->opts.cancel && self->opts.cancel (self->opts.tick_arg))
+        self->cancelled = true;
+    return self->cancelled;
 }
 
 //  libcurl's progress callback: called about once a second even when no
@@ -77,8 +87,7 @@ s_on_progress (void *arg, curl_off_t dltotal, curl_off_t dlnow,
                curl_off_t ultotal, curl_off_t ulnow)
 {
     (void) dltotal; (void) dlnow; (void) ultotal; (void) ulnow;
-    s_tick ((http_t *) arg);
-    return 0;                   //  never aborts the transfer
+    return s_tick ((http_t *) arg)? 1: 0;      //  1 aborts the transfer
 }
 
 //  Backoff wait in HTTP_TICK_MS slices, ticking between them.
@@ -87,7 +96,8 @@ s_backoff_sleep (http_t *self, int64_t ms)
 {
     int64_t until = pclock_mono_ms () + ms;
     for (;;) {
-        s_tick (self);
+        if (s_tick (self))
+            break;
         int64_t left = until - pclock_mono_ms ();
         if (left <= 0)
             break;
@@ -119,29 +129,6 @@ s_on_body (char *data, size_t size, size_t nmemb, void *arg)
     memcpy (self->body + self->body_len, data, bytes);
     self->body_len += bytes;
     self->body [self->body_len] = 0;
-    return bytes;
-}
-
-static size_t
-s_on_header (char *data, size_t size, size_t nitems, void *arg)
-{
-    http_t *self = (http_t *) arg;
-    size_t bytes = size * nitems;
-    static const char name [] = "retry-after:";
-    if (bytes > sizeof name - 1 && strncasecmp (data, name, sizeof name - 1) == 0) {
-        char value [32];
-        size_t n = bytes - (sizeof name - 1);
-        if (n >= sizeof value)
-            n = sizeof value - 1;
-        memcpy (value, data + sizeof name - 1, n);
-        value [n] = 0;
-        char *end;
-        double seconds = strtod (value, &end);
-        while (*end && isspace ((unsigned char) *end))
-            end++;
-        if (end != value && *end == 0 && isfinite (seconds) && seconds >= 0)
-            self->retry_after_s = seconds;
-    }
     return bytes;
 }
 
@@ -227,9 +214,8 @@ s_backoff_ms (http_t *self, int retry)
         wait = cap;
     int64_t half = wait / 2;
     wait = half + (half > 0 ? (int64_t) (s_random (self) % (uint64_t) (half + 1)) : 0);
-    if (self->retry_after_s >= 0) {
-        double ra = self->retry_after_s * 1000.0;
-        int64_t ra_ms = ra > (double) cap ? cap : (int64_t) ra;
+    if (self->retry_after_s > 0) {
+        int64_t ra_ms = self->retry_after_s > cap / 1000 ? cap : self->retry_after_s * 1000;
         if (ra_ms > wait)
             wait = ra_ms;
     }
@@ -262,32 +248,63 @@ s_error_excerpt (http_t *self, char *out, size_t size)
 
 typedef enum { S_DONE, S_RETRY, S_FAIL } s_outcome_t;
 
-//  One attempt. On S_DONE *response_p is set; otherwise `err` says why.
+//  True for statuses a later attempt may get past: a timeout, a rate
+//  limit, a server error. 501 (not implemented) and 505 (HTTP version not
+//  supported) are server errors that will never go away.
+static bool
+s_status_transient (long status)
+{
+    if (status == 408 || status == 429)
+        return true;
+    return status >= 500 && status != 501 && status != 505;
+}
+
+//  Milliseconds left before the deadline (LONG_MAX-ish when none).
+static int64_t
+s_left_ms (http_t *self)
+{
+    return self->deadline_ms ? self->deadline_ms - pclock_mono_ms () : INT64_MAX;
+}
+
+//  One attempt: a POST of `payload`, or a GET of `url` when payload is
+//  NULL. On S_DONE *response_p is set; otherwise `err` says why and
+//  self->result the kind of failure.
 static s_outcome_t
-s_attempt (http_t *self, const char *payload, json_t **response_p,
-           char *err, size_t err_size)
+s_attempt (http_t *self, const char *url, const char *payload, long timeout_ms,
+           json_t **response_p, char *err, size_t err_size)
 {
     CURL *curl = self->curl;
     self->body_len = 0;
     self->body_overflow = false;
-    self->retry_after_s = -1;
+    self->retry_after_s = 0;
+    int64_t left = s_left_ms (self);
+    if (left <= 0 || self->cancelled) {
+        snprintf (err, err_size, "%s: %s", url, self->cancelled ? "cancelled"
+                  : "the decision's deadline passed before the request");
+        self->result = HTTP_RESULT_CANCELLED;
+        return S_FAIL;
+    }
+    if (left < timeout_ms)
+        timeout_ms = (long) left;
     char curl_err [CURL_ERROR_SIZE] = "";
     curl_easy_reset (curl);
-    curl_easy_setopt (curl, CURLOPT_URL, self->url);
+    curl_easy_setopt (curl, CURLOPT_URL, url);
     curl_easy_setopt (curl, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt (curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt (curl, CURLOPT_HTTPHEADER, self->headers);
-    curl_easy_setopt (curl, CURLOPT_POSTFIELDS, payload);
-    curl_easy_setopt (curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) strlen (payload));
+    if (payload) {
+        curl_easy_setopt (curl, CURLOPT_POSTFIELDS, payload);
+        curl_easy_setopt (curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) strlen (payload));
+    }
+    else
+        curl_easy_setopt (curl, CURLOPT_HTTPGET, 1L);
     curl_easy_setopt (curl, CURLOPT_CONNECTTIMEOUT_MS, self->opts.connect_timeout_ms);
-    curl_easy_setopt (curl, CURLOPT_TIMEOUT_MS, self->opts.timeout_ms);
+    curl_easy_setopt (curl, CURLOPT_TIMEOUT_MS, timeout_ms);
     curl_easy_setopt (curl, CURLOPT_WRITEFUNCTION, s_on_body);
     curl_easy_setopt (curl, CURLOPT_WRITEDATA, self);
-    curl_easy_setopt (curl, CURLOPT_HEADERFUNCTION, s_on_header);
-    curl_easy_setopt (curl, CURLOPT_HEADERDATA, self);
     curl_easy_setopt (curl, CURLOPT_ERRORBUFFER, curl_err);
     curl_easy_setopt (curl, CURLOPT_USERAGENT, "parley-agent");
-    if (self->opts.tick) {
+    if (self->opts.tick || self->opts.cancel) {
         curl_easy_setopt (curl, CURLOPT_XFERINFOFUNCTION, s_on_progress);
         curl_easy_setopt (curl, CURLOPT_XFERINFODATA, self);
         curl_easy_setopt (curl, CURLOPT_NOPROGRESS, 0L);
@@ -298,13 +315,19 @@ s_attempt (http_t *self, const char *payload, json_t **response_p,
     curl_easy_setopt (curl, CURLOPT_ERRORBUFFER, NULL);
     if (self->body_overflow) {
         snprintf (err, err_size, "response from %s exceeds the %zu-byte limit",
-                  self->url, self->opts.max_response_bytes);
+                  url, self->opts.max_response_bytes);
+        self->result = HTTP_RESULT_BAD_BODY;
         return S_FAIL;
     }
     if (rc != CURLE_OK) {
         if (rc == CURLE_OPERATION_TIMEDOUT)
             self->stats.timeouts++;
-        snprintf (err, err_size, "%s: %s", self->url, *curl_err ? curl_err : curl_easy_strerror (rc));
+        snprintf (err, err_size, "%s: %s", url, *curl_err ? curl_err : curl_easy_strerror (rc));
+        self->result = HTTP_RESULT_UNREACHABLE;
+        if (rc == CURLE_ABORTED_BY_CALLBACK) {
+            self->result = HTTP_RESULT_CANCELLED;
+            return S_FAIL;
+        }
         switch (rc) {
             case CURLE_OPERATION_TIMEDOUT:
             case CURLE_COULDNT_CONNECT:
@@ -315,6 +338,7 @@ s_attempt (http_t *self, const char *payload, json_t **response_p,
             case CURLE_PARTIAL_FILE:
                 return S_RETRY;
             default:
+                self->result = HTTP_RESULT_LOCAL;
                 return S_FAIL;
         }
     }
@@ -323,22 +347,30 @@ s_attempt (http_t *self, const char *payload, json_t **response_p,
     if (status < 200 || status > 299) {
         char excerpt [256];
         s_error_excerpt (self, excerpt, sizeof excerpt);
-        snprintf (err, err_size, "%s answered HTTP %ld%s%s", self->url, status,
+        snprintf (err, err_size, "%s answered HTTP %ld%s%s", url, status,
                   *excerpt ? ": " : "", excerpt);
-        return (status == 429 || status >= 500) ? S_RETRY : S_FAIL;
+        curl_off_t retry_after = 0;
+        if (curl_easy_getinfo (curl, CURLINFO_RETRY_AFTER, &retry_after) == CURLE_OK
+        &&  retry_after > 0)
+            self->retry_after_s = (int64_t) retry_after;
+        bool transient = s_status_transient (status);
+        self->result = transient ? HTTP_RESULT_UNREACHABLE : HTTP_RESULT_REFUSED;
+        return transient ? S_RETRY : S_FAIL;
     }
+    self->result = HTTP_RESULT_BAD_BODY;
     json_error_t jerr;
     json_t *doc = json_loadb (self->body ? self->body : "", self->body_len, 0, &jerr);
     if (!doc) {
         snprintf (err, err_size, "%s answered invalid JSON (line %d: %s)",
-                  self->url, jerr.line, jerr.text);
+                  url, jerr.line, jerr.text);
         return S_FAIL;
     }
     if (!json_is_object (doc)) {
         json_decref (doc);
-        snprintf (err, err_size, "%s answered JSON that is not an object", self->url);
+        snprintf (err, err_size, "%s answered JSON that is not an object", url);
         return S_FAIL;
     }
+    self->result = HTTP_RESULT_OK;
     *response_p = doc;
     return S_DONE;
 }
@@ -354,18 +386,30 @@ http_post_json (http_t *self, json_t *body, json_t **response_p,
     *response_p = NULL;
     err [0] = 0;
     self->stats.requests++;
+    self->cancelled = false;
     char *payload = json_dumps (body, JSON_COMPACT);
     if (!payload) {
         snprintf (err, err_size, "cannot encode the request as JSON");
         self->stats.failures++;
+        self->result = HTTP_RESULT_LOCAL;
         return -1;
     }
     int attempts = 0;
     for (int retry = 0; ; retry++) {
         attempts++;
-        s_outcome_t outcome = s_attempt (self, payload, response_p, err, err_size);
+        s_outcome_t outcome = s_attempt (self, self->url, payload, self->opts.timeout_ms,
+                                         response_p, err, err_size);
         if (outcome == S_DONE)
             break;
+        //  No retry whose wait would end past the deadline.
+        int64_t wait = outcome == S_RETRY ? s_backoff_ms (self, retry) : 0;
+        if (outcome == S_RETRY && retry < self->opts.max_retries && wait >= s_left_ms (self)) {
+            size_t used = strlen (err);
+            snprintf (err + used, err_size - used, " (deadline reached after %d attempts)", attempts);
+            self->stats.failures++;
+            free (payload);
+            return -1;
+        }
         if (outcome == S_FAIL || retry >= self->opts.max_retries) {
             size_t used = strlen (err);
             if (outcome == S_RETRY && used + 1 < err_size)
@@ -374,7 +418,6 @@ http_post_json (http_t *self, json_t *body, json_t **response_p,
             free (payload);
             return -1;
         }
-        int64_t wait = s_backoff_ms (self, retry);
         self->stats.retries++;
         self->stats.last_backoff_ms = wait;
         plog_warn ("http: %s; retry %d/%d in %lld ms", err, retry + 1,
@@ -392,6 +435,51 @@ http_stats (http_t *self, http_stats_t *stats)
     assert (self);
     assert (stats);
     *stats = self->stats;
+}
+
+http_result_t
+http_last_result (http_t *self)
+{
+    assert (self);
+    return self->result;
+}
+
+const char *
+http_result_name (http_result_t result)
+{
+    switch (result) {
+        case HTTP_RESULT_OK:          return "ok";
+        case HTTP_RESULT_UNREACHABLE: return "unreachable";
+        case HTTP_RESULT_REFUSED:     return "refused";
+        case HTTP_RESULT_BAD_BODY:    return "bad_body";
+        case HTTP_RESULT_CANCELLED:   return "cancelled";
+        case HTTP_RESULT_LOCAL:       return "local_error";
+    }
+    return "?";
+}
+
+void
+http_set_deadline (http_t *self, int64_t deadline_ms)
+{
+    assert (self);
+    self->deadline_ms = deadline_ms;
+}
+
+int
+http_get_json (http_t *self, const char *url, long timeout_ms, json_t **response_p,
+               char *err, size_t err_size)
+{
+    assert (self);
+    assert (url);
+    assert (response_p);
+    assert (err && err_size > 0);
+    *response_p = NULL;
+    err [0] = 0;
+    self->cancelled = false;
+    s_outcome_t outcome = s_attempt (self, url, NULL,
+                                     timeout_ms > 0 ? timeout_ms : self->opts.timeout_ms,
+                                     response_p, err, err_size);
+    return outcome == S_DONE ? 0 : -1;
 }
 
 static bool

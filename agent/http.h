@@ -5,10 +5,21 @@
     are written once:
 
     - a connect timeout and a total timeout per attempt;
-    - retry with exponential backoff and full jitter on 429, 5xx, timeouts
-      and connection errors (never on other 4xx: the request itself is bad);
-    - a Retry-After header (seconds) on 429/503 is honoured, capped at
+    - retry with exponential backoff and full jitter on 408, 429, 5xx
+      (except 501 and 505, which say the server will never do it),
+      timeouts and connection errors; never on other 4xx: the request
+      itself is bad, and sending it again gets the same answer;
+    - a Retry-After header, in seconds or as an HTTP-date (libcurl's
+      CURLINFO_RETRY_AFTER reads both), is honoured, capped at
       backoff_max_ms so a hostile server cannot park us for an hour;
+    - an optional deadline (http_set_deadline) bounds a whole request,
+      attempts and backoffs together: no attempt starts after it and none
+      runs past it;
+    - an optional `cancel` function abandons a request at once (the agent
+      stops on SIGTERM within a second, even in the middle of a model call);
+    - every failure has a typed result (http_last_result), so callers tell
+      "the server was not reached" from "the server refused the request"
+      from "the server answered something that is not JSON";
     - the response body is capped (max_response_bytes): a larger body
       aborts the transfer with a clear error instead of growing a buffer;
     - "Authorization: Bearer KEY" is sent only when a key is given;
@@ -36,6 +47,20 @@ typedef struct _http_t http_t;
 typedef void (http_tick_fn) (void *arg);
 #define HTTP_TICK_MS 200
 
+//  Asked at the same moments as the tick (with tick_arg): true abandons
+//  the request (result HTTP_RESULT_CANCELLED).
+typedef bool (http_cancel_fn) (void *arg);
+
+//  How the last request ended.
+typedef enum {
+    HTTP_RESULT_OK = 0,         //  2xx with a JSON object
+    HTTP_RESULT_UNREACHABLE,    //  timeouts, connection errors, 408/429/5xx: retries spent
+    HTTP_RESULT_REFUSED,        //  another 4xx, 501, 505: the request will never work
+    HTTP_RESULT_BAD_BODY,       //  2xx that is not a JSON object, or over the size cap
+    HTTP_RESULT_CANCELLED,      //  the cancel function said so, or the deadline passed
+    HTTP_RESULT_LOCAL           //  the request could not be built or sent (local error)
+} http_result_t;
+
 typedef struct {
     long connect_timeout_ms;    //  default 5000
     long timeout_ms;            //  whole attempt, default 60000
@@ -45,6 +70,7 @@ typedef struct {
     size_t max_response_bytes;  //  default 8 MiB
     http_tick_fn *tick;         //  default NULL: nothing runs while waiting
     void *tick_arg;
+    http_cancel_fn *cancel;     //  default NULL: never cancelled (gets tick_arg)
 } http_options_t;
 
 typedef struct {
@@ -75,6 +101,22 @@ int http_post_json (http_t *self, json_t *body, json_t **response_p,
                     char *err, size_t err_size);
 
 void http_stats (http_t *self, http_stats_t *stats);
+
+//  The result of the last http_post_json / http_get_json.
+http_result_t http_last_result (http_t *self);
+
+//  Name of a result ("ok", "unreachable", "refused", "bad_body", ...).
+const char *http_result_name (http_result_t result);
+
+//  Every later request ends by `deadline_ms` (pclock_mono_ms clock); 0
+//  removes the deadline. A request that starts after it fails at once
+//  with HTTP_RESULT_CANCELLED.
+void http_set_deadline (http_t *self, int64_t deadline_ms);
+
+//  One GET of `url` (no retry: for a probe at start), same caps and result
+//  as http_post_json; `timeout_ms` bounds it (0: the options' timeout).
+int http_get_json (http_t *self, const char *url, long timeout_ms, json_t **response_p,
+                   char *err, size_t err_size);
 
 //  Builds the endpoint URL for `suffix` ("chat/completions", "embeddings")
 //  from what a user typed: "http://h:8080" -> "http://h:8080/v1/SUFFIX",

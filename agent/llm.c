@@ -7,6 +7,8 @@
     leave "content" null; that is reported as such, not parsed.
 */
 #include "llm.h"
+#include <czmq.h>
+#include "pclock.h"
 
 #include <assert.h>
 #include <stdio.h>
@@ -17,7 +19,10 @@
 
 struct _llm_t {
     http_t *http;
+    char *models_url;           //  GET <base>/models, for the probe
     char *model;
+    llm_call_t last;
+    llm_totals_t totals;
     double temperature;
     int max_tokens;
     size_t max_content_bytes;
@@ -60,11 +65,12 @@ llm_new (const llm_options_t *opts, char *err, size_t err_size)
     const char *key = opts->api_key ? opts->api_key : http_env_key (key_vars);
     self->http = http_new (url, key, &opts->http);
     free (url);
+    self->models_url = http_endpoint (opts->url, "models");
     self->model = strdup (opts->model);
     self->temperature = opts->temperature;
     self->max_tokens = opts->max_tokens;
     self->max_content_bytes = opts->max_content_bytes ? opts->max_content_bytes : 64 * 1024;
-    if (!self->http || !self->model) {
+    if (!self->http || !self->model || !self->models_url) {
         snprintf (err, err_size, "cannot initialise the HTTP client");
         llm_destroy (&self);
     }
@@ -79,13 +85,15 @@ llm_destroy (llm_t **self_p)
     if (!self)
         return;
     http_destroy (&self->http);
+    free (self->models_url);
     free (self->model);
     free (self);
     *self_p = NULL;
 }
 
 static json_t *
-s_request (llm_t *self, const llm_message_t *messages, size_t count, char *err, size_t err_size)
+s_request (llm_t *self, const llm_message_t *messages, size_t count, const char *const *images,
+           char *err, size_t err_size)
 {
     json_t *list = json_array ();
     json_t *body = json_pack ("{s:s, s:o, s:f}", "model", self->model, "messages", list,
@@ -108,12 +116,53 @@ s_request (llm_t *self, const llm_message_t *messages, size_t count, char *err, 
             snprintf (err, err_size, "message %zu is not valid UTF-8", i);
             goto err;
         }
+        if (images && images [i]) {
+            json_t *url = json_string (images [i]);
+            json_t *parts = url ? json_pack ("[{s:s, s:o}, {s:s, s:{s:o, s:s}}]",
+                                             "type", "text", "text", content,
+                                             "type", "image_url", "image_url",
+                                             "url", url, "detail", "low") : NULL;
+            if (!parts) {
+                if (!url)
+                    json_decref (content);
+                snprintf (err, err_size, "message %zu: cannot build its image part", i);
+                goto err;
+            }
+            content = parts;
+        }
         json_array_append_new (list, json_pack ("{s:s, s:o}", "role", role, "content", content));
     }
     return body;
 err:
     json_decref (body);
     return NULL;
+}
+
+//  usage.prompt_tokens / completion_tokens, when the server gives them.
+static void
+s_usage (llm_t *self, json_t *response)
+{
+    json_t *usage = json_object_get (response, "usage");
+    json_t *prompt = json_object_get (usage, "prompt_tokens");
+    json_t *completion = json_object_get (usage, "completion_tokens");
+    if (json_is_integer (prompt) && json_integer_value (prompt) >= 0)
+        self->last.prompt_tokens = json_integer_value (prompt);
+    if (json_is_integer (completion) && json_integer_value (completion) >= 0)
+        self->last.completion_tokens = json_integer_value (completion);
+}
+
+static llm_result_t
+s_from_http (http_result_t result)
+{
+    switch (result) {
+        case HTTP_RESULT_OK:          return LLM_RESULT_OK;
+        case HTTP_RESULT_UNREACHABLE: return LLM_RESULT_UNREACHABLE;
+        case HTTP_RESULT_REFUSED:     return LLM_RESULT_REFUSED;
+        case HTTP_RESULT_BAD_BODY:    return LLM_RESULT_BAD_RESPONSE;
+        case HTTP_RESULT_CANCELLED:   return LLM_RESULT_CANCELLED;
+        case HTTP_RESULT_LOCAL:       return LLM_RESULT_LOCAL;
+    }
+    return LLM_RESULT_LOCAL;
 }
 
 //  choices[0].message.content, strictly.
@@ -161,6 +210,13 @@ s_content (llm_t *self, json_t *response, char *err, size_t err_size)
 char *
 llm_chat (llm_t *self, const llm_message_t *messages, size_t count, char *err, size_t err_size)
 {
+    return llm_chat_images (self, messages, count, NULL, err, err_size);
+}
+
+char *
+llm_chat_images (llm_t *self, const llm_message_t *messages, size_t count,
+                 const char *const *images, char *err, size_t err_size)
+{
     assert (self);
     assert (messages || count == 0);
     assert (err && err_size);
@@ -169,15 +225,43 @@ llm_chat (llm_t *self, const llm_message_t *messages, size_t count, char *err, s
         snprintf (err, err_size, "a chat needs 1 to %d messages, not %zu", S_MAX_MESSAGES, count);
         return NULL;
     }
-    json_t *body = s_request (self, messages, count, err, err_size);
+    json_t *body = s_request (self, messages, count, images, err, err_size);
     if (!body)
         return NULL;
+    int64_t start = pclock_mono_us ();
+    http_stats_t before, after;
+    http_stats (self->http, &before);
+    self->last = (llm_call_t) { .prompt_tokens = -1, .completion_tokens = -1 };
     json_t *response = NULL;
     char *answer = NULL;
-    if (http_post_json (self->http, body, &response, err, err_size) == 0)
+    if (http_post_json (self->http, body, &response, err, err_size) == 0) {
+        s_usage (self, response);
         answer = s_content (self, response, err, err_size);
+        self->last.result = answer ? LLM_RESULT_OK : LLM_RESULT_BAD_RESPONSE;
+    }
+    else
+        self->last.result = s_from_http (http_last_result (self->http));
     json_decref (body);
     json_decref (response);
+    http_stats (self->http, &after);
+    self->last.latency_us = pclock_mono_us () - start;
+    self->last.retries = after.retries - before.retries;
+    llm_totals_t *t = &self->totals;
+    t->calls++;
+    if (answer)
+        t->ok++;
+    else
+        t->failed++;
+    t->retries += self->last.retries;
+    if (self->last.prompt_tokens >= 0 || self->last.completion_tokens >= 0)
+        t->calls_with_usage++;
+    if (self->last.prompt_tokens > 0)
+        t->prompt_tokens += (uint64_t) self->last.prompt_tokens;
+    if (self->last.completion_tokens > 0)
+        t->completion_tokens += (uint64_t) self->last.completion_tokens;
+    t->latency_us += self->last.latency_us;
+    if (self->last.latency_us > t->latency_max_us)
+        t->latency_max_us = self->last.latency_us;
     return answer;
 }
 
@@ -203,4 +287,90 @@ llm_stats (llm_t *self, http_stats_t *stats)
 {
     assert (self);
     http_stats (self->http, stats);
+}
+
+const llm_call_t *
+llm_last_call (llm_t *self)
+{
+    assert (self);
+    return &self->last;
+}
+
+void
+llm_totals (llm_t *self, llm_totals_t *totals)
+{
+    assert (self);
+    assert (totals);
+    *totals = self->totals;
+}
+
+const char *
+llm_result_name (llm_result_t result)
+{
+    switch (result) {
+        case LLM_RESULT_OK:           return "ok";
+        case LLM_RESULT_UNREACHABLE:  return "unreachable";
+        case LLM_RESULT_REFUSED:      return "refused";
+        case LLM_RESULT_BAD_RESPONSE: return "bad_response";
+        case LLM_RESULT_CANCELLED:    return "cancelled";
+        case LLM_RESULT_LOCAL:        return "local_error";
+    }
+    return "?";
+}
+
+void
+llm_set_deadline (llm_t *self, int64_t deadline_ms)
+{
+    assert (self);
+    http_set_deadline (self->http, deadline_ms);
+}
+
+llm_result_t
+llm_probe (llm_t *self, long timeout_ms, char *note, size_t note_size)
+{
+    assert (self);
+    assert (note && note_size);
+    note [0] = 0;
+    json_t *response = NULL;
+    if (http_get_json (self->http, self->models_url, timeout_ms, &response,
+                       note, note_size) != 0)
+        return s_from_http (http_last_result (self->http));
+    json_t *data = json_object_get (response, "data");
+    size_t index;
+    json_t *entry;
+    bool found = false;
+    size_t used = 0;
+    json_array_foreach (data, index, entry) {
+        const char *id = json_string_value (json_object_get (entry, "id"));
+        if (!id)
+            continue;
+        if (strcmp (id, self->model) == 0)
+            found = true;
+        if (index < 8 && used + 1 < note_size)
+            used += (size_t) snprintf (note + used, note_size - used, "%s%s",
+                                       used ? ", " : "", id);
+        if (used >= note_size)
+            used = note_size - 1;
+    }
+    if (found || json_array_size (data) == 0)
+        note [0] = 0;
+    json_decref (response);
+    return LLM_RESULT_OK;
+}
+
+char *
+llm_image_data_url (const uint8_t *data, size_t size, const char *type)
+{
+    assert (data && type);
+    zarmour_t *armour = zarmour_new ();
+    if (!armour)
+        return NULL;
+    zarmour_set_mode (armour, ZARMOUR_MODE_BASE64_STD);
+    zarmour_set_pad (armour, true);
+    zarmour_set_line_breaks (armour, false);
+    char *base64 = zarmour_encode (armour, data, size);
+    zarmour_destroy (&armour);
+    char *url = base64 ? zsys_sprintf ("data:image/%s;base64,%s", type, base64) : NULL;
+    zstr_free (&base64);
+    return url;
 }

@@ -8,12 +8,19 @@
 
     For the "retry with the error told to the model" loop, call llm_chat
     with the whole conversation: system, user, the assistant's bad answer,
-    and a user message saying what was wrong.
+    and a user message saying what was wrong. Only a model's answer is told
+    back that way: llm_last_call says whether a failed call reached the
+    model at all (see llm_result_t).
+
+    Every call is measured (llm_last_call, llm_totals): latency, the
+    server's `usage` token counts when it gives them, HTTP retries and the
+    typed outcome.
 */
 #ifndef PARLEY_LLM_H
 #define PARLEY_LLM_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "http.h"
 
 typedef struct _llm_t llm_t;
@@ -33,6 +40,42 @@ typedef struct {
     const char *content;
 } llm_message_t;
 
+//  Tokens an image costs a model at "detail": "low" (OpenAI's figure; other
+//  servers differ, but it is what the prompt budget counts).
+#define LLM_IMAGE_TOKENS 85
+
+//  "data:image/png;base64,..." for `size` bytes of a PNG or JPEG (`type`
+//  "png" or "jpeg"). A new string (caller frees), NULL out of memory.
+char *llm_image_data_url (const uint8_t *data, size_t size, const char *type);
+
+//  How a call ended. Only LLM_RESULT_OK gives text; every other result
+//  means the model's answer never arrived, so there is nothing to tell
+//  the model about: a caller retries with the same request (or not at all).
+typedef enum {
+    LLM_RESULT_OK = 0,          //  an answer (possibly unusable: the parser judges)
+    LLM_RESULT_UNREACHABLE,     //  timeouts, connection errors, 408/429/5xx: retries spent
+    LLM_RESULT_REFUSED,         //  4xx, 501, 505: this request will never work
+    LLM_RESULT_BAD_RESPONSE,    //  not JSON, no choices, content not a string, too big
+    LLM_RESULT_CANCELLED,       //  stopped, or the deadline passed
+    LLM_RESULT_LOCAL            //  the request could not be built
+} llm_result_t;
+
+typedef struct {
+    llm_result_t result;
+    int64_t latency_us;         //  the whole call, retries and backoffs included
+    int64_t prompt_tokens;      //  from the server's usage; -1 when not given
+    int64_t completion_tokens;  //  idem
+    uint64_t retries;           //  HTTP attempts beyond the first
+} llm_call_t;
+
+typedef struct {
+    uint64_t calls, ok, failed;         //  failed = calls - ok
+    uint64_t retries;                   //  HTTP retries over every call
+    uint64_t prompt_tokens, completion_tokens;  //  sums of what servers reported
+    uint64_t calls_with_usage;          //  calls whose answer carried usage
+    int64_t latency_us, latency_max_us; //  sum and maximum
+} llm_totals_t;
+
 void llm_options_default (llm_options_t *opts);
 
 //  NULL with `err` filled if the url or model is missing or invalid.
@@ -45,11 +88,33 @@ void llm_destroy (llm_t **self_p);
 char *llm_chat (llm_t *self, const llm_message_t *messages, size_t count,
                 char *err, size_t err_size);
 
+//  llm_chat for a multimodal model: `images` has one entry per message, an
+//  image URL (llm_image_data_url) or NULL. A message with an image is sent
+//  as OpenAI's content parts:
+//      [{"type":"text","text":CONTENT},
+//       {"type":"image_url","image_url":{"url":URL,"detail":"low"}}]
+char *llm_chat_images (llm_t *self, const llm_message_t *messages, size_t count,
+                       const char *const *images, char *err, size_t err_size);
+
 //  Shorthand for a system + user conversation.
 char *llm_complete (llm_t *self, const char *system, const char *user,
                     char *err, size_t err_size);
 
 const char *llm_model (llm_t *self);
 void llm_stats (llm_t *self, http_stats_t *stats);
+
+//  The last call, and the sums over every call.
+const llm_call_t *llm_last_call (llm_t *self);
+void llm_totals (llm_t *self, llm_totals_t *totals);
+const char *llm_result_name (llm_result_t result);
+
+//  Later calls end by `deadline_ms` (pclock_mono_ms clock; 0: none).
+void llm_set_deadline (llm_t *self, int64_t deadline_ms);
+
+//  Asks GET <url>/models once, within timeout_ms. LLM_RESULT_OK if the
+//  server answered a model list; `note` then says whether the model is in
+//  it ("" when it is, or the list is empty). Any other result: `note` is
+//  the error. Not counted in the totals.
+llm_result_t llm_probe (llm_t *self, long timeout_ms, char *note, size_t note_size);
 
 #endif

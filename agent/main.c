@@ -54,6 +54,26 @@ static const pconfig_option_t s_options[] = {
       "own CURVE key pair (parley-keygen; FILE and FILE_secret), with --curve-server-key" },
     { "curve-server-key", 0, PCONFIG_STR, "PARLEY_CURVE_SERVER_KEY", NULL, 0, 0, "FILE",
       "the broker's public certificate: CURVE to the broker (docs/SECURITY.md)" },
+    //  The model's failure budget (see docs/MODEL.md, "When the model fails").
+    { "llm-deadline-ms", 0, PCONFIG_INT, "PARLEY_LLM_DEADLINE_MS", "120000", 0, 3600000, "MS",
+      "one decision's whole budget: every model call, retry and backoff (0: none)" },
+    { "llm-breaker-ms", 0, PCONFIG_INT, "PARLEY_LLM_BREAKER_MS", "30000", 0, 3600000, "MS",
+      "after 3 failed model calls in a row, do not call the server for this long "
+      "(doubling up to 5 min while it keeps failing; 0: always call)" },
+    { "context-tokens", 0, PCONFIG_INT, "PARLEY_CONTEXT_TOKENS", "4096", 0, 10000000, "N",
+      "the model's context window in tokens: the prompt keeps to it (about 3 characters "
+      "a token, 512 kept for the answer), oldest history first (0: no limit)" },
+    { "llm-vision", 0, PCONFIG_BOOL, "PARLEY_LLM_VISION", "false", 0, 0, "BOOL",
+      "the model is multimodal: show it the view's image (from a world file with "
+      "images) as an image_url content part" },
+    { "caption-url", 0, PCONFIG_STR, "PARLEY_CAPTION_URL", NULL, 0, 0, "URL",
+      "OpenAI-compatible multimodal model that captions the view's image; the caption "
+      "(visible_caption) joins the memory query, the stored memory and the prompt "
+      "(key from PARLEY_LLM_API_KEY or OPENAI_API_KEY)" },
+    { "caption-model", 0, PCONFIG_STR, "PARLEY_CAPTION_MODEL", NULL, 0, 0, "MODEL",
+      "model name for --caption-url" },
+    { "llm-probe", 0, PCONFIG_BOOL, "PARLEY_LLM_PROBE", "true", 0, 0, "BOOL",
+      "ask GET <llm-url>/models at start and say clearly if the server is not there" },
     { "quiet", 'q', PCONFIG_BOOL, "PARLEY_QUIET", "false", 0, 0, NULL,
       "no progress lines on stdout (the summary is still printed)" },
 };
@@ -64,7 +84,9 @@ static const char *s_epilogue =
     "then a summary ([ID] SUMMARY ... and [ID] found: ...). Logs go to stderr.\n"
     "The loop ends on the end action, --max-steps, or a fully explored world.\n"
     "A lost broker is waited for (with backoff), never a reason to exit.\n"
-    "SIGINT/SIGTERM stop after the current node, save the memory and exit 0.";
+    "SIGINT/SIGTERM stop after the current node, save the memory and exit 0.\n"
+    "Exit code 4: --policy llm ran to its end but its model never answered once\n"
+    "(every step was decided by the heuristic; see the MODEL summary line).";
 
 static volatile sig_atomic_t s_stop = 0;
 
@@ -75,9 +97,14 @@ s_on_signal (int signum)
     s_stop = 1;
 }
 
+//  CZMQ's first socket installs its own SIGINT/SIGTERM handler over ours,
+//  which only sets zsys_interrupted (a flag this loop never reads), so the
+//  agent would ignore both signals. Turn CZMQ's handling off before any
+//  socket exists, then install ours.
 static void
 s_signals (void)
 {
+    zsys_handler_set (NULL);
     struct sigaction sa;
     memset (&sa, 0, sizeof (sa));
     sa.sa_handler = s_on_signal;
@@ -110,12 +137,20 @@ s_fill (pconfig_t *config, agent_config_t *c, const char *id, const char *memory
     c->curve_key = pconfig_str (config, "curve-key");
     c->curve_server_key = pconfig_str (config, "curve-server-key");
     c->progress = stdout;
+    c->llm_deadline_ms = pconfig_int (config, "llm-deadline-ms");
+    c->llm_breaker_ms = pconfig_int (config, "llm-breaker-ms");
+    c->llm_probe = pconfig_bool (config, "llm-probe");
+    c->context_tokens = pconfig_int (config, "context-tokens");
+    c->llm_vision = pconfig_bool (config, "llm-vision");
+    c->caption_url = pconfig_str (config, "caption-url");
+    c->caption_model = pconfig_str (config, "caption-model");
 }
 
 int
 main (int argc, char **argv)
 {
     plog_init ("parley-agent", NULL);
+    s_signals ();
     pconfig_t *config = pconfig_new ("parley-agent", "parley-agent [OPTIONS]",
         "One Parley agent: explores the broker's world with the node loop Perception -> "
         "RetrieveMemory -> Communication -> Decision -> Execution -> UpdateMemory, "
@@ -166,7 +201,6 @@ main (int argc, char **argv)
         pconfig_destroy (&config);
         return PARLEY_EXIT_USAGE;
     }
-    s_signals ();
     if (agent_connect (agent, &s_stop, err, sizeof (err)) != 0) {
         if (!s_stop)
             plog_error ("broker refused us: %s", err);
@@ -175,7 +209,8 @@ main (int argc, char **argv)
     else {
         int rc = agent_run (agent);
         agent_summary (agent, stdout);
-        status = rc == AGENT_FAILED? PARLEY_EXIT_FAILURE: PARLEY_EXIT_OK;
+        status = rc == AGENT_FAILED? PARLEY_EXIT_FAILURE
+               : rc == AGENT_NO_MODEL? AGENT_EXIT_NO_MODEL: PARLEY_EXIT_OK;
     }
     agent_destroy (&agent);
     pconfig_destroy (&config);

@@ -3,16 +3,26 @@
     Decision builds the AgentMemory context, asks the primary policy, parses
     the answer (answer.h) and validates it against the allowed actions. An
     unusable answer is a failed exec: the flow retries it, and the retry
-    tells the model what was wrong (previous_answer / previous_error). When
+    tells the model what was wrong (previous_answer / previous_error). A
+    call that got no answer at all (server down, not JSON) is not the
+    model's mistake: the retry resends the original request, and is skipped
+    when it cannot help (request refused, deadline passed, circuit open).
+    Every try of one decision shares one deadline (--llm-deadline-ms). When
     the retries are spent the fallback lets the heuristic decide this step.
     The agent never stops because of a bad answer.
 
     Execution sends ACT (and feeds the OBSERVATION back to the world
-    connector; a failed ACT does not hold back the messages), sends message_to_others to "all" and every MessageTo to its
-    target -- an agent when the name is a teammate (AGENTS) or "all", else a
-    channel -- in one SEND, and applies ListenTo. Names the protocol would
-    refuse are skipped with a warning, so one bad directive cannot sink the
-    whole batch.
+    connector; a failed ACT does not hold back the messages), sends
+    message_to_others to "all" and every MessageTo to its target in one
+    SEND, and applies ListenTo. A MessageTo target is a bare name: the
+    broker resolves it (`resolve`, PROTOCOL.md SEND) to an agent, else a
+    channel someone listens to, and refuses a name that is neither, so a
+    message to a teammate the team list does not know yet is not lost as a
+    post to a channel nobody reads. Every refused item becomes a
+    "mail.undelivered" observation, so the model reads in its next prompt
+    that the target does not exist. Names the protocol would refuse are
+    skipped with a warning (and observed the same way), so one bad
+    directive cannot sink the whole batch.
 */
 #include <assert.h>
 #include "agent_shared.h"
@@ -33,6 +43,9 @@ s_decision_prep (void *shared, void *ctx)
     zstr_free (&a->refused_answer);
     a->answer_error[0] = 0;
     a->by_fallback = false;
+    a->decision_tries = 0;
+    a->step_note[0] = 0;
+    a->decision_deadline = a->llm_deadline_ms > 0? pclock_mono_ms () + a->llm_deadline_ms: 0;
     return 0;
 }
 
@@ -53,10 +66,20 @@ s_input (agent_shared_t *a, policy_input_t *in, bool retry)
     in->world = a->world;
     in->mailbox = a->mailbox;
     in->state = a->state;
-    if (retry && a->answer_error[0]) {
-        in->previous_answer = a->refused_answer? a->refused_answer: "";
+    //  Only an answer the model gave is told back to it.
+    if (retry && a->refused_answer) {
+        in->previous_answer = a->refused_answer;
         in->previous_error = a->answer_error;
     }
+    in->deadline_ms = a->decision_deadline;
+    in->stop = a->stop;
+    in->steps = a->steps;
+    in->map = a->map;
+    in->channels = a->channel_ptrs;
+    in->channel_count = a->channel_count;
+    in->context_tokens = a->context_tokens;
+    in->visible_caption = a->visible_caption;
+    in->vision = a->llm_vision;
 }
 
 //  Asks `policy`; on success a->answer holds a valid answer.
@@ -94,6 +117,9 @@ static int
 s_decision_exec (void *shared, void *ctx)
 {
     agent_shared_t *a = (agent_shared_t *) shared;
+    if (a->decision_tries++ > 0 && a->policy != a->heuristic && !a->refused_answer
+    &&  !policy_llm_retry_useful (a->policy))
+        return -1;
     return s_ask (a, a->policy, true);
 }
 
@@ -103,9 +129,16 @@ s_decision_fallback (void *shared, void *ctx)
     agent_shared_t *a = (agent_shared_t *) shared;
     a->fallbacks++;
     a->by_fallback = true;
-    if (a->heuristic != a->policy)
-        plog_warn ("step %" PRIu64 ": %s policy gave no usable answer (%s); the heuristic decides",
-                   a->step, policy_name (a->policy), a->answer_error);
+    if (a->heuristic != a->policy) {
+        //  An open circuit was logged once when it opened: not every step.
+        policy_llm_report_t r;
+        policy_llm_report (a->policy, &r);
+        if (r.breaker_open)
+            plog_debug ("step %" PRIu64 ": circuit open; the heuristic decides", a->step);
+        else
+            plog_warn ("step %" PRIu64 ": %s policy gave no usable answer (%s); "
+                       "the heuristic decides", a->step, policy_name (a->policy), a->answer_error);
+    }
     a->answer_error[0] = 0;
     if (s_ask (a, a->heuristic, false) == 0)
         return 0;
@@ -116,10 +149,35 @@ s_decision_fallback (void *shared, void *ctx)
     return a->answer? 0: -1;
 }
 
+//  The model's totals to the broker (HEARTBEAT's model_* fields), so a
+//  run's cost is visible per agent in AGENTS and on the tap while it runs.
+void
+agent_shared_report_model (agent_shared_t *a)
+{
+    if (!a->link || a->policy == a->heuristic || parley_client_stopped (a->link))
+        return;
+    policy_llm_report_t r;
+    policy_llm_report (a->policy, &r);
+    const llm_totals_t *t = &r.totals;
+    parley_model_report_t report = {
+        .calls = t->calls, .ok = t->ok, .failed = t->failed, .skipped = r.skipped,
+        .retries = t->retries, .prompt_tokens = t->prompt_tokens,
+        .completion_tokens = t->completion_tokens,
+        .latency_ms = (uint64_t) (t->latency_us / 1000),
+        .latency_max_ms = (uint64_t) (t->latency_max_us / 1000)
+    };
+    //  Every later HEARTBEAT (keepalives too) carries it, so a restarted
+    //  broker learns it again; this one delivers it now.
+    parley_client_set_report (a->link, &report);
+    if (parley_client_heartbeat (a->link) != PARLEY_OK)
+        plog_debug ("model report not sent: %s", parley_client_error_text (a->link));
+}
+
 static const char *
 s_decision_post (void *shared, void *ctx)
 {
     agent_shared_t *a = (agent_shared_t *) shared;
+    agent_shared_report_model (a);
     const char *thinking = answer_thinking (a->answer);
     if (thinking && *thinking)
         agentmem_record_thought (a->mem, thinking);
@@ -170,20 +228,60 @@ s_act (agent_shared_t *a)
     return PARLEY_OK;
 }
 
+//  Tells the model, in the next turn, that a message did not go out.
+static void
+s_undelivered (agent_shared_t *a, const char *target, const char *why)
+{
+    if (!a->step_obs)
+        a->step_obs = connector_observation_list ();
+    char *text = zsys_sprintf ("Your message to %.64s was not delivered: %s.", target, why);
+    if (text)
+        zlistx_add_end (a->step_obs, observation_new_text ("mail", "mail.undelivered", text));
+    free (text);
+    size_t used = strlen (a->step_note);
+    if (used + 1 < sizeof (a->step_note))
+        snprintf (a->step_note + used, sizeof (a->step_note) - used, "%smessage to %.64s "
+                  "not delivered (%s)", used? "; ": "", target, why);
+}
+
 static bool
 s_item (agent_shared_t *a, parley_outgoing_t *item, const char *target, const char *body)
 {
     if (!pmsg_name_valid (target, strlen (target)) && !streq (target, "all")) {
         plog_warn ("not sending to '%.64s': not a valid agent or channel name", target);
+        s_undelivered (a, target, "that is not a valid agent or channel name");
         a->send_errors++;
         return false;
     }
-    bool agent = streq (target, "all") || agent_shared_is_teammate (a, target);
-    item->to = agent? target: NULL;
-    item->channel = agent? NULL: target;
+    bool all = streq (target, "all");
+    //  A bare name goes out with `resolve`: the broker, which knows every
+    //  agent and channel, decides, and refuses a name that is neither.
+    item->to = all? target: NULL;
+    item->channel = all? NULL: target;
+    item->resolve = !all;
     item->body = body;
     item->body_len = strlen (body);
     return true;
+}
+
+//  SENT's item errors -> observations (and a log line each).
+static void
+s_sent_errors (agent_shared_t *a, const parley_sent_t *sent, const parley_outgoing_t *items,
+               size_t count)
+{
+    for (size_t i = 0; i < sent->error_count; i++) {
+        const parley_item_error_t *error = &sent->errors [i];
+        if (error->index >= count)
+            continue;
+        const parley_outgoing_t *item = &items [error->index];
+        const char *target = item->to? item->to: item->channel;
+        plog_warn ("message to %s refused: %s %s", target, parley_strerror (error->code),
+                   error->message);
+        if (error->code == PARLEY_ERR_NO_SUCH_TARGET || error->code == PARLEY_ERR_UNKNOWN_RECIPIENT)
+            s_undelivered (a, target, "no agent or channel of that name");
+        else
+            s_undelivered (a, target, *error->message? error->message: parley_strerror (error->code));
+    }
 }
 
 //  The client makes the SEND idempotent (a batch id, resent unchanged
@@ -197,12 +295,26 @@ s_send (agent_shared_t *a, parley_outgoing_t *items, size_t count)
         a->msgs_sent += sent.accepted;
         a->send_errors += count - sent.accepted;
         if (sent.accepted < count)
-            plog_warn ("%zu of %zu messages refused by the broker", count - sent.accepted, count);
+            s_sent_errors (a, &sent, items, count);
     }
     else {
         plog_warn ("SEND failed: %s", parley_client_error_text (a->link));
         a->send_errors += count;
     }
+}
+
+//  Remembers a channel we listen to, for the prompt's message targets.
+static void
+s_listened (agent_shared_t *a, const char *channel)
+{
+    for (size_t i = 0; i < a->channel_count; i++)
+        if (streq (a->channels[i], channel))
+            return;
+    if (a->channel_count == AGENT_MAX_CHANNELS)
+        return;
+    snprintf (a->channels[a->channel_count], PROTO_MAX_NAME + 1, "%s", channel);
+    a->channel_ptrs[a->channel_count] = a->channels[a->channel_count];
+    a->channel_count++;
 }
 
 static void
@@ -219,6 +331,8 @@ s_communicate (agent_shared_t *a)
             if (parley_client_listen (a->link, d->target) != PARLEY_OK)
                 plog_warn ("ListenTo(%.64s) failed: %s", d->target,
                            parley_client_error_text (a->link));
+            else
+                s_listened (a, d->target);
         }
         else
         if (d->text && *d->text && s_item (a, &items[count], d->target, d->text))

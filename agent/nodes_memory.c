@@ -30,8 +30,13 @@ s_retrieve_exec (void *shared, void *ctx)
         return 0;
     char seen[1024], err[256];
     world_view_objects_text (&a->seen, seen, sizeof (seen));
-    char *query = zsys_sprintf ("What do I know about position %" PRIu64 " with what I see: %s?",
-                                a->seen.position, seen);
+    //  With a caption model, the query is the first source document's:
+    //  what the agent sees, in the caption's words (visible_caption).
+    char *query = a->visible_caption
+        ? zsys_sprintf ("What do I know about position %" PRIu64 " with what I see: %s? "
+                        "The view: %s", a->seen.position, seen, a->visible_caption)
+        : zsys_sprintf ("What do I know about position %" PRIu64 " with what I see: %s?",
+                        a->seen.position, seen);
     if (!query) {
         plog_warn ("memory search skipped: out of memory");
         return -1;
@@ -78,8 +83,12 @@ s_memory_text (agent_shared_t *a)
     if (a->seen.object_count == 0)
         seen[0] = 0;
     const char *reason = a->answer? answer_reason (a->answer): NULL;
-    char *text = zsys_sprintf ("At position %" PRIu64 ", I saw [%s]. I decided to %s. Reason: %s",
-                               a->seen.position, seen, a->action, reason? reason: "none given");
+    char view[CAPTIONER_MAX_TEXT + 16] = "";
+    if (a->visible_caption)
+        snprintf (view, sizeof (view), " (the view: %s)", a->visible_caption);
+    char *text = zsys_sprintf ("At position %" PRIu64 ", I saw [%s]%s. I decided to %s. "
+                               "Reason: %s", a->seen.position, seen, view, a->action,
+                               reason? reason: "none given");
     //  NULL (out of memory) is the caller's to handle; without the mail
     //  part the memory is still worth keeping.
     if (text && a->mail_text) {
@@ -150,6 +159,28 @@ s_progress (agent_shared_t *a)
     fflush (a->progress);
 }
 
+//  The step in one record for the prompt's history: the move the ACT
+//  reported (the world connector holds its OBSERVATION until the next
+//  Perception), from the position the decision was made at.
+static void
+s_log_step (agent_shared_t *a)
+{
+    if (!a->steps)
+        return;
+    const world_view_t *now = conn_world_view (a->world);
+    steplog_entry_t entry;
+    memset (&entry, 0, sizeof (entry));
+    entry.step = a->step;
+    snprintf (entry.action, sizeof (entry.action), "%s", a->action);
+    entry.from = a->seen.position;
+    entry.to = now->position;
+    snprintf (entry.outcome, sizeof (entry.outcome), "%s", now->outcome);
+    if (now->object_count)
+        world_view_objects_text (now, entry.seen, sizeof (entry.seen));
+    snprintf (entry.note, sizeof (entry.note), "%s", a->step_note);
+    steplog_add (a->steps, &entry);
+}
+
 static const char *
 s_finish (agent_shared_t *a, const char *why)
 {
@@ -163,6 +194,7 @@ s_update_post (void *shared, void *ctx)
 {
     agent_shared_t *a = (agent_shared_t *) shared;
     a->coverage = conn_world_view (a->world)->coverage;
+    s_log_step (a);
     if (a->step_start_us > 0) {
         int64_t took = pclock_mono_us () - a->step_start_us - a->model_us;
         a->step_us[a->step_samples++ % AGENT_STEP_SAMPLES] = took > 0? took: 0;

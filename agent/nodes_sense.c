@@ -14,6 +14,7 @@
 #include <assert.h>
 #include "agent_shared.h"
 #include "conn_mailbox.h"
+#include "conn_state.h"
 #include "conn_world.h"
 #include "pclock.h"
 #include "plog.h"
@@ -60,6 +61,39 @@ s_perception_fallback (void *shared, void *ctx)
     return 0;
 }
 
+//  Where we and our teammates stand now: visited by the team.
+static void
+s_mark_visited (agent_shared_t *a)
+{
+    if (!a->map)
+        return;
+    teammap_set_shape (a->map, conn_world_width (a->world), conn_world_height (a->world));
+    if (a->seen.valid)
+        teammap_visit (a->map, a->seen.position);
+    const char *agent;
+    uint64_t position;
+    for (size_t i = 0; conn_state_agent_at (a->state, i, &agent, &position); i++)
+        teammap_visit (a->map, position);
+}
+
+//  visible_caption: the caption model's sentence for the view's image
+//  (cached by image, so a view seen before costs nothing). A failure is
+//  logged and the step goes on without a caption.
+static void
+s_caption (agent_shared_t *a)
+{
+    zstr_free (&a->visible_caption);
+    const world_image_view_t *image = conn_world_image (a->world);
+    if (!a->captioner || !image)
+        return;
+    char err[256];
+    const char *caption = captioner_caption (a->captioner, image, err, sizeof (err));
+    if (caption)
+        a->visible_caption = strdup (caption);
+    else
+        plog_debug ("step %" PRIu64 ": no caption for the view: %s", a->step, err);
+}
+
 static const char *
 s_perception_post (void *shared, void *ctx)
 {
@@ -67,6 +101,8 @@ s_perception_post (void *shared, void *ctx)
     connector_observe (a->world, a->step_obs);
     connector_observe (a->state, a->step_obs);
     a->seen = *conn_world_view (a->world);
+    s_mark_visited (a);
+    s_caption (a);
     a->coverage = a->seen.coverage;
     return "default";
 }

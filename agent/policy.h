@@ -17,11 +17,15 @@
 #ifndef PARLEY_POLICY_H
 #define PARLEY_POLICY_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "connector.h"
 #include "llm.h"
+#include "prompt_template.h"
+#include "steplog.h"
+#include "teammap.h"
 
 typedef struct {
     const char *agent_id;
@@ -39,6 +43,15 @@ typedef struct {
     connector_t *state;                 //  conn_state
     const char *previous_answer;        //  on a retry, else NULL
     const char *previous_error;         //  on a retry, else NULL
+    int64_t deadline_ms;                //  the decision ends by then (pclock_mono_ms); 0: none
+    const volatile sig_atomic_t *stop;  //  raised by a stop signal; may be NULL
+    const steplog_t *steps;             //  recent steps, for the history; may be NULL
+    const teammap_t *map;               //  positions the team visited; may be NULL
+    const char *const *channels;        //  channels this agent listens to
+    size_t channel_count;
+    size_t context_tokens;              //  the model's context window; 0: no limit
+    const char *visible_caption;        //  the caption model's sentence for the view, or NULL
+    bool vision;                        //  send the view's image to the model (--llm-vision)
 } policy_input_t;
 
 typedef struct {
@@ -62,9 +75,34 @@ policy_t *policy_heuristic_new (uint64_t seed, const char *agent_id);
 //  Channel the heuristic listens to and reports to.
 #define HEURISTIC_CHANNEL "explorers"
 
-//  The llm policy; takes ownership of `llm`.
-policy_t *policy_llm_new (llm_t *llm);
-//  Model calls made and failed (for the summary).
-void policy_llm_counts (policy_t *self, uint64_t *calls, uint64_t *failures);
+//  The llm policy; takes ownership of `llm`. `breaker_ms` is the circuit
+//  breaker's first cool-down (0: no breaker), see policy_llm.c.
+policy_t *policy_llm_new (llm_t *llm, int64_t breaker_ms);
+#define POLICY_LLM_BREAKER_FAILURES 3           //  failed calls in a row that open it
+#define POLICY_LLM_BREAKER_MAX_MS   (5 * 60 * 1000)
+
+typedef struct {
+    llm_totals_t totals;                //  every call made (llm.h)
+    uint64_t skipped;                   //  decisions not sent: circuit open
+    uint64_t breaker_openings;
+    bool breaker_open;                  //  the last decision found it open
+    uint64_t prompts_cut;               //  prompts that left something out for the budget
+    uint64_t images_sent;               //  decisions that showed the model the view's image
+    uint64_t images_left_out;           //  images the context budget had no room for
+    llm_result_t last_result;           //  of the last decision
+} policy_llm_report_t;
+void policy_llm_report (policy_t *self, policy_llm_report_t *report);
+
+//  True when asking again this decision may help: the last call got a
+//  garbled reply (not JSON, no choices). False after a refused request,
+//  spent HTTP retries, a passed deadline, or with the circuit open.
+bool policy_llm_retry_useful (policy_t *self);
+
+//  GET <llm-url>/models once at start, with a clear log line; a server
+//  that cannot be reached opens the circuit at once.
+void policy_llm_probe (policy_t *self, long timeout_ms);
+
+//  Replaces the prompt's words (prompt_template.h); takes ownership.
+void policy_llm_set_template (policy_t *self, prompt_template_t *tpl);
 
 #endif

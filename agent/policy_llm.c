@@ -1,30 +1,103 @@
 /*  policy_llm - decisions by an OpenAI-compatible chat model.
 
-    One call per decision: system + user (prompt.c). On a retry the
-    conversation also carries the model's previous answer and a user
+    One call per decision: system + user (prompt.c). On a retry after an
+    unusable ANSWER the conversation also carries that answer and a user
     message saying what was wrong with it, so the model can correct itself.
-    Validation and the fallback to the heuristic happen in the Decision
-    node (through the flow engine's retry and fallback), so this file only
-    talks to the model.
+    A call that never got an answer (the server was down, refused the
+    request, sent something that is not a chat completion) is not the
+    model's fault: the Decision node resends the original request when the
+    reply was garbled, and does not resend at all when http's own retries
+    are spent or the request was refused (policy_llm_retry_useful).
+
+    A circuit breaker keeps a failing server from costing every step its
+    full retry budget: after POLICY_LLM_BREAKER_FAILURES failed calls in a
+    row (unreachable, refused, or past the decision's deadline), the
+    server is not called for the cool-down (--llm-breaker-ms), then tried
+    once; each failed try doubles the cool-down, up to
+    POLICY_LLM_BREAKER_MAX_MS. Opening is logged once, as a warning; later
+    re-openings only at debug level; the first answer after an opening is
+    logged at info. Validation and the fallback to the heuristic happen in
+    the Decision node, so this file only talks to the model.
 */
 #include <assert.h>
 #include <czmq.h>
+#include "pclock.h"
 #include "plog.h"
 #include "policy.h"
+#include "conn_world.h"
 #include "prompt.h"
 
 typedef struct {
     llm_t *llm;
-    uint64_t calls, failures;
+    prompt_template_t *tpl;     //  the prompt's words
+    bool warned_budget;         //  the over-budget warning was logged
+    int64_t breaker_ms;         //  first cool-down
+    int64_t cooldown_ms;        //  current cool-down
+    int64_t open_until_ms;      //  0: closed
+    uint64_t failures_in_row;
+    bool warned;                //  the opening was logged once
+    policy_llm_report_t report;
 } llm_policy_t;
+
+static void
+s_open (llm_policy_t *self, const char *why)
+{
+    self->open_until_ms = pclock_mono_ms () + self->cooldown_ms;
+    self->report.breaker_openings++;
+    if (!self->warned)
+        plog_warn ("model server not called for %lld s (%s); the heuristic decides meanwhile",
+                   (long long) (self->cooldown_ms / 1000), why);
+    else
+        plog_debug ("model server still failing (%s); next try in %lld s",
+                    why, (long long) (self->cooldown_ms / 1000));
+    self->warned = true;
+    self->cooldown_ms *= 2;
+    if (self->cooldown_ms > POLICY_LLM_BREAKER_MAX_MS)
+        self->cooldown_ms = POLICY_LLM_BREAKER_MAX_MS;
+}
 
 static char *
 s_decide (void *impl, const policy_input_t *in, char *err, size_t err_size)
 {
     llm_policy_t *self = (llm_policy_t *) impl;
-    char *system = prompt_system ();
-    char *user = prompt_user (in);
-    char *retry = in->previous_error? prompt_retry (in->previous_error): NULL;
+    policy_llm_report_t *r = &self->report;
+    if (self->open_until_ms && pclock_mono_ms () < self->open_until_ms) {
+        r->skipped++;
+        r->last_result = LLM_RESULT_UNREACHABLE;
+        r->breaker_open = true;
+        snprintf (err, err_size, "model server not called (circuit open after %" PRIu64
+                  " failures in a row)", self->failures_in_row);
+        return NULL;
+    }
+    r->breaker_open = false;
+    char *system = prompt_system (self->tpl);
+    size_t budget = prompt_budget_chars (in->context_tokens);
+    size_t system_len = system? strlen (system): 0;
+    //  The view's image, when the model can see (--llm-vision) and the
+    //  budget has room for it: it costs LLM_IMAGE_TOKENS of the context.
+    const world_image_view_t *image = in->vision && in->world? conn_world_image (in->world): NULL;
+    size_t image_chars = (size_t) LLM_IMAGE_TOKENS * PROMPT_CHARS_PER_TOKEN;
+    size_t user_budget = prompt_user_budget (in->context_tokens, system_len);
+    if (image && user_budget && user_budget <= image_chars + PROMPT_IMAGE_MIN_TEXT) {
+        r->images_left_out++;
+        image = NULL;
+    }
+    if (image && user_budget)
+        user_budget -= image_chars;
+    prompt_cut_t cut;
+    char *user = prompt_user (self->tpl, in, user_budget, &cut);
+    char *image_url = image? llm_image_data_url (image->data, image->size, image->type): NULL;
+    if (image_url)
+        r->images_sent++;
+    if (cut.history_dropped || cut.memories_dropped || cut.mail_dropped)
+        r->prompts_cut++;
+    if (cut.over_budget && !self->warned_budget) {
+        plog_warn ("the prompt needs %zu characters without history, memories or mail; "
+                   "--context-tokens %zu allows %zu", cut.chars + system_len,
+                   in->context_tokens, budget);
+        self->warned_budget = true;
+    }
+    char *retry = in->previous_error? prompt_retry (self->tpl, in->previous_error): NULL;
     llm_message_t messages[4] = {
         { "system", system },
         { "user", user },
@@ -32,12 +105,34 @@ s_decide (void *impl, const policy_input_t *in, char *err, size_t err_size)
         { "user", retry }
     };
     size_t count = retry? 4: 2;
-    self->calls++;
-    char *answer = llm_chat (self->llm, messages, count, err, err_size);
-    if (!answer) {
-        self->failures++;
-        plog_warn ("model call failed: %s", err);
+    const char *images[4] = { NULL, image_url, NULL, NULL };
+    llm_set_deadline (self->llm, in->deadline_ms);
+    char *answer = llm_chat_images (self->llm, messages, count, images, err, err_size);
+    free (image_url);
+    r->last_result = llm_last_call (self->llm)->result;
+    if (answer) {
+        if (self->open_until_ms)
+            plog_info ("model server answers again");
+        self->open_until_ms = 0;
+        self->failures_in_row = 0;
+        self->cooldown_ms = self->breaker_ms;
     }
+    else {
+        bool quiet = self->warned && self->open_until_ms;
+        if (quiet)
+            plog_debug ("model call failed: %s", err);
+        else
+            plog_warn ("model call failed: %s", err);
+        //  A server that answers, however badly, is reachable: only calls
+        //  that got nothing usable from the server count towards the breaker.
+        if (r->last_result != LLM_RESULT_BAD_RESPONSE
+        &&  r->last_result != LLM_RESULT_LOCAL
+        &&  !(in->stop && *in->stop))
+            self->failures_in_row++;
+        if (self->failures_in_row >= POLICY_LLM_BREAKER_FAILURES && self->breaker_ms > 0)
+            s_open (self, err);
+    }
+    llm_totals (self->llm, &r->totals);
     free (system);
     free (user);
     free (retry);
@@ -49,24 +144,77 @@ s_destroy (void *impl)
 {
     llm_policy_t *self = (llm_policy_t *) impl;
     llm_destroy (&self->llm);
+    prompt_template_destroy (&self->tpl);
     free (self);
 }
 
 static const policy_ops_t s_ops = { .decide = s_decide, .destroy = s_destroy };
 
 policy_t *
-policy_llm_new (llm_t *llm)
+policy_llm_new (llm_t *llm, int64_t breaker_ms)
 {
     assert (llm);
     llm_policy_t *self = (llm_policy_t *) zmalloc (sizeof (llm_policy_t));
     self->llm = llm;
+    self->tpl = prompt_template_new ();
+    self->breaker_ms = breaker_ms > 0? breaker_ms: 0;
+    self->cooldown_ms = self->breaker_ms;
     return policy_new ("llm", &s_ops, self);
 }
 
 void
-policy_llm_counts (policy_t *self, uint64_t *calls, uint64_t *failures)
+policy_llm_report (policy_t *self, policy_llm_report_t *report)
 {
+    assert (self && report);
     llm_policy_t *impl = (llm_policy_t *) policy_impl (self);
-    *calls = impl->calls;
-    *failures = impl->failures;
+    llm_totals (impl->llm, &impl->report.totals);
+    *report = impl->report;
+}
+
+bool
+policy_llm_retry_useful (policy_t *self)
+{
+    assert (self);
+    llm_policy_t *impl = (llm_policy_t *) policy_impl (self);
+    //  http has already retried what a retry can fix (timeouts, 429, 5xx);
+    //  a refused request or a passed deadline stays so. Only a garbled
+    //  reply (not JSON, no choices) may come out right a second time.
+    if (impl->open_until_ms && pclock_mono_ms () < impl->open_until_ms)
+        return false;
+    return impl->report.last_result == LLM_RESULT_BAD_RESPONSE;
+}
+
+void
+policy_llm_set_template (policy_t *self, prompt_template_t *tpl)
+{
+    assert (self && tpl);
+    llm_policy_t *impl = (llm_policy_t *) policy_impl (self);
+    prompt_template_destroy (&impl->tpl);
+    impl->tpl = tpl;
+}
+
+void
+policy_llm_probe (policy_t *self, long timeout_ms)
+{
+    assert (self);
+    llm_policy_t *impl = (llm_policy_t *) policy_impl (self);
+    char note[512];
+    llm_result_t result = llm_probe (impl->llm, timeout_ms, note, sizeof (note));
+    if (result == LLM_RESULT_OK) {
+        if (*note)
+            plog_warn ("model server lists no model '%s' (it has: %s); calls may fail",
+                       llm_model (impl->llm), note);
+        else
+            plog_info ("model server answers; model '%s'", llm_model (impl->llm));
+    }
+    else
+    if (result == LLM_RESULT_UNREACHABLE) {
+        plog_error ("model server not reachable at start (%s): check --llm-url and that "
+                    "the server runs", note);
+        impl->failures_in_row = POLICY_LLM_BREAKER_FAILURES;
+        if (impl->breaker_ms > 0)
+            s_open (impl, "not reachable at start");
+    }
+    else        //  a server without GET /models (refused) still may chat
+        plog_info ("model server has no model list (%s)", note);
 }

@@ -23,7 +23,7 @@
 #include "bench_util.h"
 #include "agent/agent.h"
 #include "agent/embedder.h"
-#include "agent/vmemory.h"
+#include "agent/vmemory/vmemory.h"
 #include "tests/lib/testbroker.h"
 #include "tests/lib/tproc.h"
 

@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "agent/embedder.h"
-#include "agent/vmemory.h"
+#include "agent/vmemory/vmemory.h"
 #include "pclock.h"
 
 static int

@@ -206,6 +206,12 @@ agents_remove (agents_t *self, agent_t **agent_p)
     *agent_p = NULL;
 }
 
+const char *const agents_model_fields [AGENTS_MODEL_FIELDS] = {
+    "model_calls", "model_ok", "model_failed", "model_skipped", "model_retries",
+    "model_prompt_tokens", "model_completion_tokens", "model_latency_ms",
+    "model_latency_max_ms"
+};
+
 void
 agents_set_caps (agent_t *agent, const char *const *caps, const size_t *lens, size_t count)
 {

@@ -31,6 +31,10 @@ typedef struct {
 } conn_id_t;
 
 typedef struct _agent_t agent_t;
+
+//  The model_* fields of HEARTBEAT and agent_info, in one order.
+#define AGENTS_MODEL_FIELDS 9
+extern const char *const agents_model_fields [AGENTS_MODEL_FIELDS];
 struct _agent_t {
     char id [PROTO_MAX_NAME + 1];
     size_t id_len;
@@ -57,6 +61,11 @@ struct _agent_t {
     //  without one).
     replay_t act_replay;
     replay_t send_replay;
+    //  The model report of its last HEARTBEAT that had one (PROTOCOL.md,
+    //  HEARTBEAT): kept as sent, listed by AGENTS. Bit i of model_mask
+    //  says model[i] (named agents_model_fields[i]) was reported.
+    uint64_t model [AGENTS_MODEL_FIELDS];
+    uint32_t model_mask;
 };
 
 typedef struct _agents_t agents_t;

@@ -15,7 +15,8 @@ handle_agents (broker_t *self, request_t *req)
     msgpack_pack_array (pk, (uint32_t) count);
     for (size_t i = 0; i < count; i++) {
         agent_t *agent = agents_at (self->agents, i);
-        msgpack_pack_map (pk, 5);
+        uint32_t reported = (uint32_t) __builtin_popcount (agent->model_mask);
+        msgpack_pack_map (pk, 5 + reported);
         penc_kv_str (enc, "agent", agent->id, agent->id_len);
         penc_kv_bool (enc, "online", agent->online);
         int64_t idle = self->now_ms - agent->last_seen_ms;
@@ -25,5 +26,8 @@ handle_agents (broker_t *self, request_t *req)
         msgpack_pack_array (pk, (uint32_t) zlistx_size (agent->caps));
         for (char *cap = zlistx_first (agent->caps); cap; cap = zlistx_next (agent->caps))
             penc_cstr (enc, cap);
+        for (size_t f = 0; f < AGENTS_MODEL_FIELDS; f++)
+            if (agent->model_mask & (1u << f))
+                penc_kv_uint (enc, agents_model_fields [f], agent->model [f]);
     }
 }

@@ -26,11 +26,12 @@ s_reply (broker_t *self, request_t *req, perr_t err, const world_obs_t *obs,
     publish_state_changes (self, before);
     if (obs->completed)
         publish_world_event (self, "explored");
-    penc_begin (&self->reply, PMSG_OBSERVATION, req->id, WORLD_OBSERVATION_FIELDS);
+    size_t fields = world_observation_fields (obs);
+    penc_begin (&self->reply, PMSG_OBSERVATION, req->id, fields);
     size_t head = penc_size (&self->reply);
     world_encode_observation (obs, &self->reply);
     if (step && !replay_keep (&req->agent->act_replay, *step, &self->reply, head,
-                              WORLD_OBSERVATION_FIELDS))
+                              fields))
         plog_warn ("no memory to keep ACT step %llu of %s: a retry would move again",
                    (unsigned long long) *step, req->agent->id);
 }

@@ -6,6 +6,12 @@
     could not reach (that error names the agent). The sender is always the
     agent this connection said HELLO as: there is no `from` to forge.
 
+    An item with `channel` and `resolve` is addressed by a bare name: an
+    agent if one is registered under it, else a channel with a listener,
+    else NO_SUCH_TARGET (PROTOCOL.md, SEND). Only the broker knows both
+    registrations and channels at the moment of the post, so the sender
+    does not guess from a team list that may be stale.
+
     Batching is what makes the relay fast: one frame, one decode and one
     reply carry up to max_batch messages.
 
@@ -77,6 +83,10 @@ s_encode_error (broker_t *self, penc_t *enc, const msgpack_object *items,
         case PERR_BAD_FIELD:
             snprintf (text, sizeof text, "a message needs exactly one of \"to\" and \"channel\"");
             break;
+        case PERR_NO_SUCH_TARGET:
+            snprintf (text, sizeof text, "no agent named %.*s is registered and nobody listens "
+                      "to a channel of that name", (int) len, target);
+            break;
         default:
             snprintf (text, sizeof text, "the message could not be queued (%s)",
                       perr_name (error->code));
@@ -119,6 +129,18 @@ s_post (broker_t *self, agent_t *from, uint32_t index, const msgpack_object *ite
     if (channel_name_reserved (channel, channel_len)) {
         mailroom_reject (room, index, PERR_RESERVED_NAME);
         return 0;
+    }
+    if (pobj_bool (item, "resolve", false)) {
+        //  The schema bounds names to PROTO_MAX_NAME bytes.
+        char name [PROTO_MAX_NAME + 1];
+        snprintf (name, sizeof name, "%.*s", (int) channel_len, channel);
+        if (agents_lookup (self->agents, name))
+            return mailroom_post_direct (room, index, from, channel, channel_len, data, size, bin);
+        channel_t *listened = channels_lookup (mailroom_channels (room), name);
+        if (!listened || listened->listener_count == 0) {
+            mailroom_reject (room, index, PERR_NO_SUCH_TARGET);
+            return 0;
+        }
     }
     return mailroom_post_channel (room, index, from, channel, channel_len, data, size, bin);
 }

@@ -328,6 +328,8 @@ s_fill_obs (world_t *self, uint32_t position, const char *outcome, size_t new_co
     obs->objects_total = map->name_count;
     obs->coverage = world_coverage (self);
     obs->done = world_done (self);
+    if (map->images && map->images [position].data)
+        obs->image = &map->images [position];
     obs->completed = obs->done && !was_done;
 }
 
@@ -457,6 +459,19 @@ world_encode_observation (const world_obs_t *obs, penc_t *enc)
     penc_kv_uint (enc, "objects_total", obs->objects_total);
     penc_kv_num (enc, "coverage", obs->coverage);
     penc_kv_bool (enc, "done", obs->done);
+    if (obs->image) {
+        penc_key (enc, "image");
+        msgpack_pack_bin (penc_packer (enc), obs->image->size);
+        msgpack_pack_bin_body (penc_packer (enc), obs->image->data, obs->image->size);
+        penc_kv_cstr (enc, "image_type", obs->image->type);
+    }
+}
+
+size_t
+world_observation_fields (const world_obs_t *obs)
+{
+    assert (obs);
+    return WORLD_OBSERVATION_FIELDS + (obs->image ? 2 : 0);
 }
 
 void

@@ -91,6 +91,15 @@ bool world_leave (world_t *self, const char *agent, char *why, size_t why_size);
 bool world_action_from_name (const char *name, size_t len, world_action_t *action);
 const char *world_action_name (world_action_t action);
 
+//  An image of a position (PNG or JPEG bytes, from the world file).
+#define WORLD_IMAGE_MAX (256 * 1024)            //  bytes per image
+#define WORLD_IMAGES_MAX (16 * 1024 * 1024)     //  bytes of every image together
+typedef struct {
+    uint8_t *data;              //  NULL: this position has no image
+    size_t size;
+    const char *type;           //  "png" or "jpeg"
+} world_image_t;
+
 //  One observation. Pointers are valid until the next world call.
 typedef struct {
     uint32_t position;          //  y * width + x
@@ -106,6 +115,7 @@ typedef struct {
     bool done;
     bool completed;             //  this step explored the last name: publish
                                 //  WORLD_EVENT "explored"
+    const world_image_t *image; //  the position's image, or NULL
 } world_obs_t;
 
 //  PERCEIVE: enters the agent if new, marks what it sees explored.
@@ -121,6 +131,9 @@ perr_t world_act (world_t *self, const char *agent, const char *action, size_t l
 //      world_encode_observation (&obs, &enc);
 #define WORLD_OBSERVATION_FIELDS 10
 void world_encode_observation (const world_obs_t *obs, penc_t *enc);
+//  The field count for this observation: WORLD_OBSERVATION_FIELDS, plus
+//  `image` and `image_type` when the position has an image.
+size_t world_observation_fields (const world_obs_t *obs);
 
 //  WELCOME's `world`: writes ONE map value (kind, width, height,
 //  objects_total, explored, coverage, done). After penc_key (&enc, "world").

@@ -10,6 +10,10 @@
             [],                        1..64 printable bytes
             ["chair"]
           ],
+          "images": [                  optional: width * height entries,
+            "images/chair.png",        a PNG or JPEG file (path relative
+            null, ...                  to the world file) or null
+          ],
           "comment": "optional free text"
         }
 
@@ -17,6 +21,9 @@
     the world must hold at least one object. Unknown keys, duplicate keys,
     wrong types and trailing garbage are errors; every error names the file
     and the place. jansson checks UTF-8 and rejects NUL in strings.
+    An image is at most WORLD_IMAGE_MAX bytes and must start with the PNG
+    or JPEG signature; all of them together at most WORLD_IMAGES_MAX. They
+    are read once, at load, and sent in OBSERVATION (PROTOCOL.md).
 */
 #include "world_int.h"
 #include <jansson.h>
@@ -50,7 +57,7 @@ s_check_keys (json_t *root, char *why, size_t why_size)
     json_t *value;
     json_object_foreach (root, key, value) {
         if (!streq (key, "kind") && !streq (key, "width") && !streq (key, "height")
-        &&  !streq (key, "objects") && !streq (key, "comment")) {
+        &&  !streq (key, "objects") && !streq (key, "comment") && !streq (key, "images")) {
             snprintf (why, why_size, "unknown key '%.64s'", key);
             return false;
         }
@@ -132,6 +139,88 @@ err:
     return NULL;
 }
 
+//  Reads one image file (bounded) and checks its signature.
+static bool
+s_get_image (const char *path, world_image_t *image, size_t *total, char *why, size_t why_size)
+{
+    struct stat st;
+    if (stat (path, &st) != 0 || !S_ISREG (st.st_mode)) {
+        snprintf (why, why_size, "image %.200s: cannot read it (missing or not a file)", path);
+        return false;
+    }
+    if (st.st_size < 8 || st.st_size > WORLD_IMAGE_MAX
+    ||  *total + (size_t) st.st_size > WORLD_IMAGES_MAX) {
+        snprintf (why, why_size, "image %.200s: %lld bytes; an image has 8 to %d bytes and "
+                  "all together at most %d", path, (long long) st.st_size, WORLD_IMAGE_MAX,
+                  WORLD_IMAGES_MAX);
+        return false;
+    }
+    FILE *file = fopen (path, "rb");
+    uint8_t *data = file ? (uint8_t *) malloc ((size_t) st.st_size) : NULL;
+    size_t got = data ? fread (data, 1, (size_t) st.st_size, file) : 0;
+    if (file)
+        fclose (file);
+    if (!data || got != (size_t) st.st_size) {
+        free (data);
+        snprintf (why, why_size, "image %.200s: cannot read it", path);
+        return false;
+    }
+    static const uint8_t png [8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
+    if (memcmp (data, png, 8) == 0)
+        image->type = "png";
+    else
+    if (data [0] == 0xFF && data [1] == 0xD8 && data [2] == 0xFF)
+        image->type = "jpeg";
+    else {
+        free (data);
+        snprintf (why, why_size, "image %.200s is neither PNG nor JPEG", path);
+        return false;
+    }
+    image->data = data;
+    image->size = got;
+    *total += got;
+    return true;
+}
+
+//  The optional "images" array, paths relative to the world file's folder.
+static bool
+s_get_images (json_t *root, const char *path, wmap_t *map, char *why, size_t why_size)
+{
+    json_t *images = json_object_get (root, "images");
+    if (!images)
+        return true;
+    if (!json_is_array (images) || json_array_size (images) != map->cells) {
+        snprintf (why, why_size, "'images' must be an array of %zu paths or nulls (one per "
+                  "position)", map->cells);
+        return false;
+    }
+    map->images = (world_image_t *) zmalloc (map->cells * sizeof (world_image_t));
+    const char *slash = strrchr (path, '/');
+    int dir_len = slash ? (int) (slash - path) : 1;
+    const char *dir = slash ? path : ".";
+    size_t total = 0;
+    for (size_t cell = 0; cell < map->cells; cell++) {
+        json_t *entry = json_array_get (images, cell);
+        if (json_is_null (entry))
+            continue;
+        const char *name = json_string_value (entry);
+        if (!name || !*name || strlen (name) > 1024) {
+            snprintf (why, why_size, "images[%zu] must be a path or null", cell);
+            return false;
+        }
+        char *full = name [0] == '/' ? strdup (name)
+                                     : zsys_sprintf ("%.*s/%s", dir_len, dir, name);
+        char reason [300];
+        bool ok = full && s_get_image (full, &map->images [cell], &total, reason, sizeof (reason));
+        free (full);
+        if (!ok) {
+            snprintf (why, why_size, "images[%zu]: %.200s", cell, reason);
+            return false;
+        }
+    }
+    return true;
+}
+
 wmap_t *
 wmap_load (const char *path, world_kind_t *kind, char *why, size_t why_size)
 {
@@ -155,6 +244,8 @@ wmap_load (const char *path, world_kind_t *kind, char *why, size_t why_size)
     uint32_t width = 0, height = 0;
     if (root && s_get_shape (root, kind, &width, &height, reason, sizeof (reason)))
         map = s_get_objects (root, width, height, reason, sizeof (reason));
+    if (map && !s_get_images (root, path, map, reason, sizeof (reason)))
+        wmap_destroy (&map);
     json_decref (root);
     if (!map)
         snprintf (why, why_size, "world file %s: %s", path, reason);

@@ -21,6 +21,8 @@ typedef struct {
     uint32_t *start;            //  cell c holds ids [start[c] .. start[c+1])
     uint32_t next_cell;         //  while building
     const char **cell_names;    //  ids as name pointers (after wmap_finish)
+    //  Optional image per cell (world files only): NULL when none.
+    world_image_t *images;      //  `cells` entries, or NULL for no images at all
 } wmap_t;
 
 wmap_t *wmap_new (uint32_t width, uint32_t height);

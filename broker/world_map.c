@@ -60,6 +60,9 @@ wmap_destroy (wmap_t **self_p)
     free (self->ids);
     free (self->start);
     free (self->cell_names);
+    for (size_t i = 0; self->images && i < self->cells; i++)
+        free (self->images [i].data);
+    free (self->images);
     free (self);
     *self_p = NULL;
 }

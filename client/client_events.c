@@ -174,7 +174,7 @@ parley_client_keepalive (parley_client_t *self)
         return;
     //  Own encoder and id: the caller's request in `enc` must survive.
     self->keepalive_id = self->next_id++;
-    penc_begin (&self->keepalive, PMSG_HEARTBEAT, self->keepalive_id, 0);
+    client_begin_heartbeat (self, &self->keepalive, self->keepalive_id);
     if (zmq_send (zsock_resolve (self->dealer), penc_data (&self->keepalive),
                   penc_size (&self->keepalive), ZMQ_DONTWAIT) < 0)
         return;                 //  the next real request finds out why

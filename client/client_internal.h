@@ -73,6 +73,9 @@ struct _parley_client_t {
     char token[PARLEY_NAME_MAX + 1];
     zsock_t *watch;
     bool observe;
+    //  The model report HEARTBEATs carry (parley_client_set_report).
+    bool has_report;
+    parley_model_report_t report;
     //  Results: the last reply, and what the typed results point into.
     pmsg_t *reply;
     client_arena_t arena;
@@ -128,6 +131,16 @@ void client_decode_state (parley_client_t *self, parley_state_t *out);
 void client_decode_observation (parley_client_t *self, parley_observation_t *out);
 void client_decode_agents (parley_client_t *self, parley_agent_list_t *out);
 void client_decode_stats (parley_client_t *self, parley_stats_t *out);
+//  The model_* fields of HEARTBEAT and agent_info, by name and place in
+//  parley_model_report_t.
+typedef struct {
+    const char *name;
+    size_t offset;
+} client_model_field_t;
+#define CLIENT_MODEL_FIELDS 9
+extern const client_model_field_t client_model_fields [CLIENT_MODEL_FIELDS];
+//  A HEARTBEAT with the model report, if one is set (client_requests.c).
+void client_begin_heartbeat (parley_client_t *self, penc_t *enc, uint64_t id);
 
 //  client_events.c
 void client_drain_events (parley_client_t *self);

@@ -47,9 +47,11 @@ parley_client_send (parley_client_t *self, const parley_outgoing_t *items, size_
                             count, PROTO_MAX_BATCH);
     for (size_t i = 0; i < count; i++)
         if ((items [i].to == NULL) == (items [i].channel == NULL)
-        ||  (items [i].body == NULL && items [i].body_len > 0))
+        ||  (items [i].body == NULL && items [i].body_len > 0)
+        ||  (items [i].resolve && !items [i].channel))
             return client_fail (self, PARLEY_ERR_INVALID,
-                                "message %zu: set exactly one of to/channel, and a body", i);
+                                "message %zu: set exactly one of to/channel (channel with "
+                                "resolve), and a body", i);
     size_t max_body = self->welcome.max_body;
     //  The batch id makes the SEND idempotent: a resend after a lost reply
     //  carries this same id, and the broker answers it with the first
@@ -61,8 +63,10 @@ parley_client_send (parley_client_t *self, const parley_outgoing_t *items, size_
     msgpack_pack_array (penc_packer (enc), count);
     for (size_t i = 0; i < count; i++) {
         const parley_outgoing_t *item = &items [i];
-        msgpack_pack_map (penc_packer (enc), 2);
+        msgpack_pack_map (penc_packer (enc), item->resolve? 3: 2);
         penc_kv_cstr (enc, item->to? "to": "channel", item->to? item->to: item->channel);
+        if (item->resolve)
+            penc_kv_bool (enc, "resolve", true);
         const char *body = item->body? (const char *) item->body: "";
         penc_kv_str (enc, "body", body, s_body_len (body, item->body_len, max_body));
     }
@@ -292,10 +296,34 @@ parley_client_stats (parley_client_t *self, parley_stats_t *result)
     return rc;
 }
 
+void
+client_begin_heartbeat (parley_client_t *self, penc_t *enc, uint64_t id)
+{
+    penc_begin (enc, PMSG_HEARTBEAT, id, self->has_report? CLIENT_MODEL_FIELDS: 0);
+    for (size_t f = 0; self->has_report && f < CLIENT_MODEL_FIELDS; f++)
+        penc_kv_uint (enc, client_model_fields [f].name,
+                      *(const uint64_t *) ((const char *) &self->report
+                                           + client_model_fields [f].offset));
+}
+
 parley_err_t
 parley_client_heartbeat (parley_client_t *self)
 {
-    return s_plain (self, PMSG_HEARTBEAT, PMSG_OK);
+    assert (self);
+    if (!self->has_report)
+        return s_plain (self, PMSG_HEARTBEAT, PMSG_OK);
+    client_begin (self, PMSG_HEARTBEAT, 0);
+    client_begin_heartbeat (self, &self->enc, self->enc_id);
+    return client_call (self, PMSG_OK);
+}
+
+void
+parley_client_set_report (parley_client_t *self, const parley_model_report_t *report)
+{
+    assert (self);
+    self->has_report = report != NULL;
+    if (report)
+        self->report = *report;
 }
 
 //  Best effort with a short timeout and no resend: a broker that is gone

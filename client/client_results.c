@@ -169,6 +169,7 @@ client_decode_sent (parley_client_t *self, uint64_t batch, size_t count, parley_
         err_out [i].index = pobj_uint (e, "index", 0);
         err_out [i].code = (int) pobj_uint (e, "code", 0);
         s_copy (e, "agent", err_out [i].agent, sizeof (err_out [i].agent));
+        s_copy (e, "message", err_out [i].message, sizeof (err_out [i].message));
     }
     out->seqs = seq_out;
     out->errors = err_out;
@@ -306,6 +307,45 @@ client_decode_observation (parley_client_t *self, parley_observation_t *out)
     size_t fresh = s_strings (&self->arena, pmsg_field (msg, "new_objects"), &out->new_count);
     out->objects = s_table (&self->arena, objects, out->object_count);
     out->new_objects = s_table (&self->arena, fresh, out->new_count);
+    //  The image stays in the reply (valid until the next call), and only
+    //  with a type the protocol names.
+    const msgpack_object *image = pmsg_field (msg, "image");
+    char type [sizeof (out->image_type)] = "";
+    pmsg_strcpy (msg, "image_type", type, sizeof (type));
+    if (image && image->type == MSGPACK_OBJECT_BIN && image->via.bin.size > 0
+    &&  (streq (type, "png") || streq (type, "jpeg"))) {
+        out->image = image->via.bin.ptr;
+        out->image_size = image->via.bin.size;
+        snprintf (out->image_type, sizeof (out->image_type), "%s", type);
+    }
+}
+
+const client_model_field_t client_model_fields [CLIENT_MODEL_FIELDS] = {
+    { "model_calls", offsetof (parley_model_report_t, calls) },
+    { "model_ok", offsetof (parley_model_report_t, ok) },
+    { "model_failed", offsetof (parley_model_report_t, failed) },
+    { "model_skipped", offsetof (parley_model_report_t, skipped) },
+    { "model_retries", offsetof (parley_model_report_t, retries) },
+    { "model_prompt_tokens", offsetof (parley_model_report_t, prompt_tokens) },
+    { "model_completion_tokens", offsetof (parley_model_report_t, completion_tokens) },
+    { "model_latency_ms", offsetof (parley_model_report_t, latency_ms) },
+    { "model_latency_max_ms", offsetof (parley_model_report_t, latency_max_ms) },
+};
+
+//  An agent_info's model_* fields; false if it has none.
+static bool
+s_model_report (const msgpack_object *agent, parley_model_report_t *out)
+{
+    bool any = false;
+    for (size_t f = 0; f < CLIENT_MODEL_FIELDS; f++) {
+        const msgpack_object *o = pobj_get (agent, client_model_fields [f].name);
+        if (!o)
+            continue;
+        any = true;
+        *(uint64_t *) ((char *) out + client_model_fields [f].offset)
+            = pobj_uint (agent, client_model_fields [f].name, 0);
+    }
+    return any;
 }
 
 void
@@ -324,6 +364,7 @@ client_decode_agents (parley_client_t *self, parley_agent_list_t *out)
         list [i].idle_ms = pobj_uint (a, "idle_ms", 0);
         list [i].pending = pobj_uint (a, "pending", 0);
         tables [i] = s_strings (&self->arena, pobj_get (a, "caps"), &list [i].cap_count);
+        list [i].model_reported = s_model_report (a, &list [i].model);
     }
     for (size_t i = 0; i < n; i++)
         list [i].caps = s_table (&self->arena, tables [i], list [i].cap_count);

@@ -29,6 +29,7 @@ typedef enum {
     PERR_CHANNEL_FULL = 22,
     PERR_TOO_MANY_CHANNELS = 23,
     PERR_NOT_LISTENING = 24,
+    PERR_NO_SUCH_TARGET = 25,    //  a `resolve` item names no agent and no channel anyone listens to
     //  Shared state (30-39)
     PERR_BAD_REDUCER = 30,       //  unknown reducer name
     PERR_REDUCER_MISMATCH = 31,  //  value does not fit the key's reducer

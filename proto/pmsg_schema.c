@@ -22,6 +22,7 @@ static const pfield_t s_send_item [] = {
     { "to", PF_NAME, false, 0, NULL, "recipient agent id, or \"all\" (exactly one of to/channel)" },
     { "channel", PF_NAME, false, 0, NULL, "channel to post to (exactly one of to/channel)" },
     { "body", PF_BODY, true, 0, NULL, "message body, str or bin" },
+    { "resolve", PF_BOOL, false, 0, NULL, "with channel: an agent of that name first, else a channel someone listens to, else NO_SUCH_TARGET" },
 };
 
 static const pfield_t s_mail_item [] = {
@@ -60,6 +61,15 @@ static const pfield_t s_agent_info [] = {
     { "idle_ms", PF_UINT, false, 0, NULL, "time since last heard from" },
     { "pending", PF_UINT, false, 0, NULL, "messages queued and not acknowledged" },
     { "caps", PF_STR_ARRAY, false, 64, NULL, "capabilities from HELLO" },
+    { "model_calls", PF_UINT, false, 0, NULL, "last reported: model calls made" },
+    { "model_ok", PF_UINT, false, 0, NULL, "last reported: calls that got an answer" },
+    { "model_failed", PF_UINT, false, 0, NULL, "last reported: calls that got none" },
+    { "model_skipped", PF_UINT, false, 0, NULL, "last reported: decisions not sent: circuit open" },
+    { "model_retries", PF_UINT, false, 0, NULL, "last reported: HTTP retries" },
+    { "model_prompt_tokens", PF_UINT, false, 0, NULL, "last reported: prompt tokens the server reported" },
+    { "model_completion_tokens", PF_UINT, false, 0, NULL, "last reported: completion tokens the server reported" },
+    { "model_latency_ms", PF_UINT, false, 0, NULL, "last reported: sum of call latencies, ms" },
+    { "model_latency_max_ms", PF_UINT, false, 0, NULL, "last reported: slowest call, ms" },
 };
 
 static const pfield_t s_world [] = {
@@ -98,6 +108,17 @@ static const pfield_t s_hello [] = {
     { "caps", PF_STR_ARRAY, false, 64, NULL, "capabilities, free-form" },
     { "token", PF_STR, false, PROTO_MAX_NAME, NULL, "resume token from an earlier WELCOME" },
     { "observe", PF_BOOL, false, 0, NULL, "WELCOME only, no registration (the tap)" },
+};
+static const pfield_t s_heartbeat [] = {
+    { "model_calls", PF_UINT, false, 0, NULL, "model calls made" },
+    { "model_ok", PF_UINT, false, 0, NULL, "calls that got an answer" },
+    { "model_failed", PF_UINT, false, 0, NULL, "calls that got none" },
+    { "model_skipped", PF_UINT, false, 0, NULL, "decisions not sent: circuit open" },
+    { "model_retries", PF_UINT, false, 0, NULL, "HTTP retries" },
+    { "model_prompt_tokens", PF_UINT, false, 0, NULL, "prompt tokens the server reported" },
+    { "model_completion_tokens", PF_UINT, false, 0, NULL, "completion tokens the server reported" },
+    { "model_latency_ms", PF_UINT, false, 0, NULL, "sum of call latencies, ms" },
+    { "model_latency_max_ms", PF_UINT, false, 0, NULL, "slowest call, ms" },
 };
 static const pfield_t s_bye [] = {
     { "forget", PF_BOOL, false, 0, NULL, "also delete the registration and its mail" },
@@ -195,6 +216,8 @@ static const pfield_t s_observation [] = {
     { "objects_total", PF_UINT, false, 0, NULL, "unique objects in the world" },
     { "coverage", PF_NUM, false, 0, NULL, "explored / objects_total" },
     { "done", PF_BOOL, false, 0, NULL, "everything explored" },
+    { "image", PF_BODY, false, 256 * 1024, NULL, "the position's image (PNG or JPEG bytes)" },
+    { "image_type", PF_STR, false, PROTO_MAX_NAME, NULL, "\"png\" or \"jpeg\"" },
 };
 static const pfield_t s_stats_reply [] = {
     { "uptime_ms", PF_UINT, true, 0, NULL, "since start" },
@@ -260,7 +283,7 @@ static const pfield_t s_none [1] = { { NULL, PF_ANY, false, 0, NULL, NULL } };
 
 static const pschema_t s_types [PMSG__COUNT] = {
     [PMSG_HELLO] = SCHEMA (s_hello, "HELLO"),
-    [PMSG_HEARTBEAT] = { "HEARTBEAT", s_none, 0 },
+    [PMSG_HEARTBEAT] = SCHEMA (s_heartbeat, "HEARTBEAT"),
     [PMSG_BYE] = SCHEMA (s_bye, "BYE"),
     [PMSG_AGENTS] = { "AGENTS", s_none, 0 },
     [PMSG_SEND] = SCHEMA (s_send, "SEND"),

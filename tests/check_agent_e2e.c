@@ -21,7 +21,10 @@
 */
 #include <check.h>
 #include <czmq.h>
+#include <dirent.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include "agent/http.h"
 #include "lib/testbroker.h"
 #include "lib/openai_server.h"
 #include "lib/testcheck.h"
@@ -246,6 +249,60 @@ START_TEST (test_act_carries_step)
 }
 END_TEST
 
+//  One agent stopped by `signum` in the middle of a long step delay: it
+//  exits 0 well before the delay ends, says why, has saved its memory (a
+//  second run resumes it) and has said BYE (the broker lists it offline at
+//  once, long before --liveness-ms would expire it).
+static void
+s_stops_on_signal (int signum, const char *id)
+{
+    const char *args[] = { "--liveness-ms", "600000", NULL };
+    testbroker_t *broker = testbroker_start (args);
+    ck_assert_ptr_nonnull (broker);
+    tproc_dir_t *dir = tproc_dir_new ();
+    char *mem = tproc_dir_path (dir, id);
+    const char *extra[] = { "--max-steps", "1000", "--no-stop-when-explored",
+                            "--step-delay-ms", "600000", NULL };
+    tproc_t *agent = start_agent (testbroker_router (broker), id, mem, extra);
+    ck_assert_msg (tproc_wait_for (agent, "step 1 ", DEADLINE_MS), "%s", tproc_err (agent));
+    tproc_signal (agent, signum);
+    //  The bound is 5 s (the promise is 2 s; the margin is for a loaded
+    //  machine): without a working handler the agent sleeps 10 minutes.
+    int status = tproc_wait (agent, 5000);
+    ck_assert_msg (status == 0, "exit %d after signal %d\n%s", status, signum, tproc_err (agent));
+    ck_assert_str_eq (summary_field (tproc_out (agent), "end"), "\"stopped by a signal\"");
+    tproc_destroy (&agent);
+
+    testclient_t *client = testcheck_agent (broker, "observer");
+    pmsg_t *list = testclient_call0 (client, PMSG_AGENTS);
+    const msgpack_object *info = testcheck_find_agent (list, id);
+    ck_assert_ptr_nonnull (info);
+    ck_assert_msg (!pobj_bool (info, "online", true), "%s still online: no BYE", id);
+    pmsg_destroy (&list);
+    testclient_destroy (&client);
+
+    const char *again[] = { "--max-steps", "1", "--no-stop-when-explored", NULL };
+    agent = start_agent (testbroker_router (broker), id, mem, again);
+    ck_assert_int_eq (tproc_wait (agent, DEADLINE_MS), 0);
+    ck_assert_msg (strstr (tproc_err (agent), "resumed with 1 memories"), "%s", tproc_err (agent));
+    tproc_destroy (&agent);
+    free (mem);
+    tproc_dir_destroy (&dir);
+    testbroker_stop (&broker);
+}
+
+START_TEST (test_sigterm_stops_agent)
+{
+    s_stops_on_signal (SIGTERM, "Termed");
+}
+END_TEST
+
+START_TEST (test_sigint_stops_agent)
+{
+    s_stops_on_signal (SIGINT, "Interrupted");
+}
+END_TEST
+
 static const char *s_url;
 static void server_up (void) { s_url = openai_server_start (); }
 static void server_down (void) { openai_server_stop (); }
@@ -362,6 +419,212 @@ START_TEST (test_kill_before_save_keeps_mail)
 }
 END_TEST
 
+static int
+count_of (const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *at = strstr (text, needle); at; at = strstr (at + 1, needle))
+        n++;
+    return n;
+}
+
+START_TEST (test_llm_agent_model_never_reached)
+{
+    //  Nothing listens at --llm-url: the probe at start says so clearly,
+    //  the circuit opens once (one warning, not one per step), no step
+    //  waits for the dead server, the summary shows zero answers and the
+    //  agent exits 4, not 0.
+    testbroker_t *broker = testbroker_start (NULL);
+    ck_assert_ptr_nonnull (broker);
+    const char *extra[] = { "--max-steps", "6", "--no-stop-when-explored", "--policy", "llm",
+                            "--llm-url", "http://127.0.0.1:1", "--llm-model", "m", NULL };
+    tproc_t *agent = start_agent (testbroker_router (broker), "Unreached", "none", extra);
+    int status = tproc_wait (agent, DEADLINE_MS);
+    const char *out = tproc_out (agent), *err = tproc_err (agent);
+    ck_assert_msg (status == 4, "exit %d\n%s\n%s", status, out, err);
+    ck_assert_int_eq (count_of (err, "model server not reachable at start"), 1);
+    ck_assert_int_eq (count_of (err, "model server not called for"), 1);
+    ck_assert_int_eq (count_of (err, "the heuristic decides\n"), 0);
+    ck_assert_int_eq (count_of (err, "the model was never reached"), 1);
+    ck_assert_str_eq (summary_field (out, "steps"), "6");
+    ck_assert_str_eq (summary_field (out, "fallbacks"), "6");
+    ck_assert_msg (strstr (out, "MODEL calls=0 ok=0 failed=0 skipped=6 breaker_openings=1"),
+                   "%s", out);
+    tproc_destroy (&agent);
+    testbroker_stop (&broker);
+}
+END_TEST
+
+//  Files in `dir` whose name contains `part`.
+static int
+files_with (const char *dir, const char *part)
+{
+    DIR *d = opendir (dir);
+    ck_assert_ptr_nonnull (d);
+    int n = 0;
+    struct dirent *entry;
+    while ((entry = readdir (d)))
+        n += strstr (entry->d_name, part) != NULL;
+    closedir (d);
+    return n;
+}
+
+static off_t
+file_size (const char *dir, const char *name)
+{
+    char path[1024];
+    snprintf (path, sizeof (path), "%s/%s", dir, name);
+    struct stat st;
+    return stat (path, &st) == 0? st.st_size: -1;
+}
+
+static int
+run_agent (testbroker_t *broker, const char *id, const char *mem, const char *const *extra,
+           char **err_p)
+{
+    tproc_t *agent = start_agent (testbroker_router (broker), id, mem, extra);
+    int status = tproc_wait (agent, DEADLINE_MS);
+    if (err_p)
+        *err_p = strdup (tproc_err (agent));
+    tproc_destroy (&agent);
+    return status;
+}
+
+START_TEST (test_llm_agent_reports_cost)
+{
+    //  The server reports usage (120 prompt and 34 completion tokens a
+    //  call): the agent's MODEL line sums them, and the broker lists the
+    //  same totals for the agent in AGENTS after it has gone.
+    testbroker_t *broker = testbroker_start (NULL);
+    ck_assert_ptr_nonnull (broker);
+    const char *extra[] = { "--max-steps", "3", "--no-stop-when-explored", "--policy", "llm",
+                            "--llm-url", s_url, "--llm-model", "usage:cost", NULL };
+    tproc_t *agent = start_agent (testbroker_router (broker), "Costly", "none", extra);
+    int status = tproc_wait (agent, DEADLINE_MS);
+    const char *out = tproc_out (agent);
+    ck_assert_msg (status == 0, "exit %d\n%s\n%s", status, out, tproc_err (agent));
+    ck_assert_msg (strstr (out, "MODEL calls=3 ok=3 failed=0 skipped=0 breaker_openings=0 "
+                                "retries=0 prompt_tokens=360 completion_tokens=102 "
+                                "calls_with_usage=3"), "%s", out);
+    tproc_destroy (&agent);
+    testclient_t *client = testcheck_agent (broker, "observer");
+    pmsg_t *list = testclient_call0 (client, PMSG_AGENTS);
+    const msgpack_object *info = testcheck_find_agent (list, "Costly");
+    ck_assert_ptr_nonnull (info);
+    ck_assert_uint_eq (pobj_uint (info, "model_calls", 0), 3);
+    ck_assert_uint_eq (pobj_uint (info, "model_ok", 0), 3);
+    ck_assert_uint_eq (pobj_uint (info, "model_prompt_tokens", 0), 360);
+    ck_assert_uint_eq (pobj_uint (info, "model_completion_tokens", 0), 102);
+    pmsg_destroy (&list);
+    testclient_destroy (&client);
+    testbroker_stop (&broker);
+}
+END_TEST
+
+START_TEST (test_agent_captions_images)
+{
+    //  The demo world with images, and a caption model: every image the
+    //  agent stands on is captioned once (2 distinct images in the world,
+    //  so at most 2 caption requests however many steps), and the run ends
+    //  normally.
+    char *world = testsuite_test_path ("../scenarios/images/world.json");
+    const char *args[] = { "--world-file", world, NULL };
+    testbroker_t *broker = testbroker_start (args);
+    ck_assert_ptr_nonnull (broker);
+    const char *extra[] = { "--max-steps", "8", "--no-stop-when-explored",
+                            "--caption-url", s_url, "--caption-model", "caption:e2e", NULL };
+    tproc_t *agent = start_agent (testbroker_router (broker), "Viewer", "none", extra);
+    int status = tproc_wait (agent, DEADLINE_MS);
+    ck_assert_msg (status == 0, "exit %d\n%s", status, tproc_err (agent));
+    ck_assert_msg (!strstr (tproc_err (agent), "caption failed"), "%s", tproc_err (agent));
+    tproc_destroy (&agent);
+    //  The scripted server lists the requests it got for a model.
+    char *url = zsys_sprintf ("%s/requests/caption:e2e", s_url);
+    http_t *http = http_new (url, NULL, NULL);
+    json_t *doc = NULL;
+    char err[256];
+    ck_assert_msg (http_get_json (http, url, 5000, &doc, err, sizeof (err)) == 0, "%s", err);
+    size_t requests = json_array_size (json_object_get (doc, "requests"));
+    ck_assert_msg (requests >= 1 && requests <= 2, "%zu caption requests", requests);
+    json_decref (doc);
+    http_destroy (&http);
+    free (url);
+    free (world);
+    testbroker_stop (&broker);
+}
+END_TEST
+
+START_TEST (test_sigterm_during_model_call)
+{
+    //  The model takes 60 s to answer; SIGTERM while it thinks abandons
+    //  the call (http's cancel), and the agent exits 0 at once.
+    testbroker_t *broker = testbroker_start (NULL);
+    ck_assert_ptr_nonnull (broker);
+    const char *extra[] = { "--max-steps", "5", "--no-stop-when-explored", "--policy", "llm",
+                            "--llm-url", s_url, "--llm-model", "slow-60:sigterm", NULL };
+    tproc_t *agent = start_agent (testbroker_router (broker), "Thinker", "none", extra);
+    //  The call is under way once the probe and the first PERCEIVE are
+    //  done: wait for the connected line on stderr.
+    for (int i = 0; i < 100 && !strstr (tproc_err (agent), "connected to"); i++)
+        tproc_read (agent, 100);
+    ck_assert_msg (strstr (tproc_err (agent), "connected to"), "%s", tproc_err (agent));
+    tproc_read (agent, 500);
+    tproc_signal (agent, SIGTERM);
+    int status = tproc_wait (agent, 5000);
+    ck_assert_msg (status == 0, "exit %d\n%s", status, tproc_err (agent));
+    ck_assert_str_eq (summary_field (tproc_out (agent), "end"), "\"stopped by a signal\"");
+    tproc_destroy (&agent);
+    testbroker_stop (&broker);
+}
+END_TEST
+
+START_TEST (test_memory_keeps_its_embedder)
+{
+    //  A memory made by the builtin embedder (256 dimensions) is refused,
+    //  untouched, by a run with a server embedder of the same dimension:
+    //  the two vector spaces must not mix. A wrong --embed-dim is found by
+    //  probing the server before the memory is opened, and the memory is
+    //  not moved aside either. The right settings resume it.
+    testbroker_t *broker = testbroker_start (NULL);
+    ck_assert_ptr_nonnull (broker);
+    tproc_dir_t *dir = tproc_dir_new ();
+    char *mem = tproc_dir_path (dir, "Keeper");
+    const char *builtin[] = { "--max-steps", "2", "--no-stop-when-explored", NULL };
+    ck_assert_int_eq (run_agent (broker, "Keeper", mem, builtin, NULL), 0);
+    off_t size = file_size (mem, "memory.log");
+    ck_assert_int_gt (size, 0);
+    ck_assert_int_gt (file_size (mem, "embedder.id"), 0);
+    const char *server[] = { "--max-steps", "2", "--no-stop-when-explored",
+                             "--embed-url", s_url, "--embed-model", "embed-256", NULL };
+    char *err = NULL;
+    ck_assert_int_eq (run_agent (broker, "Keeper", mem, server, &err), 2);
+    ck_assert_msg (strstr (err, "was made by the embedder [kind=builtin"), "%s", err);
+    free (err);
+    ck_assert_int_eq (file_size (mem, "memory.log"), size);
+    ck_assert_int_eq (files_with (mem, ".bad-"), 0);
+
+    char *mem16 = tproc_dir_path (dir, "Keeper16");
+    const char *right[] = { "--max-steps", "2", "--no-stop-when-explored",
+                            "--embed-url", s_url, "--embed-model", "embed-16", NULL };
+    ck_assert_int_eq (run_agent (broker, "Keeper", mem16, right, NULL), 0);
+    size = file_size (mem16, "memory.log");
+    const char *wrong[] = { "--max-steps", "2", "--no-stop-when-explored", "--embed-url", s_url,
+                            "--embed-model", "embed-16", "--embed-dim", "32", NULL };
+    ck_assert_int_eq (run_agent (broker, "Keeper", mem16, wrong, &err), 2);
+    ck_assert_msg (strstr (err, "does not fit --embed-dim 32"), "%s", err);
+    free (err);
+    ck_assert_int_eq (file_size (mem16, "memory.log"), size);
+    ck_assert_int_eq (files_with (mem16, ".bad-"), 0);
+    ck_assert_int_eq (run_agent (broker, "Keeper", mem16, right, &err), 0);
+    ck_assert_msg (strstr (err, "resumed with 2 memories"), "%s", err);
+    free (err);
+    free (mem);
+    free (mem16);
+    tproc_dir_destroy (&dir);
+    testbroker_stop (&broker);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -375,11 +638,21 @@ main (void)
     tcase_add_test (tc, test_act_carries_step);
     tcase_add_test (tc, test_kill_before_save_keeps_mail);
     suite_add_tcase (s, tc);
+    TCase *signals = tcase_create ("signals");
+    tcase_set_timeout (signals, 300);
+    tcase_add_test (signals, test_sigterm_stops_agent);
+    tcase_add_test (signals, test_sigint_stops_agent);
+    suite_add_tcase (s, signals);
     TCase *llm = tcase_create ("llm");
     tcase_set_timeout (llm, 300);
     tcase_add_unchecked_fixture (llm, server_up, server_down);
     tcase_add_test (llm, test_llm_agent_survives_bad_answers);
     tcase_add_test (llm, test_llm_agent_kept_alive_during_slow_model);
+    tcase_add_test (llm, test_llm_agent_model_never_reached);
+    tcase_add_test (llm, test_memory_keeps_its_embedder);
+    tcase_add_test (llm, test_llm_agent_reports_cost);
+    tcase_add_test (llm, test_agent_captions_images);
+    tcase_add_test (llm, test_sigterm_during_model_call);
     suite_add_tcase (s, llm);
     return testsuite_run (s);
 }

@@ -162,6 +162,82 @@ START_TEST (test_channel_full_drop_oldest)
 }
 END_TEST
 
+//  One SEND item addressed by a bare name with `resolve`.
+static void
+s_resolve_item (penc_t *enc, const char *name, const char *body)
+{
+    msgpack_pack_map (penc_packer (enc), 3);
+    penc_kv_cstr (enc, "channel", name);
+    penc_kv_bool (enc, "resolve", true);
+    penc_kv_cstr (enc, "body", body);
+}
+
+START_TEST (test_resolve_names)
+{
+    //  A bare name with `resolve` goes to the registered agent of that name
+    //  (as direct mail), else to a channel someone listens to; a name that
+    //  is neither (misspelt, or an agent that has not said HELLO yet) is
+    //  refused with NO_SUCH_TARGET instead of becoming a post to a channel
+    //  nobody reads, and nothing is queued for it.
+    s_broker = testcheck_start (NULL);
+    testclient_t *a = testcheck_agent (s_broker, "A");
+    testclient_t *b = testcheck_agent (s_broker, "Bob");
+    testclient_t *c = testcheck_agent (s_broker, "C");
+    testmail_listen (c, "news");
+    penc_t *enc = testclient_begin (a, PMSG_SEND, 1);
+    penc_key (enc, "messages");
+    msgpack_pack_array (penc_packer (enc), 4);
+    s_resolve_item (enc, "Bob", "to bob");
+    s_resolve_item (enc, "news", "to news");
+    s_resolve_item (enc, "Bbo", "misspelt");
+    s_resolve_item (enc, "Dave", "not joined yet");
+    pmsg_t *reply = testclient_call (a);
+    EXPECT (reply, PMSG_SENT);
+    ck_assert_uint_eq (pmsg_uint (reply, "accepted", 0), 2);
+    ck_assert_uint_gt (testclient_array_at (reply, "seqs", 0)->via.u64, 0);
+    ck_assert_uint_gt (testclient_array_at (reply, "seqs", 1)->via.u64, 0);
+    ck_assert_uint_eq (testclient_array_at (reply, "seqs", 2)->via.u64, 0);
+    ck_assert_uint_eq (testclient_array_at (reply, "seqs", 3)->via.u64, 0);
+    ck_assert_uint_eq (testclient_array_size (reply, "errors"), 2);
+    for (size_t i = 0; i < 2; i++) {
+        const msgpack_object *error = testclient_array_at (reply, "errors", i);
+        ck_assert_uint_eq (pobj_uint (error, "index", 9), 2 + i);
+        ck_assert_uint_eq (pobj_uint (error, "code", 0), PERR_NO_SUCH_TARGET);
+        size_t len;
+        const char *message = pobj_str (error, "message", &len);
+        ck_assert_ptr_nonnull (memmem (message, len, i? "Dave": "Bbo", i? 4: 3));
+    }
+    pmsg_destroy (&reply);
+    //  Bob got direct mail (to, not channel); C got the channel post.
+    reply = testclient_fetch (b, 0, 0);
+    EXPECT (reply, PMSG_MAIL);
+    ck_assert_uint_eq (testclient_array_size (reply, "messages"), 1);
+    const msgpack_object *mail = testclient_array_at (reply, "messages", 0);
+    ck_assert (pobj_streq (pobj_get (mail, "to"), "Bob"));
+    ck_assert_ptr_null (pobj_get (mail, "channel"));
+    pmsg_destroy (&reply);
+    char bodies [256];
+    ck_assert_uint_eq (testmail_fetch (c, 0, 0, bodies, sizeof bodies, NULL), 1);
+    ck_assert_str_eq (bodies, "to news");
+    //  No channel was created for the refused names.
+    ck_assert_uint_eq (testmail_stat (a, "channels"), 1);
+    //  A channel nobody listens to any more does not count as a target.
+    testmail_unlisten (c, "news");
+    enc = testclient_begin (a, PMSG_SEND, 1);
+    penc_key (enc, "messages");
+    msgpack_pack_array (penc_packer (enc), 1);
+    s_resolve_item (enc, "news", "nobody reads this");
+    reply = testclient_call (a);
+    EXPECT (reply, PMSG_SENT);
+    ck_assert_uint_eq (pmsg_uint (reply, "accepted", 1), 0);
+    pmsg_destroy (&reply);
+    testclient_destroy (&a);
+    testclient_destroy (&b);
+    testclient_destroy (&c);
+    testcheck_stop (&s_broker);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -172,6 +248,7 @@ main (void)
     tcase_add_test (tc, test_welcome_lists_channels);
     tcase_add_test (tc, test_channel_full_reject);
     tcase_add_test (tc, test_channel_full_drop_oldest);
+    tcase_add_test (tc, test_resolve_names);
     suite_add_tcase (suite, tc);
     return testsuite_run (suite);
 }

@@ -403,6 +403,48 @@ START_TEST (test_agents_list_pending)
 }
 END_TEST
 
+START_TEST (test_model_report)
+{
+    //  A HEARTBEAT's model_* fields are kept per agent and listed by
+    //  AGENTS; a plain HEARTBEAT keeps the last report; other agents have
+    //  none.
+    s_broker = testcheck_start (NULL);
+    testclient_t *a = testcheck_agent (s_broker, "Modeller");
+    testclient_t *b = testcheck_agent (s_broker, "Plain");
+    penc_t *enc = testclient_begin (a, PMSG_HEARTBEAT, 3);
+    penc_kv_uint (enc, "model_calls", 7);
+    penc_kv_uint (enc, "model_prompt_tokens", 840);
+    penc_kv_uint (enc, "model_latency_max_ms", 1500);
+    pmsg_t *reply = testclient_call (a);
+    EXPECT (reply, PMSG_OK);
+    pmsg_destroy (&reply);
+    reply = testclient_call0 (a, PMSG_HEARTBEAT);
+    EXPECT (reply, PMSG_OK);
+    pmsg_destroy (&reply);
+    pmsg_t *list = testclient_call0 (b, PMSG_AGENTS);
+    EXPECT (list, PMSG_AGENT_LIST);
+    const msgpack_object *info = testcheck_find_agent (list, "Modeller");
+    ck_assert_uint_eq (pobj_uint (info, "model_calls", 0), 7);
+    ck_assert_uint_eq (pobj_uint (info, "model_prompt_tokens", 0), 840);
+    ck_assert_uint_eq (pobj_uint (info, "model_latency_max_ms", 0), 1500);
+    ck_assert_ptr_null (pobj_get (info, "model_ok"));
+    ck_assert_ptr_null (pobj_get (testcheck_find_agent (list, "Plain"), "model_calls"));
+    pmsg_destroy (&list);
+    //  A wrong type is refused by the schema, and the report stays.
+    enc = testclient_begin (a, PMSG_HEARTBEAT, 1);
+    penc_kv_cstr (enc, "model_calls", "many");
+    reply = testclient_call (a);
+    EXPECT_ERROR (reply, PERR_BAD_FIELD);
+    pmsg_destroy (&reply);
+    list = testclient_call0 (b, PMSG_AGENTS);
+    ck_assert_uint_eq (pobj_uint (testcheck_find_agent (list, "Modeller"), "model_calls", 0), 7);
+    pmsg_destroy (&list);
+    testclient_destroy (&a);
+    testclient_destroy (&b);
+    testcheck_stop (&s_broker);
+}
+END_TEST
+
 START_TEST (test_sender_is_stamped)
 {
     s_broker = testcheck_start (NULL);
@@ -603,6 +645,7 @@ main (void)
     tcase_add_test (tc, test_forget_after);
     tcase_add_test (tc, test_agents_list_pending);
     tcase_add_test (tc, test_sender_is_stamped);
+    tcase_add_test (tc, test_model_report);
     tcase_add_test (tc, test_agent_limit);
     tcase_add_test (tc, test_req_socket);
     tcase_add_test (tc, test_sigterm_clean_exit);

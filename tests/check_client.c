@@ -1,5 +1,6 @@
 /*  check_client - libparley, the C client, against the real broker: every
-    request with its typed result and typed errors, reconnects with
+    request with its typed result and typed errors (SEND's resolve, the
+    model report, the OBSERVATION's image too), reconnects with
     re-LISTEN, the state replica, mail wake-ups through the event fd, and
     the installed library: header, shared (with soname) and static
     library, parley.pc, and examples/c/example.c built outside the tree
@@ -112,6 +113,94 @@ START_TEST (test_mail_requests)
     ck_assert_int_eq (parley_client_heartbeat (all), PARLEY_ERR_LOST);
     parley_client_destroy (&all);
     testbroker_stop (&broker);
+}
+END_TEST
+
+//  SEND's `resolve`, the model report on HEARTBEAT and in AGENT_LIST, and
+//  the OBSERVATION's image: what the agent's model path needs, typed.
+START_TEST (test_model_requests)
+{
+    char *world = testsuite_test_path ("../scenarios/images/world.json");
+    const char *args [] = { "--world-file", world, NULL };
+    testbroker_t *broker = testbroker_start (args);
+    ck_assert_ptr_nonnull (broker);
+    const char *router = testbroker_router (broker);
+    parley_client_t *alpha = connected (router, "Alpha");
+    parley_client_t *beta = connected (router, "Beta");
+    ck_assert_int_eq (parley_client_listen (beta, "scouts"), PARLEY_OK);
+
+    //  A bare name: an agent gets it as direct mail, a listened channel as
+    //  a post, anything else is refused for that item.
+    parley_outgoing_t items [] = {
+        { .channel = "Beta", .body = "direct", .body_len = 6, .resolve = true },
+        { .channel = "scouts", .body = "posted", .body_len = 6, .resolve = true },
+        { .channel = "Betta", .body = "lost?", .body_len = 5, .resolve = true },
+    };
+    parley_sent_t sent;
+    ck_assert_int_eq (parley_client_send (alpha, items, 3, &sent), PARLEY_OK);
+    ck_assert_uint_eq (sent.accepted, 2);
+    ck_assert_uint_eq (sent.error_count, 1);
+    ck_assert_uint_eq (sent.errors [0].index, 2);
+    ck_assert_int_eq (sent.errors [0].code, PARLEY_ERR_NO_SUCH_TARGET);
+    ck_assert (*sent.errors [0].message);
+    ck_assert_str_eq (parley_strerror (PARLEY_ERR_NO_SUCH_TARGET), "NO_SUCH_TARGET");
+    //  `resolve` goes with `channel` only.
+    parley_outgoing_t bad = { .to = "Beta", .body = "b", .body_len = 1, .resolve = true };
+    ck_assert_int_eq (parley_client_send (alpha, &bad, 1, NULL), PARLEY_ERR_INVALID);
+    parley_mail_batch_t mail;
+    ck_assert_int_eq (parley_client_fetch (beta, 0, 10, false, &mail), PARLEY_OK);
+    ck_assert_uint_eq (mail.count, 2);
+    ck_assert_str_eq (mail.messages [0].to, "Beta");
+    ck_assert_str_eq (mail.messages [0].channel, "");
+    ck_assert_str_eq (mail.messages [1].channel, "scouts");
+
+    //  The model report: carried by HEARTBEAT, listed per agent.
+    parley_model_report_t report = {
+        .calls = 7, .ok = 5, .failed = 2, .skipped = 1, .retries = 3, .prompt_tokens = 900,
+        .completion_tokens = 120, .latency_ms = 4200, .latency_max_ms = 1500
+    };
+    parley_client_set_report (alpha, &report);
+    ck_assert_int_eq (parley_client_heartbeat (alpha), PARLEY_OK);
+    parley_agent_list_t list;
+    ck_assert_int_eq (parley_client_agents (beta, &list), PARLEY_OK);
+    ck_assert_uint_eq (list.count, 2);
+    const parley_agent_info_t *a = streq (list.agents [0].agent, "Alpha")? &list.agents [0]
+                                                                          : &list.agents [1];
+    const parley_agent_info_t *b = a == &list.agents [0]? &list.agents [1]: &list.agents [0];
+    ck_assert_str_eq (a->agent, "Alpha");
+    ck_assert (a->model_reported);
+    ck_assert (memcmp (&a->model, &report, sizeof (report)) == 0);
+    ck_assert (!b->model_reported);
+    ck_assert_uint_eq (b->model.calls, 0);
+    //  A later report replaces it; clearing it keeps the broker's copy.
+    report.calls = 8;
+    parley_client_set_report (alpha, &report);
+    ck_assert_int_eq (parley_client_heartbeat (alpha), PARLEY_OK);
+    parley_client_set_report (alpha, NULL);
+    ck_assert_int_eq (parley_client_heartbeat (alpha), PARLEY_OK);
+    ck_assert_int_eq (parley_client_agents (beta, &list), PARLEY_OK);
+    a = streq (list.agents [0].agent, "Alpha")? &list.agents [0]: &list.agents [1];
+    ck_assert_uint_eq (a->model.calls, 8);
+
+    //  The image of the position, PNG bytes, and none where the world
+    //  file gives none (position 1).
+    parley_observation_t obs;
+    ck_assert_int_eq (parley_client_perceive (alpha, &obs), PARLEY_OK);
+    ck_assert_uint_eq (obs.position, 0);
+    ck_assert_ptr_nonnull (obs.image);
+    ck_assert_str_eq (obs.image_type, "png");
+    ck_assert_uint_gt (obs.image_size, 8);
+    ck_assert (memcmp (obs.image, "\x89PNG", 4) == 0);
+    ck_assert_int_eq (parley_client_act (alpha, "forward", 1, &obs), PARLEY_OK);
+    ck_assert_uint_eq (obs.position, 1);
+    ck_assert_ptr_null (obs.image);
+    ck_assert_uint_eq (obs.image_size, 0);
+    ck_assert_str_eq (obs.image_type, "");
+
+    parley_client_destroy (&alpha);
+    parley_client_destroy (&beta);
+    testbroker_stop (&broker);
+    free (world);
 }
 END_TEST
 
@@ -337,6 +426,7 @@ main (void)
     TCase *tc = tcase_create ("requests");
     tcase_set_timeout (tc, 120);
     tcase_add_test (tc, test_mail_requests);
+    tcase_add_test (tc, test_model_requests);
     tcase_add_test (tc, test_state_and_world);
     tcase_add_test (tc, test_replica_and_fd);
     tcase_add_test (tc, test_reconnect_relistens);

@@ -16,6 +16,7 @@
 #include "agent/embedder.h"
 #include "agent/http.h"
 #include "agent/llm.h"
+#include "pclock.h"
 #include "plog.h"
 #include "lib/openai_server.h"
 #include "lib/testsuite.h"
@@ -308,6 +309,149 @@ START_TEST (test_connection_refused)
 }
 END_TEST
 
+START_TEST (test_chat_501_not_retried)
+{
+    //  501 is a 5xx that will never go away: one attempt, typed "refused".
+    llm_t *llm = s_llm ("501:a", 10000, 3);
+    char err [256];
+    ck_assert_ptr_null (llm_complete (llm, "s", "u", err, sizeof err));
+    ck_assert_msg (strstr (err, "HTTP 501"), "error: %s", err);
+    http_stats_t stats;
+    llm_stats (llm, &stats);
+    ck_assert_uint_eq (stats.attempts, 1);
+    ck_assert_int_eq (llm_last_call (llm)->result, LLM_RESULT_REFUSED);
+    llm_destroy (&llm);
+}
+END_TEST
+
+START_TEST (test_chat_retry_after_http_date)
+{
+    //  Retry-After as an HTTP-date 2 s ahead (whole seconds, so libcurl
+    //  reads 1 or 2 s): the wait is at least 1000 ms, far above the 10 ms
+    //  backoff, which is all an integer-only parser would have waited.
+    llm_t *llm = s_llm ("503-date-then-ok:a", 10000, 3);
+    char err [256];
+    char *answer = llm_complete (llm, "s", "u", err, sizeof err);
+    ck_assert_msg (answer, "llm: %s", err);
+    free (answer);
+    http_stats_t stats;
+    llm_stats (llm, &stats);
+    ck_assert_uint_eq (stats.attempts, 2);
+    ck_assert_int_ge (stats.last_backoff_ms, 1000);
+    ck_assert_int_le (stats.last_backoff_ms, 2000);
+    llm_destroy (&llm);
+}
+END_TEST
+
+START_TEST (test_chat_usage_and_totals)
+{
+    llm_t *llm = s_llm ("usage:a", 10000, 0);
+    char err [256];
+    for (int i = 0; i < 2; i++) {
+        char *answer = llm_complete (llm, "s", "u", err, sizeof err);
+        ck_assert_msg (answer, "llm: %s", err);
+        free (answer);
+    }
+    const llm_call_t *call = llm_last_call (llm);
+    ck_assert_int_eq (call->result, LLM_RESULT_OK);
+    ck_assert_int_eq (call->prompt_tokens, 120);
+    ck_assert_int_eq (call->completion_tokens, 34);
+    ck_assert_uint_eq (call->retries, 0);
+    ck_assert_int_gt (call->latency_us, 0);
+    llm_totals_t t;
+    llm_totals (llm, &t);
+    ck_assert_uint_eq (t.calls, 2);
+    ck_assert_uint_eq (t.ok, 2);
+    ck_assert_uint_eq (t.prompt_tokens, 240);
+    ck_assert_uint_eq (t.completion_tokens, 68);
+    ck_assert_uint_eq (t.calls_with_usage, 2);
+    ck_assert_int_ge (t.latency_max_us, call->latency_us);
+    //  A server without usage: unknown, not zero.
+    llm_t *plain = s_llm ("normal:usage", 10000, 0);
+    char *answer = llm_complete (plain, "s", "u", err, sizeof err);
+    free (answer);
+    ck_assert_int_eq (llm_last_call (plain)->prompt_tokens, -1);
+    llm_totals (plain, &t);
+    ck_assert_uint_eq (t.calls_with_usage, 0);
+    llm_destroy (&plain);
+    llm_destroy (&llm);
+}
+END_TEST
+
+START_TEST (test_chat_deadline)
+{
+    //  A 3 s model with a 60 s timeout and 3 retries, but a deadline 300 ms
+    //  ahead: one attempt, cut at the deadline, and no retry after it.
+    llm_t *llm = s_llm ("slow-3:deadline", 60000, 3);
+    llm_set_deadline (llm, pclock_mono_ms () + 300);
+    char err [256];
+    ck_assert_ptr_null (llm_complete (llm, "s", "u", err, sizeof err));
+    ck_assert_msg (strstr (err, "deadline"), "error: %s", err);
+    http_stats_t stats;
+    llm_stats (llm, &stats);
+    ck_assert_uint_eq (stats.attempts, 1);
+    //  Once passed, no request starts at all.
+    ck_assert_ptr_null (llm_complete (llm, "s", "u", err, sizeof err));
+    ck_assert_int_eq (llm_last_call (llm)->result, LLM_RESULT_CANCELLED);
+    llm_stats (llm, &stats);
+    ck_assert_uint_eq (stats.attempts, 1);
+    llm_destroy (&llm);
+}
+END_TEST
+
+static bool s_cancel_now (void *arg) { return *(int *) arg > 0; }
+
+START_TEST (test_chat_cancel)
+{
+    //  The cancel function, asked while the 3 s model thinks, ends the
+    //  call (typed "cancelled") instead of waiting for it.
+    llm_options_t opts;
+    llm_options_default (&opts);
+    opts.url = s_url;
+    opts.model = "slow-3:cancel";
+    static int ticks;
+    ticks = 0;
+    opts.http.tick = s_count_tick;
+    opts.http.cancel = s_cancel_now;
+    opts.http.tick_arg = &ticks;
+    char err [256];
+    llm_t *llm = llm_new (&opts, err, sizeof err);
+    ck_assert_ptr_nonnull (llm);
+    ck_assert_ptr_null (llm_complete (llm, "s", "u", err, sizeof err));
+    ck_assert_int_eq (llm_last_call (llm)->result, LLM_RESULT_CANCELLED);
+    http_stats_t stats;
+    llm_stats (llm, &stats);
+    ck_assert_uint_eq (stats.attempts, 1);
+    llm_destroy (&llm);
+}
+END_TEST
+
+START_TEST (test_probe)
+{
+    char note [256];
+    llm_t *llm = s_llm ("normal", 10000, 0);
+    ck_assert_int_eq (llm_probe (llm, 5000, note, sizeof note), LLM_RESULT_OK);
+    ck_assert_str_eq (note, "");
+    llm_destroy (&llm);
+    llm = s_llm ("no-such-model", 10000, 0);
+    ck_assert_int_eq (llm_probe (llm, 5000, note, sizeof note), LLM_RESULT_OK);
+    ck_assert_str_eq (note, "normal, echo, usage");
+    llm_destroy (&llm);
+    llm_options_t opts;
+    llm_options_default (&opts);
+    opts.url = "http://127.0.0.1:1";
+    opts.model = "normal";
+    char err [256];
+    llm = llm_new (&opts, err, sizeof err);
+    ck_assert_int_eq (llm_probe (llm, 5000, note, sizeof note), LLM_RESULT_UNREACHABLE);
+    ck_assert_msg (strstr (note, "127.0.0.1:1"), "%s", note);
+    llm_totals_t t;
+    llm_totals (llm, &t);
+    ck_assert_uint_eq (t.calls, 0);
+    llm_destroy (&llm);
+}
+END_TEST
+
 static embedder_t *
 s_embedder (const char *model, int dim, size_t batch)
 {
@@ -417,6 +561,12 @@ s_suite (void)
     tcase_add_test (tc, test_tick_while_waiting);
     tcase_add_test (tc, test_chat_retries_exhausted);
     tcase_add_test (tc, test_connection_refused);
+    tcase_add_test (tc, test_chat_501_not_retried);
+    tcase_add_test (tc, test_chat_retry_after_http_date);
+    tcase_add_test (tc, test_chat_usage_and_totals);
+    tcase_add_test (tc, test_chat_deadline);
+    tcase_add_test (tc, test_chat_cancel);
+    tcase_add_test (tc, test_probe);
     suite_add_tcase (suite, tc);
     tc = tcase_create ("embeddings");
     tcase_add_unchecked_fixture (tc, s_start, s_stop);

@@ -10,7 +10,13 @@
     real HTTP server over libcurl): a good answer is taken as is; an answer
     without a valid action is retried with the error told to the model (the
     retry carries 4 messages, the last one the correction); when it still
-    fails, and when the server fails, the heuristic decides that step.
+    fails, and when the server fails, the heuristic decides that step. A
+    reply that is not JSON is resent as the very same request (the model
+    is not blamed for the server); a refused request (501) and a server
+    whose retries are spent are not resent; after three failed decisions
+    the circuit opens and the server is not called again. With vision,
+    the view's image rides in the user message as an image_url part
+    (exact parts checked), or is left out when the budget has no room.
 */
 #include <check.h>
 #include <czmq.h>
@@ -19,6 +25,7 @@
 #include "agent/conn_state.h"
 #include "agent/conn_world.h"
 #include "lib/openai_server.h"
+#include "lib/testimage.h"
 #include "lib/testsuite.h"
 
 static const char *const s_line_actions[] = { "forward", "backward", "stay", "end" };
@@ -235,7 +242,7 @@ typedef struct {
 } decision_t;
 
 static void
-decision_init (decision_t *d, const char *model)
+decision_init_breaker (decision_t *d, const char *model, int64_t breaker_ms)
 {
     fixture_init (&d->f, 3, false);
     memset (&d->a, 0, sizeof (d->a));
@@ -262,9 +269,42 @@ decision_init (decision_t *d, const char *model)
     char err[256];
     llm_t *llm = llm_new (&lo, err, sizeof (err));
     ck_assert_msg (llm, "%s", err);
-    a->policy = policy_llm_new (llm);
+    a->policy = policy_llm_new (llm, breaker_ms);
     d->flow = flow_new ();
     flow_add (d->flow, "Decision", node_decision (), NULL);
+}
+
+static void
+decision_init (decision_t *d, const char *model)
+{
+    decision_init_breaker (d, model, 0);
+}
+
+//  Every request body the scripted server received for `model` (a JSON
+//  array; the caller decrefs).
+static json_t *
+server_requests (const char *model)
+{
+    char *base = zsys_sprintf ("%s/requests/%s", s_url, model);
+    http_t *http = http_new (base, NULL, NULL);
+    ck_assert_ptr_nonnull (http);
+    json_t *doc = NULL;
+    char err[256];
+    ck_assert_msg (http_get_json (http, base, 5000, &doc, err, sizeof (err)) == 0, "%s", err);
+    json_t *list = json_incref (json_object_get (doc, "requests"));
+    ck_assert (json_is_array (list));
+    json_decref (doc);
+    http_destroy (&http);
+    zstr_free (&base);
+    return list;
+}
+
+static policy_llm_report_t
+report (decision_t *d)
+{
+    policy_llm_report_t r;
+    policy_llm_report (d->a.policy, &r);
+    return r;
 }
 
 static void
@@ -318,26 +358,142 @@ START_TEST (test_llm_bad_answer_retried_then_fallback)
     ck_assert (d.a.by_fallback);
     ck_assert_uint_eq (d.a.fallbacks, 1);
     ck_assert (streq (d.a.action, "forward") || streq (d.a.action, "backward"));
-    uint64_t calls, failures;
-    policy_llm_counts (d.a.policy, &calls, &failures);
-    ck_assert_uint_eq (calls, 2);
-    ck_assert_uint_eq (failures, 0);
+    ck_assert_uint_eq (report (&d).totals.calls, 2);
+    ck_assert_uint_eq (report (&d).totals.failed, 0);
     decision_fini (&d);
 }
 END_TEST
 
 START_TEST (test_llm_server_down_fallback)
 {
+    //  http's retries are spent (none here): the Decision node does not
+    //  multiply them with a second try of its own.
     decision_t d;
     decision_init (&d, "always-500:policy-down");
     ck_assert_str_eq (flow_run (d.flow, &d.a), "default");
     ck_assert (d.a.by_fallback);
-    uint64_t calls, failures;
-    policy_llm_counts (d.a.policy, &calls, &failures);
-    ck_assert_uint_eq (calls, 2);
-    ck_assert_uint_eq (failures, 2);
+    ck_assert_uint_eq (report (&d).totals.calls, 1);
+    ck_assert_uint_eq (report (&d).totals.failed, 1);
+    ck_assert_int_eq (report (&d).last_result, LLM_RESULT_UNREACHABLE);
     ck_assert (streq (d.a.action, "forward") || streq (d.a.action, "backward"));
     decision_fini (&d);
+}
+END_TEST
+
+START_TEST (test_llm_garbled_reply_resends_original)
+{
+    //  The first reply is not JSON: the model said nothing, so the retry is
+    //  the very same request (2 messages), not "your previous answer could
+    //  not be used" with an empty assistant turn.
+    const char *model = "malformed-then-ok:policy-resend";
+    decision_t d;
+    decision_init (&d, model);
+    ck_assert_str_eq (flow_run (d.flow, &d.a), "default");
+    ck_assert (!d.a.by_fallback);
+    ck_assert_str_eq (d.a.action, "forward");
+    ck_assert_uint_eq (d.a.invalid_answers, 0);
+    json_t *requests = server_requests (model);
+    ck_assert_uint_eq (json_array_size (requests), 2);
+    json_t *first = json_array_get (requests, 0), *second = json_array_get (requests, 1);
+    ck_assert_uint_eq (json_array_size (json_object_get (first, "messages")), 2);
+    ck_assert_msg (json_equal (first, second), "the retry differs from the request");
+    json_decref (requests);
+    decision_fini (&d);
+}
+END_TEST
+
+START_TEST (test_llm_refused_not_resent)
+{
+    //  501 says the server will never do it: one request, no retry of any
+    //  kind, and the heuristic decides.
+    const char *model = "501:policy-refused";
+    decision_t d;
+    decision_init (&d, model);
+    ck_assert_str_eq (flow_run (d.flow, &d.a), "default");
+    ck_assert (d.a.by_fallback);
+    ck_assert_int_eq (report (&d).last_result, LLM_RESULT_REFUSED);
+    json_t *requests = server_requests (model);
+    ck_assert_uint_eq (json_array_size (requests), 1);
+    json_decref (requests);
+    decision_fini (&d);
+}
+END_TEST
+
+START_TEST (test_llm_breaker_opens)
+{
+    //  Three failed decisions in a row open the circuit: the next two are
+    //  not sent at all (the server saw 3 requests, not 5), and it opened
+    //  once. The heuristic decided all five.
+    const char *model = "always-500:policy-breaker";
+    decision_t d;
+    decision_init_breaker (&d, model, 600000);
+    for (int i = 0; i < 5; i++) {
+        ck_assert_str_eq (flow_run (d.flow, &d.a), "default");
+        ck_assert (d.a.by_fallback);
+    }
+    policy_llm_report_t r = report (&d);
+    ck_assert_uint_eq (r.totals.calls, 3);
+    ck_assert_uint_eq (r.skipped, 2);
+    ck_assert_uint_eq (r.breaker_openings, 1);
+    ck_assert (r.breaker_open);
+    json_t *requests = server_requests (model);
+    ck_assert_uint_eq (json_array_size (requests), 3);
+    json_decref (requests);
+    decision_fini (&d);
+}
+END_TEST
+
+START_TEST (test_llm_vision_image_part)
+{
+    //  With --llm-vision and an image at the position, the user message is
+    //  sent as content parts: the prompt text, then the image as a base64
+    //  PNG data URL at detail "low". The system message stays a string.
+    const char *model = "normal:policy-vision";
+    decision_t d;
+    decision_init (&d, model);
+    size_t size;
+    uint8_t *png = testimage_read ("lamp.png", &size);
+    conn_world_feed_image (d.f.world, png, size, "png");
+    d.a.llm_vision = true;
+    d.a.context_tokens = 4096;
+    ck_assert_str_eq (flow_run (d.flow, &d.a), "default");
+    ck_assert (!d.a.by_fallback);
+    json_t *requests = server_requests (model);
+    ck_assert_uint_eq (json_array_size (requests), 1);
+    json_t *messages = json_object_get (json_array_get (requests, 0), "messages");
+    ck_assert (json_is_string (json_object_get (json_array_get (messages, 0), "content")));
+    json_t *parts = json_object_get (json_array_get (messages, 1), "content");
+    ck_assert (json_is_array (parts));
+    char *b64 = testimage_base64 (png, size);
+    char *url = zsys_sprintf ("data:image/png;base64,%s", b64);
+    const char *text = json_string_value (json_object_get (json_array_get (parts, 0), "text"));
+    ck_assert (text && strstr (text, "You are Agent1."));
+    json_t *expect = json_pack ("[{s:s, s:s}, {s:s, s:{s:s, s:s}}]",
+                                "type", "text", "text", text,
+                                "type", "image_url", "image_url", "url", url, "detail", "low");
+    ck_assert_msg (json_equal (parts, expect), "%s", json_dumps (parts, 0));
+    json_decref (expect);
+    policy_llm_report_t r = report (&d);
+    ck_assert_uint_eq (r.images_sent, 1);
+    json_decref (requests);
+    decision_fini (&d);
+
+    //  A context too small for the image: it is left out, and counted.
+    model = "normal:policy-vision-small";
+    decision_init (&d, model);
+    conn_world_feed_image (d.f.world, png, size, "png");
+    d.a.llm_vision = true;
+    d.a.context_tokens = 1024;
+    ck_assert_str_eq (flow_run (d.flow, &d.a), "default");
+    requests = server_requests (model);
+    messages = json_object_get (json_array_get (requests, 0), "messages");
+    ck_assert (json_is_string (json_object_get (json_array_get (messages, 1), "content")));
+    ck_assert_uint_eq (report (&d).images_left_out, 1);
+    json_decref (requests);
+    decision_fini (&d);
+    free (url);
+    free (b64);
+    free (png);
 }
 END_TEST
 
@@ -357,6 +513,10 @@ main (void)
     tcase_add_test (llm, test_llm_good_answer);
     tcase_add_test (llm, test_llm_bad_answer_retried_then_fallback);
     tcase_add_test (llm, test_llm_server_down_fallback);
+    tcase_add_test (llm, test_llm_garbled_reply_resends_original);
+    tcase_add_test (llm, test_llm_refused_not_resent);
+    tcase_add_test (llm, test_llm_breaker_opens);
+    tcase_add_test (llm, test_llm_vision_image_part);
     suite_add_tcase (s, llm);
     return testsuite_run (s);
 }

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "agent/embedder.h"
-#include "agent/vmemory.h"
+#include "agent/vmemory/vmemory.h"
 #include "lib/testsuite.h"
 #include "lib/tproc.h"
 

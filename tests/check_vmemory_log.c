@@ -5,6 +5,8 @@
     of an old-format (texts.pmem) memory written by a copy of the old
     writer kept here as a test-only helper.  */
 #include <check.h>
+#include <dirent.h>
+#include <time.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +19,7 @@
 #include <faiss/c_api/index_io_c.h>
 
 #include "agent/embedder.h"
-#include "agent/vmemory.h"
+#include "agent/vmemory/vmemory.h"
 #include "lib/testsuite.h"
 #include "lib/tproc.h"
 
@@ -344,6 +346,55 @@ START_TEST (test_corrupt_middle)
 }
 END_TEST
 
+//  Files in s_dir whose name starts with `prefix`.
+static int
+s_count_prefix (const char *prefix)
+{
+    DIR *dir = opendir (s_dir);
+    ck_assert_ptr_nonnull (dir);
+    int n = 0;
+    struct dirent *entry;
+    while ((entry = readdir (dir)))
+        n += strncmp (entry->d_name, prefix, strlen (prefix)) == 0;
+    closedir (dir);
+    return n;
+}
+
+START_TEST (test_move_aside_never_replaces)
+{
+    //  Set-aside files already named for this second and the next two
+    //  (an earlier move in the same second): moving the memory aside
+    //  again must not replace any of them, whatever the clock says.
+    vmemory_t *memory = s_reopen (NULL, 0);
+    s_add (memory, 1);
+    s_save (memory);
+    vmemory_destroy (&memory);
+    long long now = (long long) time (NULL);
+    char path [600];
+    for (int i = 0; i < 3; i++) {
+        snprintf (path, sizeof path, "%s/memory.log.bad-%lld", s_dir, now + i);
+        FILE *file = fopen (path, "w");
+        ck_assert_ptr_nonnull (file);
+        fputs ("precious", file);
+        fclose (file);
+    }
+    char err [256];
+    ck_assert_int_eq (vmemory_move_aside (s_dir, err, sizeof err), 0);
+    ck_assert_int_eq (s_count_prefix ("memory.log.bad-"), 4);
+    snprintf (path, sizeof path, "%s/memory.log", s_dir);
+    ck_assert_int_ne (access (path, F_OK), 0);
+    for (int i = 0; i < 3; i++) {
+        snprintf (path, sizeof path, "%s/memory.log.bad-%lld", s_dir, now + i);
+        FILE *file = fopen (path, "r");
+        char text [16] = "";
+        ck_assert_ptr_nonnull (file);
+        ck_assert_ptr_nonnull (fgets (text, sizeof text, file));
+        fclose (file);
+        ck_assert_str_eq (text, "precious");
+    }
+}
+END_TEST
+
 START_TEST (test_hnsw_incremental)
 {
     vmemory_t *memory = s_reopen ("HNSW32", 8);
@@ -497,6 +548,7 @@ s_suite (void)
     tcase_add_test (tc, test_torn_tail_every_offset);
     tcase_add_test (tc, test_torn_batch_out_of_order);
     tcase_add_test (tc, test_corrupt_middle);
+    tcase_add_test (tc, test_move_aside_never_replaces);
     tcase_add_test (tc, test_hnsw_incremental);
     tcase_add_test (tc, test_migration);
     suite_add_tcase (suite, tc);

@@ -337,6 +337,57 @@ START_TEST (test_bad_files)
 }
 END_TEST
 
+START_TEST (test_images)
+{
+    //  The demo world shipped in scenarios/images: positions 0, 2 and 3
+    //  have PNG images (2 and 3 the same one), position 1 none. The
+    //  OBSERVATION carries the file's exact bytes and type.
+    state_t *state = state_new (NULL);
+    char *path = testsuite_test_path ("../scenarios/images/world.json");
+    world_t *world = world_load (state, path, s_why, sizeof (s_why));
+    free (path);
+    ck_assert_msg (world, "%s", s_why);
+    path = testsuite_test_path ("../scenarios/images/lamp.png");
+    FILE *file = fopen (path, "rb");
+    free (path);
+    ck_assert_ptr_nonnull (file);
+    uint8_t lamp [1024];
+    size_t lamp_size = fread (lamp, 1, sizeof (lamp), file);
+    fclose (file);
+    world_obs_t obs = act_ok (world, "a", NULL);
+    ck_assert_uint_eq (obs.position, 0);
+    ck_assert_ptr_nonnull (obs.image);
+    ck_assert_str_eq (obs.image->type, "png");
+    ck_assert_uint_eq (obs.image->size, lamp_size);
+    ck_assert_mem_eq (obs.image->data, lamp, lamp_size);
+    penc_t enc;
+    penc_init (&enc);
+    penc_begin (&enc, PMSG_OBSERVATION, 1, world_observation_fields (&obs));
+    world_encode_observation (&obs, &enc);
+    perr_t err;
+    uint64_t id;
+    pmsg_t *msg = pmsg_decode (penc_data (&enc), penc_size (&enc), pwire_default_limits (),
+                               &err, &id, s_why, sizeof (s_why));
+    ck_assert_msg (msg, "%s", s_why);
+    const msgpack_object *image = pmsg_field (msg, "image");
+    ck_assert (image && image->type == MSGPACK_OBJECT_BIN);
+    ck_assert_uint_eq (image->via.bin.size, lamp_size);
+    ck_assert_mem_eq (image->via.bin.ptr, lamp, lamp_size);
+    char type [16];
+    ck_assert (pmsg_strcpy (msg, "image_type", type, sizeof (type)));
+    ck_assert_str_eq (type, "png");
+    pmsg_destroy (&msg);
+    obs = act_ok (world, "a", "forward");
+    ck_assert_ptr_null (obs.image);
+    ck_assert_uint_eq (world_observation_fields (&obs), WORLD_OBSERVATION_FIELDS);
+    obs = act_ok (world, "a", "forward");
+    ck_assert_ptr_nonnull (obs.image);
+    penc_fini (&enc);
+    world_destroy (&world);
+    state_destroy (&state);
+}
+END_TEST
+
 START_TEST (test_encoders)
 {
     state_t *state = state_new (NULL);
@@ -391,6 +442,7 @@ main (void)
     tcase_add_test (tc, test_first_act_counts_start);
     tcase_add_test (tc, test_reset);
     tcase_add_test (tc, test_bad_files);
+    tcase_add_test (tc, test_images);
     tcase_add_test (tc, test_encoders);
     suite_add_tcase (s, tc);
     return testsuite_run (s);

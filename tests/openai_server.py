@@ -24,6 +24,11 @@ chat behaviours
   400           HTTP 400 with an OpenAI error body (must not be retried)
   slow          sleeps 3 s, then normal
   slow-N        sleeps N seconds (integer), then normal
+  malformed-then-ok  200 with a body that is not JSON first, then normal
+  501           HTTP 501 every time (must not be retried)
+  503-date-then-ok   HTTP 503 with Retry-After as an HTTP-date 2 s ahead, then normal
+  usage         normal, with usage prompt_tokens=120 completion_tokens=34
+  caption       "A yellow lamp on a dark floor." (a caption model's answer)
 embeddings behaviours (DIM defaults to 8)
   embed[-DIM]           deterministic vectors of DIM, unnormalised
   embed-reversed[-DIM]  same, items listed in reverse with their index
@@ -32,14 +37,20 @@ embeddings behaviours (DIM defaults to 8)
   embed-count           one item fewer than inputs
   embed-malformed       200 with a body that is not JSON
   embed-500-then-ok     HTTP 500 first, then embed
+other paths
+  GET /v1/models          a model list: normal, echo, usage
+  GET /requests/MODEL     every request body received for that full model
+                          string, oldest first (JSON list), to check them exactly
 Python 3 standard library only.
 """
+import email.utils
 import hashlib
 import json
 import os
 import sys
 import threading
 import time
+import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 NORMAL_ANSWER = """I looked around and decided.
@@ -54,12 +65,14 @@ message_to_others: "I found chair and lamp at position 3"
 """
 
 counts = {}
+requests = {}
 counts_lock = threading.Lock()
 
 
-def bump(model):
+def bump(model, request):
     with counts_lock:
         counts[model] = counts.get(model, 0) + 1
+        requests.setdefault(model, []).append(request)
         return counts[model]
 
 
@@ -100,11 +113,21 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(400, {"error": {"message": "request is not JSON"}})
         model = str(request.get("model", ""))
         behaviour = model.split(":", 1)[0]
-        n = bump(model)
+        n = bump(model, request)
         if self.path.endswith("/chat/completions"):
             return self.chat(request, behaviour, n)
         if self.path.endswith("/embeddings"):
             return self.embeddings(request, behaviour, n)
+        return self.send(404, {"error": {"message": "no such path " + self.path}})
+
+    def do_GET(self):
+        if self.path.endswith("/v1/models"):
+            return self.send(200, {"object": "list", "data": [
+                {"id": name, "object": "model"} for name in ("normal", "echo", "usage")]})
+        if self.path.startswith("/requests/"):
+            model = urllib.parse.unquote(self.path[len("/requests/"):])
+            with counts_lock:
+                return self.send(200, {"requests": requests.get(model, [])})
         return self.send(404, {"error": {"message": "no such path " + self.path}})
 
     def chat(self, request, behaviour, n):
@@ -135,6 +158,19 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(500, {"error": {"message": "down for good"}})
         if behaviour == "400":
             return self.send(400, {"error": {"message": "model not found"}})
+        if behaviour == "malformed-then-ok" and n == 1:
+            return self.send(200, b'{"choices": [ {"message": ')
+        if behaviour == "501":
+            return self.send(501, {"error": {"message": "not implemented here"}})
+        if behaviour == "503-date-then-ok" and n == 1:
+            when = email.utils.formatdate(time.time() + 2, usegmt=True)
+            return self.send(503, {"error": {"message": "busy"}}, {"Retry-After": when})
+        if behaviour == "caption":
+            return self.send(200, self.chat_answer("A yellow lamp\non a dark floor.\n"))
+        if behaviour == "usage":
+            answer = self.chat_answer(NORMAL_ANSWER)
+            answer["usage"] = {"prompt_tokens": 120, "completion_tokens": 34, "total_tokens": 154}
+            return self.send(200, answer)
         if behaviour == "slow":
             time.sleep(3)
         if behaviour.startswith("slow-") and behaviour[5:].isdigit():

@@ -70,6 +70,7 @@ typedef enum {
     PARLEY_ERR_CHANNEL_FULL = 22,
     PARLEY_ERR_TOO_MANY_CHANNELS = 23,
     PARLEY_ERR_NOT_LISTENING = 24,
+    PARLEY_ERR_NO_SUCH_TARGET = 25, //  a `resolve` item names no agent and no listened channel
     PARLEY_ERR_BAD_REDUCER = 30,
     PARLEY_ERR_REDUCER_MISMATCH = 31,
     PARLEY_ERR_REDUCER_CONFLICT = 32,
@@ -162,18 +163,23 @@ const char *parley_client_error_text (parley_client_t *self);
 //  Requests. Each returns PARLEY_OK and fills its result, or an error.
 
 //  SEND. One message: exactly one of `to` (agent id or "all") and
-//  `channel` is set.
+//  `channel` is set. With `resolve` (and `channel`), the broker decides
+//  what the name is: a registered agent gets it as if `to` had been set, a
+//  channel someone listens to gets the post, anything else is refused for
+//  that item with PARLEY_ERR_NO_SUCH_TARGET (for a name a model wrote).
 typedef struct {
     const char *to;
     const char *channel;
     const void *body;
     size_t body_len;
+    bool resolve;
 } parley_outgoing_t;
 
 typedef struct {
     size_t index;               //  the item in the SEND
     int code;                   //  parley_err_t
     char agent[PARLEY_NAME_MAX + 1];    //  the recipient a fan-out missed, or ""
+    char message[256];          //  the broker's sentence, cut to fit
 } parley_item_error_t;
 
 typedef struct {
@@ -282,6 +288,9 @@ typedef struct {
     uint64_t objects_total;
     double coverage;
     bool done;
+    const void *image;          //  the position's image (PNG or JPEG bytes), or NULL
+    size_t image_size;
+    char image_type[8];         //  "png" or "jpeg" with an image, else ""
 } parley_observation_t;
 
 parley_err_t parley_client_perceive (parley_client_t *self, parley_observation_t *result);
@@ -293,6 +302,21 @@ parley_err_t parley_client_act (parley_client_t *self, const char *action, uint6
 parley_err_t parley_client_world_reset (parley_client_t *self, uint64_t seed);
 
 //  The broker.
+
+//  What an agent's model calls cost so far (totals since it started), as
+//  HEARTBEAT's model_* fields carry them and AGENT_LIST lists them.
+typedef struct {
+    uint64_t calls;             //  model calls made
+    uint64_t ok;                //  calls that got an answer
+    uint64_t failed;            //  calls that got none
+    uint64_t skipped;           //  decisions not sent: circuit open
+    uint64_t retries;           //  HTTP retries
+    uint64_t prompt_tokens;     //  as the server reported them
+    uint64_t completion_tokens;
+    uint64_t latency_ms;        //  sum of call latencies
+    uint64_t latency_max_ms;    //  slowest call
+} parley_model_report_t;
+
 typedef struct {
     char agent[PARLEY_NAME_MAX + 1];
     bool online;
@@ -300,6 +324,8 @@ typedef struct {
     uint64_t pending;
     const char *const *caps;
     size_t cap_count;
+    bool model_reported;        //  the agent sent a model report (fields it left out are 0)
+    parley_model_report_t model;
 } parley_agent_info_t;
 
 typedef struct {
@@ -320,6 +346,10 @@ typedef struct {
 
 parley_err_t parley_client_stats (parley_client_t *self, parley_stats_t *result);
 parley_err_t parley_client_heartbeat (parley_client_t *self);
+//  The model report every HEARTBEAT carries from now on (copied; NULL:
+//  none). The broker keeps the last one it got; call
+//  parley_client_heartbeat to deliver a new one at once.
+void parley_client_set_report (parley_client_t *self, const parley_model_report_t *report);
 //  BYE (best effort, short timeout); `forget` also deletes the
 //  registration and its mail. The client can connect again afterwards.
 parley_err_t parley_client_bye (parley_client_t *self, bool forget);

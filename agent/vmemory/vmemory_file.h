@@ -31,6 +31,9 @@
 #define VMEMORY_FILE_LOG "memory.log"
 #define VMEMORY_FILE_INDEX "index.faiss"
 #define VMEMORY_FILE_TEXTS "texts.pmem"
+//  Written by the agent, not by vmemory: which embedder made the vectors.
+//  Moved aside with the memory, since it describes it.
+#define VMEMORY_FILE_EMBEDDER "embedder.id"
 #define VMEMORY_FILE_FNV_INIT 0xcbf29ce484222325ull
 
 //  FNV-1a 64 of `len` bytes, continuing from `hash` (start with _INIT).

@@ -411,21 +411,65 @@ vmemory_file_path (const char *dir, const char *name)
     return s_path (dir, name);
 }
 
+//  rename() that never replaces `to`: renameat2 with RENAME_NOREPLACE,
+//  or link + unlink where the filesystem does not know that flag. Either
+//  way an existing `to` fails with EEXIST.
+static int
+s_rename_noreplace (const char *from, const char *to)
+{
+    if (renameat2 (AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
+        return 0;
+    if (errno != EINVAL && errno != ENOSYS)
+        return -1;
+    if (link (from, to) != 0)
+        return -1;
+    return unlink (from);
+}
+
+//  True if DIR/NAME.SUFFIX exists for any of `names`.
+static bool
+s_any_exists (const char *dir, const char *const *names, const char *suffix)
+{
+    for (size_t i = 0; names [i]; i++) {
+        char *path = NULL;
+        if (asprintf (&path, "%s/%s.%s", dir, names [i], suffix) < 0)
+            return true;
+        bool exists = access (path, F_OK) == 0 || errno != ENOENT;
+        free (path);
+        if (exists)
+            return true;
+    }
+    return false;
+}
+
 int
 vmemory_move_aside (const char *dir, char *err, size_t err_size)
 {
     assert (dir);
-    const char *names [] = { VMEMORY_FILE_LOG, S_INDEX_FILE, S_TEXTS_FILE, NULL };
+    const char *names [] = { VMEMORY_FILE_LOG, S_INDEX_FILE, S_TEXTS_FILE,
+                             VMEMORY_FILE_EMBEDDER, NULL };
+    //  One suffix for the whole set, free for every file of it: a second
+    //  move in the same second gets "-2", and so on. Nothing is replaced.
     long long now = (long long) time (NULL);
+    char suffix [64];
+    snprintf (suffix, sizeof suffix, "bad-%lld", now);
+    for (int n = 2; s_any_exists (dir, names, suffix); n++) {
+        if (n > 1000) {
+            snprintf (err, err_size, "cannot move the memory in %s aside: too many "
+                      "*.bad-%lld files", dir, now);
+            return -1;
+        }
+        snprintf (suffix, sizeof suffix, "bad-%lld-%d", now, n);
+    }
     for (size_t i = 0; names [i]; i++) {
         char *from = s_path (dir, names [i]);
         char *to = NULL;
-        if (!from || asprintf (&to, "%s.bad-%lld", from, now) < 0) {
+        if (!from || asprintf (&to, "%s.%s", from, suffix) < 0) {
             free (from);
             snprintf (err, err_size, "out of memory");
             return -1;
         }
-        int rc = rename (from, to);
+        int rc = s_rename_noreplace (from, to);
         int saved = errno;
         free (from);
         free (to);

@@ -113,9 +113,11 @@ uint64_t vmemory_torn_bytes (vmemory_t *self);
 uint64_t vmemory_snapshot_covers (vmemory_t *self);
 
 //  Renames the memory files in `dir` (memory.log, index.faiss, an old
-//  texts.pmem) to NAME.bad-<unix seconds> so a fresh
-//  memory can start there, keeping the bad ones for a post-mortem. 0 on
-//  success (also when there was nothing to move), -1 with `err` filled.
+//  texts.pmem, embedder.id) to NAME.bad-<unix seconds>, or
+//  NAME.bad-<seconds>-<n> when that set exists already, so a fresh memory
+//  can start there, keeping the bad ones for a post-mortem. Never replaces
+//  a file. 0 on success (also when there was nothing to move), -1 with
+//  `err` filled.
 int vmemory_move_aside (const char *dir, char *err, size_t err_size);
 
 //  Sets the OpenMP thread count FAISS uses (process-wide). vmemory_open
