@@ -175,6 +175,13 @@ client_decode_sent (parley_client_t *self, uint64_t batch, size_t count, parley_
     out->error_count = error_count;
 }
 
+void
+client_decode_written (parley_client_t *self, parley_written_t *out)
+{
+    out->seq = pmsg_uint (self->reply, "seq", 0);
+    out->changed = pmsg_uint (self->reply, "changed", 0);
+}
+
 //  The duplicate filter's watermark follows the broker: a restarted
 //  broker's fresh mail counter (WELCOME.origin changed, or an older
 //  broker's mail_seq below what we handed out) starts again from what
