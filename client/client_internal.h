@@ -72,7 +72,7 @@ struct _parley_client_t {
     uint64_t enc_id, keepalive_id;
     uint64_t next_batch;
     bool busy;                  //  inside a request: keepalive stays out
-    client_pending_t *pending;  //  posted, not yet collected (oldest first)
+    client_pending_t *pending;  //  posted, not yet collected (in no order)
     size_t pending_count;
     int64_t request_ms, backoff_max_ms;
     int attempts;
