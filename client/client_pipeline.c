@@ -4,8 +4,9 @@
     blocking calls.
 
     The table of posted requests is short (at most PARLEY_MAX_IN_FLIGHT)
-    and unordered, searched by id; a reply that comes while another one is awaited,
-    by a collect, a blocking request or a keepalive, is parked in its entry.
+    and unordered, searched by id; a reply that comes while another one
+    is awaited, by a collect, a blocking request or a keepalive, is parked
+    in its entry.
     A posted request is never sent again (see client.h), so a closed
     socket fails every entry still waiting, and a collect reports it.
 */
@@ -157,7 +158,8 @@ s_collect (parley_client_t *self, parley_ticket_t ticket, pmsg_type_t expect,
         self->busy = false;
         if (rc == PARLEY_ERR_STOPPED)
             return client_fail (self, rc, "stopped");
-        found = s_find (self, ticket);     //  the table is unchanged, but be plain about it
+        //  `found` still points at the entry: waiting parks other replies
+        //  in their entries and closing marks them, neither moves one.
         if (rc == PARLEY_OK)
             found->reply = reply;
         else {
