@@ -377,12 +377,12 @@ START_TEST (test_pipeline)
 END_TEST
 
 //  A posted request is sent once: when a reply does not come, that ticket
-//  and every other one out fail with TIMEOUT, and the next call says HELLO
-//  again. The broker is stopped (SIGSTOP), so no reply can come; a short
+//  and every other one out fail with TIMEOUT (NOT_HELLO when the broker
+//  forgot the connection), and the next call says HELLO again. The broker is stopped (SIGSTOP), so no reply can come; a short
 //  liveness lets the old connection expire soon, so the new HELLO is taken.
 START_TEST (test_pipeline_lost)
 {
-    const char *args [] = { "--heartbeat-ms", "100", "--liveness-ms", "300", NULL };
+    const char *args [] = { "--heartbeat-ms", "250", "--liveness-ms", "1000", NULL };
     testbroker_t *broker = testbroker_start (args);
     ck_assert_ptr_nonnull (broker);
     parley_client_t *client = connected (testbroker_router (broker), "Lost");
@@ -405,6 +405,16 @@ START_TEST (test_pipeline_lost)
     ck_assert_int_eq (parley_client_heartbeat (client), PARLEY_OK);
     ck_assert_uint_eq (parley_client_epoch (client), 2);
     ck_assert_uint_eq (parley_client_in_flight (client), 1);
+    //  Silent well past the liveness (the sweep runs every 250 ms): the
+    //  broker detaches the connection and answers NOT_HELLO to what is in
+    //  flight on it; both tickets say so, and the next call says HELLO.
+    zclock_sleep (2500);
+    ck_assert_int_eq (parley_client_post_fetch (client, 0, 0, false, &first), PARLEY_OK);
+    ck_assert_int_eq (parley_client_post_fetch (client, 0, 0, false, &second), PARLEY_OK);
+    ck_assert_int_eq (parley_client_collect_mail (client, first, &mail), PARLEY_ERR_NOT_HELLO);
+    ck_assert_int_eq (parley_client_collect_mail (client, second, &mail), PARLEY_ERR_NOT_HELLO);
+    ck_assert_int_eq (parley_client_heartbeat (client), PARLEY_OK);
+    ck_assert_uint_eq (parley_client_epoch (client), 3);
     parley_client_destroy (&client);
     testbroker_stop (&broker);
 }
