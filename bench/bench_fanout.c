@@ -1,11 +1,13 @@
 /*  bench_fanout - "all" fan-out to 100 agents: deliveries per second.
 
-    One process holds 100 DEALER agents (one ZeroMQ context) and a sender.
-    Each round the sender SENDs a batch of `all` messages (64 B bodies);
-    then every agent FETCHes (max 4096, acknowledging its previous batch)
-    until its inbox is empty. A delivery is one message in one agent's MAIL
-    reply. The rate is deliveries / wall time over all rounds, sending
-    included. The broker runs on CPU 0, this process on CPU 1.
+    One process holds 100 libparley agents and a sender. Each round the
+    sender SENDs a batch of `all` messages (64 B bodies); then every agent
+    FETCHes (acknowledging its previous batch) until its inbox is empty:
+    the FETCHes of all agents are posted together (libparley's pipeline)
+    and collected in turn, again for those whose reply said more is
+    pending. A delivery is one message in one agent's MAIL reply. The rate
+    is deliveries / wall time over all rounds, sending included. The
+    broker runs on CPU 0, this process on CPU 1.
 
     Usage: bench_fanout [--agents N] [--rounds R] [--batch B] [--quick]
 */
@@ -17,36 +19,32 @@ static int s_rounds = 20;
 static int s_batch = 1000;
 
 typedef struct {
-    bench_conn_t *conn;
+    parley_client_t *client;
     uint64_t ack;
-    bool busy;                  //  a FETCH is in flight
+    parley_ticket_t ticket;     //  the FETCH in flight, 0: none
 } s_agent_t;
 
 static void
 s_fetch (s_agent_t *agent)
 {
-    penc_t *enc = bench_conn_begin (agent->conn, PMSG_FETCH, agent->ack ? 1 : 0);
-    if (agent->ack)
-        penc_kv_uint (enc, "ack", agent->ack);
-    bench_conn_send (agent->conn);
-    agent->busy = true;
+    bench_check (agent->client, parley_client_post_fetch (agent->client, agent->ack, 0, false,
+                                                          &agent->ticket), "FETCH");
 }
 
-//  Handles one MAIL reply; returns the messages it carried and refetches
-//  while the broker says more is pending.
+//  Takes one agent's MAIL reply; returns the messages it carried and
+//  fetches again while the broker says more is pending.
 static long
 s_on_mail (s_agent_t *agent)
 {
-    const msgpack_object *mail = bench_conn_recv (agent->conn, 30000);
-    bench_expect (mail, "MAIL");
-    const msgpack_object *items = pobj_get (mail, "messages");
-    size_t n = items->via.array.size;
-    agent->busy = false;
-    if (n > 0)
-        agent->ack = pobj_uint (&items->via.array.ptr [n - 1], "seq", 0);
-    if (pobj_uint (mail, "pending", 0) > 0)
+    parley_mail_batch_t mail;
+    bench_check (agent->client, parley_client_collect_mail (agent->client, agent->ticket, &mail),
+                 "FETCH");
+    agent->ticket = 0;
+    if (mail.count > 0)
+        agent->ack = mail.messages [mail.count - 1].seq;
+    if (mail.pending > 0)
         s_fetch (agent);
-    return (long) n;
+    return (long) mail.count;
 }
 
 int
@@ -70,53 +68,36 @@ main (int argc, char **argv)
     bench_pin (0, 1);
     const char *router = testbroker_router (broker);
 
-    void *ctx = zmq_ctx_new ();
     s_agent_t *agents = calloc ((size_t) s_agents, sizeof (s_agent_t));
-    zmq_pollitem_t *items = calloc ((size_t) s_agents, sizeof (zmq_pollitem_t));
     for (int i = 0; i < s_agents; i++) {
         char name [32];
         snprintf (name, sizeof name, "fan%03d", i);
-        agents [i].conn = bench_conn_new_in (ctx, router);
-        bench_hello (agents [i].conn, name);
+        agents [i].client = bench_client (router, name);
     }
-    bench_conn_t *sender = bench_conn_new_in (ctx, router);
-    bench_hello (sender, "fansrc");
+    parley_client_t *sender = bench_client (router, "fansrc");
     char body [64];
     memset (body, 'x', sizeof body);
+    parley_outgoing_t *batch = calloc ((size_t) s_batch, sizeof (parley_outgoing_t));
+    for (int i = 0; i < s_batch; i++)
+        batch [i] = (parley_outgoing_t) { .to = "all", .body = body, .body_len = sizeof body };
 
     long deliveries = 0;
     int64_t start = pclock_mono_us ();
     for (int round = 0; round < s_rounds; round++) {
-        penc_t *enc = bench_conn_begin (sender, PMSG_SEND, 1);
-        penc_key (enc, "messages");
-        msgpack_packer *pk = penc_packer (enc);
-        msgpack_pack_array (pk, (uint32_t) s_batch);
-        for (int i = 0; i < s_batch; i++) {
-            msgpack_pack_map (pk, 2);
-            penc_kv_cstr (enc, "to", "all");
-            penc_kv_str (enc, "body", body, sizeof body);
-        }
-        const msgpack_object *sent = bench_call (sender);
-        bench_expect (sent, "SENT");
-        if (pobj_uint (sent, "accepted", 0) != (uint64_t) s_batch) {
+        parley_sent_t sent;
+        bench_check (sender, parley_client_send (sender, batch, (size_t) s_batch, &sent), "SEND");
+        if (sent.accepted != (size_t) s_batch) {
             fprintf (stderr, "bench_fanout: the broker did not accept the whole batch\n");
             return 1;
         }
         for (int i = 0; i < s_agents; i++)
             s_fetch (&agents [i]);
-        int busy = s_agents;
-        while (busy > 0) {
+        for (bool busy = true; busy; ) {
+            busy = false;
             for (int i = 0; i < s_agents; i++)
-                items [i] = (zmq_pollitem_t) { agents [i].conn->sock, 0, ZMQ_POLLIN, 0 };
-            if (zmq_poll (items, s_agents, 30000) <= 0) {
-                fprintf (stderr, "bench_fanout: no reply within 30 s\n");
-                return 1;
-            }
-            for (int i = 0; i < s_agents; i++)
-                if (items [i].revents & ZMQ_POLLIN) {
+                if (agents [i].ticket) {
                     deliveries += s_on_mail (&agents [i]);
-                    if (!agents [i].busy)
-                        busy--;
+                    busy = busy || agents [i].ticket;
                 }
         }
     }
@@ -129,10 +110,9 @@ main (int argc, char **argv)
         fprintf (stderr, "bench_fanout: %ld deliveries, expected %ld\n", deliveries, expected);
 
     for (int i = 0; i < s_agents; i++)
-        bench_conn_destroy (&agents [i].conn);
-    bench_conn_destroy (&sender);
-    zmq_ctx_term (ctx);
+        bench_client_leave (&agents [i].client);
+    bench_client_leave (&sender);
     free (agents);
-    free (items);
+    free (batch);
     return testbroker_stop (&broker) == 0 && deliveries == expected ? 0 : 1;
 }

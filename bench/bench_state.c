@@ -10,7 +10,9 @@
     PUB socket (the Clone pattern's update stream) and counts them; its
     figure says whether the update stream keeps up with the writes, and a
     shortfall (PUB high-water mark) is reported. Broker on CPU 0, writer
-    and replica on CPU 1.
+    and replica on CPU 1. The writer is a libparley client (its pipeline
+    for the requests in flight) in a process of its own, forked like the
+    replica: libparley's context must not cross a fork.
 
     Usage: bench_state [--quick]
 */
@@ -72,77 +74,89 @@ s_replica (const char *pub, long expected, int ready_fd, int result_fd)
     _exit (0);
 }
 
+static char s_keys [1000][8];          //  "bk0" .. "bk999"
+
+//  The writer: repeats a probe WRITE until the replica saw one (its
+//  subscription is live), then writes `total` ops in WRITEs of `ops`, up
+//  to `window` in flight; writes its rate to `result_fd`.
 static void
-s_write_ops (bench_conn_t *conn, long first_op, int ops, const char *value)
+s_writer (const char *router, long total, int ops, int window, int ready_fd, int result_fd)
 {
-    penc_t *enc = bench_conn_begin (conn, PMSG_WRITE, 1);
-    penc_key (enc, "ops");
-    msgpack_packer *pk = penc_packer (enc);
-    msgpack_pack_array (pk, (uint32_t) ops);
-    for (int i = 0; i < ops; i++) {
-        char key [32];
-        snprintf (key, sizeof key, "bk%ld", (first_op + i) % 1000);
-        msgpack_pack_map (pk, 3);
-        penc_kv_cstr (enc, "op", "update");
-        penc_kv_cstr (enc, "key", key);
-        penc_kv_cstr (enc, "value", value);
+    parley_client_t *client = bench_client (router, "writer");
+    unsigned char probe [16], value [80];
+    char text [65];
+    memset (text, 'v', 64);
+    text [64] = 0;
+    size_t probe_size = parley_pack_str (probe, sizeof probe, "probe");
+    size_t value_size = parley_pack_str (value, sizeof value, text);
+    parley_op_t probe_op = { .op = PARLEY_OP_UPDATE, .key = "bkprobe",
+                             .value = probe, .value_size = probe_size };
+    zmq_pollitem_t item = { NULL, ready_fd, ZMQ_POLLIN, 0 };
+    do
+        bench_check (client, parley_client_write (client, &probe_op, 1, NULL), "WRITE");
+    while (zmq_poll (&item, 1, 50) == 0);
+
+    parley_op_t *batch = calloc ((size_t) ops, sizeof (parley_op_t));
+    parley_ticket_t *tickets = calloc ((size_t) window, sizeof (parley_ticket_t));
+    long done = 0, head = 0, tail = 0;         //  tickets [tail .. head) are in flight
+    int64_t start = pclock_mono_us ();
+    while (done < total || tail < head) {
+        if (done < total && head - tail < window) {
+            for (int i = 0; i < ops; i++)
+                batch [i] = (parley_op_t) { .op = PARLEY_OP_UPDATE, .key = s_keys [(done + i) % 1000],
+                                            .value = value, .value_size = value_size };
+            bench_check (client, parley_client_post_write (client, batch, (size_t) ops,
+                                                           &tickets [head++ % window]), "WRITE");
+            done += ops;
+            continue;
+        }
+        bench_check (client, parley_client_collect_written (client, tickets [tail++ % window],
+                                                            NULL), "WRITE");
     }
-    bench_conn_send (conn);
+    double rate = (double) total * 1e6 / (double) (pclock_mono_us () - start);
+    if (write (result_fd, &rate, sizeof rate) != sizeof rate)
+        _exit (1);
+    bench_client_leave (&client);
+    free (batch);
+    free (tickets);
+    _exit (0);
 }
 
 static void
 s_run (const char *router, const char *pub, const char *shape, long total, int ops, int window)
 {
-    int ready [2], result [2];
-    if (pipe (ready) != 0 || pipe (result) != 0)
+    int ready [2], result [2], written [2];
+    if (pipe (ready) != 0 || pipe (result) != 0 || pipe (written) != 0)
         exit (1);
     pid_t replica = fork ();
     if (replica == 0) {
         close (ready [0]);
         close (result [0]);
+        close (written [0]);
+        close (written [1]);
         s_replica (pub, total, ready [1], result [1]);
     }
     close (ready [1]);
     close (result [1]);
-    bench_conn_t *conn = bench_conn_new (router);
-    bench_hello (conn, "writer");
-    zmq_pollitem_t item = { NULL, ready [0], ZMQ_POLLIN, 0 };
-    do {
-        penc_t *enc = bench_conn_begin (conn, PMSG_WRITE, 1);
-        penc_key (enc, "ops");
-        msgpack_pack_array (penc_packer (enc), 1);
-        msgpack_pack_map (penc_packer (enc), 3);
-        penc_kv_cstr (enc, "op", "update");
-        penc_kv_cstr (enc, "key", "bkprobe");
-        penc_kv_cstr (enc, "value", "probe");
-        bench_expect (bench_call (conn), "WRITTEN");
-    } while (zmq_poll (&item, 1, 50) == 0);
-    char c;
-    if (read (ready [0], &c, 1) != 1)
-        exit (1);
-    close (ready [0]);
-
-    char value [65];
-    memset (value, 'v', 64);
-    value [64] = 0;
-    long done = 0, in_flight = 0;
-    int64_t start = pclock_mono_us ();
-    while (done < total || in_flight > 0) {
-        if (done < total && in_flight < window) {
-            s_write_ops (conn, done, ops, value);
-            done += ops;
-            in_flight++;
-            continue;
-        }
-        bench_expect (bench_conn_recv (conn, 30000), "WRITTEN");
-        in_flight--;
+    pid_t writer = fork ();
+    if (writer == 0) {
+        close (written [0]);
+        s_writer (router, total, ops, window, ready [0], written [1]);
     }
-    double rate = (double) total * 1e6 / (double) (pclock_mono_us () - start);
+    close (ready [0]);
+    close (written [1]);
+    double rate = 0;
+    if (read (written [0], &rate, sizeof rate) != sizeof rate) {
+        fprintf (stderr, "bench_state: the writer failed\n");
+        exit (1);
+    }
+    close (written [0]);
     double replica_result [2] = { 0, 0 };
     if (read (result [0], replica_result, sizeof replica_result) != sizeof replica_result)
         fprintf (stderr, "bench_state: the replica failed\n");
     close (result [0]);
     waitpid (replica, NULL, 0);
+    waitpid (writer, NULL, 0);
     char key [64];
     snprintf (key, sizeof key, "state_parley_%s", shape);
     bench_result (key, rate, "ops/s");
@@ -150,10 +164,6 @@ s_run (const char *router, const char *pub, const char *shape, long total, int o
     bench_result (key, replica_result [1], "updates/s");
     printf ("bench_state: %s: %ld ops in WRITEs of %d, %d in flight; the replica got %.0f of %ld "
             "updates\n", shape, total, ops, window, replica_result [0], total);
-    penc_t *enc = bench_conn_begin (conn, PMSG_BYE, 1);
-    penc_kv_bool (enc, "forget", true);
-    bench_call (conn);
-    bench_conn_destroy (&conn);
 }
 
 int
@@ -162,6 +172,8 @@ main (int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (strcmp (argv [i], "--quick") == 0)
             s_scale = 10;
+    for (int i = 0; i < 1000; i++)
+        snprintf (s_keys [i], sizeof s_keys [i], "bk%d", i);
     const char *args [] = { "--log-level", "warn", NULL };
     testbroker_t *broker = testbroker_start (args);
     if (!broker)

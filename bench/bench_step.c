@@ -94,14 +94,9 @@ s_step_time (const char *router, tproc_dir_t *tmp, long memories)
     snprintf (name, sizeof name, "step%ld", memories);
     char *dir = tproc_dir_path (tmp, name);
     s_prefill (dir, memories, EMBEDDER_DEFAULT_DIM);
-    bench_conn_t *admin = bench_conn_new (router);
-    bench_hello (admin, "stepadmin");
-    bench_conn_begin (admin, PMSG_WORLD_RESET, 0);
-    bench_expect (bench_call (admin), "OK");
-    penc_t *bye = bench_conn_begin (admin, PMSG_BYE, 1);
-    penc_kv_bool (bye, "forget", true);
-    bench_call (admin);
-    bench_conn_destroy (&admin);
+    parley_client_t *admin = bench_client (router, "stepadmin");
+    bench_check (admin, parley_client_world_reset (admin, 0), "WORLD_RESET");
+    bench_client_leave (&admin);
 
     cookie_io_functions_t io = { .write = s_stamp_write };
     FILE *progress = fopencookie (NULL, "w", io);

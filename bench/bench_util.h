@@ -25,10 +25,9 @@
 #include <string.h>
 #include <sys/types.h>
 #include <unistd.h>
-#include <msgpack.h>
 #include <zmq.h>
+#include "parley/client.h"
 #include "pclock.h"
-#include "pmsg.h"
 
 static inline void
 bench_result (const char *key, double value, const char *unit)
@@ -130,134 +129,53 @@ bench_cpu_seconds (pid_t pid)
 }
 
 // ---------------------------------------------------------------------
-//  A raw DEALER client for the hot loops. Requests are built with the real
-//  encoder (penc); replies are read with plain msgpack_unpack, not the
-//  strict pmsg_decode, because on the client core the full schema check
-//  would cost about as much as the broker's own work and the figure is the
-//  broker's. (Correctness of replies is the tests' job.)
+//  Parley clients: every request a bench makes goes through libparley,
+//  the client the agent and the tools use, so the figures are the
+//  product's own (strict reply decoding, typed results, the duplicate
+//  filter included). Only the baselines (bare forwarder, echo) and event
+//  counters (a SUB) use ZeroMQ directly.
+//
+//  libparley's sockets live in czmq's process-wide context, which does not
+//  survive a fork: a bench that forks makes its clients in the process
+//  that uses them, after the fork, and the parent makes none.
 
-typedef struct {
-    void *ctx, *sock;
-    bool own_ctx;
-    penc_t enc;
-    uint64_t next_id;
-    msgpack_unpacked unpacked;
-    zmq_msg_t frame;            //  the unpacked reply's strings point into it
-} bench_conn_t;
-
-//  ctx NULL: the connection gets a context (and I/O thread) of its own.
-static inline bench_conn_t *
-bench_conn_new_in (void *ctx, const char *endpoint)
+//  A connected client, or the bench dies: a bench that hangs or measures a
+//  failure is worse than one that stops. Replies may take long under load
+//  (a 30 s timeout, as the benches always had) and are never resent.
+static inline parley_client_t *
+bench_client (const char *endpoint, const char *agent)
 {
-    bench_conn_t *self = calloc (1, sizeof (bench_conn_t));
-    self->own_ctx = ctx == NULL;
-    self->ctx = ctx ? ctx : zmq_ctx_new ();
-    self->sock = zmq_socket (self->ctx, ZMQ_DEALER);
-    int zero = 0, hwm = 1000000;
-    zmq_setsockopt (self->sock, ZMQ_LINGER, &zero, sizeof zero);
-    zmq_setsockopt (self->sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
-    zmq_setsockopt (self->sock, ZMQ_RCVHWM, &hwm, sizeof hwm);
-    if (zmq_connect (self->sock, endpoint) != 0) {
-        fprintf (stderr, "connect %s: %s\n", endpoint, zmq_strerror (zmq_errno ()));
+    parley_client_t *client = parley_client_new (endpoint, agent);
+    parley_client_set_timeout (client, 30000, 2000);
+    parley_client_set_attempts (client, 1);
+    parley_client_set_connect_attempts (client, 20);
+    parley_err_t rc = parley_client_connect (client);
+    if (rc != PARLEY_OK) {
+        fprintf (stderr, "bench: %s cannot connect to %s: %s %s\n", agent, endpoint,
+                 parley_strerror (rc), parley_client_error_text (client));
         exit (1);
     }
-    penc_init (&self->enc);
-    msgpack_unpacked_init (&self->unpacked);
-    zmq_msg_init (&self->frame);
-    self->next_id = 1;
-    return self;
+    return client;
 }
 
-static inline bench_conn_t *
-bench_conn_new (const char *endpoint)
-{
-    return bench_conn_new_in (NULL, endpoint);
-}
-
+//  Dies unless `rc` is PARLEY_OK.
 static inline void
-bench_conn_destroy (bench_conn_t **self_p)
+bench_check (parley_client_t *client, parley_err_t rc, const char *what)
 {
-    bench_conn_t *self = *self_p;
-    if (!self)
-        return;
-    zmq_close (self->sock);
-    if (self->own_ctx)
-        zmq_ctx_term (self->ctx);
-    penc_fini (&self->enc);
-    msgpack_unpacked_destroy (&self->unpacked);
-    zmq_msg_close (&self->frame);
-    free (self);
-    *self_p = NULL;
+    if (rc != PARLEY_OK) {
+        fprintf (stderr, "bench: %s: %s %s\n", what, parley_strerror (rc),
+                 parley_client_error_text (client));
+        exit (1);
+    }
 }
 
-static inline penc_t *
-bench_conn_begin (bench_conn_t *self, pmsg_type_t type, size_t fields)
-{
-    penc_begin (&self->enc, type, self->next_id++, fields);
-    return &self->enc;
-}
-
+//  Leaves for good (BYE with forget, so the next run starts with an empty
+//  inbox) and destroys the client.
 static inline void
-bench_conn_send (bench_conn_t *self)
+bench_client_leave (parley_client_t **client_p)
 {
-    if (zmq_send (self->sock, penc_data (&self->enc), penc_size (&self->enc), 0) < 0) {
-        fprintf (stderr, "send: %s\n", zmq_strerror (zmq_errno ()));
-        exit (1);
-    }
-}
-
-//  Receives one reply and returns its top-level map (valid until the next
-//  recv). Exits on timeout: a bench that hangs is worse than one that fails.
-static inline const msgpack_object *
-bench_conn_recv (bench_conn_t *self, int timeout_ms)
-{
-    zmq_pollitem_t item = { self->sock, 0, ZMQ_POLLIN, 0 };
-    if (zmq_poll (&item, 1, timeout_ms) <= 0) {
-        fprintf (stderr, "bench: no reply within %d ms\n", timeout_ms);
-        exit (1);
-    }
-    //  msgpack_unpack_next does not copy str/bin payloads: the previous
-    //  reply's frame is released only now, when it is no longer used.
-    zmq_msg_close (&self->frame);
-    zmq_msg_init (&self->frame);
-    if (zmq_msg_recv (&self->frame, self->sock, 0) < 0)
-        exit (1);
-    msgpack_unpack_return rc = msgpack_unpack_next (&self->unpacked, zmq_msg_data (&self->frame),
-                                                    zmq_msg_size (&self->frame), NULL);
-    if (rc != MSGPACK_UNPACK_SUCCESS || self->unpacked.data.type != MSGPACK_OBJECT_MAP) {
-        fprintf (stderr, "bench: undecodable reply\n");
-        exit (1);
-    }
-    return &self->unpacked.data;
-}
-
-static inline const msgpack_object *
-bench_call (bench_conn_t *self)
-{
-    bench_conn_send (self);
-    return bench_conn_recv (self, 30000);
-}
-
-//  Dies unless the reply's type is `type` (e.g. "WELCOME").
-static inline void
-bench_expect (const msgpack_object *reply, const char *type)
-{
-    if (!pobj_streq (pobj_get (reply, "t"), type)) {
-        size_t tlen = 0, len = 0;
-        const char *got = pobj_str (reply, "t", &tlen);
-        const char *message = pobj_str (reply, "message", &len);
-        fprintf (stderr, "bench: expected %s, got %.*s %.*s\n", type, (int) tlen,
-                 got ? got : "?", (int) len, message ? message : "");
-        exit (1);
-    }
-}
-
-static inline void
-bench_hello (bench_conn_t *self, const char *agent)
-{
-    penc_t *enc = bench_conn_begin (self, PMSG_HELLO, 1);
-    penc_kv_cstr (enc, "agent", agent);
-    bench_expect (bench_call (self), "WELCOME");
+    parley_client_bye (*client_p, true);
+    parley_client_destroy (client_p);
 }
 
 #endif

@@ -57,6 +57,7 @@ parley_client_destroy (parley_client_t **self_p)
         free (self->items);
         free (self->items2);
         client_replica_destroy (self);
+        client_pending_destroy (self);
         free (self);
         *self_p = NULL;
     }

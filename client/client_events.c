@@ -143,7 +143,8 @@ parley_client_process (parley_client_t *self)
 //  Takes what the DEALER holds without waiting: the reply to our last
 //  keepalive HEARTBEAT is matched by id (NOT_HELLO there means the broker
 //  expired us: the session is dropped, and the next request says HELLO);
-//  anything else is a late reply to a request given up on, dropped.
+//  replies to posted requests are kept for their collect; anything else is
+//  a late reply to a request given up on, dropped.
 static void
 s_drain_replies (parley_client_t *self)
 {
@@ -155,9 +156,13 @@ s_drain_replies (parley_client_t *self)
             self->keepalive_id = 0;
             if (pmsg_type (msg) == PMSG_ERROR && pmsg_uint (msg, "code", 0) == PERR_NOT_HELLO) {
                 plog_info ("broker forgot us (NOT_HELLO) during a wait; will say HELLO again");
+                client_pending_fail (self, PARLEY_ERR_NOT_HELLO);
                 client_close_dealer (self);
             }
         }
+        else
+        if (client_pending_keep (self, msg))
+            continue;
         pmsg_destroy (&msg);
     }
 }

@@ -6,6 +6,7 @@
       client_session.c     HELLO / WELCOME, backoff, re-LISTEN
       client_request.c     sending one request with resends over reconnects
       client_requests.c    one function per request, encoding
+      client_pipeline.c    requests posted without waiting, collected by ticket
       client_results.c     replies decoded into the typed results
       client_events.c      SUB events, heartbeats, wait, fd, keepalive
       client_replica.c     the state replica
@@ -27,6 +28,18 @@ typedef struct {
     char *data;
     size_t size, used;
 } client_arena_t;
+
+//  A request posted without waiting (client_pipeline.c). Its reply is
+//  kept here when it arrives before the caller collects it; `code` is set
+//  when it can no longer come (the socket it went out on was closed).
+typedef struct {
+    uint64_t id;                //  the request id, which is the ticket
+    pmsg_type_t expect;         //  the reply type a success has
+    uint64_t batch;             //  SEND: its batch id and item count
+    size_t count;
+    pmsg_t *reply;
+    parley_err_t code;
+} client_pending_t;
 
 //  One replica entry (the value is owned).
 typedef struct {
@@ -59,6 +72,8 @@ struct _parley_client_t {
     uint64_t enc_id, keepalive_id;
     uint64_t next_batch;
     bool busy;                  //  inside a request: keepalive stays out
+    client_pending_t *pending;  //  posted, not yet collected (in no order)
+    size_t pending_count;
     int64_t request_ms, backoff_max_ms;
     int attempts;
     int connect_attempts;       //  0: forever
@@ -113,6 +128,7 @@ zsock_t *client_socket_new (parley_client_t *self, int type, const char *endpoin
 void client_close_dealer (parley_client_t *self);
 parley_err_t client_exchange (parley_client_t *self, penc_t *enc, uint64_t id, pmsg_t **reply_p);
 pmsg_t *client_recv_reply (parley_client_t *self, bool nowait);
+parley_err_t client_await (parley_client_t *self, uint64_t id, int64_t until, pmsg_t **reply_p);
 
 //  client_session.c
 parley_err_t client_ensure_session (parley_client_t *self);
@@ -121,12 +137,28 @@ parley_err_t client_ensure_session (parley_client_t *self);
 //  resends; on PARLEY_OK self->reply holds a reply of type `expect`.
 penc_t *client_begin (parley_client_t *self, pmsg_type_t type, size_t fields);
 parley_err_t client_call (parley_client_t *self, pmsg_type_t expect);
+parley_err_t client_error_reply (parley_client_t *self, const pmsg_t *reply);
+
+//  client_requests.c: SEND, FETCH and WRITE checked and encoded into
+//  self->enc, for the blocking call and for the pipeline.
+parley_err_t client_encode_send (parley_client_t *self, const parley_outgoing_t *items,
+                                 size_t count, uint64_t *batch_p);
+void client_encode_fetch (parley_client_t *self, uint64_t ack, size_t max, bool stream);
+parley_err_t client_encode_write (parley_client_t *self, const parley_op_t *ops, size_t count);
+
+//  client_pipeline.c
+//  Keeps `msg` if it answers a posted request (true: taken).
+bool client_pending_keep (parley_client_t *self, pmsg_t *msg);
+//  Every posted request still waiting for its reply fails with `code`.
+void client_pending_fail (parley_client_t *self, parley_err_t code);
+void client_pending_destroy (parley_client_t *self);
 
 //  client_results.c
 void client_results_reset (parley_client_t *self);
 void client_decode_welcome (parley_client_t *self, const pmsg_t *msg);
 void client_decode_sent (parley_client_t *self, uint64_t batch, size_t count, parley_sent_t *out);
 void client_decode_mail (parley_client_t *self, parley_mail_batch_t *out);
+void client_decode_written (parley_client_t *self, parley_written_t *out);
 void client_decode_state (parley_client_t *self, parley_state_t *out);
 void client_decode_observation (parley_client_t *self, parley_observation_t *out);
 void client_decode_agents (parley_client_t *self, parley_agent_list_t *out);

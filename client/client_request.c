@@ -22,8 +22,8 @@ client_begin (parley_client_t *self, pmsg_type_t type, size_t fields)
     return &self->enc;
 }
 
-static parley_err_t
-s_error_reply (parley_client_t *self, const pmsg_t *reply)
+parley_err_t
+client_error_reply (parley_client_t *self, const pmsg_t *reply)
 {
     size_t len = 0;
     const char *text = pmsg_str (reply, "message", &len);
@@ -61,6 +61,7 @@ client_call (parley_client_t *self, pmsg_type_t expect)
         &&  pmsg_uint (reply, "code", 0) == PERR_NOT_HELLO) {
             plog_info ("broker forgot us (NOT_HELLO); saying HELLO again");
             pmsg_destroy (&reply);
+            client_pending_fail (self, PARLEY_ERR_NOT_HELLO);
             client_close_dealer (self);
             continue;
         }
@@ -69,7 +70,7 @@ client_call (parley_client_t *self, pmsg_type_t expect)
             if (pmsg_type (reply) == expect)
                 return PARLEY_OK;
             if (pmsg_type (reply) == PMSG_ERROR)
-                return s_error_reply (self, reply);
+                return client_error_reply (self, reply);
             return client_fail (self, PARLEY_ERR_BAD_REPLY, "unexpected reply %s to %s",
                                 pmsg_type_name (pmsg_type (reply)),
                                 pmsg_type_name (expect));

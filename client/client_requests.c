@@ -4,6 +4,8 @@
     Adding a request is local: its function here (encode + client_call
     with the reply type it expects) and, if its reply is new, a decoder in
     client_results.c. Requests without own fields go through s_plain.
+    SEND, FETCH and WRITE encode in client_encode_* so that
+    client_pipeline.c can post them without waiting.
 */
 #include <assert.h>
 #include "client_internal.h"
@@ -37,11 +39,12 @@ s_name_ok (const char *name)
     return name && pmsg_name_valid (name, strlen (name));
 }
 
+//  Checks a SEND and encodes it into self->enc with a fresh batch id.
 parley_err_t
-parley_client_send (parley_client_t *self, const parley_outgoing_t *items, size_t count,
-                    parley_sent_t *result)
+client_encode_send (parley_client_t *self, const parley_outgoing_t *items, size_t count,
+                    uint64_t *batch_p)
 {
-    assert (self && (items || count == 0));
+    assert (self && (items || count == 0) && batch_p);
     if (count == 0 || count > PROTO_MAX_BATCH)
         return client_fail (self, PARLEY_ERR_INVALID, "SEND of %zu messages (1..%d)",
                             count, PROTO_MAX_BATCH);
@@ -70,17 +73,26 @@ parley_client_send (parley_client_t *self, const parley_outgoing_t *items, size_
         const char *body = item->body? (const char *) item->body: "";
         penc_kv_str (enc, "body", body, s_body_len (body, item->body_len, max_body));
     }
-    parley_err_t rc = client_call (self, PMSG_SENT);
+    *batch_p = batch;
+    return PARLEY_OK;
+}
+
+parley_err_t
+parley_client_send (parley_client_t *self, const parley_outgoing_t *items, size_t count,
+                    parley_sent_t *result)
+{
+    uint64_t batch = 0;
+    parley_err_t rc = client_encode_send (self, items, count, &batch);
+    if (rc == PARLEY_OK)
+        rc = client_call (self, PMSG_SENT);
     if (rc == PARLEY_OK && result)
         client_decode_sent (self, batch, count, result);
     return rc;
 }
 
-parley_err_t
-parley_client_fetch (parley_client_t *self, uint64_t ack, size_t max, bool stream,
-                     parley_mail_batch_t *result)
+void
+client_encode_fetch (parley_client_t *self, uint64_t ack, size_t max, bool stream)
 {
-    assert (self && result);
     size_t fields = (ack? 1: 0) + (max? 1: 0) + (stream? 1: 0);
     penc_t *enc = client_begin (self, PMSG_FETCH, fields);
     if (ack)
@@ -89,6 +101,14 @@ parley_client_fetch (parley_client_t *self, uint64_t ack, size_t max, bool strea
         penc_kv_uint (enc, "max", max);
     if (stream)
         penc_kv_bool (enc, "stream", true);
+}
+
+parley_err_t
+parley_client_fetch (parley_client_t *self, uint64_t ack, size_t max, bool stream,
+                     parley_mail_batch_t *result)
+{
+    assert (self && result);
+    client_encode_fetch (self, ack, max, stream);
     parley_err_t rc = client_call (self, PMSG_MAIL);
     if (rc == PARLEY_OK)
         client_decode_mail (self, result);
@@ -160,9 +180,9 @@ s_value_ok (const void *value, size_t size)
     return ok;
 }
 
+//  Checks a WRITE and encodes it into self->enc.
 parley_err_t
-parley_client_write (parley_client_t *self, const parley_op_t *ops, size_t count,
-                     parley_written_t *result)
+client_encode_write (parley_client_t *self, const parley_op_t *ops, size_t count)
 {
     assert (self && (ops || count == 0));
     if (count == 0 || count > PROTO_MAX_BATCH)
@@ -193,11 +213,18 @@ parley_client_write (parley_client_t *self, const parley_op_t *ops, size_t count
         if (op->reducer)
             penc_kv_cstr (enc, "reducer", op->reducer);
     }
-    parley_err_t rc = client_call (self, PMSG_WRITTEN);
-    if (rc == PARLEY_OK && result) {
-        result->seq = pmsg_uint (self->reply, "seq", 0);
-        result->changed = pmsg_uint (self->reply, "changed", 0);
-    }
+    return PARLEY_OK;
+}
+
+parley_err_t
+parley_client_write (parley_client_t *self, const parley_op_t *ops, size_t count,
+                     parley_written_t *result)
+{
+    parley_err_t rc = client_encode_write (self, ops, count);
+    if (rc == PARLEY_OK)
+        rc = client_call (self, PMSG_WRITTEN);
+    if (rc == PARLEY_OK && result)
+        client_decode_written (self, result);
     return rc;
 }
 

@@ -176,6 +176,13 @@ client_decode_sent (parley_client_t *self, uint64_t batch, size_t count, parley_
     out->error_count = error_count;
 }
 
+void
+client_decode_written (parley_client_t *self, parley_written_t *out)
+{
+    out->seq = pmsg_uint (self->reply, "seq", 0);
+    out->changed = pmsg_uint (self->reply, "changed", 0);
+}
+
 //  The duplicate filter's watermark follows the broker: a restarted
 //  broker's fresh mail counter (WELCOME.origin changed, or an older
 //  broker's mail_seq below what we handed out) starts again from what
@@ -197,6 +204,74 @@ s_check_epoch (parley_client_t *self)
     self->handed_origin = self->welcome.origin;
 }
 
+//  A str value into a fixed buffer, as pobj_strcpy: "" when it is not a
+//  str, does not fit, or holds a NUL.
+static void
+s_name (const msgpack_object *o, char *buf, size_t size)
+{
+    size_t len = o->type == MSGPACK_OBJECT_STR? o->via.str.size: size;
+    if (len >= size || memchr (o->via.str.ptr, 0, len)) {
+        buf [0] = 0;
+        return;
+    }
+    memcpy (buf, o->via.str.ptr, len);
+    buf [len] = 0;
+}
+
+//  One MAIL record into `m`, in one pass over its
+//  fields: mail is the bulk of what a client decodes, and a lookup by name
+//  per field would scan the record six times. The first of a repeated key
+//  counts, as with pobj_get; nil is absent.
+static void
+s_mail_record (const msgpack_object *item, parley_mail_t *m)
+{
+    memset (m, 0, sizeof (*m));
+    m->body = "";
+    if (item->type != MSGPACK_OBJECT_MAP)
+        return;
+    unsigned seen = 0;
+    for (uint32_t k = 0; k < item->via.map.size; k++) {
+        const msgpack_object *key = &item->via.map.ptr [k].key;
+        const msgpack_object *val = &item->via.map.ptr [k].val;
+        if (key->type != MSGPACK_OBJECT_STR || val->type == MSGPACK_OBJECT_NIL)
+            continue;
+        const char *name = key->via.str.ptr;
+        size_t len = key->via.str.size;
+        unsigned bit = 0;
+        #define S_KEY(text, flag) (len == sizeof (text) - 1 && memcmp (name, text, len) == 0 \
+                                   && !(seen & (bit = flag)))
+        if (S_KEY ("seq", 1))
+            m->seq = val->type == MSGPACK_OBJECT_POSITIVE_INTEGER? val->via.u64: 0;
+        else
+        if (S_KEY ("ts", 2))
+            m->ts = val->type == MSGPACK_OBJECT_POSITIVE_INTEGER? val->via.u64: 0;
+        else
+        if (S_KEY ("from", 4))
+            s_name (val, m->from, sizeof (m->from));
+        else
+        if (S_KEY ("to", 8))
+            s_name (val, m->to, sizeof (m->to));
+        else
+        if (S_KEY ("channel", 16))
+            s_name (val, m->channel, sizeof (m->channel));
+        else
+        if (S_KEY ("body", 32)) {
+            //  The body points into the reply: str or bin, as sent.
+            if (val->type == MSGPACK_OBJECT_STR) {
+                m->body = val->via.str.ptr;
+                m->body_len = val->via.str.size;
+            }
+            else
+            if (val->type == MSGPACK_OBJECT_BIN) {
+                m->body = val->via.bin.ptr;
+                m->body_len = val->via.bin.size;
+            }
+        }
+        #undef S_KEY
+        seen |= bit;
+    }
+}
+
 void
 client_decode_mail (parley_client_t *self, parley_mail_batch_t *out)
 {
@@ -211,32 +286,16 @@ client_decode_mail (parley_client_t *self, parley_mail_batch_t *out)
     size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
         const msgpack_object *item = &items->via.array.ptr [i];
-        uint64_t seq = pobj_uint (item, "seq", 0);
+        parley_mail_t *m = &mail [kept];
+        s_mail_record (item, m);
+        uint64_t seq = m->seq;
         if (self->dedup && seq != 0 && seq <= self->handed_seq) {
             self->stats.duplicates++;
             continue;
         }
         if (seq > self->handed_seq)
             self->handed_seq = seq;
-        parley_mail_t *m = &mail [kept++];
-        m->seq = seq;
-        m->ts = pobj_uint (item, "ts", 0);
-        s_copy (item, "from", m->from, sizeof (m->from));
-        s_copy (item, "to", m->to, sizeof (m->to));
-        s_copy (item, "channel", m->channel, sizeof (m->channel));
-        //  The body points into the reply: str or bin, as sent.
-        const msgpack_object *body = pobj_get (item, "body");
-        if (body && body->type == MSGPACK_OBJECT_STR) {
-            m->body = body->via.str.ptr;
-            m->body_len = body->via.str.size;
-        }
-        else
-        if (body && body->type == MSGPACK_OBJECT_BIN) {
-            m->body = body->via.bin.ptr;
-            m->body_len = body->via.bin.size;
-        }
-        else
-            m->body = "";
+        kept++;
     }
     out->messages = mail;
     out->count = kept;

@@ -47,9 +47,11 @@ client_socket_new (parley_client_t *self, int type, const char *endpoint)
 }
 
 //  Closes the DEALER (dropping anything queued on it); no session after.
+//  Requests posted on it whose reply has not come never get one now.
 void
 client_close_dealer (parley_client_t *self)
 {
+    client_pending_fail (self, PARLEY_ERR_TIMEOUT);
     zsock_destroy (&self->watch);     //  the monitor before its socket
     zsock_destroy (&self->dealer);
     self->session = false;
@@ -76,10 +78,11 @@ client_recv_reply (parley_client_t *self, bool nowait)
     return msg;
 }
 
-//  Waits for the reply carrying `id` until `until`. Replies with another
-//  id (late ones, to requests given up on) are dropped.
-static parley_err_t
-s_await (parley_client_t *self, uint64_t id, int64_t until, pmsg_t **reply_p)
+//  Waits for the reply carrying `id` until `until`. Replies to posted
+//  requests (client_pipeline.c) are kept for their collect; others (late
+//  ones, to requests given up on) are dropped.
+parley_err_t
+client_await (parley_client_t *self, uint64_t id, int64_t until, pmsg_t **reply_p)
 {
     while (!parley_client_stopped (self)) {
         int64_t left = until - pclock_mono_ms ();
@@ -92,13 +95,14 @@ s_await (parley_client_t *self, uint64_t id, int64_t until, pmsg_t **reply_p)
         if (!msg)
             continue;
         //  An ERROR with id 0 answers a frame whose id could not be read:
-        //  with one request in flight that is ours, and a resend of the
-        //  same bytes would fail the same way.
+        //  the one awaited is taken to be it (the library writes every id
+        //  itself), and a resend of the same bytes would fail the same way.
         if (pmsg_id (msg) == id || (pmsg_id (msg) == 0 && pmsg_type (msg) == PMSG_ERROR)) {
             *reply_p = msg;
             return PARLEY_OK;
         }
-        pmsg_destroy (&msg);
+        if (!client_pending_keep (self, msg))
+            pmsg_destroy (&msg);
     }
     return PARLEY_ERR_STOPPED;
 }
@@ -115,7 +119,7 @@ client_exchange (parley_client_t *self, penc_t *enc, uint64_t id, pmsg_t **reply
         return PARLEY_ERR_TIMEOUT;
     self->last_send_ms = pclock_mono_ms ();
     self->busy = true;
-    parley_err_t rc = s_await (self, id, self->last_send_ms + self->request_ms, reply_p);
+    parley_err_t rc = client_await (self, id, self->last_send_ms + self->request_ms, reply_p);
     self->busy = false;
     return rc;
 }

@@ -1,6 +1,7 @@
 /*  check_client - libparley, the C client, against the real broker: every
     request with its typed result and typed errors (SEND's resolve, the
-    model report, the OBSERVATION's image too), reconnects with
+    model report, the OBSERVATION's image too), requests pipelined
+    (posted, collected by ticket, failed together when lost), reconnects with
     re-LISTEN, the state replica, mail wake-ups through the event fd, and
     the installed library: header, shared (with soname) and static
     library, parley.pc, and examples/c/example.c built outside the tree
@@ -389,6 +390,125 @@ START_TEST (test_reconnect_relistens)
 }
 END_TEST
 
+//  Pipelining: requests posted without waiting, collected by ticket in any
+//  order, with the blocking calls' typed results and errors; a blocking
+//  request in between keeps the others' replies; the in-flight limit.
+START_TEST (test_pipeline)
+{
+    testbroker_t *broker = testbroker_start (NULL);
+    ck_assert_ptr_nonnull (broker);
+    parley_client_t *client = connected (testbroker_router (broker), "Piper");
+    parley_outgoing_t items [] = {
+        { .to = "Piper", .body = "one", .body_len = 3 },
+        { .to = "Nobody", .body = "two", .body_len = 3 },
+    };
+    parley_ticket_t send1, send2, fetch1, fetch2;
+    ck_assert_int_eq (parley_client_post_send (client, items, 1, &send1), PARLEY_OK);
+    ck_assert_int_eq (parley_client_post_send (client, items, 2, &send2), PARLEY_OK);
+    ck_assert_uint_ne (send1, send2);
+    ck_assert_uint_eq (parley_client_in_flight (client), 2);
+    //  Checked before anything is sent, as the blocking call.
+    parley_ticket_t none = 99;
+    ck_assert_int_eq (parley_client_post_send (client, items, 0, &none), PARLEY_ERR_INVALID);
+    ck_assert_uint_eq (none, 0);
+    //  A blocking request while two are out: their replies are kept.
+    ck_assert_int_eq (parley_client_heartbeat (client), PARLEY_OK);
+    parley_sent_t sent;
+    ck_assert_int_eq (parley_client_collect_sent (client, send2, &sent), PARLEY_OK);
+    ck_assert_uint_eq (sent.count, 2);
+    ck_assert_uint_eq (sent.accepted, 1);
+    ck_assert_uint_eq (sent.error_count, 1);
+    ck_assert_int_eq (sent.errors [0].code, PARLEY_ERR_UNKNOWN_RECIPIENT);
+    uint64_t second_seq = sent.seqs [0];
+    ck_assert_int_eq (parley_client_collect_sent (client, send1, &sent), PARLEY_OK);
+    ck_assert_uint_eq (sent.accepted, 1);
+    uint64_t first_seq = sent.seqs [0];
+    ck_assert_uint_lt (first_seq, second_seq);
+    //  Collected once only; a ticket of another request is refused.
+    ck_assert_int_eq (parley_client_collect_sent (client, send1, &sent), PARLEY_ERR_INVALID);
+    ck_assert_int_eq (parley_client_post_fetch (client, 0, 1, false, &fetch1), PARLEY_OK);
+    ck_assert_int_eq (parley_client_post_fetch (client, 0, 1, true, &fetch2), PARLEY_OK);
+    ck_assert_int_eq (parley_client_collect_sent (client, fetch1, &sent), PARLEY_ERR_INVALID);
+    parley_mail_batch_t mail;
+    ck_assert_int_eq (parley_client_collect_mail (client, fetch1, &mail), PARLEY_OK);
+    ck_assert_uint_eq (mail.count, 1);
+    ck_assert_uint_eq (mail.messages [0].seq, first_seq);
+    ck_assert_int_eq (parley_client_collect_mail (client, fetch2, &mail), PARLEY_OK);
+    ck_assert_uint_eq (mail.count, 1);
+    ck_assert_uint_eq (mail.messages [0].seq, second_seq);
+    ck_assert_uint_eq (parley_client_in_flight (client), 0);
+
+    //  WRITE: results in order, a refusal typed as the blocking call's.
+    unsigned char value [16];
+    size_t size = parley_pack_int (value, sizeof value, 7);
+    parley_op_t set = { .op = PARLEY_OP_SET, .key = "pipe.a", .value = value, .value_size = size };
+    parley_op_t bad = { .op = PARLEY_OP_DECLARE, .key = "pipe.b", .reducer = "no-such-reducer" };
+    parley_ticket_t w1, w2, w3;
+    ck_assert_int_eq (parley_client_post_write (client, &set, 1, &w1), PARLEY_OK);
+    ck_assert_int_eq (parley_client_post_write (client, &bad, 1, &w2), PARLEY_OK);
+    ck_assert_int_eq (parley_client_post_write (client, &set, 1, &w3), PARLEY_OK);
+    parley_written_t written1, written3;
+    ck_assert_int_eq (parley_client_collect_written (client, w3, &written3), PARLEY_OK);
+    ck_assert_int_eq (parley_client_collect_written (client, w2, NULL), PARLEY_ERR_BAD_REDUCER);
+    ck_assert_int_eq (parley_client_collect_written (client, w1, &written1), PARLEY_OK);
+    ck_assert_uint_gt (written3.seq, written1.seq);
+
+    //  The limit: one more than PARLEY_MAX_IN_FLIGHT is refused.
+    static parley_ticket_t tickets [PARLEY_MAX_IN_FLIGHT];
+    for (size_t i = 0; i < PARLEY_MAX_IN_FLIGHT; i++)
+        ck_assert_int_eq (parley_client_post_fetch (client, 0, 1, false, &tickets [i]), PARLEY_OK);
+    ck_assert_int_eq (parley_client_post_fetch (client, 0, 1, false, &none), PARLEY_ERR_INVALID);
+    for (size_t i = 0; i < PARLEY_MAX_IN_FLIGHT; i++)
+        ck_assert_int_eq (parley_client_collect_mail (client, tickets [i], &mail), PARLEY_OK);
+    parley_client_destroy (&client);
+    testbroker_stop (&broker);
+}
+END_TEST
+
+//  A posted request is sent once: when a reply does not come, that ticket
+//  and every other one out fail with TIMEOUT (NOT_HELLO when the broker
+//  forgot the connection), and the next call says HELLO again. The broker is stopped (SIGSTOP), so no reply can come; a short
+//  liveness lets the old connection expire soon, so the new HELLO is taken.
+START_TEST (test_pipeline_lost)
+{
+    const char *args [] = { "--heartbeat-ms", "250", "--liveness-ms", "1000", NULL };
+    testbroker_t *broker = testbroker_start (args);
+    ck_assert_ptr_nonnull (broker);
+    parley_client_t *client = connected (testbroker_router (broker), "Lost");
+    parley_client_set_timeout (client, 300, 100);
+    //  Left out and destroyed with the client: nothing leaks.
+    parley_ticket_t never;
+    ck_assert_int_eq (parley_client_post_fetch (client, 0, 0, false, &never), PARLEY_OK);
+    testbroker_signal (broker, SIGSTOP);
+    parley_ticket_t first, second;
+    parley_outgoing_t item = { .to = "Lost", .body = "x", .body_len = 1 };
+    ck_assert_int_eq (parley_client_post_send (client, &item, 1, &first), PARLEY_OK);
+    ck_assert_int_eq (parley_client_post_fetch (client, 0, 0, false, &second), PARLEY_OK);
+    parley_mail_batch_t mail;
+    ck_assert_int_eq (parley_client_collect_mail (client, second, &mail), PARLEY_ERR_TIMEOUT);
+    ck_assert_int_eq (parley_client_collect_sent (client, first, NULL), PARLEY_ERR_TIMEOUT);
+    parley_client_stats_t counters;
+    parley_client_counters (client, &counters);
+    ck_assert_uint_eq (counters.timeouts, 1);
+    testbroker_signal (broker, SIGCONT);
+    ck_assert_int_eq (parley_client_heartbeat (client), PARLEY_OK);
+    ck_assert_uint_eq (parley_client_epoch (client), 2);
+    ck_assert_uint_eq (parley_client_in_flight (client), 1);
+    //  Silent well past the liveness (the sweep runs every 250 ms): the
+    //  broker detaches the connection and answers NOT_HELLO to what is in
+    //  flight on it; both tickets say so, and the next call says HELLO.
+    zclock_sleep (2500);
+    ck_assert_int_eq (parley_client_post_fetch (client, 0, 0, false, &first), PARLEY_OK);
+    ck_assert_int_eq (parley_client_post_fetch (client, 0, 0, false, &second), PARLEY_OK);
+    ck_assert_int_eq (parley_client_collect_mail (client, first, &mail), PARLEY_ERR_NOT_HELLO);
+    ck_assert_int_eq (parley_client_collect_mail (client, second, &mail), PARLEY_ERR_NOT_HELLO);
+    ck_assert_int_eq (parley_client_heartbeat (client), PARLEY_OK);
+    ck_assert_uint_eq (parley_client_epoch (client), 3);
+    parley_client_destroy (&client);
+    testbroker_stop (&broker);
+}
+END_TEST
+
 //  make install-lib into a temporary DESTDIR, then the example built and
 //  run outside the tree (tests/client_install.sh).
 START_TEST (test_installed_example)
@@ -430,6 +550,8 @@ main (void)
     tcase_add_test (tc, test_state_and_world);
     tcase_add_test (tc, test_replica_and_fd);
     tcase_add_test (tc, test_reconnect_relistens);
+    tcase_add_test (tc, test_pipeline);
+    tcase_add_test (tc, test_pipeline_lost);
     suite_add_tcase (s, tc);
     tc = tcase_create ("install");
     tcase_set_timeout (tc, 120);
