@@ -54,6 +54,7 @@ PROTO_SRC  := $(wildcard proto/*.c)
 BROKER_SRC := $(filter-out broker/main.c,$(wildcard broker/*.c))
 AGENT_SRC  := $(filter-out agent/main.c,$(wildcard agent/*.c))
 TAP_SRC    := $(wildcard tools/tap/*.c)
+CTL_SRC    := $(wildcard tools/ctl/*.c)
 TEST_SRC   := $(wildcard tests/check_*.c)
 TESTLIB_SRC := $(wildcard tests/lib/*.c)
 BENCH_SRC  := $(wildcard bench/*.c)
@@ -67,7 +68,7 @@ LIB_AGENT  := $(BUILD)/libparley_agent.a
 LIB_TEST   := $(BUILD)/libparley_testlib.a
 PARLEY_LIBS := $(LIB_BROKER) $(LIB_AGENT) $(LIB_PROTO) $(LIB_COMMON)
 
-BINARIES := $(BIN)/parley-broker $(BIN)/parley-agent $(BIN)/parley-tap
+BINARIES := $(BIN)/parley-broker $(BIN)/parley-agent $(BIN)/parley-tap $(BIN)/parley-ctl
 TESTS    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
@@ -88,6 +89,7 @@ check-deps:
 deps:
 	./scripts/deps.sh
 
+$(BUILD)/obj/tools/ctl/%.o: CFLAGS += -Iagent
 $(BUILD)/obj/%.o: %.c | check-deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c $< -o $@
@@ -117,6 +119,11 @@ $(BIN)/parley-agent: $(call obj,agent/main.c) $(LIB_AGENT) $(LIB_PROTO) $(LIB_CO
 	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
 
 $(BIN)/parley-tap: $(call obj,$(TAP_SRC)) $(LIB_PROTO) $(LIB_COMMON)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
+
+# parley-ctl builds its requests with the agent's brokerlink.
+$(BIN)/parley-ctl: $(call obj,$(CTL_SRC)) $(LIB_AGENT) $(LIB_PROTO) $(LIB_COMMON)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
 
