@@ -5,6 +5,7 @@
 #   make SANITIZE=1 test the same with ASan + UBSan, in build/san/
 #   make valgrind        every test suite under valgrind (scripts/valgrind.sh)
 #   make demo            a broker and 3 agents exploring on loopback
+#   make demo-scene      the scene director: six roles taking turns
 #   make bench           benchmarks, written to docs/PERFORMANCE.md figures
 #   make fuzz            libFuzzer on the frame decoder (FUZZ_SECONDS=60)
 #   make deps            install the Debian packages and build libfaiss_c.a
@@ -72,7 +73,7 @@ BINARIES := $(BIN)/parley-broker $(BIN)/parley-agent $(BIN)/parley-tap $(BIN)/pa
 TESTS    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-.PHONY: all test check-deps deps demo bench fuzz install clean readme
+.PHONY: all test check-deps deps demo demo-scene bench fuzz install clean readme
 .DEFAULT_GOAL := all
 
 # Keep test and bench objects: they are not throwaway intermediates.
@@ -151,6 +152,10 @@ valgrind: $(BINARIES) $(TESTS)
 
 demo: all
 	./scripts/demo.sh
+
+# The scene director: six roles taking turns (scenarios/scene).
+demo-scene: all
+	./scripts/demo-scene.sh
 
 bench: $(BINARIES) $(BENCHES)
 	PARLEY_BIN_DIR=$(CURDIR)/$(BIN) ./scripts/bench.sh $(BENCHES)

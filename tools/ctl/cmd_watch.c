@@ -26,11 +26,22 @@ s_print_change (const msgpack_object *entry)
     }
     if (value && value->type == MSGPACK_OBJECT_ARRAY) {
         printf ("      %.*s: %u items\n", (int) len, key, value->via.array.size);
+        //  Items that describe themselves (issues) are worth reading.
+        for (uint32_t i = 0; i < value->via.array.size && i < 8; i++) {
+            const msgpack_object *item = &value->via.array.ptr [i];
+            size_t size = 0;
+            const char *text = item->type == MSGPACK_OBJECT_MAP
+                             ? pobj_str (item, "description", &size) : NULL;
+            char category [64] = "";
+            if (text && pobj_strcpy (item, "category", category, sizeof category))
+                printf ("        - [%s] %.*s\n", category, (int) size, text);
+        }
         return;
     }
     static const msgpack_object nil = { .type = MSGPACK_OBJECT_NIL };
     json_t *json = mpjs_to_json (value ? value : &nil);
-    char *text = json ? json_dumps (json, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    char *text = json ? json_dumps (json, JSON_COMPACT | JSON_ENCODE_ANY
+                                         | JSON_REAL_PRECISION (4)) : NULL;
     printf ("      %.*s = %.100s%s\n", (int) len, key, text ? text : "null",
             text && strlen (text) > 100 ? "..." : "");
     free (text);
@@ -77,9 +88,12 @@ cmd_watch (ctl_t *ctl)
     char err [256] = "", status [32] = "", previous [80] = "";
     pmsg_t *info = ctl_expect (wfreq_info (ctl->link, err, sizeof err), PMSG_WORKFLOW_INFO,
                                "WORKFLOW", err);
+    bool connected = info != NULL;
     if (info) {
         wfreq_str (info, "status", status, sizeof status);
         wfreq_str (info, "holder", previous, sizeof previous);
+        if (strcmp (status, "pending") == 0)
+            previous [0] = 0;           //  the first turn has no one before it
         printf ("workflow %s, %s holds turn %llu\n", status, previous [0] ? previous : "nobody",
                 (unsigned long long) pmsg_uint (info, "turn", 0));
         pmsg_destroy (&info);
@@ -87,7 +101,7 @@ cmd_watch (ctl_t *ctl)
     fflush (stdout);
     int rc = strcmp (status, "done") == 0 ? PARLEY_EXIT_OK
            : strcmp (status, "failed") == 0 ? PARLEY_EXIT_FAILURE : -1;
-    while (rc < 0 && info != NULL && !brokerlink_stopped (ctl->link)) {
+    while (rc < 0 && connected && !brokerlink_stopped (ctl->link)) {
         brokerlink_tick (ctl->link);
         pmsg_t *event = wfevents_next (events, 500);
         if (!event)

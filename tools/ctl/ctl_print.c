@@ -50,7 +50,8 @@ ctl_print_value (const msgpack_object *value)
 {
     static const msgpack_object nil = { .type = MSGPACK_OBJECT_NIL };
     json_t *json = mpjs_to_json (value ? value : &nil);
-    char *text = json ? json_dumps (json, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    char *text = json ? json_dumps (json, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION (6))
+                      : NULL;
     fputs (text ? text : "null", stdout);
     free (text);
     json_decref (json);
