@@ -9,6 +9,7 @@
 */
 #include "agent_workflow.h"
 
+#include <czmq.h>
 #include <jansson.h>
 #include <libgen.h>
 #include <stdlib.h>
@@ -218,6 +219,9 @@ agent_workflow_run (const agent_workflow_config_t *config)
 {
     s_self_t self = { .config = config };
     char cap [80], err [512] = "";
+    //  main's SIGINT/SIGTERM handlers raise config->stop; czmq must not
+    //  replace them when the first socket is made.
+    zsys_handler_set (NULL);
     snprintf (cap, sizeof cap, "role:%s", config->role->name);
     self.link = brokerlink_new (config->broker, config->id);
     if (!self.link)

@@ -74,7 +74,8 @@ s_check_pair (json_t *issues, const json_t *a, const json_t *b)
                            s_num (b, "position", "x"), s_num (b, "bounding_box", "width"));
     double dy = s_overlap (s_num (a, "position", "y"), s_num (a, "bounding_box", "depth"),
                            s_num (b, "position", "y"), s_num (b, "bounding_box", "depth"));
-    if (dx > SCENE_TOLERANCE && dy > SCENE_TOLERANCE)
+    //  Inclusive, with room for the rounding of positions in binary.
+    if (dx > SCENE_TOLERANCE + 1e-9 && dy > SCENE_TOLERANCE + 1e-9)
         s_issue (issues, "error", "clipping", b, "move it clear of the other by its bounding box",
                  "'%s' intersects with '%s' by %.2f m", s_name (b), s_name (a), dx);
 }

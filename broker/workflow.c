@@ -291,12 +291,17 @@ workflow_on_timer (zloop_t *loop, int timer_id, void *arg)
     broker->now_ms = pclock_mono_ms ();
     if (broker->now_ms - self->turn_started_ms <= (int64_t) timeout)
         return 0;
-    char what [96];
+    char what [256];
+    if (!self->agent [0]) {
+        //  Nobody of the role ever came (one online would have been given the turn).
+        snprintf (what, sizeof what, "no agent of role %s came to take turn %llu within the "
+                  "%llu ms turn timeout", self->holder->name, (unsigned long long) self->turn,
+                  (unsigned long long) timeout);
+        workflow_fail (broker, what);
+        return 0;
+    }
     snprintf (what, sizeof what, "held the turn past the %llu ms turn timeout",
               (unsigned long long) timeout);
-    if (!self->agent [0])
-        snprintf (what, sizeof what, "never came: no agent took the turn within %llu ms",
-                  (unsigned long long) timeout);
     s_replace_or_fail (broker, what, self->flow->on_timeout == SCENARIO_TIMEOUT_REPLACE);
     return 0;
 }
