@@ -81,13 +81,29 @@ s_value_dup (const void *item)
     return s_value_new (value->reducer, value->value, value->size, value->removed);
 }
 
+//  Values are inserted as they are (no zhashx duplicator: with one set,
+//  zhashx_insert would store a copy and the caller's value would leak).
 static zhashx_t *
 s_map_new (void)
 {
     zhashx_t *map = zhashx_new ();
-    if (map) {
+    if (map)
         zhashx_set_destructor (map, s_value_free);
-        zhashx_set_duplicator (map, s_value_dup);
+    return map;
+}
+
+static zhashx_t *
+s_map_dup (zhashx_t *source)
+{
+    zhashx_t *map = s_map_new ();
+    for (checkpoint_value_t *value = map ? zhashx_first (source) : NULL; value;
+         value = zhashx_next (source)) {
+        checkpoint_value_t *copy = s_value_dup (value);
+        if (!copy || zhashx_insert (map, zhashx_cursor (source), copy)) {
+            free (copy);
+            zhashx_destroy (&map);
+            break;
+        }
     }
     return map;
 }
@@ -301,7 +317,7 @@ checkpoints_state_at (checkpoints_t *self, uint64_t number)
     assert (self);
     if (!s_find (self, number))
         return NULL;
-    zhashx_t *map = zhashx_dup (self->base);
+    zhashx_t *map = s_map_dup (self->base);
     if (!map)
         return NULL;
     for (s_checkpoint_t *checkpoint = zlistx_first (self->kept); checkpoint;
