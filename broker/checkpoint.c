@@ -198,10 +198,16 @@ typedef struct {
     bool failed;
 } s_walk_t;
 
+//  The broker's world.* keys belong to the world, which a checkpoint does
+//  not restore (RESUME leaves them alone), so they are not recorded either.
+#define S_WORLD_PREFIX "world."
+
 static void
 s_visit (const state_entry_t *entry, void *arg)
 {
     s_walk_t *walk = arg;
+    if (strncmp (entry->key, S_WORLD_PREFIX, strlen (S_WORLD_PREFIX)) == 0)
+        return;
     zhashx_insert (walk->seen, entry->key, (void *) 1);
     checkpoint_value_t *old = zhashx_lookup (walk->shadow, entry->key);
     if (old && old->reducer == entry->reducer && old->size == entry->size

@@ -13,6 +13,9 @@
     kept checkpoints up to N, so `show N`, `diff N M` and `resume N` cost
     one pass over those differences.
 
+    The broker's world.* keys are not recorded: the world is restored by
+    WORLD_RESET, not by a checkpoint.
+
     Not thread-safe: the broker's loop is the lock.
 */
 #ifndef PARLEY_BROKER_CHECKPOINT_H
