@@ -48,8 +48,10 @@ s_read_state (s_self_t *self, const pmsg_t *info, char *err, size_t err_size)
         pmsg_t *reply = wfreq_get (self->link, (const char *const *) role->reads,
                                    role->read_count, err, err_size);
         if (!reply || pmsg_type (reply) != PMSG_STATE) {
+            char message [PROTO_MAX_TEXT + 1];
             if (reply)
-                snprintf (err, err_size, "GET: %s", pmsg_str (reply, "message", NULL) ? "refused" : "?");
+                snprintf (err, err_size, "GET refused: %.200s",
+                          wfreq_str (reply, "message", message, sizeof message));
             pmsg_destroy (&reply);
             json_decref (state);
             return NULL;

@@ -247,9 +247,20 @@ checkpoint_record (checkpoints_t *self, state_t *state, const checkpoint_meta_t 
         }
     }
     zhashx_destroy (&seen);
-    if (walk.failed || s_apply (self->shadow, checkpoint->diff)) {
-        //  The shadow may be half-updated: rebuild it from what is kept.
+    if (walk.failed) {
         s_checkpoint_free ((void **) &checkpoint);
+        return -1;
+    }
+    if (s_apply (self->shadow, checkpoint->diff)) {
+        //  Out of memory half way: the shadow is rebuilt from what is kept,
+        //  so the next record still compares with the last checkpoint.
+        s_checkpoint_free ((void **) &checkpoint);
+        s_checkpoint_t *last = zlistx_last (self->kept);
+        zhashx_t *rebuilt = last ? checkpoints_state_at (self, last->info.number) : s_map_new ();
+        if (rebuilt) {
+            zhashx_destroy (&self->shadow);
+            self->shadow = rebuilt;
+        }
         return -1;
     }
     checkpoint->info.number = self->next_number++;

@@ -32,6 +32,10 @@ typedef struct _workflow_t workflow_t;
 typedef struct _broker_t broker_t;
 typedef struct _agent_t agent_t;
 
+//  A HANDOVER's own ops: one state batch (PROTO_MAX_BATCH) less the four
+//  workflow keys and the most clear_on_revision keys a scenario may name.
+#define WORKFLOW_MAX_OPS (PROTO_MAX_BATCH - 4 - SCENARIO_MAX_CLEAR)
+
 //  Checkpoints kept by default (--checkpoints).
 #define WORKFLOW_DEFAULT_RETAIN 1000
 

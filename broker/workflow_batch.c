@@ -109,6 +109,12 @@ s_check (broker_t *broker, const pmsg_t *msg, agent_t *agent, uint64_t id,
         return PERR_BAD_FIELD;
     }
     const msgpack_object *ops = pmsg_field (msg, "ops");
+    if (ops && ops->via.array.size > WORKFLOW_MAX_OPS) {
+        dispatch_error (broker, id, PERR_TOO_LARGE, "a HANDOVER carries at most %d ops (the "
+                        "batch also holds the workflow keys and the revision's clears)",
+                        WORKFLOW_MAX_OPS);
+        return PERR_TOO_LARGE;
+    }
     for (uint32_t i = 0; ops && i < ops->via.array.size; i++) {
         const char *key = pobj_str (&ops->via.array.ptr [i], "key", &len);
         char copy [PROTO_MAX_KEY + 1];

@@ -109,6 +109,12 @@ workflow_resume (broker_t *broker, uint64_t number, uint64_t id)
     s_plan_target (broker, &plan);
     char why [512] = "";
     perr_t err = plan.failed ? PERR_INTERNAL : PERR_NONE;
+    if (!err && plan.count > PROTO_MAX_BATCH) {
+        //  One batch, so all or nothing: a bigger change is refused whole.
+        err = PERR_TOO_LARGE;
+        snprintf (why, sizeof why, "going back needs %zu key changes, more than one batch "
+                  "of %d", plan.count, PROTO_MAX_BATCH);
+    }
     uint64_t before = state_seq (broker->state);
     if (!err && plan.count)
         err = state_apply_raw (broker->state, plan.ops, plan.count, NULL, why, sizeof why);

@@ -274,6 +274,21 @@ START_TEST (test_atomic_handover)
         EXPECT_ERROR (reply, PERR_BAD_FIELD);
         pmsg_destroy (&reply);
     }
+    //  More ops than fit one batch beside the workflow's own: refused whole.
+    penc_t *big = testclient_begin (worker, PMSG_HANDOVER, 2);
+    penc_key (big, "ops");
+    msgpack_pack_array (penc_packer (big), 4029);
+    for (int i = 0; i < 4029; i++) {
+        msgpack_pack_map (penc_packer (big), 3);
+        penc_kv_cstr (big, "op", "update");
+        penc_kv_cstr (big, "key", "work");
+        penc_key (big, "value");
+        msgpack_pack_array (penc_packer (big), 0);
+    }
+    penc_kv_cstr (big, "next", "checker");
+    reply = testclient_call (worker);
+    EXPECT_ERROR (reply, PERR_TOO_LARGE);
+    pmsg_destroy (&reply);
     //  A bad op anywhere in the batch: nothing at all changes.
     pmsg_t *before = s_info (worker);
     uint64_t seq = pmsg_uint (before, "seq", 0);
