@@ -628,6 +628,48 @@ START_TEST (test_checkpoints_and_resume)
 }
 END_TEST
 
+//  --checkpoints 3: the oldest fold into the base, the kept ones still
+//  show and resume, a folded one is gone.
+START_TEST (test_checkpoint_retention)
+{
+    const char *args [] = { "--scenario", s_scenario (&s_default), "--checkpoints", "3", NULL };
+    testbroker_t *broker = testcheck_start (args);
+    testclient_t *worker = s_agent (broker, "W1", "worker");
+    testclient_t *checker = s_agent (broker, "C1", "checker");
+    for (int i = 0; i < 3; i++) {
+        char ops [128];
+        snprintf (ops, sizeof ops, "[{\"op\":\"update\",\"key\":\"work\",\"value\":[%d]}]", i);
+        s_handover_ok (worker, ops, "checker", NULL);
+        s_handover_ok (checker, NULL, "worker", NULL);
+    }
+    //  Checkpoints 0..7 were recorded; 5, 6, 7 are kept.
+    pmsg_t *list = testclient_call0 (worker, PMSG_CHECKPOINTS);
+    EXPECT (list, PMSG_CHECKPOINT_LIST);
+    ck_assert_uint_eq (testclient_array_size (list, "checkpoints"), 3);
+    ck_assert_uint_eq (pmsg_uint (list, "dropped", 0), 5);
+    ck_assert_uint_eq (pobj_uint (testclient_array_at (list, "checkpoints", 0), "number", 0), 5);
+    pmsg_destroy (&list);
+    penc_t *enc = testclient_begin (worker, PMSG_CHECKPOINT, 1);
+    penc_kv_uint (enc, "number", 4);
+    pmsg_t *reply = testclient_call (worker);
+    EXPECT_ERROR (reply, PERR_NO_SUCH_CHECKPOINT);
+    pmsg_destroy (&reply);
+    //  The oldest kept is whole (base + its difference): checkpoint 5 is
+    //  the checker's second hand-over, after work [0] and [1].
+    enc = testclient_begin (worker, PMSG_RESUME, 1);
+    penc_kv_uint (enc, "number", 5);
+    reply = testclient_call (worker);
+    EXPECT (reply, PMSG_WORKFLOW_INFO);
+    pmsg_destroy (&reply);
+    s_expect_key (worker, "work", "[0,1]");
+    s_expect_key (worker, "current_agent", "\"worker\"");
+    s_expect_key (worker, "turn", "5");
+    testclient_destroy (&checker);
+    testclient_destroy (&worker);
+    s_stop (&broker);
+}
+END_TEST
+
 START_TEST (test_bad_scenario_exits_2)
 {
     char *path = testsuite_test_path ("corpus/config/scenario-revisions-high.scenario.yaml");
@@ -637,6 +679,14 @@ START_TEST (test_bad_scenario_exits_2)
     ck_assert_int_eq (tproc_status (proc), 2);
     ck_assert_msg (strstr (tproc_err (proc), ":5: workflow.max_revisions: 9 is out of range 1..5"),
                    "%s", tproc_err (proc));
+    tproc_destroy (&proc);
+    free (path);
+    //  The agent's --role too.
+    path = testsuite_test_path ("corpus/config/role-unknown-key.role.yaml");
+    const char *agent [] = { "parley-agent", "--role", path, "--broker", "tcp://127.0.0.1:1", NULL };
+    proc = tproc_run (agent, true);
+    ck_assert_int_eq (tproc_status (proc), 2);
+    ck_assert_msg (strstr (tproc_err (proc), ":4: unknown key \"gaol\""), "%s", tproc_err (proc));
     tproc_destroy (&proc);
     free (path);
     //  Without a workflow the requests say so.
@@ -663,6 +713,7 @@ main (void)
     tcase_add_test (tc, test_turn_timeout);
     tcase_add_test (tc, test_human_turn);
     tcase_add_test (tc, test_checkpoints_and_resume);
+    tcase_add_test (tc, test_checkpoint_retention);
     tcase_add_test (tc, test_bad_scenario_exits_2);
     suite_add_tcase (suite, tc);
     return testsuite_run (suite);
