@@ -670,6 +670,55 @@ START_TEST (test_checkpoint_retention)
 }
 END_TEST
 
+//  RESUME brings back a key deleted since, with its reducer, and drops a
+//  key created since.
+START_TEST (test_resume_restores_keys)
+{
+    testbroker_t *broker = s_start (&s_default);
+    testclient_t *worker = s_agent (broker, "W1", "worker");
+    testclient_t *checker = s_agent (broker, "C1", "checker");
+    s_handover_ok (worker, "[{\"op\":\"update\",\"key\":\"work\",\"value\":[\"kept\"]}]",
+                   "checker", NULL);                                  //  checkpoint 2
+    s_handover_ok (checker, "[{\"op\":\"update\",\"key\":\"report\",\"value\":\"r\"}]",
+                   "worker", NULL);                                   //  checkpoint 3
+    s_handover_ok (worker, "[{\"op\":\"delete\",\"key\":\"work\"},"
+                   "{\"op\":\"declare\",\"key\":\"work\",\"reducer\":\"add\"},"
+                   "{\"op\":\"update\",\"key\":\"work\",\"value\":5}]", "checker", NULL);
+    s_expect_key (worker, "work", "5");
+    penc_t *enc = testclient_begin (worker, PMSG_CHECKPOINT, 2);
+    penc_kv_uint (enc, "number", 4);
+    penc_kv_uint (enc, "since", 2);
+    pmsg_t *diff = testclient_call (worker);
+    EXPECT (diff, PMSG_CHECKPOINT_STATE);
+    bool saw_work = false;
+    for (size_t i = 0; i < testclient_array_size (diff, "entries"); i++) {
+        const msgpack_object *entry = testclient_array_at (diff, "entries", i);
+        if (pobj_streq (pobj_get (entry, "key"), "work")) {
+            saw_work = true;
+            ck_assert (pobj_streq (pobj_get (entry, "reducer"), "add"));
+        }
+    }
+    ck_assert (saw_work);
+    pmsg_destroy (&diff);
+    enc = testclient_begin (worker, PMSG_RESUME, 1);
+    penc_kv_uint (enc, "number", 2);
+    pmsg_t *reply = testclient_call (worker);
+    EXPECT (reply, PMSG_WORKFLOW_INFO);
+    pmsg_destroy (&reply);
+    s_expect_key (worker, "work", "[\"kept\"]");
+    s_expect_key (worker, "report", "null");
+    //  The reducer came back too: an update appends again.
+    s_handover_ok (checker, "[{\"op\":\"update\",\"key\":\"issues\",\"value\":[1]}]",
+                   "worker", NULL);
+    s_handover_ok (worker, "[{\"op\":\"update\",\"key\":\"work\",\"value\":[\"more\"]}]",
+                   "checker", NULL);
+    s_expect_key (worker, "work", "[\"kept\",\"more\"]");
+    testclient_destroy (&checker);
+    testclient_destroy (&worker);
+    s_stop (&broker);
+}
+END_TEST
+
 START_TEST (test_bad_scenario_exits_2)
 {
     char *path = testsuite_test_path ("corpus/config/scenario-revisions-high.scenario.yaml");
@@ -714,6 +763,7 @@ main (void)
     tcase_add_test (tc, test_human_turn);
     tcase_add_test (tc, test_checkpoints_and_resume);
     tcase_add_test (tc, test_checkpoint_retention);
+    tcase_add_test (tc, test_resume_restores_keys);
     tcase_add_test (tc, test_bad_scenario_exits_2);
     suite_add_tcase (suite, tc);
     return testsuite_run (suite);
