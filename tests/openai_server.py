@@ -24,6 +24,10 @@ chat behaviours
   400           HTTP 400 with an OpenAI error body (must not be retried)
   slow          sleeps 3 s, then normal
   slow-N        sleeps N seconds (integer), then normal
+  turn          a workflow turn as JSON after a line of prose: appends to
+                "messages" and hands the turn to the first role the
+                prompt's "You may hand the turn to:" line names
+  turn-bad-first  prose without JSON on the first request, then turn
 embeddings behaviours (DIM defaults to 8)
   embed[-DIM]           deterministic vectors of DIM, unnormalised
   embed-reversed[-DIM]  same, items listed in reverse with their index
@@ -37,6 +41,7 @@ Python 3 standard library only.
 import hashlib
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -135,6 +140,15 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(500, {"error": {"message": "down for good"}})
         if behaviour == "400":
             return self.send(400, {"error": {"message": "model not found"}})
+        if behaviour in ("turn", "turn-bad-first"):
+            if behaviour == "turn-bad-first" and n == 1:
+                return self.send(200, self.chat_answer("I think the plan looks fine."))
+            prompt = messages[1]["content"] if len(messages) > 1 else ""
+            found = re.search(r"You may hand the turn to: (\S+)", prompt)
+            turn = {"ops": [{"op": "update", "key": "messages",
+                             "value": [{"from": "model", "text": "a turn by the model"}]}],
+                    "next": found.group(1) if found else "nobody", "summary": "the model's turn"}
+            return self.send(200, self.chat_answer("My turn:\n" + json.dumps(turn)))
         if behaviour == "slow":
             time.sleep(3)
         if behaviour.startswith("slow-") and behaviour[5:].isdigit():
