@@ -20,6 +20,7 @@
 #   client/*.c                    -> libparley_client.a (in tree); libparley.{a,so} installed
 #   tools/tap/*.c                 -> parley-tap
 #   tools/keygen/*.c              -> parley-keygen
+#   tools/ctl/*.c                 -> parley-ctl (with libparley_client.a)
 #   tests/check_*.c               -> one Check binary each, linked with everything
 
 PREFIX  ?= /usr/local

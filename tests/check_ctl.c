@@ -1,13 +1,16 @@
 /*  check_ctl - parley-ctl as a person uses it, against a real broker: the
     workflow, a human turn submitted (updates and hand-over in one), the
     checkpoints listed, shown, compared and resumed, and its exit codes
-    (usage 2, refused request 1, no broker 3).
+    (usage 2, refused request 1, no broker 3); over CURVE, resume wants a
+    key with the admin right.
 */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "pcurve.h"
 #include "lib/testbroker.h"
 #include "lib/testcheck.h"
 #include "lib/testclient.h"
@@ -96,6 +99,50 @@ START_TEST (test_no_broker)
 }
 END_TEST
 
+//  A CURVE broker running the loop scenario: reading the checkpoints is an
+//  agent's right, RESUME an operator's (admin).
+START_TEST (test_curve_resume_needs_admin)
+{
+    tproc_dir_t *dir = tproc_dir_new ();
+    char keys [1100], allow [1100], why [512], server [1200], scout [1200], ops [1200];
+    snprintf (keys, sizeof keys, "%s/keys", tproc_dir_name (dir));
+    snprintf (allow, sizeof allow, "%s/allow", tproc_dir_name (dir));
+    ck_assert_int_eq (mkdir (allow, 0700), 0);
+    ck_assert_msg (pcurve_keygen (keys, "broker", NULL, PCURVE_RIGHT_AGENT, why, sizeof why) == 0,
+                   "%s", why);
+    ck_assert (pcurve_keygen (keys, "scout", "Scout", PCURVE_RIGHT_AGENT, why, sizeof why) == 0);
+    ck_assert (pcurve_keygen (keys, "ops", "Operator", PCURVE_RIGHT_AGENT | PCURVE_RIGHT_ADMIN,
+                              why, sizeof why) == 0);
+    char copy [4000];
+    snprintf (copy, sizeof copy, "cp '%s/scout' '%s/ops' '%s/'", keys, keys, allow);
+    ck_assert_int_eq (system (copy), 0);
+    snprintf (server, sizeof server, "%s/broker", keys);
+    snprintf (scout, sizeof scout, "%s/scout", keys);
+    snprintf (ops, sizeof ops, "%s/ops", keys);
+    const char *args [] = { "--scenario", testflow_scenario (&testflow_default),
+                            "--curve-keys", keys, "--curve-allow", allow, NULL };
+    testbroker_t *broker = testcheck_start (args);
+    const char *router = testbroker_router (broker);
+    s_expect (router, (const char *[]) { "--curve-key", scout, "--curve-server-key", server,
+                                         "--id", "Scout", "checkpoints", NULL },
+              0, "     0  turn 0", NULL);
+    s_expect (router, (const char *[]) { "--curve-key", scout, "--curve-server-key", server,
+                                         "--id", "Scout", "resume", "0", NULL },
+              1, NULL, "RESUME: UNAUTHORIZED");
+    s_expect (router, (const char *[]) { "--curve-key", ops, "--curve-server-key", server,
+                                         "--id", "Operator", "resume", "0", NULL },
+              0, "turn        ", NULL);
+    //  Without the keys there is no talking to it at all; a bad key file
+    //  is a usage error.
+    s_expect (router, (const char *[]) { "--timeout-ms", "200", "workflow", NULL }, 3, NULL,
+              "cannot connect");
+    s_expect (router, (const char *[]) { "--curve-key", "/nonexistent", "--curve-server-key",
+                                         server, "workflow", NULL }, 2, NULL, NULL);
+    testflow_stop (&broker);
+    tproc_dir_destroy (&dir);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -103,6 +150,7 @@ main (void)
     TCase *tc = tcase_create ("ctl");
     tcase_add_test (tc, test_human_turn_and_checkpoints);
     tcase_add_test (tc, test_no_broker);
+    tcase_add_test (tc, test_curve_resume_needs_admin);
     suite_add_tcase (suite, tc);
     return testsuite_run (suite);
 }
