@@ -11,7 +11,6 @@
 */
 #include "agent_workflow.h"
 
-#include <czmq.h>
 #include <jansson.h>
 #include <libgen.h>
 #include <stdlib.h>
