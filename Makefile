@@ -5,6 +5,7 @@
 #   make SANITIZE=1 test the same with ASan + UBSan, in build/san/
 #   make valgrind        every test suite under valgrind (scripts/valgrind.sh)
 #   make demo            a broker and 3 agents exploring on loopback
+#   make demo-scene      the scene director: six roles taking turns
 #   make bench           benchmarks, written to docs/PERFORMANCE.md figures
 #   make fuzz            libFuzzer on the frame decoder (FUZZ_SECONDS=60)
 #   make deps            install the Debian packages and build libfaiss_c.a
@@ -19,6 +20,7 @@
 #   client/*.c                    -> libparley_client.a (in tree); libparley.{a,so} installed
 #   tools/tap/*.c                 -> parley-tap
 #   tools/keygen/*.c              -> parley-keygen
+#   tools/ctl/*.c                 -> parley-ctl (with libparley_client.a)
 #   tests/check_*.c               -> one Check binary each, linked with everything
 
 PREFIX  ?= /usr/local
@@ -59,6 +61,7 @@ AGENT_SRC  := $(filter-out agent/main.c,$(wildcard agent/*.c agent/*/*.c))
 TAP_SRC    := $(wildcard tools/tap/*.c)
 CLIENT_SRC := $(wildcard client/*.c)
 KEYGEN_SRC := $(wildcard tools/keygen/*.c)
+CTL_SRC    := $(wildcard tools/ctl/*.c)
 TEST_SRC   := $(wildcard tests/check_*.c)
 TESTLIB_SRC := $(wildcard tests/lib/*.c)
 BENCH_SRC  := $(wildcard bench/*.c)
@@ -73,7 +76,7 @@ LIB_TEST   := $(BUILD)/libparley_testlib.a
 LIB_CLIENT := $(BUILD)/libparley_client.a
 PARLEY_LIBS := $(LIB_BROKER) $(LIB_AGENT) $(LIB_CLIENT) $(LIB_PROTO) $(LIB_COMMON)
 
-BINARIES := $(BIN)/parley-broker $(BIN)/parley-agent $(BIN)/parley-tap $(BIN)/parley-keygen
+BINARIES := $(BIN)/parley-broker $(BIN)/parley-agent $(BIN)/parley-tap $(BIN)/parley-keygen $(BIN)/parley-ctl
 TESTS    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
@@ -85,7 +88,7 @@ LIBPARLEY_A   := $(LIBPARLEY_DIR)/libparley.a
 LIBPARLEY_SO  := $(LIBPARLEY_DIR)/libparley.so.1.0.0
 LIBPARLEY     := $(LIBPARLEY_A) $(LIBPARLEY_SO)
 
-.PHONY: all test check-deps deps demo bench fuzz install install-lib clean readme
+.PHONY: all test check-deps deps demo demo-scene bench fuzz install install-lib clean readme
 .DEFAULT_GOAL := all
 
 # Keep test and bench objects: they are not throwaway intermediates.
@@ -139,6 +142,11 @@ $(BIN)/parley-keygen: $(call obj,$(KEYGEN_SRC)) $(LIB_COMMON)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
 
+# parley-ctl sends its requests through libparley, like the agent and the tap.
+$(BIN)/parley-ctl: $(call obj,$(CTL_SRC)) $(LIB_CLIENT) $(LIB_PROTO) $(LIB_COMMON)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
+
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(LIB_TEST) $(PARLEY_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(CHECK_LIBS) $(LIBS) -o $@
@@ -179,6 +187,10 @@ valgrind: $(BINARIES) $(TESTS)
 
 demo: all
 	./scripts/demo.sh
+
+# The scene director: six roles taking turns (scenarios/scene).
+demo-scene: all
+	./scripts/demo-scene.sh
 
 bench: $(BINARIES) $(BENCHES)
 	PARLEY_BIN_DIR=$(CURDIR)/$(BIN) ./scripts/bench.sh $(BENCHES)

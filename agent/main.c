@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <czmq.h>
 #include "agent.h"
+#include "agent_role.h"
 #include "pconfig.h"
 #include "pcurve.h"
 #include "plog.h"
@@ -18,6 +19,9 @@ static const pconfig_option_t s_options[] = {
       "broker request endpoint (tcp://HOST:PORT or ipc://PATH)" },
     { "id", 'i', PCONFIG_STR, "PARLEY_AGENT_ID", NULL, 0, 0, "NAME",
       "agent id (default: the hostname, so scaled containers get distinct ids)" },
+    { "role", 'r', PCONFIG_STR, "PARLEY_ROLE", NULL, 0, 0, "FILE",
+      "a role file (scenarios/<name>/roles/<role>.yaml, docs/SCENARIOS.md): its policy and "
+      "memory settings where no flag sets them; plays its turns when the broker runs a workflow" },
     { "policy", 'p', PCONFIG_STR, "PARLEY_POLICY", "heuristic", 0, 0, "NAME",
       "decision policy: heuristic (no server) or llm" },
     { "llm-url", 0, PCONFIG_STR, "PARLEY_LLM_URL", NULL, 0, 0, "URL",
@@ -195,9 +199,19 @@ main (int argc, char **argv)
         c.progress = NULL;
     char err[512];
     int status = PARLEY_EXIT_OK;
+    role_t *role = NULL;
+    if (pconfig_str (config, "role")) {
+        s_signals ();
+        if (agent_role_run (config, &c, &role, &s_stop, &status) == AGENT_ROLE_EXIT) {
+            role_destroy (&role);
+            pconfig_destroy (&config);
+            return status;
+        }
+    }
     agent_t *agent = agent_new (&c, err, sizeof (err));
     if (!agent) {
         plog_error ("%s", err);
+        role_destroy (&role);
         pconfig_destroy (&config);
         return PARLEY_EXIT_USAGE;
     }
@@ -213,6 +227,7 @@ main (int argc, char **argv)
                : rc == AGENT_NO_MODEL? AGENT_EXIT_NO_MODEL: PARLEY_EXIT_OK;
     }
     agent_destroy (&agent);
+    role_destroy (&role);
     pconfig_destroy (&config);
     return status;
 }

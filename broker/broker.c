@@ -57,6 +57,8 @@ static int
 s_build_world (broker_t *self, char *why, size_t why_size)
 {
     const broker_config_t *cfg = &self->config;
+    if (cfg->no_world)
+        return 0;
     if (cfg->world_file && *cfg->world_file)
         self->world = world_load (self->state, cfg->world_file, why, why_size);
     else {
@@ -69,6 +71,35 @@ s_build_world (broker_t *self, char *why, size_t why_size)
         self->world = world_new (self->state, &world, why, why_size);
     }
     return self->world ? 0 : -1;
+}
+
+bool
+broker_no_world (broker_t *self, request_t *req)
+{
+    if (self->world)
+        return false;
+    dispatch_error (self, req->id, PERR_BAD_ACTION, "scenario %s has no world",
+                    self->config.scenario ? self->config.scenario->name : "(none)");
+    return true;
+}
+
+//  The scenario's initial state, then its workflow (checkpoint 0).
+static int
+s_start_scenario (broker_t *self, char *why, size_t why_size)
+{
+    const scenario_t *scenario = self->config.scenario;
+    if (workflow_write_initial (self, scenario, why, why_size))
+        return -1;
+    state_changes_reset (self->state);
+    if (!scenario->workflow.enabled)
+        return 0;
+    size_t retain = self->config.checkpoints ? self->config.checkpoints : WORKFLOW_DEFAULT_RETAIN;
+    self->workflow = workflow_new (scenario, retain);
+    if (!self->workflow) {
+        snprintf (why, why_size, "out of memory");
+        return -1;
+    }
+    return workflow_start (self, why, why_size);
 }
 
 broker_t *
@@ -111,6 +142,8 @@ broker_new (const broker_config_t *config, bool *network, char *why, size_t why_
     }
     if (s_build_world (self, why, why_size))
         goto err;
+    if (cfg->scenario && s_start_scenario (self, why, why_size))
+        goto err;
     if (sockets_open (self, &network_error, why, why_size))
         goto err;
     self->loop = zloop_new ();
@@ -126,6 +159,13 @@ broker_new (const broker_config_t *config, bool *network, char *why, size_t why_
     sweep = sweep < 10 ? 10 : sweep > 1000 ? 1000 : sweep;
     zloop_timer (self->loop, sweep, 0, session_on_sweep, self);
     zloop_timer (self->loop, 1000, 0, s_on_stats, self);
+    if (self->workflow && cfg->scenario->workflow.turn_timeout_ms) {
+        //  A tenth of the turn timeout (10 ms..1 s): a stalled turn is
+        //  noticed within 10% of its limit, at a few checks a second.
+        size_t every = (size_t) (cfg->scenario->workflow.turn_timeout_ms / 10);
+        zloop_timer (self->loop, every < 10 ? 10 : every > 1000 ? 1000 : every, 0,
+                     workflow_on_timer, self);
+    }
     if (cfg->ready_file && *cfg->ready_file
     &&  sockets_write_ready_file (self, cfg->ready_file)) {
         snprintf (why, why_size, "cannot write ready file %s", cfg->ready_file);
@@ -150,6 +190,7 @@ broker_destroy (broker_t **self_p)
         mailroom_destroy (&self->mailroom);
         agents_destroy (&self->agents);
         world_destroy (&self->world);
+        workflow_destroy (&self->workflow);
         state_destroy (&self->state);
         penc_fini (&self->reply);
         penc_fini (&self->event);
@@ -164,7 +205,7 @@ broker_run (broker_t *self)
 {
     assert (self);
     plog_info ("ready: %zu-position world, seed %llu, overflow %s",
-               world_width (self->world) * (size_t) world_height (self->world),
+               self->world ? world_width (self->world) * (size_t) world_height (self->world) : 0,
                (unsigned long long) self->config.seed,
                self->config.drop_oldest ? "drop-oldest" : "reject");
     zloop_start (self->loop);

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "scenario.h"
 
 typedef struct _broker_t broker_t;
 
@@ -62,6 +63,12 @@ typedef struct {
     uint32_t world_width;       //  0 = default (10)
     uint32_t world_height;      //  > 0 makes a grid
     const char *world_file;     //  JSON world; overrides the generated one
+    bool no_world;              //  the scenario has none: PERCEIVE/ACT get BAD_ACTION
+
+    //  Scenario (not owned; must outlive the broker). Its initial state is
+    //  written at start; a workflow section runs turns (workflow.h).
+    const scenario_t *scenario;
+    size_t checkpoints;         //  checkpoints kept (0 = WORKFLOW_DEFAULT_RETAIN)
 
     //  Sockets
     int router_hwm;             //  ZMQ_SNDHWM/RCVHWM of the ROUTER

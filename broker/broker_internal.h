@@ -17,6 +17,7 @@
 #include "world.h"
 #include "tap.h"
 #include "auth.h"
+#include "workflow.h"
 
 #define BROKER_ENDPOINT_MAX 512
 //  MAIL replies stop adding messages at this many bytes so a reply always
@@ -67,7 +68,8 @@ struct _broker_t {
     agents_t *agents;
     mailroom_t *mailroom;
     state_t *state;
-    world_t *world;
+    world_t *world;             //  NULL when the scenario says world: none
+    workflow_t *workflow;       //  NULL without a scenario workflow
 
     penc_t reply;               //  reused for every reply
     penc_t event;               //  reused for every PUB event
@@ -115,6 +117,8 @@ void publish_agent_event (broker_t *self, const agent_t *agent, const char *even
 //  `seq_before` (a failed or empty write leaves old change records).
 void publish_state_changes (broker_t *self, uint64_t seq_before);
 void publish_world_event (broker_t *self, const char *event);
+//  Sends the event already encoded in self->event on `topic`.
+void publish_encoded (broker_t *self, const char *topic, size_t topic_len);
 
 //  stats.c
 void stats_tick (broker_t *self);
@@ -144,5 +148,14 @@ handler_fn handle_perceive;
 handler_fn handle_act;
 handler_fn handle_world_reset;
 handler_fn handle_stats;
+handler_fn handle_handover;
+handler_fn handle_workflow;
+handler_fn handle_checkpoints;
+handler_fn handle_checkpoint;
+handler_fn handle_resume;
+//  handle_checkpoints.c: one checkpoint_info record.
+void checkpoint_encode_info (const checkpoint_info_t *info, penc_t *enc);
+//  A request for the world when the scenario has none: ERROR written, true.
+bool broker_no_world (broker_t *self, request_t *req);
 
 #endif

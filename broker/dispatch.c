@@ -52,6 +52,11 @@ static handler_fn *s_handlers [PMSG__COUNT] = {
     [PMSG_ACT] = handle_act,
     [PMSG_WORLD_RESET] = handle_world_reset,
     [PMSG_STATS] = handle_stats,
+    [PMSG_HANDOVER] = handle_handover,
+    [PMSG_WORKFLOW] = handle_workflow,
+    [PMSG_CHECKPOINTS] = handle_checkpoints,
+    [PMSG_CHECKPOINT] = handle_checkpoint,
+    [PMSG_RESUME] = handle_resume,
 };
 
 static plog_limit_t s_bad_frame_limit;

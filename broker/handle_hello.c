@@ -78,7 +78,7 @@ s_welcome (broker_t *self, request_t *req, agent_t *agent)
 {
     penc_t *enc = &self->reply;
     bool token = agent->token [0] != 0;
-    penc_begin (enc, PMSG_WELCOME, req->id, 14 + token);
+    penc_begin (enc, PMSG_WELCOME, req->id, 13 + (self->world != NULL) + token);
     penc_kv_uint (enc, "version", PROTO_VERSION);
     penc_kv_str (enc, "agent", agent->id, agent->id_len);
     penc_kv_cstr (enc, "pub", self->pub_advertised);
@@ -90,8 +90,10 @@ s_welcome (broker_t *self, request_t *req, agent_t *agent)
     penc_kv_uint (enc, "acked", agent->acked);
     penc_kv_uint (enc, "mail_seq", mailroom_counters (self->mailroom)->mail_seq);
     penc_kv_uint (enc, "state_seq", state_seq (self->state));
-    penc_key (enc, "world");
-    world_encode_summary (self->world, enc);
+    if (self->world) {
+        penc_key (enc, "world");
+        world_encode_summary (self->world, enc);
+    }
     penc_key (enc, "channels");
     msgpack_pack_array (penc_packer (enc), (uint32_t) zlistx_size (agent->channels));
     for (channel_t *channel = zlistx_first (agent->channels); channel;
@@ -183,6 +185,7 @@ handle_hello (broker_t *self, request_t *req)
         }
         s_set_caps (req->agent, req->msg);
         s_welcome (self, req, req->agent);
+        workflow_on_hello (self, req->agent);
         return;
     }
     agent_t *agent = agents_lookup (self->agents, id);
@@ -210,4 +213,5 @@ handle_hello (broker_t *self, request_t *req)
     //  A takeover is a join too: the id has a live connection again.
     publish_agent_event (self, agent, "joined");
     s_welcome (self, req, agent);
+    workflow_on_hello (self, agent);
 }

@@ -39,6 +39,8 @@ s_reply (broker_t *self, request_t *req, perr_t err, const world_obs_t *obs,
 void
 handle_perceive (broker_t *self, request_t *req)
 {
+    if (broker_no_world (self, req))
+        return;
     char why [256] = "";
     world_obs_t obs;
     uint64_t before = state_seq (self->state);
@@ -49,6 +51,8 @@ handle_perceive (broker_t *self, request_t *req)
 void
 handle_act (broker_t *self, request_t *req)
 {
+    if (broker_no_world (self, req))
+        return;
     char why [256] = "";
     world_obs_t obs;
     size_t len = 0;

@@ -13,6 +13,8 @@ handle_world_reset (broker_t *self, request_t *req)
 {
     if (!dispatch_may (self, req, PCURVE_RIGHT_ADMIN, "WORLD_RESET"))
         return;
+    if (broker_no_world (self, req))
+        return;
     char why [256] = "";
     uint64_t before = state_seq (self->state);
     const msgpack_object *seed_field = pmsg_field (req->msg, "seed");

@@ -29,6 +29,8 @@ handle_write (broker_t *self, request_t *req)
         return;
     char why [512] = "";
     state_result_t result = { 0 };
+    if (workflow_rejects_write (self, req->id, pmsg_field (req->msg, "ops")))
+        return;
     uint64_t before = state_seq (self->state);
     perr_t err = state_apply (self->state, pmsg_field (req->msg, "ops"), &result,
                               why, sizeof why);

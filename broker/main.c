@@ -65,6 +65,11 @@ static const pconfig_option_t s_options [] = {
       "a W x H grid world instead of a line (at most 4096 cells)" },
     { "world-file", 0, PCONFIG_STR, "PARLEY_WORLD_FILE", NULL, 0, 0, "FILE",
       "load the world's objects from this JSON file instead of drawing them" },
+    { "scenario", 0, PCONFIG_STR, "PARLEY_SCENARIO", NULL, 0, 0, "DIR",
+      "load scenarios/<name>: its world, initial shared state and workflow (turns); "
+      "a bad file exits 2 naming file, line and key (docs/SCENARIOS.md)" },
+    { "checkpoints", 0, PCONFIG_INT, "PARLEY_CHECKPOINTS", "1000", 1, 1000000, "N",
+      "workflow checkpoints kept (older ones are folded into the base state)" },
     { "router-hwm", 0, PCONFIG_INT, "PARLEY_ROUTER_HWM", "100000", 1, 10000000, "FRAMES",
       "ROUTER send/receive high-water mark; replies beyond it are dropped (counted)" },
     { "pub-hwm", 0, PCONFIG_INT, "PARLEY_PUB_HWM", "100000", 1, 10000000, "FRAMES",
@@ -102,6 +107,24 @@ s_parse_grid (const char *text, uint32_t *width, uint32_t *height)
     return true;
 }
 
+//  The scenario's world, where no flag chose one: flags win.
+static void
+s_scenario_world (pconfig_t *config, const scenario_t *scenario, broker_config_t *cfg)
+{
+    bool flags = pconfig_is_set (config, "world-size") || pconfig_is_set (config, "grid")
+              || pconfig_is_set (config, "world-file");
+    if (scenario->world == SCENARIO_WORLD_NONE && !flags)
+        cfg->no_world = true;
+    if ((scenario->world == SCENARIO_WORLD_LINE || scenario->world == SCENARIO_WORLD_GRID)
+    &&  !flags) {
+        if (scenario->world_width)
+            cfg->world_width = scenario->world_width;
+        cfg->world_height = scenario->world == SCENARIO_WORLD_GRID ? scenario->world_height : 0;
+    }
+    if (scenario->world_seed_set && !pconfig_is_set (config, "seed"))
+        cfg->seed = scenario->world_seed;
+}
+
 static int
 s_fill (pconfig_t *config, broker_config_t *cfg)
 {
@@ -133,6 +156,7 @@ s_fill (pconfig_t *config, broker_config_t *cfg)
     cfg->curve_keys = pconfig_str (config, "curve-keys");
     cfg->curve_allow = pconfig_str (config, "curve-allow");
     cfg->insecure = pconfig_bool (config, "insecure");
+    cfg->checkpoints = (size_t) pconfig_int (config, "checkpoints");
 
     const char *overflow = pconfig_str (config, "overflow");
     if (strcmp (overflow, "drop-oldest") == 0)
@@ -195,18 +219,31 @@ main (int argc, char **argv)
         rc = PARLEY_EXIT_USAGE;
         goto done;
     }
-    char why [512] = "";
+    char why [1024] = "";
+    scenario_t *scenario = NULL;
+    if (pconfig_str (config, "scenario")) {
+        scenario = scenario_load (pconfig_str (config, "scenario"), why, sizeof why);
+        if (!scenario) {
+            fprintf (stderr, "parley-broker: %s\n", why);
+            rc = PARLEY_EXIT_USAGE;
+            goto done;
+        }
+        s_scenario_world (config, scenario, &cfg);
+        cfg.scenario = scenario;
+    }
     bool network = false;
     broker_t *broker = broker_new (&cfg, &network, why, sizeof why);
     if (!broker) {
         plog_error ("cannot start: %s", why);
         rc = network ? PARLEY_EXIT_NETWORK : PARLEY_EXIT_FAILURE;
-        goto done;
+        goto done_scenario;
     }
     if (broker_run (broker))
         rc = PARLEY_EXIT_FAILURE;
     broker_destroy (&broker);
     plog_info ("stopped");
+done_scenario:
+    scenario_destroy (&scenario);
 done:
     pconfig_destroy (&config);
     return rc;

@@ -26,6 +26,12 @@ s_send (broker_t *self, const char *topic, size_t topic_len)
 }
 
 void
+publish_encoded (broker_t *self, const char *topic, size_t topic_len)
+{
+    s_send (self, topic, topic_len);
+}
+
+void
 publish_mail_ready (broker_t *self)
 {
     agent_t *agent;

@@ -24,6 +24,7 @@ session_detach (broker_t *self, agent_t *agent, const char *event)
     plog_info ("agent %s %s (%zu messages queued)", agent->id, event,
                mailbox_count (agent->inbox));
     publish_agent_event (self, agent, event);
+    workflow_on_detach (self, agent, event);
 }
 
 void
@@ -33,7 +34,7 @@ session_forget (broker_t *self, agent_t **agent_p)
     assert (agent && !agent->online);
     char why [256];
     uint64_t before = state_seq (self->state);
-    if (world_leave (self->world, agent->id, why, sizeof why))
+    if (self->world && world_leave (self->world, agent->id, why, sizeof why))
         publish_state_changes (self, before);
     plog_info ("agent %s forgotten (%zu messages released)", agent->id,
                mailbox_count (agent->inbox));

@@ -58,6 +58,7 @@ parley_client_destroy (parley_client_t **self_p)
         free (self->items2);
         client_replica_destroy (self);
         client_pending_destroy (self);
+        client_workflow_destroy (self);
         free (self);
         *self_p = NULL;
     }
@@ -236,6 +237,10 @@ _Static_assert ((int) PARLEY_ERR_NOT_IN_WORLD == (int) PERR_NOT_IN_WORLD, "PARLE
 _Static_assert ((int) PARLEY_ERR_INTERNAL == (int) PERR_INTERNAL, "PARLEY_ERR_INTERNAL");
 _Static_assert ((int) PARLEY_ERR_SHUTTING_DOWN == (int) PERR_SHUTTING_DOWN, "PARLEY_ERR_SHUTTING_DOWN");
 _Static_assert ((int) PARLEY_ERR_UNAUTHORIZED == (int) PERR_UNAUTHORIZED, "PARLEY_ERR_UNAUTHORIZED");
+_Static_assert ((int) PARLEY_ERR_NOT_TURN_HOLDER == (int) PERR_NOT_TURN_HOLDER, "PARLEY_ERR_NOT_TURN_HOLDER");
+_Static_assert ((int) PARLEY_ERR_NO_WORKFLOW == (int) PERR_NO_WORKFLOW, "PARLEY_ERR_NO_WORKFLOW");
+_Static_assert ((int) PARLEY_ERR_WORKFLOW_ENDED == (int) PERR_WORKFLOW_ENDED, "PARLEY_ERR_WORKFLOW_ENDED");
+_Static_assert ((int) PARLEY_ERR_NO_SUCH_CHECKPOINT == (int) PERR_NO_SUCH_CHECKPOINT, "PARLEY_ERR_NO_SUCH_CHECKPOINT");
 
 const char *
 parley_strerror (int code)

@@ -1,7 +1,7 @@
 /*  client_events - libparley's event side: the SUB socket on the endpoint
-    WELCOME names (mail.<agent>, world., and state.<prefix> for the
-    replica), heartbeats when nothing else went out, waits that look at
-    the stop flag, and the non-blocking keepalive for callers stuck in
+    WELCOME names (mail.<agent>, world., state.<prefix> for the replica,
+    workflow. when asked for), heartbeats when nothing else went out,
+    waits that look at the stop flag, and the non-blocking keepalive for callers stuck in
     something else (a model call's progress callback).
 */
 #include <assert.h>
@@ -26,6 +26,8 @@ client_open_sub (parley_client_t *self)
     snprintf (topic, sizeof (topic), "mail.%s", self->agent);
     zsock_set_subscribe (self->sub, topic);
     zsock_set_subscribe (self->sub, "world.");
+    if (self->workflow_on)
+        zsock_set_subscribe (self->sub, "workflow.");
     if (self->replica_on) {
         snprintf (topic, sizeof (topic), "state.%s", self->replica_prefix);
         zsock_set_subscribe (self->sub, topic);
@@ -44,6 +46,9 @@ s_event (parley_client_t *self, zmsg_t *msg)
     else
     if (topic && strncmp (topic, "world.", 6) == 0)
         self->stats.world_events++;
+    else
+    if (topic && strncmp (topic, "workflow.", 9) == 0)
+        client_workflow_queue (self, zmsg_first (msg));
     else
     if (topic && strncmp (topic, "state.", 6) == 0 && self->replica_on) {
         zframe_t *frame = zmsg_first (msg);
@@ -99,7 +104,7 @@ parley_client_wait (parley_client_t *self, int64_t ms)
         s_tick (self);
         client_replica_refresh (self);
         int64_t left = until - pclock_mono_ms ();
-        if (left <= 0)
+        if (left <= 0 || client_workflow_pending (self))
             break;
         int64_t slice = left < CLIENT_POLL_SLICE_MS? left: CLIENT_POLL_SLICE_MS;
         if (self->sub) {

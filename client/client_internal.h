@@ -10,6 +10,7 @@
       client_results.c     replies decoded into the typed results
       client_events.c      SUB events, heartbeats, wait, fd, keepalive
       client_replica.c     the state replica
+      client_workflow.c    the workflow's requests, results and events
       client.c             life cycle, options, errors, value helpers
 */
 #ifndef PARLEY_CLIENT_INTERNAL_H
@@ -105,6 +106,12 @@ struct _parley_client_t {
     uint64_t handed_origin;
     //  Events
     bool mail_flag;
+    //  Workflow events: on, the queue (pmsg_t *, oldest first), and the
+    //  one handed out last (what its result points into).
+    bool workflow_on;
+    zlistx_t *workflow_queue;
+    pmsg_t *workflow_event;
+    char *workflow_reason;      //  its reason, NUL-terminated
     //  Replica
     bool replica_on;
     char replica_prefix[PROTO_MAX_KEY + 1];
@@ -153,6 +160,11 @@ bool client_pending_keep (parley_client_t *self, pmsg_t *msg);
 void client_pending_fail (parley_client_t *self, parley_err_t code);
 void client_pending_destroy (parley_client_t *self);
 
+//  client_requests.c: WRITE's ops (HANDOVER carries the same): checked
+//  (PARLEY_ERR_INVALID with the reason) and encoded as the "ops" field.
+parley_err_t client_ops_check (parley_client_t *self, const parley_op_t *ops, size_t count);
+void client_ops_encode (penc_t *enc, const parley_op_t *ops, size_t count);
+
 //  client_results.c
 void client_results_reset (parley_client_t *self);
 void client_decode_welcome (parley_client_t *self, const pmsg_t *msg);
@@ -174,9 +186,21 @@ extern const client_model_field_t client_model_fields [CLIENT_MODEL_FIELDS];
 //  A HEARTBEAT with the model report, if one is set (client_requests.c).
 void client_begin_heartbeat (parley_client_t *self, penc_t *enc, uint64_t id);
 
+size_t client_arena_copy (client_arena_t *arena, const char *text, size_t len);
+void *client_items (void **items, size_t *have, size_t count, size_t size);
+//  Packs `value` into the arena: its offset, and its size in *size.
+size_t client_arena_pack (client_arena_t *arena, const msgpack_object *value, size_t *size);
+
 //  client_events.c
 void client_drain_events (parley_client_t *self);
 void client_open_sub (parley_client_t *self);
+
+//  client_workflow.c
+//  Queues a WORKFLOW_EVENT frame (bounded; the oldest is dropped).
+void client_workflow_queue (parley_client_t *self, zframe_t *frame);
+//  True when an event waits to be taken (parley_client_wait returns).
+bool client_workflow_pending (parley_client_t *self);
+void client_workflow_destroy (parley_client_t *self);
 
 //  client_replica.c
 void client_replica_apply (parley_client_t *self, const pmsg_t *update);

@@ -180,13 +180,10 @@ s_value_ok (const void *value, size_t size)
     return ok;
 }
 
-//  Checks a WRITE and encodes it into self->enc.
+//  Checks WRITE's (and HANDOVER's) ops before anything is encoded.
 parley_err_t
-client_encode_write (parley_client_t *self, const parley_op_t *ops, size_t count)
+client_ops_check (parley_client_t *self, const parley_op_t *ops, size_t count)
 {
-    assert (self && (ops || count == 0));
-    if (count == 0 || count > PROTO_MAX_BATCH)
-        return client_fail (self, PARLEY_ERR_INVALID, "WRITE of %zu ops (1..%d)", count, PROTO_MAX_BATCH);
     for (size_t i = 0; i < count; i++) {
         const parley_op_t *op = &ops [i];
         bool needs_value = op->op == PARLEY_OP_UPDATE || op->op == PARLEY_OP_SET;
@@ -199,7 +196,12 @@ client_encode_write (parley_client_t *self, const parley_op_t *ops, size_t count
             return client_fail (self, PARLEY_ERR_INVALID,
                                 "op %zu: the value is not one msgpack object", i);
     }
-    penc_t *enc = client_begin (self, PMSG_WRITE, 1);
+    return PARLEY_OK;
+}
+
+void
+client_ops_encode (penc_t *enc, const parley_op_t *ops, size_t count)
+{
     penc_key (enc, "ops");
     msgpack_pack_array (penc_packer (enc), count);
     for (size_t i = 0; i < count; i++) {
@@ -213,7 +215,19 @@ client_encode_write (parley_client_t *self, const parley_op_t *ops, size_t count
         if (op->reducer)
             penc_kv_cstr (enc, "reducer", op->reducer);
     }
-    return PARLEY_OK;
+}
+
+//  Checks a WRITE and encodes it into self->enc.
+parley_err_t
+client_encode_write (parley_client_t *self, const parley_op_t *ops, size_t count)
+{
+    assert (self && (ops || count == 0));
+    if (count == 0 || count > PROTO_MAX_BATCH)
+        return client_fail (self, PARLEY_ERR_INVALID, "WRITE of %zu ops (1..%d)", count, PROTO_MAX_BATCH);
+    parley_err_t rc = client_ops_check (self, ops, count);
+    if (rc == PARLEY_OK)
+        client_ops_encode (client_begin (self, PMSG_WRITE, 1), ops, count);
+    return rc;
 }
 
 parley_err_t

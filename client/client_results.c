@@ -463,3 +463,27 @@ client_decode_stats (parley_client_t *self, parley_stats_t *out)
             *(uint64_t *) at = pmsg_uint (self->reply, f->name, 0);
     }
 }
+
+//  For the decoders in other files (client_workflow.c).
+size_t
+client_arena_copy (client_arena_t *arena, const char *text, size_t len)
+{
+    return s_arena_copy (arena, text, len);
+}
+
+void *
+client_items (void **items, size_t *have, size_t count, size_t size)
+{
+    return s_items (items, have, count, size);
+}
+
+size_t
+client_arena_pack (client_arena_t *arena, const msgpack_object *value, size_t *size)
+{
+    msgpack_packer pk;
+    msgpack_packer_init (&pk, arena, s_arena_write);
+    size_t at = arena->used;
+    msgpack_pack_object (&pk, *value);
+    *size = arena->used - at;
+    return at;
+}

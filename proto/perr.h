@@ -43,6 +43,11 @@ typedef enum {
     PERR_INTERNAL = 50,
     PERR_SHUTTING_DOWN = 51,
     PERR_UNAUTHORIZED = 52,      //  the key or resume token does not allow this
+    //  Workflow (60-69)
+    PERR_NOT_TURN_HOLDER = 60,   //  HANDOVER from an agent that does not hold the turn
+    PERR_NO_WORKFLOW = 61,       //  a workflow request to a broker without a workflow
+    PERR_WORKFLOW_ENDED = 62,    //  HANDOVER after done or failed
+    PERR_NO_SUCH_CHECKPOINT = 63,//  a checkpoint number not (or no longer) kept
     PERR__COUNT
 } perr_t;
 

@@ -98,6 +98,17 @@ typedef enum {
     PMSG_WORLD_EVENT,
     PMSG_AGENT_EVENT,
     PMSG_TAP,
+    //  Added after the first table, each with its kind in pmsg_schema.c:
+    //  the workflow (turns, hand-over) and its checkpoints.
+    PMSG_HANDOVER,          //  request
+    PMSG_WORKFLOW,          //  request
+    PMSG_CHECKPOINTS,       //  request
+    PMSG_CHECKPOINT,        //  request
+    PMSG_RESUME,            //  request
+    PMSG_WORKFLOW_INFO,     //  reply
+    PMSG_CHECKPOINT_LIST,   //  reply
+    PMSG_CHECKPOINT_STATE,  //  reply
+    PMSG_WORKFLOW_EVENT,    //  event
     PMSG__COUNT
 } pmsg_type_t;
 

@@ -82,6 +82,23 @@ static const pfield_t s_world [] = {
     { "done", PF_BOOL, false, 0, NULL, "everything explored" },
 };
 
+static const pfield_t s_checkpoint_info [] = {
+    { "number", PF_UINT, true, 0, NULL, "checkpoint number (0: the workflow's start)" },
+    { "turn", PF_UINT, true, 0, NULL, "turns taken when it was recorded" },
+    { "status", PF_STR, true, PROTO_MAX_NAME, NULL, "workflow status then" },
+    { "holder", PF_STR, false, PROTO_MAX_NAME, NULL, "role holding the turn then" },
+    { "revisions", PF_UINT, false, 0, NULL, "revisions made by then" },
+    { "changed", PF_UINT, false, 0, NULL, "keys changed since the previous checkpoint" },
+    { "bytes", PF_UINT, false, 0, NULL, "bytes stored for this checkpoint" },
+};
+
+static const pfield_t s_checkpoint_entry [] = {
+    { "key", PF_STR, true, PROTO_MAX_KEY, NULL, "state key" },
+    { "reducer", PF_STR, false, PROTO_MAX_NAME, NULL, "the key's reducer (absent when removed)" },
+    { "value", PF_ANY, false, 0, NULL, "the value (absent when removed)" },
+    { "removed", PF_BOOL, false, 0, NULL, "the key does not exist at the later checkpoint" },
+};
+
 static const pschema_t s_records [] = {
     SCHEMA (s_send_item, "send_item"),
     SCHEMA (s_mail_item, "mail_item"),
@@ -90,6 +107,8 @@ static const pschema_t s_records [] = {
     SCHEMA (s_state_entry, "state_entry"),
     SCHEMA (s_agent_info, "agent_info"),
     SCHEMA (s_world, "world"),
+    SCHEMA (s_checkpoint_info, "checkpoint_info"),
+    SCHEMA (s_checkpoint_entry, "checkpoint_entry"),
 };
 
 #define R_SEND_ITEM   (&s_records [0])
@@ -99,6 +118,8 @@ static const pschema_t s_records [] = {
 #define R_STATE_ENTRY (&s_records [4])
 #define R_AGENT_INFO  (&s_records [5])
 #define R_WORLD       (&s_records [6])
+#define R_CHECKPOINT_INFO  (&s_records [7])
+#define R_CHECKPOINT_ENTRY (&s_records [8])
 
 // ---------------------------------------------------------------------------
 //  Requests
@@ -279,6 +300,56 @@ static const pfield_t s_tap [] = {
     { "body", PF_BODY, true, PROTO_MAX_FRAME, NULL, "the frame as sent" },
 };
 
+// ---------------------------------------------------------------------------
+//  Workflow and checkpoints (added after the first table)
+
+static const pfield_t s_handover [] = {
+    { "ops", PF_REC_ARRAY, false, PROTO_MAX_BATCH, R_WRITE_OP, "state writes, applied with the hand-over" },
+    { "next", PF_NAME, false, 0, NULL, "the role that takes the turn" },
+    { "status", PF_STR, false, PROTO_MAX_NAME, NULL, "in_progress, revision, done or failed" },
+    { "reason", PF_STR, false, PROTO_MAX_TEXT, NULL, "why (a failed or done workflow's report)" },
+};
+static const pfield_t s_checkpoint [] = {
+    { "number", PF_UINT, true, 0, NULL, "the checkpoint to show" },
+    { "since", PF_UINT, false, 0, NULL, "show only what changed from this checkpoint" },
+};
+static const pfield_t s_resume [] = {
+    { "number", PF_UINT, true, 0, NULL, "the checkpoint to resume from" },
+};
+static const pfield_t s_workflow_info [] = {
+    { "status", PF_STR, true, PROTO_MAX_NAME, NULL, "pending, in_progress, revision, done, failed" },
+    { "turn", PF_UINT, true, 0, NULL, "turns started so far" },
+    { "revisions", PF_UINT, true, 0, NULL, "revisions made so far" },
+    { "holder", PF_STR, false, PROTO_MAX_NAME, NULL, "the role holding the turn" },
+    { "agent", PF_STR, false, PROTO_MAX_NAME, NULL, "the agent acting for it (absent: none connected)" },
+    { "paused", PF_BOOL, false, 0, NULL, "the turn waits for a person (a human role)" },
+    { "max_revisions", PF_UINT, false, 0, NULL, "the revision limit" },
+    { "max_turns", PF_UINT, false, 0, NULL, "the total-turns limit" },
+    { "reason", PF_STR, false, PROTO_MAX_TEXT, NULL, "why the workflow ended, or the last hand-over's reason" },
+    { "checkpoint", PF_UINT, false, 0, NULL, "the latest checkpoint number" },
+    { "seq", PF_UINT, false, 0, NULL, "state seq after the request" },
+};
+static const pfield_t s_checkpoint_list [] = {
+    { "checkpoints", PF_REC_ARRAY, true, PROTO_MAX_BATCH, R_CHECKPOINT_INFO, "kept checkpoints, oldest first" },
+    { "dropped", PF_UINT, false, 0, NULL, "older checkpoints folded away by the retention bound" },
+};
+static const pfield_t s_checkpoint_state [] = {
+    { "number", PF_UINT, true, 0, NULL, "the checkpoint shown" },
+    { "since", PF_UINT, false, 0, NULL, "present for a diff: the earlier checkpoint" },
+    { "info", PF_REC, true, 0, R_CHECKPOINT_INFO, "the checkpoint's workflow fields" },
+    { "entries", PF_REC_ARRAY, true, PROTO_MAX_STATE_ENTRIES, R_CHECKPOINT_ENTRY, "the state, or what changed" },
+};
+static const pfield_t s_workflow_event [] = {
+    { "event", PF_STR, true, PROTO_MAX_NAME, NULL, "turn, paused, done, failed, resumed" },
+    { "status", PF_STR, true, PROTO_MAX_NAME, NULL, "workflow status" },
+    { "turn", PF_UINT, true, 0, NULL, "turns started so far" },
+    { "revisions", PF_UINT, false, 0, NULL, "revisions made so far" },
+    { "holder", PF_STR, false, PROTO_MAX_NAME, NULL, "the role holding the turn" },
+    { "agent", PF_STR, false, PROTO_MAX_NAME, NULL, "the agent acting for it" },
+    { "reason", PF_STR, false, PROTO_MAX_TEXT, NULL, "why" },
+    { "checkpoint", PF_UINT, false, 0, NULL, "the checkpoint recorded at this boundary" },
+};
+
 static const pfield_t s_none [1] = { { NULL, PF_ANY, false, 0, NULL, NULL } };
 
 static const pschema_t s_types [PMSG__COUNT] = {
@@ -313,6 +384,29 @@ static const pschema_t s_types [PMSG__COUNT] = {
     [PMSG_WORLD_EVENT] = SCHEMA (s_world_event, "WORLD_EVENT"),
     [PMSG_AGENT_EVENT] = SCHEMA (s_agent_event, "AGENT_EVENT"),
     [PMSG_TAP] = SCHEMA (s_tap, "TAP"),
+    [PMSG_HANDOVER] = SCHEMA (s_handover, "HANDOVER"),
+    [PMSG_WORKFLOW] = { "WORKFLOW", s_none, 0 },
+    [PMSG_CHECKPOINTS] = { "CHECKPOINTS", s_none, 0 },
+    [PMSG_CHECKPOINT] = SCHEMA (s_checkpoint, "CHECKPOINT"),
+    [PMSG_RESUME] = SCHEMA (s_resume, "RESUME"),
+    [PMSG_WORKFLOW_INFO] = SCHEMA (s_workflow_info, "WORKFLOW_INFO"),
+    [PMSG_CHECKPOINT_LIST] = SCHEMA (s_checkpoint_list, "CHECKPOINT_LIST"),
+    [PMSG_CHECKPOINT_STATE] = SCHEMA (s_checkpoint_state, "CHECKPOINT_STATE"),
+    [PMSG_WORKFLOW_EVENT] = SCHEMA (s_workflow_event, "WORKFLOW_EVENT"),
+};
+
+//  Types added after PMSG_TAP are not in request/reply/event order, so
+//  each names its kind here.
+static const pmsg_kind_t s_added_kinds [PMSG__COUNT] = {
+    [PMSG_HANDOVER] = PMSG_REQUEST,
+    [PMSG_WORKFLOW] = PMSG_REQUEST,
+    [PMSG_CHECKPOINTS] = PMSG_REQUEST,
+    [PMSG_CHECKPOINT] = PMSG_REQUEST,
+    [PMSG_RESUME] = PMSG_REQUEST,
+    [PMSG_WORKFLOW_INFO] = PMSG_REPLY,
+    [PMSG_CHECKPOINT_LIST] = PMSG_REPLY,
+    [PMSG_CHECKPOINT_STATE] = PMSG_REPLY,
+    [PMSG_WORKFLOW_EVENT] = PMSG_EVENT,
 };
 
 const char *
@@ -342,6 +436,8 @@ pmsg_type_from_name (const char *name, size_t len, pmsg_type_t *type)
 pmsg_kind_t
 pmsg_type_kind (pmsg_type_t type)
 {
+    if (type > PMSG_TAP && type < PMSG__COUNT)
+        return s_added_kinds [type];
     if (type < PMSG_WELCOME)
         return PMSG_REQUEST;
     if (type < PMSG_MAIL_READY)

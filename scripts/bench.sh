@@ -200,6 +200,13 @@ row("relay 256 B with CURVE (bench_curve, best of 3)", "curve_relay_curve_256",
 for shape in ("sync", "pipelined", "batched"):
     p = r.get("state_replica_" + shape)
     L.append("| replica (SUB) updates received, %s | %s | | | keeps up | |" % (shape, fmt(p, "updates/s")))
+row("workflow hand-over p50 (HANDOVER sent -> next agent's first request)", "handover_p50",
+    "handover_rtt_p50", "request round trip", "µs")
+row("workflow hand-over p99", "handover_p99", "handover_rtt_p99", "request round trip", "µs")
+for turns in (10, 100, 1000):
+    row("checkpoint storage per turn, %d turns, ~1 MB state" % turns,
+        "checkpoint_bytes_per_turn_%d" % turns, "checkpoint_full_copy_%d" % turns,
+        "full copy per turn", "B", 0.01, True, "≤ 1% of a copy")
 L.append("")
 L.append("| agent figure | value | target | met |")
 L.append("| --- | --- | --- | --- |")

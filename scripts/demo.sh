@@ -91,7 +91,10 @@ cleanup() {
 trap cleanup EXIT
 trap 'echo; echo "demo: interrupted"; exit 130' INT TERM
 
-"$bin/parley-broker" --router 'tcp://127.0.0.1:*' --pub 'tcp://127.0.0.1:*' \
+# The exploration team is scenarios/explore (its world settings are
+# overridden by the flags below, so the options keep their meaning).
+"$bin/parley-broker" --scenario "$here/scenarios/explore" \
+    --router 'tcp://127.0.0.1:*' --pub 'tcp://127.0.0.1:*' \
     --tap 'tcp://127.0.0.1:*' --advertise-host 127.0.0.1 --ready-file "$tmp/ready" \
     --seed "$seed" --world-size "$world_size" --log-level warn 2>"$tmp/broker.log" &
 broker_pid=$!
@@ -120,6 +123,7 @@ agent_env=(PARLEY_POLICY="$policy")
 for i in $(seq 1 "$agents"); do
     id="Agent$i"
     env "${agent_env[@]}" "$bin/parley-agent" --broker "$router" --id "$id" \
+        --role "$here/scenarios/explore/roles/explorer.yaml" \
         --memory-dir "$tmp/memory/$id" --max-steps "$max_steps" --seed "$seed" \
         --step-delay-ms "$delay" --log-level warn \
         > >(tee "$tmp/$id.out") 2>"$tmp/$id.log" &

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "jsonops.h"
 #include "pclock.h"
 #include "plog.h"
 #include "lib/testsuite.h"
@@ -283,6 +284,56 @@ START_TEST (test_log_limited)
 }
 END_TEST
 
+//  JSON write ops become libparley's parley_op_t, values packed as
+//  msgpack; a bad op is refused with the reason, nothing half-built.
+START_TEST (test_jsonops)
+{
+    json_t *json = json_loads ("[{\"op\":\"update\",\"key\":\"work\",\"value\":[\"a\"]},"
+                               "{\"op\":\"clear\",\"key\":\"issues\"},"
+                               "{\"op\":\"declare\",\"key\":\"plan\",\"reducer\":\"replace\"}]",
+                               0, NULL);
+    ck_assert_ptr_nonnull (json);
+    char why [256] = "";
+    jsonops_t *ops = jsonops_new (json, why, sizeof why);
+    ck_assert_ptr_nonnull (ops);
+    ck_assert_uint_eq (jsonops_count (ops), 3);
+    const parley_op_t *op = jsonops_ops (ops);
+    ck_assert_int_eq (op [0].op, PARLEY_OP_UPDATE);
+    ck_assert_str_eq (op [0].key, "work");
+    const unsigned char want [] = { 0x91, 0xa1, 'a' };
+    ck_assert_uint_eq (op [0].value_size, sizeof want);
+    ck_assert (memcmp (op [0].value, want, sizeof want) == 0);
+    ck_assert_int_eq (op [1].op, PARLEY_OP_CLEAR);
+    ck_assert_ptr_null (op [1].value);
+    ck_assert_int_eq (op [2].op, PARLEY_OP_DECLARE);
+    ck_assert_str_eq (op [2].reducer, "replace");
+    jsonops_destroy (&ops);
+    ck_assert_ptr_null (ops);
+    json_decref (json);
+
+    ops = jsonops_new (NULL, why, sizeof why);
+    ck_assert_uint_eq (jsonops_count (ops), 0);
+    ck_assert_ptr_null (jsonops_ops (ops));
+    jsonops_destroy (&ops);
+
+    const struct { const char *json, *why; } bad [] = {
+        { "{}", "not an array" },
+        { "[1]", "\"op\" must be" },
+        { "[{\"op\":\"frob\",\"key\":\"k\"}]", "\"op\" must be" },
+        { "[{\"op\":\"set\"}]", "needs a \"key\"" },
+        { "[{\"op\":\"set\",\"key\":\"k\"}]", "and a \"value\"" },
+        { "[{\"op\":\"declare\",\"key\":\"k\"}]", "and a \"reducer\"" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad [0]; i++) {
+        json = json_loads (bad [i].json, JSON_DECODE_ANY, NULL);
+        why [0] = 0;
+        ck_assert_ptr_null (jsonops_new (json, why, sizeof why));
+        ck_assert_msg (strstr (why, bad [i].why), "%s: \"%s\"", bad [i].json, why);
+        json_decref (json);
+    }
+}
+END_TEST
+
 static Suite *
 s_suite (void)
 {
@@ -299,6 +350,10 @@ s_suite (void)
     tcase_add_test (tc, test_log_long_line);
     tcase_add_test (tc, test_log_no_interleave);
     tcase_add_test (tc, test_log_limited);
+    suite_add_tcase (suite, tc);
+
+    tc = tcase_create ("jsonops");
+    tcase_add_test (tc, test_jsonops);
     suite_add_tcase (suite, tc);
     return suite;
 }

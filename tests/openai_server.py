@@ -29,6 +29,10 @@ chat behaviours
   503-date-then-ok   HTTP 503 with Retry-After as an HTTP-date 2 s ahead, then normal
   usage         normal, with usage prompt_tokens=120 completion_tokens=34
   caption       "A yellow lamp on a dark floor." (a caption model's answer)
+  turn          a workflow turn as JSON after a line of prose: appends to
+                "messages" and hands the turn to the first role the
+                prompt's "You may hand the turn to:" line names
+  turn-bad-first  prose without JSON on the first request, then turn
 embeddings behaviours (DIM defaults to 8)
   embed[-DIM]           deterministic vectors of DIM, unnormalised
   embed-reversed[-DIM]  same, items listed in reverse with their index
@@ -47,6 +51,7 @@ import email.utils
 import hashlib
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -171,6 +176,15 @@ class Handler(BaseHTTPRequestHandler):
             answer = self.chat_answer(NORMAL_ANSWER)
             answer["usage"] = {"prompt_tokens": 120, "completion_tokens": 34, "total_tokens": 154}
             return self.send(200, answer)
+        if behaviour in ("turn", "turn-bad-first"):
+            if behaviour == "turn-bad-first" and n == 1:
+                return self.send(200, self.chat_answer("I think the plan looks fine."))
+            prompt = messages[1]["content"] if len(messages) > 1 else ""
+            found = re.search(r"You may hand the turn to: (\S+)", prompt)
+            turn = {"ops": [{"op": "update", "key": "messages",
+                             "value": [{"from": "model", "text": "a turn by the model"}]}],
+                    "next": found.group(1) if found else "nobody", "summary": "the model's turn"}
+            return self.send(200, self.chat_answer("My turn:\n" + json.dumps(turn)))
         if behaviour == "slow":
             time.sleep(3)
         if behaviour.startswith("slow-") and behaviour[5:].isdigit():

@@ -81,6 +81,10 @@ typedef enum {
     PARLEY_ERR_INTERNAL = 50,
     PARLEY_ERR_SHUTTING_DOWN = 51,
     PARLEY_ERR_UNAUTHORIZED = 52,    //  the key or token does not allow it
+    PARLEY_ERR_NOT_TURN_HOLDER = 60, //  HANDOVER from an agent not holding the turn
+    PARLEY_ERR_NO_WORKFLOW = 61,     //  the broker runs no workflow
+    PARLEY_ERR_WORKFLOW_ENDED = 62,  //  HANDOVER after done or failed
+    PARLEY_ERR_NO_SUCH_CHECKPOINT = 63, //  a checkpoint never recorded or no longer kept
     //  Client side
     PARLEY_ERR_TIMEOUT = 1000,      //  the broker answers HELLO but not this request
     PARLEY_ERR_STOPPED,             //  the stop flag was raised
@@ -396,6 +400,140 @@ parley_err_t parley_client_collect_written (parley_client_t *self, parley_ticket
 //  Tickets posted and not yet collected.
 size_t parley_client_in_flight (parley_client_t *self);
 
+//  Workflow: turns, hand-over, checkpoints (proto/PROTOCOL.md 4.1,
+//  docs/SCENARIOS.md). A client plays a role by saying HELLO with the
+//  capability "role:<name>" (parley_client_add_cap).
+
+typedef enum {
+    PARLEY_WF_UNSET = 0,        //  HANDOVER: leave the status; results: a status this client does not know
+    PARLEY_WF_PENDING,
+    PARLEY_WF_IN_PROGRESS,
+    PARLEY_WF_REVISION,
+    PARLEY_WF_DONE,
+    PARLEY_WF_FAILED
+} parley_wf_status_t;
+
+//  "pending", "in_progress", ...; "" for PARLEY_WF_UNSET.
+const char *parley_wf_status_name (parley_wf_status_t status);
+//  The status named `name`; PARLEY_WF_UNSET for any other text.
+parley_wf_status_t parley_wf_status_parse (const char *name);
+
+//  WORKFLOW_INFO: the reply to WORKFLOW, HANDOVER and RESUME.
+typedef struct {
+    parley_wf_status_t status;
+    char status_name[PARLEY_NAME_MAX + 1];  //  as sent (a newer broker's status too)
+    uint64_t turn;              //  turns started so far
+    uint64_t revisions;         //  revisions made so far
+    char holder[PARLEY_NAME_MAX + 1];       //  the role holding the turn, or ""
+    char agent[PARLEY_NAME_MAX + 1];        //  the agent acting for it, or ""
+    bool paused;                //  the holder is a human role
+    uint64_t max_revisions;     //  0: not sent
+    uint64_t max_turns;         //  0: not sent
+    const char *reason;         //  "" when none
+    uint64_t checkpoint;        //  the latest checkpoint (0 also when not sent)
+    uint64_t seq;               //  state seq after the request (0: not sent)
+} parley_workflow_t;
+
+//  WORKFLOW: where the workflow stands.
+parley_err_t parley_client_workflow (parley_client_t *self, parley_workflow_t *result);
+
+//  HANDOVER: this turn's writes and the next role, one atomic request.
+typedef struct {
+    const parley_op_t *ops;     //  as WRITE's; may be NULL with op_count 0
+    size_t op_count;
+    const char *next;           //  the role that takes the turn; NULL with status done/failed
+    parley_wf_status_t status;  //  PARLEY_WF_UNSET: unchanged
+    const char *reason;         //  NULL: none
+} parley_handover_t;
+
+//  `result` may be NULL. NOT_TURN_HOLDER, WORKFLOW_ENDED, NO_WORKFLOW,
+//  BAD_FIELD and every WRITE error come back as their codes.
+parley_err_t parley_client_handover (parley_client_t *self, const parley_handover_t *handover,
+                                     parley_workflow_t *result);
+
+//  One checkpoint's workflow fields (checkpoint_info).
+typedef struct {
+    uint64_t number;            //  0 is the workflow's start
+    uint64_t turn;
+    parley_wf_status_t status;
+    char status_name[PARLEY_NAME_MAX + 1];
+    char holder[PARLEY_NAME_MAX + 1];       //  "" when none
+    uint64_t revisions;
+    uint64_t changed;           //  keys changed since the previous checkpoint
+    uint64_t bytes;             //  bytes stored for it
+} parley_checkpoint_info_t;
+
+typedef struct {
+    const parley_checkpoint_info_t *checkpoints;    //  oldest first
+    size_t count;
+    uint64_t dropped;           //  folded away by the broker's retention bound
+} parley_checkpoint_list_t;
+
+//  CHECKPOINTS: every checkpoint kept.
+parley_err_t parley_client_checkpoints (parley_client_t *self, parley_checkpoint_list_t *result);
+
+typedef struct {
+    const char *key;
+    const char *reducer;        //  "" when removed
+    const void *value;          //  msgpack; NULL when removed
+    size_t value_size;
+    bool removed;               //  the key does not exist at the checkpoint
+} parley_checkpoint_entry_t;
+
+typedef struct {
+    uint64_t number;
+    bool has_since;
+    uint64_t since;             //  with has_since: the entries are what differs from it
+    parley_checkpoint_info_t info;
+    const parley_checkpoint_entry_t *entries;
+    size_t count;
+} parley_checkpoint_state_t;
+
+//  CHECKPOINT: the whole state at checkpoint `number`.
+parley_err_t parley_client_checkpoint (parley_client_t *self, uint64_t number,
+                                       parley_checkpoint_state_t *result);
+//  CHECKPOINT with `since`: the keys that differ between `since` and `number`.
+parley_err_t parley_client_checkpoint_diff (parley_client_t *self, uint64_t number, uint64_t since,
+                                            parley_checkpoint_state_t *result);
+//  RESUME: forks the run from checkpoint `number`. An operator request: a
+//  CURVE broker wants the admin right (docs/SECURITY.md). `result` may be NULL.
+parley_err_t parley_client_resume (parley_client_t *self, uint64_t number,
+                                   parley_workflow_t *result);
+
+//  WORKFLOW_EVENT, taken from the event socket once
+//  parley_client_workflow_events is on.
+typedef enum {
+    PARLEY_WF_EVENT_OTHER = 0,  //  an event this client does not know
+    PARLEY_WF_EVENT_TURN,
+    PARLEY_WF_EVENT_PAUSED,
+    PARLEY_WF_EVENT_DONE,
+    PARLEY_WF_EVENT_FAILED,
+    PARLEY_WF_EVENT_RESUMED
+} parley_wf_event_kind_t;
+
+typedef struct {
+    parley_wf_event_kind_t kind;
+    char name[PARLEY_NAME_MAX + 1];         //  the event as sent
+    parley_wf_status_t status;
+    char status_name[PARLEY_NAME_MAX + 1];
+    uint64_t turn;
+    uint64_t revisions;
+    char holder[PARLEY_NAME_MAX + 1];
+    char agent[PARLEY_NAME_MAX + 1];
+    const char *reason;         //  "" when none; valid until the next call on the client
+    bool has_checkpoint;
+    uint64_t checkpoint;        //  the checkpoint recorded at this boundary
+} parley_workflow_event_t;
+
+//  Subscribes to (or leaves) the workflow's events, kept over reconnects.
+//  Events are queued (at most PARLEY_WF_EVENT_QUEUE; the oldest is dropped
+//  and counted beyond that) and parley_client_wait returns as soon as one
+//  is queued.
+#define PARLEY_WF_EVENT_QUEUE 64
+void parley_client_workflow_events (parley_client_t *self, bool on);
+//  The oldest queued event, without waiting; false when none.
+bool parley_client_workflow_event (parley_client_t *self, parley_workflow_event_t *event);
+
 //  ---------------------------------------------------------------------
 //  Events and liveness
 
@@ -442,6 +580,8 @@ typedef struct {
     uint64_t duplicates;        //  redelivered mail left out by FETCH
     uint64_t bad_frames;
     uint64_t keepalives;
+    uint64_t workflow_events;   //  WORKFLOW_EVENTs queued
+    uint64_t workflow_dropped;  //  WORKFLOW_EVENTs dropped from a full queue
 } parley_client_stats_t;
 
 void parley_client_counters (parley_client_t *self, parley_client_stats_t *stats);

@@ -1,0 +1,61 @@
+/*  agent_role - --role for parley-agent. See agent_role.h. */
+#include "agent_role.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "agent_workflow.h"
+#include "plog.h"
+
+agent_role_next_t
+agent_role_run (pconfig_t *config, agent_config_t *c, role_t **role,
+                volatile sig_atomic_t *stop, int *exit_code)
+{
+    char why [1024] = "";
+    *role = role_load (pconfig_str (config, "role"), why, sizeof why);
+    if (!*role) {
+        fprintf (stderr, "parley-agent: %s\n", why);
+        *exit_code = PARLEY_EXIT_USAGE;
+        return AGENT_ROLE_EXIT;
+    }
+    const role_t *file = *role;
+    role_policy_t policy = file->policy;
+    if (pconfig_is_set (config, "policy") && !role_policy_from_name (c->policy, &policy)) {
+        fprintf (stderr, "parley-agent: --policy %s is not a policy (llm, heuristic or a "
+                 "built-in such as scene_critic)\n", c->policy);
+        *exit_code = PARLEY_EXIT_USAGE;
+        return AGENT_ROLE_EXIT;
+    }
+    if (!pconfig_is_set (config, "top-k") && file->top_k)
+        c->top_k = file->top_k;
+    if (!pconfig_is_set (config, "index"))
+        c->index = file->index;
+    //  The same token file as the step loop's (agent.c), so either can
+    //  take the id over after the other.
+    char token_file [1100] = "";
+    if (c->memory_dir && *c->memory_dir)
+        snprintf (token_file, sizeof token_file, "%s/broker-token", c->memory_dir);
+    agent_workflow_config_t flow = {
+        .broker = c->broker, .id = c->id, .role = file, .policy = policy,
+        .request_timeout_ms = c->request_timeout_ms, .llm_url = c->llm_url,
+        .llm_model = c->llm_model, .llm_timeout_ms = c->llm_timeout_ms,
+        .curve_key = c->curve_key, .curve_server_key = c->curve_server_key,
+        .token_file = token_file [0] ? token_file : NULL,
+        .progress = c->progress, .stop = stop,
+    };
+    int rc = agent_workflow_run (&flow);
+    if (rc != AGENT_WORKFLOW_NONE) {
+        *exit_code = rc;
+        return AGENT_ROLE_EXIT;
+    }
+    if (policy != ROLE_POLICY_LLM && policy != ROLE_POLICY_HEURISTIC) {
+        fprintf (stderr, "parley-agent: policy %s plays turns, and the broker runs no "
+                 "workflow (start it with --scenario)\n", role_policy_name (policy));
+        *exit_code = PARLEY_EXIT_USAGE;
+        return AGENT_ROLE_EXIT;
+    }
+    c->policy = role_policy_name (policy);
+    plog_info ("role %s: no workflow on the broker, running the step loop (policy %s)",
+               file->name, c->policy);
+    return AGENT_ROLE_STEP_LOOP;
+}

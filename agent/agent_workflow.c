@@ -1,0 +1,268 @@
+/*  agent_workflow - the turn loop of a role in a workflow. See
+    agent_workflow.h.
+
+    Every request goes through libparley (parley_client_workflow, _get,
+    _handover). Waiting is on the WORKFLOW_EVENT subscription
+    (parley_client_workflow_events): the broker is asked for the WORKFLOW
+    only when an event arrives, once after subscribing (an event published
+    before the SUB joined is not lost that way), and as a slow safety net
+    every S_RECHECK_MS in case an event was dropped by the PUB high-water
+    mark. parley_client_wait sends the HEARTBEATs meanwhile.
+*/
+#include "agent_workflow.h"
+
+#include <jansson.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonops.h"
+#include "llm.h"
+#include "mpjs.h"
+#include "parley/client.h"
+#include "pclock.h"
+#include "pconfig.h"
+#include "plog.h"
+#include "policy_scene.h"
+#include "policy_workflow_llm.h"
+
+#define S_RECHECK_MS 5000
+
+typedef struct {
+    const agent_workflow_config_t *config;
+    parley_client_t *link;
+    llm_t *llm;
+    char catalogue [1024];
+    uint64_t turns;
+} s_self_t;
+
+//  The role's keys as one JSON object, plus workflow_status and
+//  iteration_count from WORKFLOW_INFO (policies read the workflow there).
+static json_t *
+s_read_state (s_self_t *self, const parley_workflow_t *info, char *err, size_t err_size)
+{
+    const role_t *role = self->config->role;
+    json_t *state = json_object ();
+    if (role->read_count) {
+        parley_state_t got;
+        parley_err_t rc = parley_client_get (self->link, (const char *const *) role->reads,
+                                             role->read_count, &got);
+        if (rc != PARLEY_OK) {
+            snprintf (err, err_size, "GET refused: %s: %.200s", parley_strerror (rc),
+                      parley_client_error_text (self->link));
+            json_decref (state);
+            return NULL;
+        }
+        for (size_t i = 0; i < got.count; i++) {
+            const parley_entry_t *entry = &got.entries [i];
+            json_t *value = entry->value ? mpjs_decode (entry->value, entry->value_size) : NULL;
+            json_object_set_new (state, entry->key, value ? value : json_null ());
+        }
+    }
+    json_object_set_new (state, "workflow_status", json_string (info->status_name));
+    json_object_set_new (state, "iteration_count", json_integer ((json_int_t) info->revisions));
+    return state;
+}
+
+static int
+s_decide (s_self_t *self, json_t *state, scene_turn_t *turn, char *err, size_t err_size)
+{
+    const agent_workflow_config_t *config = self->config;
+    if (config->policy == ROLE_POLICY_LLM)
+        return wfllm_decide (self->llm, config->role, state, turn, err, err_size);
+    scene_input_t input = { .state = state, .role = config->role, .catalogue = self->catalogue };
+    return scene_decide (config->policy, &input, turn, err, err_size);
+}
+
+//  The decided turn as a HANDOVER; false with `err` when the policy's
+//  ops or status cannot be sent (the turn then fails with that reason).
+static bool
+s_handover_of (const scene_turn_t *turn, jsonops_t **ops, parley_handover_t *handover,
+               char *err, size_t err_size)
+{
+    *ops = jsonops_new (turn->ops, err, err_size);
+    if (!*ops)
+        return false;
+    parley_wf_status_t status = parley_wf_status_parse (turn->status);
+    if (turn->status [0] && status == PARLEY_WF_UNSET) {
+        snprintf (err, err_size, "status \"%s\" is not in_progress, revision, done or failed",
+                  turn->status);
+        jsonops_destroy (ops);
+        return false;
+    }
+    *handover = (parley_handover_t) {
+        .ops = jsonops_ops (*ops), .op_count = jsonops_count (*ops),
+        .next = turn->next [0] ? turn->next : NULL, .status = status,
+    };
+    return true;
+}
+
+//  One turn: read, decide, hand over. A turn that cannot be decided ends
+//  the run with the reason rather than leaving it stalled.
+static void
+s_take_turn (s_self_t *self, const parley_workflow_t *info)
+{
+    const agent_workflow_config_t *config = self->config;
+    char err [512] = "";
+    scene_turn_t turn = { 0 };
+    jsonops_t *ops = NULL;
+    parley_handover_t handover;
+    json_t *state = s_read_state (self, info, err, sizeof err);
+    int rc = state ? s_decide (self, state, &turn, err, sizeof err) : -1;
+    json_decref (state);
+    if (rc == 0 && !s_handover_of (&turn, &ops, &handover, err, sizeof err))
+        rc = -1;
+    char reason [700];
+    if (rc) {
+        snprintf (reason, sizeof reason, "%s (%s) could not take its turn: %s",
+                  config->role->name, config->id, err);
+        plog_error ("%s", reason);
+        handover = (parley_handover_t) { .status = PARLEY_WF_FAILED, .reason = reason };
+    }
+    parley_workflow_t reply;
+    parley_err_t sent = parley_client_handover (self->link, &handover, &reply);
+    if (sent == PARLEY_OK) {
+        self->turns++;
+        if (config->progress)
+            fprintf (config->progress, "[%s] turn %llu: %s -> %s (%s)\n", config->id,
+                     (unsigned long long) info->turn, rc ? "gave up" : turn.summary,
+                     reply.holder [0] ? reply.holder : "end", reply.status_name);
+    }
+    else
+        plog_error ("HANDOVER refused: %s: %s", parley_strerror (sent),
+                    parley_client_error_text (self->link));
+    if (config->progress)
+        fflush (config->progress);
+    jsonops_destroy (&ops);
+    json_decref (turn.ops);
+}
+
+//  Looks at the workflow: plays a turn that is ours; 1 when the run ended
+//  (*exit_code set), 0 to keep waiting.
+static int
+s_check (s_self_t *self, int *exit_code)
+{
+    parley_workflow_t info;
+    if (parley_client_workflow (self->link, &info) != PARLEY_OK)
+        return 0;
+    if (info.status == PARLEY_WF_DONE || info.status == PARLEY_WF_FAILED) {
+        plog_info ("workflow %s after %llu turns (%llu mine)%s%s", info.status_name,
+                   (unsigned long long) info.turn, (unsigned long long) self->turns,
+                   info.reason [0] ? ": " : "", info.reason);
+        *exit_code = info.status == PARLEY_WF_DONE ? PARLEY_EXIT_OK : PARLEY_EXIT_FAILURE;
+        return 1;
+    }
+    if (strcmp (info.holder, self->config->role->name) == 0
+    &&  strcmp (info.agent, self->config->id) == 0)
+        s_take_turn (self, &info);
+    return 0;
+}
+
+static int
+s_loop (s_self_t *self)
+{
+    int exit_code = PARLEY_EXIT_OK;
+    int64_t recheck = pclock_mono_ms () + S_RECHECK_MS;
+    bool wake = true;
+    while (!*self->config->stop) {
+        if (wake || pclock_mono_ms () >= recheck) {
+            if (s_check (self, &exit_code))
+                return exit_code;
+            recheck = pclock_mono_ms () + S_RECHECK_MS;
+        }
+        parley_client_wait (self->link, 250);
+        //  Every queued event is taken: one look at the workflow covers them.
+        parley_workflow_event_t event;
+        wake = false;
+        while (parley_client_workflow_event (self->link, &event))
+            wake = true;
+    }
+    return PARLEY_EXIT_OK;
+}
+
+static void
+s_keepalive (void *arg)
+{
+    parley_client_keepalive (arg);
+}
+
+static int
+s_setup (s_self_t *self, char *err, size_t err_size)
+{
+    const agent_workflow_config_t *config = self->config;
+    char *dir = strdup (config->role->path);
+    snprintf (self->catalogue, sizeof self->catalogue, "%s/../catalogue.json",
+              dir ? dirname (dir) : ".");
+    free (dir);
+    if (config->policy == ROLE_POLICY_LLM) {
+        llm_options_t options;
+        llm_options_default (&options);
+        options.url = config->llm_url;
+        options.model = config->llm_model;
+        options.max_tokens = 2048;
+        if (config->llm_timeout_ms > 0)
+            options.http.timeout_ms = config->llm_timeout_ms;
+        //  Heartbeats go on while the model thinks.
+        options.http.tick = s_keepalive;
+        options.http.tick_arg = self->link;
+        self->llm = llm_new (&options, err, err_size);
+        if (!self->llm)
+            return -1;
+    }
+    parley_client_workflow_events (self->link, true);
+    return 0;
+}
+
+int
+agent_workflow_run (const agent_workflow_config_t *config)
+{
+    s_self_t self = { .config = config };
+    char cap [80], err [512] = "";
+    //  main's SIGINT/SIGTERM handlers raise config->stop. czmq was set up
+    //  before them (main's key probe made the first socket), so it will not
+    //  install its own; zsys_handler_set (NULL) here would put back the
+    //  defaults it saved then, and SIGTERM would kill us mid-turn.
+    snprintf (cap, sizeof cap, "role:%s", config->role->name);
+    self.link = parley_client_new (config->broker, config->id);
+    if (!self.link)
+        return PARLEY_EXIT_FAILURE;
+    parley_client_add_cap (self.link, cap);
+    parley_client_set_stop (self.link, config->stop);
+    parley_client_set_timeout (self.link, config->request_timeout_ms, 2000);
+    int rc = PARLEY_EXIT_OK;
+    //  The key files were checked when the configuration was read.
+    if (parley_client_set_security (self.link, config->curve_key, config->curve_server_key,
+                                    config->token_file) != PARLEY_OK) {
+        plog_error ("%s", parley_client_error_text (self.link));
+        rc = PARLEY_EXIT_USAGE;
+        goto done;
+    }
+    parley_err_t connected = parley_client_connect (self.link);
+    if (connected != PARLEY_OK) {
+        if (!*config->stop)
+            plog_error ("broker refused us: %s: %s", parley_strerror (connected),
+                        parley_client_error_text (self.link));
+        rc = *config->stop ? PARLEY_EXIT_OK : PARLEY_EXIT_NETWORK;
+        goto done;
+    }
+    parley_workflow_t info;
+    if (parley_client_workflow (self.link, &info) == PARLEY_ERR_NO_WORKFLOW) {
+        parley_client_bye (self.link, false);
+        rc = AGENT_WORKFLOW_NONE;
+        goto done;
+    }
+    if (s_setup (&self, err, sizeof err)) {
+        plog_error ("%s", err);
+        rc = PARLEY_EXIT_USAGE;
+    }
+    else {
+        plog_info ("playing role %s (policy %s)", config->role->name,
+                   role_policy_name (config->policy));
+        rc = s_loop (&self);
+    }
+    parley_client_bye (self.link, false);
+done:
+    llm_destroy (&self.llm);
+    parley_client_destroy (&self.link);
+    return rc;
+}

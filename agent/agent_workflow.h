@@ -1,0 +1,49 @@
+/*  agent_workflow - parley-agent playing a role in a scenario's workflow.
+
+    With --role, the agent says HELLO with the capability role:<name> and
+    asks the broker for its WORKFLOW. A broker without one answers
+    NO_WORKFLOW and the agent runs its usual step loop (the role file then
+    only sets its policy and memory settings). Otherwise it waits for its
+    turn on WORKFLOW_EVENT (parley_client_workflow_events), and on each turn:
+
+        1. GET the keys its role reads (connectors.state)
+        2. decide: a built-in scene policy, or the model (policy llm)
+        3. ONE HANDOVER: its writes, the next role, the status
+
+    A turn that cannot be decided (no model answer, an input the policy
+    cannot use) is not dropped: the agent hands over with status failed
+    and the reason, so the run ends visibly instead of stalling. The agent
+    exits when the workflow is done (0) or failed (1).
+*/
+#ifndef PARLEY_AGENT_WORKFLOW_H
+#define PARLEY_AGENT_WORKFLOW_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "role.h"
+
+//  agent_workflow_run's answer when the broker runs no workflow.
+#define AGENT_WORKFLOW_NONE (-1)
+
+typedef struct {
+    const char *broker;
+    const char *id;
+    const role_t *role;
+    role_policy_t policy;           //  the role's, or --policy's
+    int64_t request_timeout_ms;
+    const char *llm_url;            //  policy llm
+    const char *llm_model;
+    int64_t llm_timeout_ms;
+    const char *curve_key;          //  CURVE key files (NULL: plain), as the step loop's
+    const char *curve_server_key;
+    const char *token_file;         //  the resume token's file (NULL: memory only)
+    FILE *progress;                 //  one line per turn; NULL: quiet
+    volatile sig_atomic_t *stop;
+} agent_workflow_config_t;
+
+//  PARLEY_EXIT_* when it ran the workflow, AGENT_WORKFLOW_NONE when the
+//  broker has none (nothing was done but HELLO/BYE).
+int agent_workflow_run (const agent_workflow_config_t *config);
+
+#endif

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# demo-scene.sh - the scene director: six roles take turns on a blackboard.
+#
+#   make demo-scene                  built-in deterministic policies, no model
+#   scripts/demo-scene.sh --llm-url http://127.0.0.1:11434/v1 --llm-model llama3.1
+#
+# Starts parley-broker --scenario scenarios/scene, `parley-ctl watch` (which
+# prints every turn: who acted, what changed, who is next) and one
+# parley-agent per role file. With the built-in policies the first
+# validation fails (the architect's first layout overlaps), the critic sends
+# the scene back, the orchestrator routes the clipping to the architect, and
+# the second validation passes: the final report closes the run.
+#
+# Everything runs on 127.0.0.1 with ports the broker picks, in a temporary
+# directory; every process this script started is stopped on exit or
+# Ctrl-C. Exit status: 0 when the workflow is done, 1 when it failed, 2 on
+# a bad option, 130 on Ctrl-C.
+set -u
+
+usage() {
+    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+    cat <<EOF2
+
+Options:
+  --scenario DIR      scenario folder (default scenarios/scene)
+  --llm-url URL       --llm-model MODEL    every role uses the model (policy llm)
+  --keep              keep the temporary directory (logs)
+  -h, --help          this text
+EOF2
+}
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+bin=${PARLEY_BIN_DIR:-$here/build/rel/bin}
+[ -x "$bin/parley-agent" ] || bin=$here/bin
+scenario=$here/scenarios/scene keep=0
+llm_url=${PARLEY_LLM_URL:-} llm_model=${PARLEY_LLM_MODEL:-}
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --scenario) scenario=$2; shift ;;
+        --llm-url) llm_url=$2; shift ;;
+        --llm-model) llm_model=$2; shift ;;
+        --keep) keep=1 ;;
+        -h|--help) usage; exit 0 ;;
+        *) echo "demo-scene: unknown option '$1' (try --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+for b in parley-broker parley-agent parley-ctl; do
+    [ -x "$bin/$b" ] || { echo "demo-scene: $bin/$b not found; run 'make' first" >&2; exit 2; }
+done
+if [ -n "$llm_url" ] && [ -z "$llm_model" ]; then
+    echo "demo-scene: --llm-model is needed with --llm-url" >&2; exit 2
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/parley-scene.XXXXXX")
+pids=()
+broker_pid=
+
+cleanup() {
+    local status=$?
+    trap - EXIT INT TERM
+    for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null; done
+    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null; done
+    if [ -n "$broker_pid" ]; then
+        kill -TERM "$broker_pid" 2>/dev/null
+        wait "$broker_pid" 2>/dev/null
+    fi
+    if [ "$keep" = 1 ]; then echo "demo-scene: logs kept in $tmp"; else rm -rf "$tmp"; fi
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'echo; echo "demo-scene: interrupted"; exit 130' INT TERM
+
+"$bin/parley-broker" --scenario "$scenario" --router 'tcp://127.0.0.1:*' \
+    --pub 'tcp://127.0.0.1:*' --tap off --advertise-host 127.0.0.1 \
+    --ready-file "$tmp/ready" --log-level warn 2>"$tmp/broker.log" &
+broker_pid=$!
+for _ in $(seq 1 150); do
+    [ -s "$tmp/ready" ] && break
+    kill -0 "$broker_pid" 2>/dev/null || break
+    sleep 0.1
+done
+router=$(sed -n 's/^router=//p' "$tmp/ready" 2>/dev/null)
+if [ -z "$router" ]; then
+    echo "demo-scene: the broker did not start:" >&2; cat "$tmp/broker.log" >&2; exit 1
+fi
+
+policy_args=()
+[ -n "$llm_url" ] && policy_args=(--policy llm --llm-url "$llm_url" --llm-model "$llm_model")
+echo "== Parley scene director: $(sed -n 's/^name: //p' "$scenario/scenario.yaml"), broker $router" \
+     "(policies: ${llm_url:+llm $llm_model}${llm_url:-built-in})"
+echo "== prompt: $(sed -n 's/.*user_prompt: { reducer: replace, value: "\(.*\)" }.*/\1/p' "$scenario/scenario.yaml")"
+echo
+
+"$bin/parley-ctl" --broker "$router" --id watch watch final_report &
+watch_pid=$!
+sleep 0.3                    # the watcher's SUB joins before the first turn
+for file in "$scenario"/roles/*.yaml; do
+    role=$(basename "$file" .yaml)
+    "$bin/parley-agent" --broker "$router" --role "$file" --id "$role" --memory-dir none \
+        "${policy_args[@]}" --log-level warn >"$tmp/$role.out" 2>"$tmp/$role.log" &
+    pids+=($!)
+done
+wait "$watch_pid"; status=$?
+for i in "${!pids[@]}"; do wait "${pids[$i]}" 2>/dev/null; done
+pids=()
+echo
+echo "== Each role's own account"
+cat "$tmp"/*.out | sort -t' ' -k3,3n
+exit $status

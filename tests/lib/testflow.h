@@ -1,0 +1,47 @@
+/*  testflow - shared steps of the workflow suites (check_workflow,
+    check_checkpoints). See testflow.c.
+*/
+#ifndef PARLEY_TESTFLOW_H
+#define PARLEY_TESTFLOW_H
+
+#include <check.h>
+#include "pmsg.h"
+#include "testbroker.h"
+#include "testclient.h"
+
+typedef struct {
+    int max_revisions;
+    int max_turns;
+    int timeout_ms;
+    const char *on_timeout;         //  NULL: fail
+} testflow_limits_t;
+
+//  max_revisions 3, max_turns 100, no turn timeout.
+extern const testflow_limits_t testflow_default;
+
+//  Writes the loop scenario into a fresh temporary folder and returns it.
+const char *testflow_scenario (const testflow_limits_t *limits);
+//  A broker on a fresh loop scenario (plus one more flag and its value).
+testbroker_t *testflow_start (const testflow_limits_t *limits);
+testbroker_t *testflow_start_with (const testflow_limits_t *limits, const char *flag,
+                                   const char *value);
+//  Stops the broker (it must exit 0) and removes the scenario folder.
+void testflow_stop (testbroker_t **broker_p);
+//  A client that said HELLO as `id` with the capability role:<role>.
+testclient_t *testflow_agent (testbroker_t *broker, const char *id, const char *role);
+//  HANDOVER with ops as JSON (NULL: none), next and status (NULL: absent).
+pmsg_t *testflow_handover (testclient_t *client, const char *ops, const char *next,
+                           const char *status);
+void testflow_handover_ok (testclient_t *client, const char *ops, const char *next,
+                           const char *status);
+//  A key's value as compact JSON (caller frees); "absent" when missing.
+char *testflow_get (testclient_t *client, const char *key);
+void testflow_expect_key (testclient_t *client, const char *key, const char *json);
+pmsg_t *testflow_info (testclient_t *client);
+void testflow_expect_status (testclient_t *client, const char *status);
+//  Waits for a WORKFLOW_EVENT `event` (for `agent` when not NULL).
+pmsg_t *testflow_event (testsub_t *sub, const char *event, const char *agent);
+//  A str field as a C string (static buffer: one per expression).
+const char *testflow_str (const pmsg_t *msg, const char *field);
+
+#endif

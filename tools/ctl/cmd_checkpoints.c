@@ -1,0 +1,20 @@
+/*  parley-ctl checkpoints: every kept checkpoint, oldest first. */
+#include <stdio.h>
+
+#include "ctl.h"
+#include "pconfig.h"
+
+int
+cmd_checkpoints (ctl_t *ctl)
+{
+    parley_checkpoint_list_t list;
+    int rc = ctl_check (ctl, parley_client_checkpoints (ctl->link, &list), "CHECKPOINTS");
+    if (rc != PARLEY_EXIT_OK)
+        return rc;
+    for (size_t i = 0; i < list.count; i++)
+        ctl_print_checkpoint (ctl, &list.checkpoints [i]);
+    if (list.dropped && !ctl->json)
+        printf ("(%llu older checkpoints folded away by the retention bound)\n",
+                (unsigned long long) list.dropped);
+    return PARLEY_EXIT_OK;
+}

@@ -1,0 +1,13 @@
+/*  parley-ctl workflow: status, holder, turn and revisions. */
+#include "ctl.h"
+#include "pconfig.h"
+
+int
+cmd_workflow (ctl_t *ctl)
+{
+    parley_workflow_t info;
+    int rc = ctl_check (ctl, parley_client_workflow (ctl->link, &info), "WORKFLOW");
+    if (rc == PARLEY_EXIT_OK)
+        ctl_print_info (ctl, &info);
+    return rc;
+}

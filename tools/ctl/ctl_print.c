@@ -1,0 +1,186 @@
+/*  ctl_print - parley-ctl's output: text for people, --json for scripts,
+    and the common error path of a request. */
+#include "ctl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpjs.h"
+#include "pconfig.h"
+
+int
+ctl_check (ctl_t *ctl, parley_err_t rc, const char *what)
+{
+    if (rc == PARLEY_OK)
+        return PARLEY_EXIT_OK;
+    fprintf (stderr, "parley-ctl: %s: %s: %s\n", what, parley_strerror (rc),
+             parley_client_error_text (ctl->link));
+    return PARLEY_EXIT_FAILURE;
+}
+
+bool
+ctl_uint_arg (ctl_t *ctl, size_t index, const char *name, uint64_t *value)
+{
+    char *end = NULL;
+    if (index >= ctl->arg_count) {
+        fprintf (stderr, "parley-ctl: missing %s\n", name);
+        return false;
+    }
+    const char *text = ctl->args [index];
+    unsigned long long parsed = strtoull (text, &end, 10);
+    if (!*text || *end || text [0] == '-') {
+        fprintf (stderr, "parley-ctl: %s must be a number, not \"%s\"\n", name, text);
+        return false;
+    }
+    *value = parsed;
+    return true;
+}
+
+static void
+s_dump (json_t *json)
+{
+    char *text = json ? json_dumps (json, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION (6))
+                      : NULL;
+    fputs (text ? text : "null", stdout);
+    free (text);
+}
+
+void
+ctl_print_value (const void *value, size_t size)
+{
+    json_t *json = value ? mpjs_decode (value, size) : NULL;
+    s_dump (json);
+    json_decref (json);
+}
+
+//  The JSON form of each reply: the fields the broker sent (the empty
+//  and zero ones of optional fields left out).
+static void
+s_set_text (json_t *object, const char *key, const char *text)
+{
+    if (text && *text)
+        json_object_set_new (object, key, json_string (text));
+}
+
+static void
+s_set_uint (json_t *object, const char *key, uint64_t value)
+{
+    json_object_set_new (object, key, json_integer ((json_int_t) value));
+}
+
+static json_t *
+s_info_json (const parley_workflow_t *info)
+{
+    json_t *json = json_object ();
+    json_object_set_new (json, "status", json_string (info->status_name));
+    s_set_uint (json, "turn", info->turn);
+    s_set_uint (json, "revisions", info->revisions);
+    s_set_text (json, "holder", info->holder);
+    s_set_text (json, "agent", info->agent);
+    if (info->paused)
+        json_object_set_new (json, "paused", json_true ());
+    if (info->max_revisions)
+        s_set_uint (json, "max_revisions", info->max_revisions);
+    if (info->max_turns)
+        s_set_uint (json, "max_turns", info->max_turns);
+    s_set_text (json, "reason", info->reason);
+    s_set_uint (json, "checkpoint", info->checkpoint);
+    if (info->seq)
+        s_set_uint (json, "seq", info->seq);
+    return json;
+}
+
+static json_t *
+s_checkpoint_json (const parley_checkpoint_info_t *info)
+{
+    json_t *json = json_object ();
+    s_set_uint (json, "number", info->number);
+    s_set_uint (json, "turn", info->turn);
+    json_object_set_new (json, "status", json_string (info->status_name));
+    s_set_text (json, "holder", info->holder);
+    s_set_uint (json, "revisions", info->revisions);
+    s_set_uint (json, "changed", info->changed);
+    s_set_uint (json, "bytes", info->bytes);
+    return json;
+}
+
+static void
+s_print_json (json_t *json)
+{
+    s_dump (json);
+    putchar ('\n');
+    json_decref (json);
+}
+
+void
+ctl_print_info (ctl_t *ctl, const parley_workflow_t *info)
+{
+    if (ctl->json) {
+        s_print_json (s_info_json (info));
+        return;
+    }
+    printf ("status      %s\n", info->status_name [0] ? info->status_name : "?");
+    printf ("holder      %s%s\n", info->holder [0] ? info->holder : "-",
+            info->paused ? " (paused: waiting for a person)" : "");
+    printf ("agent       %s\n", info->agent [0] ? info->agent : "-");
+    printf ("turn        %llu of at most %llu\n", (unsigned long long) info->turn,
+            (unsigned long long) info->max_turns);
+    printf ("revisions   %llu of at most %llu\n", (unsigned long long) info->revisions,
+            (unsigned long long) info->max_revisions);
+    printf ("checkpoint  %llu\n", (unsigned long long) info->checkpoint);
+    if (info->reason [0])
+        printf ("reason      %s\n", info->reason);
+}
+
+void
+ctl_print_checkpoint (ctl_t *ctl, const parley_checkpoint_info_t *info)
+{
+    if (ctl->json) {
+        s_print_json (s_checkpoint_json (info));
+        return;
+    }
+    printf ("%6llu  turn %-4llu %-12s holder %-20s revisions %llu  changed %llu keys, %llu bytes\n",
+            (unsigned long long) info->number, (unsigned long long) info->turn,
+            info->status_name, info->holder [0] ? info->holder : "-",
+            (unsigned long long) info->revisions, (unsigned long long) info->changed,
+            (unsigned long long) info->bytes);
+}
+
+void
+ctl_print_entries (ctl_t *ctl, const parley_checkpoint_state_t *state)
+{
+    if (ctl->json) {
+        json_t *json = json_object ();
+        s_set_uint (json, "number", state->number);
+        if (state->has_since)
+            s_set_uint (json, "since", state->since);
+        json_object_set_new (json, "info", s_checkpoint_json (&state->info));
+        json_t *entries = json_array ();
+        for (size_t i = 0; i < state->count; i++) {
+            const parley_checkpoint_entry_t *entry = &state->entries [i];
+            json_t *item = json_pack ("{s:s}", "key", entry->key);
+            s_set_text (item, "reducer", entry->reducer);
+            if (entry->value) {
+                json_t *value = mpjs_decode (entry->value, entry->value_size);
+                json_object_set_new (item, "value", value ? value : json_null ());
+            }
+            if (entry->removed)
+                json_object_set_new (item, "removed", json_true ());
+            json_array_append_new (entries, item);
+        }
+        json_object_set_new (json, "entries", entries);
+        s_print_json (json);
+        return;
+    }
+    for (size_t i = 0; i < state->count; i++) {
+        const parley_checkpoint_entry_t *entry = &state->entries [i];
+        if (entry->removed) {
+            printf ("- %s\n", entry->key);
+            continue;
+        }
+        printf ("%s (%s) = ", entry->key, entry->reducer);
+        ctl_print_value (entry->value, entry->value_size);
+        putchar ('\n');
+    }
+}

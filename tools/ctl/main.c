@@ -1,0 +1,172 @@
+/*  parley-ctl - look at and steer a running broker from the command line.
+
+    One subcommand per file (cmd_<name>.c) behind the table below; each
+    gets a connected libparley client (HELLO as --id, with the capability
+    role:<--role> when given, so a person can hold a human role's turn;
+    CURVE with --curve-key and --curve-server-key).
+
+        parley-ctl workflow                 status, holder, turn, revisions
+        parley-ctl checkpoints              every kept checkpoint
+        parley-ctl show N                   the state at N, and what N changed
+        parley-ctl diff N M                 what differs from N to M
+        parley-ctl resume N                 fork the run from N
+        parley-ctl --role R submit NEXT [OP KEY JSON]...   a person's turn
+        parley-ctl watch [KEY]...           follow the turns as they happen
+*/
+#include <czmq.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctl.h"
+#include "pconfig.h"
+#include "plog.h"
+
+static const ctl_command_t s_commands [] = {
+    { "workflow", cmd_workflow, "", "the workflow's status, holder, turn and revisions" },
+    { "checkpoints", cmd_checkpoints, "", "every kept checkpoint, oldest first" },
+    { "show", cmd_show, "N", "the shared state at checkpoint N, and what changed from N-1" },
+    { "diff", cmd_diff, "N M", "what differs from checkpoint N to checkpoint M" },
+    { "resume", cmd_resume, "N", "fork the run from checkpoint N" },
+    { "submit", cmd_submit, "NEXT [OP KEY JSON]...",
+      "hold a human role's turn (--role): state updates and the hand-over, atomic" },
+    { "watch", cmd_watch, "[KEY]...",
+      "print each turn (who, what changed, who is next) until the run ends, then KEYs" },
+};
+#define S_COMMANDS (sizeof s_commands / sizeof s_commands [0])
+
+static const pconfig_option_t s_options [] = {
+    { "broker", 'b', PCONFIG_STR, "PARLEY_BROKER", "tcp://127.0.0.1:5555", 0, 0, "ENDPOINT",
+      "the broker's request endpoint" },
+    { "id", 'i', PCONFIG_STR, "PARLEY_CTL_ID", NULL, 0, 0, "NAME",
+      "agent id to say HELLO as (default: ctl-<pid>)" },
+    { "role", 'r', PCONFIG_STR, "PARLEY_ROLE", NULL, 0, 0, "ROLE",
+      "the role this connection plays (submit: the human role whose turn it is)" },
+    { "status", 0, PCONFIG_STR, NULL, NULL, 0, 0, "STATUS",
+      "submit: in_progress, revision, done or failed" },
+    { "reason", 0, PCONFIG_STR, NULL, NULL, 0, 0, "TEXT", "submit: why" },
+    { "json", 'j', PCONFIG_BOOL, NULL, "false", 0, 0, NULL,
+      "print replies as JSON (one value per line) instead of text" },
+    { "timeout-ms", 0, PCONFIG_INT, "PARLEY_REQUEST_TIMEOUT_MS", "3000", 100, 600000, "MS",
+      "reply timeout per request" },
+    { "curve-key", 0, PCONFIG_STR, "PARLEY_CURVE_KEY", NULL, 0, 0, "FILE",
+      "own CURVE key pair (parley-keygen; naming --id, with the admin right for resume)" },
+    { "curve-server-key", 0, PCONFIG_STR, "PARLEY_CURVE_SERVER_KEY", NULL, 0, 0, "FILE",
+      "the broker's public certificate: CURVE to the broker (docs/SECURITY.md)" },
+};
+
+static char s_epilogue [2048];
+//  SIGINT/SIGTERM, and SIGALRM when the broker does not answer HELLO in
+//  time: a client without a connect limit would otherwise retry for ever.
+static volatile sig_atomic_t s_stop = 0;
+
+static void
+s_on_signal (int signum)
+{
+    s_stop = 1;
+}
+
+static void
+s_build_epilogue (void)
+{
+    size_t used = (size_t) snprintf (s_epilogue, sizeof s_epilogue, "Commands:\n");
+    for (size_t i = 0; i < S_COMMANDS && used < sizeof s_epilogue; i++)
+        used += (size_t) snprintf (s_epilogue + used, sizeof s_epilogue - used,
+                                   "  %-9s %-22s %s\n", s_commands [i].name,
+                                   s_commands [i].usage, s_commands [i].help);
+    snprintf (s_epilogue + used, sizeof s_epilogue - used,
+              "Protocol: proto/PROTOCOL.md section 4.1; scenarios: docs/SCENARIOS.md.");
+}
+
+int
+main (int argc, char **argv)
+{
+    plog_init ("parley-ctl", NULL);
+    zsys_handler_set (NULL);
+    signal (SIGINT, s_on_signal);
+    signal (SIGTERM, s_on_signal);
+    signal (SIGALRM, s_on_signal);
+    s_build_epilogue ();
+    pconfig_t *config = pconfig_new (
+        "parley-ctl", "parley-ctl [OPTION]... COMMAND [ARG]...",
+        "Look at and steer a running Parley broker: the workflow, its checkpoints,\n"
+        "a person's turn.", s_epilogue, s_options, sizeof s_options / sizeof s_options [0]);
+    if (!config)
+        return PARLEY_EXIT_FAILURE;
+    int rc = PARLEY_EXIT_OK;
+    switch (pconfig_parse (config, argc, argv, true)) {
+        case PCONFIG_EXIT_OK:
+            goto done;
+        case PCONFIG_EXIT_USAGE:
+            rc = PARLEY_EXIT_USAGE;
+            goto done;
+        case PCONFIG_PARSED:
+            break;
+    }
+    size_t count = pconfig_positional_count (config);
+    const ctl_command_t *command = NULL;
+    for (size_t i = 0; count && i < S_COMMANDS; i++)
+        if (strcmp (s_commands [i].name, pconfig_positional (config, 0)) == 0)
+            command = &s_commands [i];
+    if (!command) {
+        fprintf (stderr, "parley-ctl: %s%s (try --help)\n",
+                 count ? "unknown command " : "a command is needed",
+                 count ? pconfig_positional (config, 0) : "");
+        rc = PARLEY_EXIT_USAGE;
+        goto done;
+    }
+    const char *args [64];
+    if (count - 1 > sizeof args / sizeof args [0]) {
+        fprintf (stderr, "parley-ctl: at most %zu arguments\n", sizeof args / sizeof args [0]);
+        rc = PARLEY_EXIT_USAGE;
+        goto done;
+    }
+    for (size_t i = 1; i < count; i++)
+        args [i - 1] = pconfig_positional (config, i);
+    char id [80];
+    if (pconfig_str (config, "id"))
+        snprintf (id, sizeof id, "%s", pconfig_str (config, "id"));
+    else
+        snprintf (id, sizeof id, "ctl-%d", (int) getpid ());
+    parley_client_t *link = parley_client_new (pconfig_str (config, "broker"), id);
+    if (!link) {
+        rc = PARLEY_EXIT_FAILURE;
+        goto done;
+    }
+    parley_client_set_timeout (link, pconfig_int (config, "timeout-ms"), 1000);
+    parley_client_set_stop (link, &s_stop);
+    char cap [80];
+    if (pconfig_str (config, "role")) {
+        snprintf (cap, sizeof cap, "role:%s", pconfig_str (config, "role"));
+        parley_client_add_cap (link, cap);
+    }
+    if (parley_client_set_security (link, pconfig_str (config, "curve-key"),
+                                    pconfig_str (config, "curve-server-key"), NULL) != PARLEY_OK) {
+        fprintf (stderr, "parley-ctl: %s\n", parley_client_error_text (link));
+        parley_client_destroy (&link);
+        rc = PARLEY_EXIT_USAGE;
+        goto done;
+    }
+    alarm ((unsigned) (pconfig_int (config, "timeout-ms") / 1000 + 2));
+    parley_err_t connected = parley_client_connect (link);
+    alarm (0);
+    if (connected != PARLEY_OK) {
+        fprintf (stderr, "parley-ctl: cannot connect to %s: %s%s%s\n",
+                 pconfig_str (config, "broker"), parley_strerror (connected),
+                 *parley_client_error_text (link) ? ": " : "", parley_client_error_text (link));
+        rc = PARLEY_EXIT_NETWORK;
+    }
+    else {
+        ctl_t ctl = { .link = link, .args = args, .arg_count = count - 1,
+                      .status = pconfig_str (config, "status"),
+                      .reason = pconfig_str (config, "reason"),
+                      .json = pconfig_bool (config, "json") };
+        rc = command->run (&ctl);
+        parley_client_bye (link, false);
+    }
+    parley_client_destroy (&link);
+done:
+    pconfig_destroy (&config);
+    return rc;
+}
