@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include "connector.h"
 #include "llm.h"
+#include "team_facts.h"
 
 typedef struct {
     const char *agent_id;
@@ -37,6 +38,8 @@ typedef struct {
     connector_t *world;                 //  conn_world
     connector_t *mailbox;               //  conn_mailbox
     connector_t *state;                 //  conn_state
+    team_facts_t *facts;                //  the team's cells and claims, or NULL
+                                        //  (a policy then learns its own)
     const char *previous_answer;        //  on a retry, else NULL
     const char *previous_error;         //  on a retry, else NULL
 } policy_input_t;
@@ -60,7 +63,7 @@ void *policy_impl (policy_t *self);
 //  with the same --seed still differ, and runs repeat exactly.
 policy_t *policy_heuristic_new (uint64_t seed, const char *agent_id);
 //  Channel the heuristic listens to and reports to.
-#define HEURISTIC_CHANNEL "explorers"
+#define HEURISTIC_CHANNEL TEAM_CHANNEL
 
 //  The llm policy; takes ownership of `llm`.
 policy_t *policy_llm_new (llm_t *llm);
