@@ -35,6 +35,12 @@ typedef struct {
     int64_t request_timeout_ms;     //  broker reply timeout; 0 = default
     int64_t llm_timeout_ms;         //  model call timeout; 0 = default
     FILE *progress;                 //  progress lines and summary; NULL = none
+    //  Ablations (docs/TEAM.md): each switches off one source of knowledge,
+    //  for every policy, and nothing else.
+    bool no_messages;               //  no SEND/LISTEN/FETCH, no team.* state
+    bool no_shared_positions;       //  world.agent_positions is not read
+    bool no_memory;                 //  no retrieval, nothing stored
+    int64_t team_size;              //  wait for this many online agents first
 } agent_config_t;
 
 //  Exit status of agent_run.

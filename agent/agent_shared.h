@@ -19,6 +19,7 @@
 #include "embedder.h"
 #include "flow.h"
 #include "policy.h"
+#include "team_facts.h"
 #include "vmemory.h"
 
 #define AGENT_MAX_TEAM 64
@@ -38,6 +39,8 @@ typedef struct {
     int64_t step_delay_ms;
     FILE *progress;                     //  one line per step; NULL = quiet
     volatile sig_atomic_t *stop;
+    bool no_messages, no_shared_positions, no_memory;
+    uint64_t team_size;                 //  online agents to wait for (0/1: none)
 
     //  Parts (agent.c)
     brokerlink_t *link;
@@ -49,6 +52,7 @@ typedef struct {
     policy_t *policy;                   //  primary
     policy_t *heuristic;                //  fallback (may be == policy)
     float *vec;                         //  embedder_dim floats, scratch
+    team_facts_t *facts;                //  cells and claims (team_facts.h)
 
     //  Team (Communication)
     char team[AGENT_MAX_TEAM][PROTO_MAX_NAME + 1];
@@ -82,6 +86,7 @@ typedef struct {
     uint64_t msgs_sent, msgs_received, send_errors;
     uint64_t invalid_answers, fallbacks, act_errors;
     uint64_t memories_stored, memory_errors;
+    uint64_t msgs_suppressed;           //  messages not sent (--no-messages)
     double coverage;
 
     //  Step time without the model (summary): a step's wall time from
@@ -103,6 +108,12 @@ const flow_node_ops_t *node_update_memory (void);
 
 //  The wiring (agent_flow.c): adds the six nodes and their transitions.
 int agent_flow_build (flow_t *flow);
+
+//  Writes the agent's new visits and its claim to team.visited /
+//  team.claims (not with --no-messages): every TEAM_SYNC_EVERY steps, or
+//  now with `force`. Late joiners read the team's knowledge there.
+#define TEAM_SYNC_EVERY 4
+void agent_team_sync (agent_shared_t *shared, bool force);
 
 //  True if `name` is one of the team (an agent id from AGENTS).
 bool agent_shared_is_teammate (agent_shared_t *shared, const char *name);

@@ -16,6 +16,7 @@
 */
 #include <assert.h>
 #include "agent_shared.h"
+#include "conn_state.h"
 #include "conn_world.h"
 #include "pclock.h"
 #include "plog.h"
@@ -53,6 +54,7 @@ s_input (agent_shared_t *a, policy_input_t *in, bool retry)
     in->world = a->world;
     in->mailbox = a->mailbox;
     in->state = a->state;
+    in->facts = a->facts;
     if (retry && a->answer_error[0]) {
         in->previous_answer = a->refused_answer? a->refused_answer: "";
         in->previous_error = a->answer_error;
@@ -242,9 +244,25 @@ s_send (agent_shared_t *a, send_item_t *items, size_t count)
     pmsg_destroy (&reply);
 }
 
+//  --no-messages: nothing is sent and no channel is joined, whatever the
+//  policy asked for; what it asked for is counted.
+static bool
+s_suppressed (agent_shared_t *a)
+{
+    if (!a->no_messages)
+        return false;
+    const char *message = answer_message (a->answer);
+    a->msgs_suppressed += message && *message;
+    for (size_t i = 0; i < answer_directive_count (a->answer); i++)
+        a->msgs_suppressed += answer_directive (a->answer, i)->kind == ANSWER_MESSAGE_TO;
+    return true;
+}
+
 static void
 s_communicate (agent_shared_t *a)
 {
+    if (s_suppressed (a))
+        return;
     send_item_t items[ANSWER_MAX_DIRECTIVES + 1];
     size_t count = 0;
     const char *message = answer_message (a->answer);
@@ -265,6 +283,59 @@ s_communicate (agent_shared_t *a)
         s_send (a, items, count);
 }
 
+//  One op of a WRITE: {op, key, reducer} or {op, key, value...} (the
+//  caller packs the value after).
+static void
+s_op (penc_t *enc, const char *op, const char *key, const char *reducer)
+{
+    msgpack_pack_map (penc_packer (enc), 3);
+    penc_kv_cstr (enc, "op", op);
+    penc_kv_cstr (enc, "key", key);
+    if (reducer)
+        penc_kv_cstr (enc, "reducer", reducer);
+    else
+        penc_key (enc, "value");
+}
+
+void
+agent_team_sync (agent_shared_t *a, bool force)
+{
+    const uint64_t *visited;
+    size_t count = team_facts_unsynced (a->facts, &visited);
+    if (a->no_messages || !a->link || brokerlink_lost (a->link)
+    ||  (count == 0 && !team_facts_claim_changed (a->facts))
+    ||  (!force && a->step % TEAM_SYNC_EVERY != 0))
+        return;
+    penc_t *enc = brokerlink_begin (a->link, PMSG_WRITE, 1);
+    penc_key (enc, "ops");
+    msgpack_packer *pk = penc_packer (enc);
+    msgpack_pack_array (pk, 4);
+    s_op (enc, "declare", STATE_KEY_TEAM_VISITED, "union");
+    s_op (enc, "update", STATE_KEY_TEAM_VISITED, NULL);
+    msgpack_pack_array (pk, count);
+    for (size_t i = 0; i < count; i++)
+        msgpack_pack_uint64 (pk, visited[i]);
+    s_op (enc, "declare", STATE_KEY_TEAM_CLAIMS, "merge");
+    s_op (enc, "update", STATE_KEY_TEAM_CLAIMS, NULL);
+    msgpack_pack_map (pk, 1);
+    penc_cstr (enc, a->id);
+    uint64_t claim = team_facts_own_claim (a->facts);
+    if (claim == TEAM_NO_CELL)
+        msgpack_pack_nil (pk);
+    else
+        msgpack_pack_uint64 (pk, claim);
+    char err[256];
+    pmsg_t *reply = brokerlink_call (a->link, err, sizeof (err));
+    if (reply && pmsg_type (reply) == PMSG_WRITTEN)
+        team_facts_unsynced_clear (a->facts);
+    else {
+        if (reply)
+            brokerlink_error_text (reply, err, sizeof (err));
+        plog_warn ("writing the team state failed: %s", err);
+    }
+    pmsg_destroy (&reply);
+}
+
 static int
 s_execution_exec (void *shared, void *ctx)
 {
@@ -280,6 +351,7 @@ s_execution_exec (void *shared, void *ctx)
         return -1;
     }
     s_communicate (a);
+    agent_team_sync (a, streq (a->action, "end"));
     return 0;
 }
 

@@ -25,7 +25,7 @@ s_retrieve_exec (void *shared, void *ctx)
 {
     agent_shared_t *a = (agent_shared_t *) shared;
     a->memory_count = 0;
-    if (!a->vmem || !a->embedder || vmemory_count (a->vmem) == 0)
+    if (a->no_memory || !a->vmem || !a->embedder || vmemory_count (a->vmem) == 0)
         return 0;
     char seen[1024], err[256];
     world_view_objects_text (&a->seen, seen, sizeof (seen));
@@ -95,7 +95,7 @@ static int
 s_update_exec (void *shared, void *ctx)
 {
     agent_shared_t *a = (agent_shared_t *) shared;
-    if (!a->vmem || !a->embedder)
+    if (a->no_memory || !a->vmem || !a->embedder)
         return 0;
     char err[256];
     char *text = s_memory_text (a);

@@ -2,7 +2,10 @@
 
     Perception captures the world (PERCEIVE) and the shared-state keys
     (GET); Communication fetches the mail (FETCH, acknowledging what the
-    previous step processed) and refreshes the team list (AGENTS). Both
+    previous step processed; not with --no-messages), refreshes the team
+    list (AGENTS) and updates the team facts (team_facts.h) that every
+    policy is given. With --team-size N the first Perception waits until N
+    agents are online, so a team starts together. Both
     diff their connectors into the step's observations; Communication, the
     last of the looking nodes, then closes the previous action's turn in
     AgentMemory: only now has every connector reported what it caused.
@@ -14,12 +17,16 @@
 #include <assert.h>
 #include "agent_shared.h"
 #include "conn_mailbox.h"
+#include "conn_state.h"
 #include "conn_world.h"
 #include "pclock.h"
 #include "plog.h"
 #include "textbuf.h"
 
 #define TEAM_REFRESH_STEPS 5
+#define TEAM_WAIT_MS 20             //  poll interval while waiting for the team
+
+static size_t s_refresh_team (agent_shared_t *a);
 
 // ---------------------------------------------------------------------------
 //  Perception
@@ -33,6 +40,11 @@ s_perception_prep (void *shared, void *ctx)
     a->model_us = 0;
     if (!a->step_obs)
         a->step_obs = connector_observation_list ();
+    //  A team that starts together: steps are only comparable between
+    //  agents (and runs) when nobody had a head start.
+    while (a->step == 1 && a->team_size > 1 && a->link && !(a->stop && *a->stop)
+    &&     s_refresh_team (a) + 1 < a->team_size)
+        brokerlink_wait (a->link, TEAM_WAIT_MS);
     return 0;
 }
 
@@ -94,16 +106,20 @@ agent_shared_is_teammate (agent_shared_t *shared, const char *name)
     return false;
 }
 
-//  AGENTS -> the team list (every registered agent but us).
-static void
+//  AGENTS -> the team list (every registered agent but us); the online
+//  ones go to the team facts, which releases the claims of the others.
+//  Returns how many others are online.
+static size_t
 s_refresh_team (agent_shared_t *a)
 {
+    const char *online[AGENT_MAX_TEAM];
+    size_t online_count = 0;
     char err[256];
     pmsg_t *reply = brokerlink_simple (a->link, PMSG_AGENTS, err, sizeof (err));
     if (!reply || pmsg_type (reply) != PMSG_AGENT_LIST) {
         plog_debug ("AGENTS failed: %s", reply? "unexpected reply": err);
         pmsg_destroy (&reply);
-        return;
+        return 0;
     }
     const msgpack_object *list = pmsg_field (reply, "agents");
     a->team_count = 0;
@@ -114,11 +130,16 @@ s_refresh_team (agent_shared_t *a)
         &&  !streq (name, a->id)) {
             snprintf (a->team[a->team_count], PROTO_MAX_NAME + 1, "%s", name);
             a->team_ptrs[a->team_count] = a->team[a->team_count];
+            if (pobj_bool (&list->via.array.ptr[i], "online", false))
+                online[online_count++] = a->team[a->team_count];
             a->team_count++;
         }
     }
     pmsg_destroy (&reply);
+    team_facts_set_online (a->facts, online, online_count);
+    return online_count;
 }
+
 
 static bool
 s_unknown_sender (agent_shared_t *a)
@@ -134,6 +155,9 @@ s_communication_exec (void *shared, void *ctx)
 {
     agent_shared_t *a = (agent_shared_t *) shared;
     char err[256];
+    if (a->no_messages)         //  reads none: the mailbox stays empty
+        conn_mailbox_begin (a->mailbox);
+    else
     if (connector_capture (a->mailbox, err, sizeof (err)) != 0) {
         plog_warn ("fetching mail failed: %s", err);
         return -1;
@@ -178,6 +202,8 @@ s_communication_post (void *shared, void *ctx)
     a->msgs_received += conn_mailbox_count (a->mailbox);
     connector_observe (a->mailbox, a->step_obs);
     s_mail_text (a);
+    team_facts_visit (a->facts, a->seen.position);
+    team_facts_learn (a->facts, a->mailbox, a->state);
     agentmem_record_turn (a->mem, a->last_action? a->last_action: "start", a->step_obs);
     return "default";
 }

@@ -54,6 +54,8 @@ prompt_user (const policy_input_t *in)
     char *actions = s_join (in->actions, in->action_count, "(none)");
     char *text = zsys_sprintf ("You are %s. Your teammates: %s.\n\n%s\n\nRelevant memories:",
                                in->agent_id, team, in->context? in->context: "");
+    if (in->facts)      //  the team's map and claims (team_facts.h)
+        s_cat (&text, team_facts_prompt (in->facts, in->world));
     if (in->memory_count == 0)
         s_cat (&text, strdup ("\nNo relevant memories yet."));
     for (size_t i = 0; i < in->memory_count; i++)
