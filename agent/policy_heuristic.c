@@ -13,9 +13,9 @@
         teammate with priority claims it (priority: nearer to the cell,
         then the smaller id), so the agent does not dither;
       - a new goal is the nearest unknown cell that no teammate claims and
-        that is not nearer to a teammate (or a teammate's claim) than to us
-        - our share of a Voronoi split of the frontier; only when our share
-        is empty do cells nearer to others count (with a penalty);
+        that is not nearer to a teammate than to us - our share of a
+        Voronoi split of the frontier; only when our share is empty do
+        cells nearer to others count;
       - ties go to the cell with more known or off-map neighbours, which
         sweeps rows like a lawnmower instead of leaving holes behind, then
         to a seeded PRNG (splitmix64): same seed and inputs, same answers.
@@ -26,7 +26,7 @@
     it is parsed like a model's.
 
     Cost: O(cells) per decision (goal choice) plus one O(cells) two-pass
-    distance transform for the teammates and their claims (s_nearest).
+    distance transform for the teammates (s_nearest).
 */
 #include <assert.h>
 #include <czmq.h>
@@ -105,7 +105,10 @@ s_target (team_facts_t *facts, uint64_t from, int move, uint64_t *to)
 }
 
 //  Fills self->nearest[u] with min(NEAREST_CAP, Manhattan distance from u
-//  to the nearest teammate or teammate's claim). On an open grid the
+//  to the nearest teammate). Claims are not sources: a claim is a cell the
+//  teammate will reach, not where it stands, and treating it as a second
+//  teammate gave it a territory it never sweeps (measured with make
+//  bench-team: 8x8 team steps p90 26 -> 24). On an open grid the
 //  Manhattan distance to the nearest source is what a multi-source BFS
 //  gives, and two raster scans (down-right, then up-left) compute it in
 //  O(cells). Saturating at the cap keeps it exact below the cap.
@@ -121,11 +124,8 @@ s_nearest (heur_t *self, team_facts_t *facts)
     uint8_t *d = self->nearest;
     memset (d, NEAREST_CAP, cells);
     const char *agent;
-    uint64_t position, at;
+    uint64_t position;
     for (size_t i = 0; team_facts_mate_at (facts, i, &agent, &position); i++)
-        if (position < cells)
-            d[position] = 0;
-    for (size_t i = 0; team_facts_claim_at (facts, i, &agent, &position, &at); i++)
         if (position < cells)
             d[position] = 0;
     size_t w = (size_t) s_width (facts);
@@ -199,7 +199,7 @@ s_yield (heur_t *self, team_facts_t *facts, uint64_t me, uint64_t goal)
 
 //  The new goal (TEAM_NO_CELL when nothing is unknown). Lexicographic
 //  score: (nearer to a teammate, distance, fewer enclosed neighbours,
-//  nearer to teammates and their claims, jitter).
+//  nearer to teammates, jitter).
 static uint64_t
 s_pick_goal (heur_t *self, team_facts_t *facts, uint64_t me)
 {
