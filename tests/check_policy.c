@@ -21,6 +21,7 @@
 #include "agent/conn_mailbox.h"
 #include "agent/conn_state.h"
 #include "agent/conn_world.h"
+#include "agent/prompt.h"
 #include "lib/openai_server.h"
 #include "lib/testsuite.h"
 
@@ -217,6 +218,30 @@ START_TEST (test_heuristic_claims)
         free (action);
         team_facts_destroy (&facts);
     }
+    f.in.facts = NULL;
+    fixture_fini (&f);
+}
+END_TEST
+
+START_TEST (test_prompt_shows_team_facts)
+{
+    //  The model sees the same facts: known cells and the team's claims.
+    fixture_t f;
+    fixture_init (&f, 5, false);
+    char *text = prompt_user (&f.in);
+    ck_assert_ptr_null (strstr (text, "Team map:"));
+    free (text);
+    team_facts_t *facts = team_facts_new ("Agent1");
+    team_facts_set_shape (facts, 10, 1);
+    team_facts_visit (facts, 5);
+    const char *claim = "{\"team\":1,\"at\":0,\"claim\":2,\"visited\":[0,1]}";
+    ck_assert (team_facts_read_report (facts, "Agent2", claim, strlen (claim)));
+    f.in.facts = facts;
+    text = prompt_user (&f.in);
+    ck_assert_msg (strstr (text, "\nTeam map: 3 of 10 cells known; unknown near you: 4, 6, 3, 7, "
+                                 "2, 8; claims: Agent2->2."), "%s", text);
+    free (text);
+    team_facts_destroy (&facts);
     f.in.facts = NULL;
     fixture_fini (&f);
 }
@@ -472,6 +497,7 @@ main (void)
     tcase_add_test (tc, test_heuristic_uses_reports);
     tcase_add_test (tc, test_heuristic_claims);
     tcase_add_test (tc, test_team_reports_bad_input);
+    tcase_add_test (tc, test_prompt_shows_team_facts);
     tcase_add_test (tc, test_heuristic_avoids_teammates);
     tcase_add_test (tc, test_heuristic_tells_and_ends);
     suite_add_tcase (s, tc);
