@@ -12,6 +12,10 @@
       team.* key; --no-shared-positions leaves world.agent_positions out of
       its GETs and nothing else; --no-memory changes no frame at all (and
       stores no memory). The unswitched teammate sends what it always does.
+    - The llm policy gets the same switches: against the scripted model
+      server (tests/openai_server.py, whose answers carry a message to all
+      and a MessageTo), --no-messages sends none of them, and the other
+      switches change what they name.
     - A late joiner learns the team's knowledge from the shared state: its
       first claim is a cell the earlier agent did not visit, and the earlier
       agent released its claim when it left.
@@ -21,6 +25,7 @@
 #include <jansson.h>
 #include <signal.h>
 #include "pclock.h"
+#include "lib/openai_server.h"
 #include "lib/testbroker.h"
 #include "lib/testclient.h"
 #include "lib/tproc.h"
@@ -413,6 +418,61 @@ START_TEST (test_late_joiner)
 }
 END_TEST
 
+static const char *s_url;
+static void server_up (void) { s_url = openai_server_start (); }
+static void server_down (void) { openai_server_stop (); }
+
+//  One llm agent for 3 steps with `flag`: what it asked of the broker.
+static requests_t
+s_llm_run (const char *flag, uint64_t *memories, uint64_t *suppressed)
+{
+    taprun_t run;
+    s_tap_start (&run, (const char *[]) { "--tap-hwm", "100000", NULL });
+    char *mem = tproc_dir_path (run.dir, "mem");
+    tproc_t *agent = s_agent (testbroker_router (run.broker), "Model", mem, (const char *[]) {
+        "--max-steps", "3", "--no-stop-when-explored", "--policy", "llm", "--llm-url", s_url,
+        "--llm-model", "normal:team", "--quiet", flag, NULL });
+    s_finish (&agent);
+    *memories = s_summary (tproc_out (agent), "memories");
+    *suppressed = s_summary (tproc_out (agent), "suppressed");
+    ck_assert_uint_eq (s_summary (tproc_out (agent), "fallbacks"), 0);
+    s_tap_halt (&run);
+    json_t *lines = s_tap_lines (&run, "Model");
+    requests_t r = s_requests (lines, "Model");
+    json_decref (lines);
+    tproc_destroy (&agent);
+    free (mem);
+    s_tap_stop (&run);
+    return r;
+}
+
+START_TEST (test_llm_honours_switches)
+{
+    uint64_t memories, suppressed;
+    requests_t r = s_llm_run (NULL, &memories, &suppressed);
+    s_expect_base (&r);
+    ck_assert (r.send && r.fetch && r.write && r.key_positions && r.key_team);
+    ck_assert_uint_gt (memories, 0);
+    ck_assert_uint_eq (suppressed, 0);
+
+    r = s_llm_run ("--no-messages", &memories, &suppressed);
+    s_expect_base (&r);
+    ck_assert (!r.send && !r.listen && !r.fetch && !r.write && !r.key_team);
+    ck_assert (r.key_positions);
+    ck_assert_uint_eq (suppressed, 6);          //  the model's 2 messages a step
+    ck_assert_uint_gt (memories, 0);
+
+    r = s_llm_run ("--no-shared-positions", &memories, &suppressed);
+    s_expect_base (&r);
+    ck_assert (r.send && r.fetch && r.write && r.key_team && !r.key_positions);
+
+    r = s_llm_run ("--no-memory", &memories, &suppressed);
+    s_expect_base (&r);
+    ck_assert (r.send && r.fetch && r.write && r.key_positions && r.key_team);
+    ck_assert_uint_eq (memories, 0);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -423,5 +483,10 @@ main (void)
     tcase_add_test (tc, test_ablations_on_tap);
     tcase_add_test (tc, test_late_joiner);
     suite_add_tcase (s, tc);
+    TCase *llm = tcase_create ("llm");
+    tcase_set_timeout (llm, 300);
+    tcase_add_unchecked_fixture (llm, server_up, server_down);
+    tcase_add_test (llm, test_llm_honours_switches);
+    suite_add_tcase (s, llm);
     return testsuite_run (s);
 }
