@@ -58,7 +58,7 @@ static const pconfig_option_t s_options[] = {
       "ablation: retrieve no memories and store none" },
     { "team-size", 0, PCONFIG_INT, "PARLEY_TEAM_SIZE", "0", 0, 4096, "N",
       "before the first step, wait until N agents (this one included) are online, "
-      "so a team starts together; 0 = do not wait" },
+      "so a team starts together (as long as it takes; a signal stops it); 0 = do not wait" },
     { "quiet", 'q', PCONFIG_BOOL, "PARLEY_QUIET", "false", 0, 0, NULL,
       "no progress lines on stdout (the summary is still printed)" },
 };
