@@ -26,7 +26,8 @@
 
     Rendering: team_facts_line() gives one compact line for a prompt.
 
-    Cost: one byte per cell; claims and found objects are bounded.
+    Cost: one byte per cell (at most TEAM_MAX_CELLS); claims and
+    teammates are bounded (TEAM_MAX_CLAIMS); a report is parsed once.
 */
 #ifndef PARLEY_TEAM_FACTS_H
 #define PARLEY_TEAM_FACTS_H
@@ -96,7 +97,8 @@ uint64_t team_facts_own_claim (team_facts_t *self);
 size_t team_facts_mate_count (team_facts_t *self);
 bool team_facts_mate_at (team_facts_t *self, size_t index, const char **agent, uint64_t *position);
 
-//  Objects teammates reported (kept per cell, bounded); total names.
+//  Object names teammates reported in `found`, counted (a model reads the
+//  names themselves in the mailbox part of its context).
 size_t team_facts_found_count (team_facts_t *self);
 
 //  The report to send now (caller frees), or NULL when there is nothing
