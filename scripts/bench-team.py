@@ -203,7 +203,7 @@ def main():
             if n == 1 and single is None:
                 single = med
             bound = math.ceil((cells - 1) / n)
-            say("| %s | %g | %d | %d | %g | %d | %d | %s | %.2f (bound %d) | %d |" % (
+            say("| %s | %g | %g | %g | %g | %g | %g | %s | %.2f (bound %d) | %d |" % (
                 label, med, quantile(team, .1), quantile(team, .9), statistics.median(total),
                 quantile(total, .1), quantile(total, .9),
                 "%.2f" % (med / single) if single else "-", med / bound, bound,
