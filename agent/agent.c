@@ -9,6 +9,7 @@
 #include "conn_mailbox.h"
 #include "conn_state.h"
 #include "conn_world.h"
+#include "pclock.h"
 #include "plog.h"
 
 struct _agent_t {
@@ -225,6 +226,7 @@ agent_connect (agent_t *self, volatile sig_atomic_t *stop, char *err, size_t err
     flow_set_guard (self->flow, s_guard);
     if (brokerlink_connect (a->link, err, err_size) != 0)
         return -1;
+    a->connected_ms = pclock_mono_ms ();
     const brokerlink_welcome_t *w = brokerlink_welcome (a->link);
     conn_world_set_shape (a->world, w->world_kind, w->world_width, w->world_height);
     team_facts_set_shape (a->facts, w->world_width, w->world_height? w->world_height: 1);

@@ -41,6 +41,7 @@ typedef struct {
     volatile sig_atomic_t *stop;
     bool no_messages, no_shared_positions, no_memory;
     uint64_t team_size;                 //  online agents to wait for (0/1: none)
+    int64_t connected_ms;               //  monotonic time HELLO was answered
 
     //  Parts (agent.c)
     brokerlink_t *link;

@@ -26,7 +26,7 @@
 #define TEAM_REFRESH_STEPS 5
 #define TEAM_WAIT_MS 20             //  poll interval while waiting for the team
 
-static size_t s_refresh_team (agent_shared_t *a);
+static size_t s_team_present (agent_shared_t *a, int64_t window_ms);
 
 // ---------------------------------------------------------------------------
 //  Perception
@@ -43,7 +43,7 @@ s_perception_prep (void *shared, void *ctx)
     //  A team that starts together: steps are only comparable between
     //  agents (and runs) when nobody had a head start.
     while (a->step == 1 && a->team_size > 1 && a->link && !(a->stop && *a->stop)
-    &&     s_refresh_team (a) + 1 < a->team_size)
+    &&     s_team_present (a, pclock_mono_ms () - a->connected_ms) + 1 < a->team_size)
         brokerlink_wait (a->link, TEAM_WAIT_MS);
     return 0;
 }
@@ -140,6 +140,31 @@ s_refresh_team (agent_shared_t *a)
     return online_count;
 }
 
+
+//  Teammates online, or heard from since we said HELLO (`window_ms` ago,
+//  plus two polls of slack): a teammate that saw the team complete (us
+//  included) may have done all its steps and left before we looked, and
+//  must not keep us waiting forever. A registration left over from an
+//  earlier run was last heard from before our HELLO.
+static size_t
+s_team_present (agent_shared_t *a, int64_t window_ms)
+{
+    char err[256];
+    pmsg_t *reply = brokerlink_simple (a->link, PMSG_AGENTS, err, sizeof (err));
+    size_t count = 0;
+    const msgpack_object *list = reply && pmsg_type (reply) == PMSG_AGENT_LIST
+                               ? pmsg_field (reply, "agents"): NULL;
+    for (uint32_t i = 0; list && list->type == MSGPACK_OBJECT_ARRAY && i < list->via.array.size; i++) {
+        const msgpack_object *info = &list->via.array.ptr[i];
+        char name[PROTO_MAX_NAME + 1];
+        if (!pobj_strcpy (info, "agent", name, sizeof (name)) || streq (name, a->id))
+            continue;
+        count += pobj_bool (info, "online", false)
+              || pobj_uint (info, "idle_ms", UINT64_MAX) <= (uint64_t) (window_ms + 2 * TEAM_WAIT_MS);
+    }
+    pmsg_destroy (&reply);
+    return count;
+}
 
 static bool
 s_unknown_sender (agent_shared_t *a)

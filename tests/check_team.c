@@ -16,6 +16,8 @@
       server (tests/openai_server.py, whose answers carry a message to all
       and a MessageTo), --no-messages sends none of them, and the other
       switches change what they name.
+    - parley-broker --start same puts every agent on position 0; an
+      unknown placement is a usage error.
     - A late joiner learns the team's knowledge from the shared state: its
       first claim is a cell the earlier agent did not visit, and the earlier
       agent released its claim when it left.
@@ -120,7 +122,7 @@ s_tap_start (taprun_t *run, const char *const *broker_args)
     //  record has every frame, read back after the run.
     run->tap = tproc_start ((const char *[]) { "parley-tap", "--broker",
         testbroker_router (run->broker), "--json", "--record", run->record,
-        "--type", "HEARTBEAT", NULL }, true, NULL);
+        "--type", "HEARTBEAT,BYE", NULL }, true, NULL);
     ck_assert_ptr_nonnull (run->tap);
     testclient_t *client = testclient_new (testbroker_router (run->broker));
     pmsg_t *welcome = testclient_hello (client, "warmup");
@@ -137,10 +139,27 @@ s_tap_start (taprun_t *run, const char *const *broker_args)
     testclient_destroy (&client);
 }
 
-//  Stops the tap: the record is complete (and nothing was dropped).
-static void
-s_tap_halt (taprun_t *run)
+static int
+s_count (const char *text, const char *needle)
 {
+    int count = 0;
+    for (const char *at = strstr (text, needle); at; at = strstr (at + 1, needle))
+        count++;
+    return count;
+}
+
+//  Stops the tap once it has shown `agents` BYEs: an agent's BYE is its
+//  last frame, and the tap gets frames in order, so the record then holds
+//  everything the agents did (and nothing was dropped).
+static void
+s_tap_halt (taprun_t *run, int agents)
+{
+    int64_t deadline = pclock_mono_ms () + DEADLINE_MS;
+    while (s_count (tproc_out (run->tap), "\"type\":\"BYE\"") < agents) {
+        ck_assert_msg (pclock_mono_ms () < deadline, "the tap saw no BYE: %s",
+                       tproc_out (run->tap));
+        tproc_read (run->tap, 100);
+    }
     tproc_signal (run->tap, SIGINT);
     ck_assert_int_eq (tproc_wait (run->tap, DEADLINE_MS), 0);
     ck_assert_ptr_null (strstr (tproc_out (run->tap), "\"kind\":\"dropped\""));
@@ -242,10 +261,10 @@ s_ablation (const char *flag)
     tproc_t *other = s_agent (testbroker_router (run.broker), "Other", mem2, plain);
     s_finish (&switched);
     s_finish (&other);
+    s_tap_halt (&run, 2);
     ablation_t result;
     result.memories = s_summary (tproc_out (switched), "memories");
     result.suppressed = s_summary (tproc_out (switched), "suppressed");
-    s_tap_halt (&run);
     json_t *lines = s_tap_lines (&run, "Switched");
     result.switched = s_requests (lines, "Switched");
     json_decref (lines);
@@ -272,7 +291,8 @@ static void
 s_expect_all (const requests_t *r)
 {
     s_expect_base (r);
-    ck_assert (r->send && r->listen && r->fetch && r->write);
+    ck_assert_msg (r->send && r->listen && r->fetch && r->write,
+                   "send %d listen %d fetch %d write %d", r->send, r->listen, r->fetch, r->write);
     ck_assert (r->key_positions && r->key_team);
     ck_assert_int_gt (r->write_team, 0);
 }
@@ -392,7 +412,7 @@ START_TEST (test_late_joiner)
     tproc_t *late = s_agent (testbroker_router (run.broker), "Late", mem2, (const char *[]) {
         "--max-steps", "3", "--quiet", NULL });
     s_finish (&late);
-    s_tap_halt (&run);
+    s_tap_halt (&run, 2);
     bool visited[64] = { false };
     json_int_t claim;
     json_t *lines = s_tap_lines (&run, "Early");
@@ -418,6 +438,32 @@ START_TEST (test_late_joiner)
 }
 END_TEST
 
+START_TEST (test_broker_start_flag)
+{
+    //  --start same: both agents start on position 0 (spread would put the
+    //  second one at 3 on a line of 10); a placement that does not exist
+    //  is a usage error that names the choices.
+    testbroker_t *broker = testbroker_start ((const char *[]) { "--start", "same", NULL });
+    ck_assert_ptr_nonnull (broker);
+    tproc_t *agents[2];
+    const char *ids[] = { "First", "Second" };
+    for (int i = 0; i < 2; i++)
+        agents[i] = s_agent (testbroker_router (broker), ids[i], "none", (const char *[]) {
+            "--max-steps", "1", "--team-size", "2", NULL });
+    for (int i = 0; i < 2; i++) {
+        s_finish (&agents[i]);
+        ck_assert_msg (strstr (tproc_out (agents[i]), "] step 1 pos 0 "), "%s", tproc_out (agents[i]));
+        tproc_destroy (&agents[i]);
+    }
+    ck_assert_int_eq (testbroker_stop (&broker), 0);
+    tproc_t *bad = tproc_run ((const char *[]) { "parley-broker", "--start", "corner", NULL }, true);
+    ck_assert_int_eq (tproc_status (bad), 2);
+    ck_assert_msg (strstr (tproc_err (bad), "--start must be spread, same or random"), "%s",
+                   tproc_err (bad));
+    tproc_destroy (&bad);
+}
+END_TEST
+
 static const char *s_url;
 static void server_up (void) { s_url = openai_server_start (); }
 static void server_down (void) { openai_server_stop (); }
@@ -436,7 +482,7 @@ s_llm_run (const char *flag, uint64_t *memories, uint64_t *suppressed)
     *memories = s_summary (tproc_out (agent), "memories");
     *suppressed = s_summary (tproc_out (agent), "suppressed");
     ck_assert_uint_eq (s_summary (tproc_out (agent), "fallbacks"), 0);
-    s_tap_halt (&run);
+    s_tap_halt (&run, 1);
     json_t *lines = s_tap_lines (&run, "Model");
     requests_t r = s_requests (lines, "Model");
     json_decref (lines);
@@ -482,6 +528,7 @@ main (void)
     tcase_add_test (tc, test_lone_agent_within_bound);
     tcase_add_test (tc, test_ablations_on_tap);
     tcase_add_test (tc, test_late_joiner);
+    tcase_add_test (tc, test_broker_start_flag);
     suite_add_tcase (s, tc);
     TCase *llm = tcase_create ("llm");
     tcase_set_timeout (llm, 300);
