@@ -62,6 +62,7 @@ typedef struct {
     uint32_t world_width;       //  0 = default (10)
     uint32_t world_height;      //  > 0 makes a grid
     const char *world_file;     //  JSON world; overrides the generated one
+    int world_start;            //  world_start_t: spread (0), same, random
 
     //  Sockets
     int router_hwm;             //  ZMQ_SNDHWM/RCVHWM of the ROUTER

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "broker.h"
+#include "world.h"
 #include "pconfig.h"
 #include "plog.h"
 
@@ -65,6 +66,9 @@ static const pconfig_option_t s_options [] = {
       "a W x H grid world instead of a line (at most 4096 cells)" },
     { "world-file", 0, PCONFIG_STR, "PARLEY_WORLD_FILE", NULL, 0, 0, "FILE",
       "load the world's objects from this JSON file instead of drawing them" },
+    { "start", 0, PCONFIG_STR, "PARLEY_START", "spread", 0, 0, "PLACEMENT",
+      "where entering agents start: spread (the first three spread over the world), "
+      "same (all at position 0) or random (drawn from --seed)" },
     { "router-hwm", 0, PCONFIG_INT, "PARLEY_ROUTER_HWM", "100000", 1, 10000000, "FRAMES",
       "ROUTER send/receive high-water mark; replies beyond it are dropped (counted)" },
     { "pub-hwm", 0, PCONFIG_INT, "PARLEY_PUB_HWM", "100000", 1, 10000000, "FRAMES",
@@ -143,6 +147,13 @@ s_fill (pconfig_t *config, broker_config_t *cfg)
                  overflow);
         return -1;
     }
+    world_start_t start;
+    if (!world_start_from_name (pconfig_str (config, "start"), &start)) {
+        fprintf (stderr, "parley-broker: --start must be spread, same or random, not \"%s\"\n",
+                 pconfig_str (config, "start"));
+        return -1;
+    }
+    cfg->world_start = (int) start;
     const char *grid = pconfig_str (config, "grid");
     if (grid) {
         if (pconfig_is_set (config, "world-size")) {
