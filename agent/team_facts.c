@@ -16,6 +16,7 @@
 
 #define MAX_MATES 256
 #define LINE_NEAR 6                 //  unknown cells named in the line
+#define LINE_CLAIMS 12              //  claims named in the line (a prompt's budget)
 
 typedef struct {
     char agent[PROTO_MAX_NAME + 1];
@@ -470,9 +471,13 @@ team_facts_line (team_facts_t *self, uint64_t me)
     textbuf_add (buf, "; claims:");
     size_t claims = 0;
     for (size_t i = 0; team_facts_claim_at (self, i, &agent, &cell, &at); i++)
-        textbuf_addf (buf, "%s %s->%" PRIu64, claims++? ",": "", agent, cell);
+        if (claims++ < LINE_CLAIMS)
+            textbuf_addf (buf, "%s %s->%" PRIu64, claims > 1? ",": "", agent, cell);
     if (!claims)
         textbuf_add (buf, " none");
+    else
+    if (claims > LINE_CLAIMS)
+        textbuf_addf (buf, ", ... (%zu more)", claims - LINE_CLAIMS);
     if (self->own_claim != TEAM_NO_CELL)
         textbuf_addf (buf, "; yours: %" PRIu64, self->own_claim);
     textbuf_add (buf, ".");

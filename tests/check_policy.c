@@ -248,6 +248,18 @@ START_TEST (test_prompt_shows_team_facts)
     ck_assert_msg (strstr (text, "\nTeam map: 3 of 10 cells known; unknown near you: 4, 6, 3, 7, "
                                  "2, 8; claims: Agent2->2."), "%s", text);
     free (text);
+    //  The line is never cut from the prompt, so it names at most 12 claims.
+    for (int i = 3; i < 17; i++) {
+        char from[16], report[64];
+        snprintf (from, sizeof (from), "Agent%d", i);
+        snprintf (report, sizeof (report), "{\"team\":1,\"at\":0,\"claim\":%d}", i % 10);
+        ck_assert (team_facts_read_report (facts, from, report, strlen (report)));
+    }
+    ck_assert_uint_eq (team_facts_claim_count (facts), 15);
+    text = prompt_user (NULL, &f.in, 0, NULL);
+    ck_assert_msg (strstr (text, "Agent13->3, ... (3 more).\n"), "%s", text);
+    ck_assert_ptr_null (strstr (text, "Agent14->"));
+    free (text);
     team_facts_destroy (&facts);
     f.in.facts = NULL;
     fixture_fini (&f);
