@@ -7,6 +7,8 @@
 #   make demo            a broker and 3 agents exploring on loopback
 #   make demo-scene      the scene director: six roles taking turns
 #   make bench           benchmarks, written to docs/PERFORMANCE.md figures
+#   make bench-team      team effectiveness: worlds x team configurations x 20 seeds
+#                        (minutes; BENCH_TEAM_ARGS="--world-file F --agent-arg=..." for yours)
 #   make fuzz            libFuzzer on the frame decoder (FUZZ_SECONDS=60)
 #   make deps            install the Debian packages and build libfaiss_c.a
 #   make install PREFIX=/usr/local DESTDIR=
@@ -88,7 +90,7 @@ LIBPARLEY_A   := $(LIBPARLEY_DIR)/libparley.a
 LIBPARLEY_SO  := $(LIBPARLEY_DIR)/libparley.so.1.0.0
 LIBPARLEY     := $(LIBPARLEY_A) $(LIBPARLEY_SO)
 
-.PHONY: all test check-deps deps demo demo-scene bench fuzz install install-lib clean readme
+.PHONY: all test check-deps deps demo demo-scene bench bench-team fuzz install install-lib clean readme
 .DEFAULT_GOAL := all
 
 # Keep test and bench objects: they are not throwaway intermediates.
@@ -194,6 +196,13 @@ demo-scene: all
 
 bench: $(BINARIES) $(BENCHES)
 	PARLEY_BIN_DIR=$(CURDIR)/$(BIN) ./scripts/bench.sh $(BENCHES)
+
+# Real broker and agent processes, in parallel; not part of `make test`.
+# Tables in build/bench/team.md (docs/PERFORMANCE.md, "Team", holds a run).
+BENCH_TEAM_ARGS ?=
+bench-team: $(BINARIES)
+	@mkdir -p build/bench
+	./scripts/bench-team.py --bin-dir $(CURDIR)/$(BIN) --markdown build/bench/team.md $(BENCH_TEAM_ARGS)
 
 # README.md's flag tables come from the binaries' --help (tests/check_docs.c
 # fails when they differ).

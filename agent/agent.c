@@ -10,6 +10,7 @@
 #include "conn_state.h"
 #include "conn_world.h"
 #include "embedder_id.h"
+#include "pclock.h"
 #include "plog.h"
 
 struct _agent_t {
@@ -198,7 +199,18 @@ s_parts (agent_t *self)
         plog_error ("%s", parley_client_error_text (a->link));
     a->world = conn_world_new (a->link);
     a->mailbox = conn_mailbox_new (a->link);
-    a->state = conn_state_new (a->link, NULL, 0);
+    //  The ablations take keys away here, so no policy can see them.
+    const char *keys[4];
+    size_t count = 0;
+    keys[count++] = STATE_KEY_EXPLORED;
+    if (!a->no_shared_positions)
+        keys[count++] = STATE_KEY_POSITIONS;
+    if (!a->no_messages) {
+        keys[count++] = STATE_KEY_TEAM_VISITED;
+        keys[count++] = STATE_KEY_TEAM_CLAIMS;
+    }
+    a->state = conn_state_new (a->link, keys, count);
+    a->facts = team_facts_new (a->id);
     a->connectors[0] = a->world;
     a->connectors[1] = a->mailbox;
     a->connectors[2] = a->state;
@@ -231,6 +243,10 @@ agent_new (const agent_config_t *config, char *err, size_t err_size)
     if (a->top_k > VMEMORY_MAX_TOP_K)
         a->top_k = VMEMORY_MAX_TOP_K;
     a->stop_when_explored = config->stop_when_explored;
+    a->no_messages = config->no_messages;
+    a->no_shared_positions = config->no_shared_positions;
+    a->no_memory = config->no_memory;
+    a->team_size = config->team_size > 0? (uint64_t) config->team_size: 0;
     a->step_delay_ms = config->step_delay_ms;
     a->progress = config->progress;
     a->context_tokens = config->context_tokens > 0? (size_t) config->context_tokens: 0;
@@ -256,6 +272,7 @@ agent_destroy (agent_t **self_p)
     connector_destroy (&a->world);
     connector_destroy (&a->mailbox);
     connector_destroy (&a->state);
+    team_facts_destroy (&a->facts);
     parley_client_destroy (&a->link);
     agentmem_destroy (&a->mem);
     steplog_destroy (&a->steps);
@@ -301,8 +318,10 @@ agent_connect (agent_t *self, volatile sig_atomic_t *stop, char *err, size_t err
         snprintf (err, err_size, "%s", parley_client_error_text (a->link));
         return -1;
     }
+    a->connected_ms = pclock_mono_ms ();
     const parley_welcome_t *w = parley_client_welcome (a->link);
     conn_world_set_shape (a->world, w->world_kind, w->world_width, w->world_height);
+    team_facts_set_shape (a->facts, w->world_width, w->world_height? w->world_height: 1);
     bool grid = streq (w->world_kind, "grid");
     a->action_count = 0;
     a->actions[a->action_count++] = "forward";
@@ -332,6 +351,9 @@ agent_run (agent_t *self)
     parley_client_set_attempts (a->link, 1);
     parley_client_set_connect_attempts (a->link, 1);
     parley_client_set_timeout (a->link, 1000, 0);
+    //  Leaving releases the claim (and hands over the last visits).
+    team_facts_set_own_claim (a->facts, TEAM_NO_CELL);
+    agent_team_sync (a, true);
     //  Mail is acknowledged only once the memory holding it is on disk.
     if (vmemory_save (a->vmem, err, sizeof (err)) != 0)
         plog_warn ("saving memory failed: %s", err);
@@ -403,11 +425,12 @@ agent_summary (agent_t *self, FILE *out)
     double median_ms, p90_ms;
     s_step_stats (a, &median_ms, &p90_ms);
     fprintf (out, "[%s] SUMMARY steps=%" PRIu64 " position=%" PRIu64 " coverage=%.0f%% "
-             "objects=%zu memories=%zu sent=%" PRIu64 " received=%" PRIu64
+             "objects=%zu memories=%zu sent=%" PRIu64 " received=%" PRIu64 " suppressed=%" PRIu64
              " invalid_answers=%" PRIu64 " fallbacks=%" PRIu64 " hellos=%" PRIu64
              " keepalives=%" PRIu64 " step_ms_median=%.2f step_ms_p90=%.2f end=\"%s\"\n",
              a->id, a->step, view->position, view->coverage * 100, found,
-             vmemory_count (a->vmem), a->msgs_sent, a->msgs_received, a->invalid_answers,
+             vmemory_count (a->vmem), a->msgs_sent, a->msgs_received, a->msgs_suppressed,
+             a->invalid_answers,
              a->heuristic != a->policy? a->fallbacks: 0, link.hellos, link.keepalives,
              median_ms, p90_ms, a->end_reason);
     if (a->policy != a->heuristic) {

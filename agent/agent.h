@@ -44,6 +44,12 @@ typedef struct {
     bool llm_vision;                //  send the view's image to the model
     const char *caption_url;        //  caption model server; NULL/"" = no captions
     const char *caption_model;
+    //  Ablations (docs/TEAM.md): each switches off one source of knowledge,
+    //  for every policy, and nothing else.
+    bool no_messages;               //  no SEND/LISTEN/FETCH, no team.* state
+    bool no_shared_positions;       //  world.agent_positions is not read
+    bool no_memory;                 //  no retrieval, nothing stored
+    int64_t team_size;              //  wait for this many online agents first
 } agent_config_t;
 
 //  Exit status of agent_run.

@@ -21,6 +21,7 @@
 #include "flow.h"
 #include "policy.h"
 #include "steplog.h"
+#include "team_facts.h"
 #include "vmemory/vmemory.h"
 
 #define AGENT_MAX_TEAM 64
@@ -42,6 +43,9 @@ typedef struct {
     FILE *progress;                     //  one line per step; NULL = quiet
     volatile sig_atomic_t *stop;
     int64_t llm_deadline_ms;            //  per decision; 0 = none
+    bool no_messages, no_shared_positions, no_memory;
+    uint64_t team_size;                 //  online agents to wait for (0/1: none)
+    int64_t connected_ms;               //  monotonic time HELLO was answered
 
     //  Parts (agent.c)
     parley_client_t *link;
@@ -58,6 +62,7 @@ typedef struct {
     float *vec;                         //  embedder_dim floats, scratch
     captioner_t *captioner;             //  image -> visible_caption, or NULL
     bool llm_vision;                    //  the model sees the view's image
+    team_facts_t *facts;                //  cells and claims (team_facts.h); NULL: none
 
     //  Team (Communication)
     char team[AGENT_MAX_TEAM][PROTO_MAX_NAME + 1];
@@ -99,6 +104,7 @@ typedef struct {
     uint64_t msgs_sent, msgs_received, send_errors;
     uint64_t invalid_answers, fallbacks, act_errors;
     uint64_t memories_stored, memory_errors;
+    uint64_t msgs_suppressed;           //  messages not sent (--no-messages)
     double coverage;
 
     //  Step time without the model (summary): a step's wall time from
@@ -123,6 +129,11 @@ int agent_flow_build (flow_t *flow);
 
 //  Sends the llm policy's totals to the broker (no-op for the heuristic).
 void agent_shared_report_model (agent_shared_t *shared);
+//  Writes the agent's new visits and its claim to team.visited /
+//  team.claims (not with --no-messages): every TEAM_SYNC_EVERY steps, or
+//  now with `force`. Late joiners read the team's knowledge there.
+#define TEAM_SYNC_EVERY 4
+void agent_team_sync (agent_shared_t *shared, bool force);
 
 //  True if `name` is one of the team (an agent id from AGENTS).
 bool agent_shared_is_teammate (agent_shared_t *shared, const char *name);

@@ -28,6 +28,10 @@ typedef struct {
     zhashx_t *explored_prev;    //  names at the last observe
     agent_pos_t agents[STATE_MAX_AGENTS];
     size_t agent_count;
+    uint64_t *visited;          //  team.visited, typed
+    size_t visited_count, visited_cap;
+    agent_pos_t claims[STATE_MAX_AGENTS];   //  team.claims; position UINT64_MAX = nil
+    size_t claim_count;
 } state_t;
 
 //  Bounded text writer.
@@ -137,6 +141,44 @@ s_take_positions (state_t *self, const msgpack_object *value)
     }
 }
 
+//  team.visited: [uint] (other elements are skipped), at most
+//  STATE_MAX_VISITED kept.
+static void
+s_take_visited (state_t *self, const msgpack_object *value)
+{
+    self->visited_count = 0;
+    if (!value || value->type != MSGPACK_OBJECT_ARRAY)
+        return;
+    size_t want = value->via.array.size < STATE_MAX_VISITED? value->via.array.size: STATE_MAX_VISITED;
+    if (want > self->visited_cap) {
+        self->visited = (uint64_t *) realloc (self->visited, want * sizeof (uint64_t));
+        assert (self->visited);
+        self->visited_cap = want;
+    }
+    for (uint32_t i = 0; i < value->via.array.size && self->visited_count < want; i++)
+        if (value->via.array.ptr[i].type == MSGPACK_OBJECT_POSITIVE_INTEGER)
+            self->visited[self->visited_count++] = value->via.array.ptr[i].via.u64;
+}
+
+//  team.claims: map agent -> uint or nil.
+static void
+s_take_claims (state_t *self, const msgpack_object *value)
+{
+    self->claim_count = 0;
+    if (!value || value->type != MSGPACK_OBJECT_MAP)
+        return;
+    for (uint32_t i = 0; i < value->via.map.size && self->claim_count < STATE_MAX_AGENTS; i++) {
+        const msgpack_object *k = &value->via.map.ptr[i].key;
+        const msgpack_object *v = &value->via.map.ptr[i].val;
+        if (k->type != MSGPACK_OBJECT_STR || k->via.str.size > PROTO_MAX_NAME
+        ||  (v->type != MSGPACK_OBJECT_POSITIVE_INTEGER && v->type != MSGPACK_OBJECT_NIL))
+            continue;
+        agent_pos_t *a = &self->claims[self->claim_count++];
+        snprintf (a->name, sizeof (a->name), "%.*s", (int) k->via.str.size, k->via.str.ptr);
+        a->position = v->type == MSGPACK_OBJECT_NIL? UINT64_MAX: v->via.u64;
+    }
+}
+
 static void
 s_feed (state_t *self, const char *key, const msgpack_object *value)
 {
@@ -157,6 +199,12 @@ s_feed (state_t *self, const char *key, const msgpack_object *value)
     else
     if (streq (key, STATE_KEY_POSITIONS))
         s_take_positions (self, value);
+    else
+    if (streq (key, STATE_KEY_TEAM_VISITED))
+        s_take_visited (self, value);
+    else
+    if (streq (key, STATE_KEY_TEAM_CLAIMS))
+        s_take_claims (self, value);
 }
 
 static int
@@ -294,6 +342,7 @@ s_destroy (void *impl)
     }
     zlistx_destroy (&self->explored);
     zhashx_destroy (&self->explored_prev);
+    free (self->visited);
     free (self);
 }
 
@@ -346,4 +395,35 @@ conn_state_agent_at (connector_t *self, size_t index, const char **agent, uint64
     *agent = state->agents[index].name;
     *position = state->agents[index].position;
     return true;
+}
+
+size_t
+conn_state_team_visited (connector_t *self, const uint64_t **positions)
+{
+    state_t *state = (state_t *) connector_impl (self);
+    *positions = state->visited;
+    return state->visited_count;
+}
+
+bool
+conn_state_team_claim_at (connector_t *self, size_t index, const char **agent,
+                          uint64_t *position, bool *present)
+{
+    state_t *state = (state_t *) connector_impl (self);
+    if (index >= state->claim_count)
+        return false;
+    *agent = state->claims[index].name;
+    *position = state->claims[index].position;
+    *present = *position != UINT64_MAX;
+    return true;
+}
+
+bool
+conn_state_has_key (connector_t *self, const char *key)
+{
+    state_t *state = (state_t *) connector_impl (self);
+    for (size_t i = 0; i < state->count; i++)
+        if (streq (state->slots[i].key, key))
+            return true;
+    return false;
 }

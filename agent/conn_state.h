@@ -30,6 +30,10 @@
 
 #define STATE_KEY_EXPLORED "world.explored_by_all"
 #define STATE_KEY_POSITIONS "world.agent_positions"
+//  The team's keys (team_facts.h, docs/TEAM.md), kept typed too.
+#define STATE_KEY_TEAM_VISITED "team.visited"
+#define STATE_KEY_TEAM_CLAIMS "team.claims"
+#define STATE_MAX_VISITED 65536     //  team.visited positions kept
 
 //  `keys` NULL means the two world keys. At most STATE_MAX_KEYS are used.
 connector_t *conn_state_new (parley_client_t *link, const char *const *keys, size_t count);
@@ -41,5 +45,12 @@ void conn_state_feed (connector_t *self, const char *key, const msgpack_object *
 bool conn_state_explored_has (connector_t *self, const char *name);
 //  false past the end.
 bool conn_state_agent_at (connector_t *self, size_t index, const char **agent, uint64_t *position);
+//  team.visited: the positions (valid until the next capture/feed).
+size_t conn_state_team_visited (connector_t *self, const uint64_t **positions);
+//  team.claims: i-th entry; *present false when the agent released (nil).
+bool conn_state_team_claim_at (connector_t *self, size_t index, const char **agent,
+                               uint64_t *position, bool *present);
+//  True if `key` is one of the keys this connector reads.
+bool conn_state_has_key (connector_t *self, const char *key);
 
 #endif

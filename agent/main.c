@@ -78,6 +78,16 @@ static const pconfig_option_t s_options[] = {
       "model name for --caption-url" },
     { "llm-probe", 0, PCONFIG_BOOL, "PARLEY_LLM_PROBE", "true", 0, 0, "BOOL",
       "ask GET <llm-url>/models at start and say clearly if the server is not there" },
+    { "no-messages", 0, PCONFIG_BOOL, "PARLEY_NO_MESSAGES", "false", 0, 0, NULL,
+      "ablation: send no message, join no channel, read no mail, neither write nor read "
+      "the team.* state (claims, visits); every policy (docs/TEAM.md)" },
+    { "no-shared-positions", 0, PCONFIG_BOOL, "PARLEY_NO_SHARED_POSITIONS", "false", 0, 0, NULL,
+      "ablation: do not read world.agent_positions (where teammates stand)" },
+    { "no-memory", 0, PCONFIG_BOOL, "PARLEY_NO_MEMORY", "false", 0, 0, NULL,
+      "ablation: retrieve no memories and store none" },
+    { "team-size", 0, PCONFIG_INT, "PARLEY_TEAM_SIZE", "0", 0, 4096, "N",
+      "before the first step, wait until N agents (this one included) are online, "
+      "so a team starts together (as long as it takes; a signal stops it); 0 = do not wait" },
     { "quiet", 'q', PCONFIG_BOOL, "PARLEY_QUIET", "false", 0, 0, NULL,
       "no progress lines on stdout (the summary is still printed)" },
 };
@@ -148,6 +158,10 @@ s_fill (pconfig_t *config, agent_config_t *c, const char *id, const char *memory
     c->llm_vision = pconfig_bool (config, "llm-vision");
     c->caption_url = pconfig_str (config, "caption-url");
     c->caption_model = pconfig_str (config, "caption-model");
+    c->no_messages = pconfig_bool (config, "no-messages");
+    c->no_shared_positions = pconfig_bool (config, "no-shared-positions");
+    c->no_memory = pconfig_bool (config, "no-memory");
+    c->team_size = pconfig_int (config, "team-size");
 }
 
 int

@@ -22,10 +22,14 @@
     "mail.undelivered" observation, so the model reads in its next prompt
     that the target does not exist. Names the protocol would refuse are
     skipped with a warning (and observed the same way), so one bad
-    directive cannot sink the whole batch.
+    directive cannot sink the whole batch. With --no-messages nothing is
+    sent and no channel joined (what the policy asked for is counted).
+    Every few steps Execution also writes the agent's new visits and its
+    claim to the team's shared state (agent_team_sync), with one WRITE.
 */
 #include <assert.h>
 #include "agent_shared.h"
+#include "conn_state.h"
 #include "conn_world.h"
 #include "pclock.h"
 #include "plog.h"
@@ -66,6 +70,7 @@ s_input (agent_shared_t *a, policy_input_t *in, bool retry)
     in->world = a->world;
     in->mailbox = a->mailbox;
     in->state = a->state;
+    in->facts = a->facts;
     //  Only an answer the model gave is told back to it.
     if (retry && a->refused_answer) {
         in->previous_answer = a->refused_answer;
@@ -317,9 +322,25 @@ s_listened (agent_shared_t *a, const char *channel)
     a->channel_count++;
 }
 
+//  --no-messages: nothing is sent and no channel is joined, whatever the
+//  policy asked for; what it asked for is counted.
+static bool
+s_suppressed (agent_shared_t *a)
+{
+    if (!a->no_messages)
+        return false;
+    const char *message = answer_message (a->answer);
+    a->msgs_suppressed += message && *message;
+    for (size_t i = 0; i < answer_directive_count (a->answer); i++)
+        a->msgs_suppressed += answer_directive (a->answer, i)->kind == ANSWER_MESSAGE_TO;
+    return true;
+}
+
 static void
 s_communicate (agent_shared_t *a)
 {
+    if (s_suppressed (a))
+        return;
     parley_outgoing_t items[ANSWER_MAX_DIRECTIVES + 1];
     size_t count = 0;
     const char *message = answer_message (a->answer);
@@ -342,6 +363,61 @@ s_communicate (agent_shared_t *a)
         s_send (a, items, count);
 }
 
+//  The two values of the team's WRITE, msgpack: the new visits (an
+//  array of positions, for the union) and our claim ({id: position or
+//  nil}, for the merge).
+static void
+s_team_values (agent_shared_t *a, const uint64_t *visited, size_t count,
+               msgpack_sbuffer *visits, msgpack_sbuffer *claims)
+{
+    msgpack_packer pk;
+    msgpack_packer_init (&pk, visits, msgpack_sbuffer_write);
+    msgpack_pack_array (&pk, (uint32_t) count);
+    for (size_t i = 0; i < count; i++)
+        msgpack_pack_uint64 (&pk, visited[i]);
+    msgpack_packer_init (&pk, claims, msgpack_sbuffer_write);
+    msgpack_pack_map (&pk, 1);
+    size_t len = strlen (a->id);
+    msgpack_pack_str (&pk, len);
+    msgpack_pack_str_body (&pk, a->id, len);
+    uint64_t claim = team_facts_own_claim (a->facts);
+    if (claim == TEAM_NO_CELL)
+        msgpack_pack_nil (&pk);
+    else
+        msgpack_pack_uint64 (&pk, claim);
+}
+
+void
+agent_team_sync (agent_shared_t *a, bool force)
+{
+    if (!a->facts)
+        return;
+    const uint64_t *visited;
+    size_t count = team_facts_unsynced (a->facts, &visited);
+    if (a->no_messages || !a->link || parley_client_stopped (a->link)
+    ||  (count == 0 && !team_facts_claim_changed (a->facts))
+    ||  (!force && a->step % TEAM_SYNC_EVERY != 0))
+        return;
+    msgpack_sbuffer visits, claims;
+    msgpack_sbuffer_init (&visits);
+    msgpack_sbuffer_init (&claims);
+    s_team_values (a, visited, count, &visits, &claims);
+    parley_op_t ops[] = {
+        { .op = PARLEY_OP_DECLARE, .key = STATE_KEY_TEAM_VISITED, .reducer = "union" },
+        { .op = PARLEY_OP_UPDATE, .key = STATE_KEY_TEAM_VISITED,
+          .value = visits.data, .value_size = visits.size },
+        { .op = PARLEY_OP_DECLARE, .key = STATE_KEY_TEAM_CLAIMS, .reducer = "merge" },
+        { .op = PARLEY_OP_UPDATE, .key = STATE_KEY_TEAM_CLAIMS,
+          .value = claims.data, .value_size = claims.size },
+    };
+    if (parley_client_write (a->link, ops, sizeof (ops) / sizeof (ops[0]), NULL) == PARLEY_OK)
+        team_facts_unsynced_clear (a->facts);
+    else
+        plog_warn ("writing the team state failed: %s", parley_client_error_text (a->link));
+    msgpack_sbuffer_destroy (&visits);
+    msgpack_sbuffer_destroy (&claims);
+}
+
 static int
 s_execution_exec (void *shared, void *ctx)
 {
@@ -358,6 +434,7 @@ s_execution_exec (void *shared, void *ctx)
         return -1;
     }
     s_communicate (a);
+    agent_team_sync (a, streq (a->action, "end"));
     return 0;
 }
 

@@ -26,7 +26,7 @@ s_retrieve_exec (void *shared, void *ctx)
 {
     agent_shared_t *a = (agent_shared_t *) shared;
     a->memory_count = 0;
-    if (!a->vmem || !a->embedder || vmemory_count (a->vmem) == 0)
+    if (a->no_memory || !a->vmem || !a->embedder || vmemory_count (a->vmem) == 0)
         return 0;
     char seen[1024], err[256];
     world_view_objects_text (&a->seen, seen, sizeof (seen));
@@ -105,7 +105,7 @@ static int
 s_update_exec (void *shared, void *ctx)
 {
     agent_shared_t *a = (agent_shared_t *) shared;
-    if (!a->vmem || !a->embedder) {
+    if (a->no_memory || !a->vmem || !a->embedder) {
         conn_mailbox_commit (a->mailbox);       //  no memory to wait for
         return 0;
     }

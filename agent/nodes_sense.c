@@ -2,7 +2,10 @@
 
     Perception captures the world (PERCEIVE) and the shared-state keys
     (GET); Communication fetches the mail (FETCH, acknowledging what the
-    previous step processed) and refreshes the team list (AGENTS). Both
+    previous step processed; not with --no-messages), refreshes the team
+    list (AGENTS) and updates the team facts (team_facts.h) that every
+    policy is given. With --team-size N the first Perception waits until N
+    agents are online, so a team starts together. Both
     diff their connectors into the step's observations; Communication, the
     last of the looking nodes, then closes the previous action's turn in
     AgentMemory: only now has every connector reported what it caused.
@@ -21,6 +24,9 @@
 #include "textbuf.h"
 
 #define TEAM_REFRESH_STEPS 5
+#define TEAM_WAIT_MS 20             //  poll interval while waiting for the team
+
+static size_t s_team_present (agent_shared_t *a, int64_t window_ms);
 
 // ---------------------------------------------------------------------------
 //  Perception
@@ -34,6 +40,11 @@ s_perception_prep (void *shared, void *ctx)
     a->model_us = 0;
     if (!a->step_obs)
         a->step_obs = connector_observation_list ();
+    //  A team that starts together: steps are only comparable between
+    //  agents (and runs) when nobody had a head start.
+    while (a->step == 1 && a->team_size > 1 && a->link && !(a->stop && *a->stop)
+    &&     s_team_present (a, pclock_mono_ms () - a->connected_ms) + 1 < a->team_size)
+        parley_client_wait (a->link, TEAM_WAIT_MS);
     return 0;
 }
 
@@ -130,14 +141,18 @@ agent_shared_is_teammate (agent_shared_t *shared, const char *name)
     return false;
 }
 
-//  AGENTS -> the team list (every registered agent but us).
-static void
+//  AGENTS -> the team list (every registered agent but us); the online
+//  ones go to the team facts, which releases the claims of the others.
+//  Returns how many others are online.
+static size_t
 s_refresh_team (agent_shared_t *a)
 {
+    const char *online[AGENT_MAX_TEAM];
+    size_t online_count = 0;
     parley_agent_list_t list;
     if (parley_client_agents (a->link, &list) != PARLEY_OK) {
         plog_debug ("AGENTS failed: %s", parley_client_error_text (a->link));
-        return;
+        return 0;
     }
     a->team_count = 0;
     for (size_t i = 0; i < list.count && a->team_count < AGENT_MAX_TEAM; i++) {
@@ -145,17 +160,49 @@ s_refresh_team (agent_shared_t *a)
         if (*name && !streq (name, a->id)) {
             snprintf (a->team[a->team_count], PROTO_MAX_NAME + 1, "%s", name);
             a->team_ptrs[a->team_count] = a->team[a->team_count];
+            if (list.agents [i].online)
+                online[online_count++] = a->team[a->team_count];
             a->team_count++;
         }
     }
+    if (a->facts)
+        team_facts_set_online (a->facts, online, online_count);
+    return online_count;
 }
 
+//  Teammates online, or heard from since we said HELLO (`window_ms` ago,
+//  plus two polls of slack): a teammate that saw the team complete (us
+//  included) may have done all its steps and left before we looked, and
+//  must not keep us waiting forever. A registration left over from an
+//  earlier run was last heard from before our HELLO.
+static size_t
+s_team_present (agent_shared_t *a, int64_t window_ms)
+{
+    parley_agent_list_t list;
+    if (parley_client_agents (a->link, &list) != PARLEY_OK)
+        return 0;
+    size_t count = 0;
+    for (size_t i = 0; i < list.count; i++) {
+        const parley_agent_info_t *info = &list.agents [i];
+        if (!*info->agent || streq (info->agent, a->id))
+            continue;
+        count += info->online
+              || info->idle_ms <= (uint64_t) (window_ms + 2 * TEAM_WAIT_MS);
+    }
+    return count;
+}
+
+//  Our own posts come back on the channels we listen to (the heuristic
+//  reports on one every step): they name no new teammate and are not
+//  counted as received.
 static bool
 s_unknown_sender (agent_shared_t *a)
 {
-    for (size_t i = 0; i < conn_mailbox_count (a->mailbox); i++)
-        if (!agent_shared_is_teammate (a, conn_mailbox_at (a->mailbox, i)->from))
+    for (size_t i = 0; i < conn_mailbox_count (a->mailbox); i++) {
+        const char *from = conn_mailbox_at (a->mailbox, i)->from;
+        if (!streq (from, a->id) && !agent_shared_is_teammate (a, from))
             return true;
+    }
     return false;
 }
 
@@ -164,6 +211,9 @@ s_communication_exec (void *shared, void *ctx)
 {
     agent_shared_t *a = (agent_shared_t *) shared;
     char err[256];
+    if (a->no_messages)         //  reads none: the mailbox stays empty
+        conn_mailbox_begin (a->mailbox);
+    else
     if (connector_capture (a->mailbox, err, sizeof (err)) != 0) {
         plog_warn ("fetching mail failed: %s", err);
         return -1;
@@ -205,9 +255,14 @@ static const char *
 s_communication_post (void *shared, void *ctx)
 {
     agent_shared_t *a = (agent_shared_t *) shared;
-    a->msgs_received += conn_mailbox_count (a->mailbox);
+    for (size_t i = 0; i < conn_mailbox_count (a->mailbox); i++)
+        a->msgs_received += !streq (conn_mailbox_at (a->mailbox, i)->from, a->id);
     connector_observe (a->mailbox, a->step_obs);
     s_mail_text (a);
+    if (a->facts) {
+        team_facts_visit (a->facts, a->seen.position);
+        team_facts_learn (a->facts, a->mailbox, a->state);
+    }
     agentmem_record_turn (a->mem, a->last_action? a->last_action: "start", a->step_obs);
     return "default";
 }

@@ -26,6 +26,7 @@
 #include "prompt_template.h"
 #include "steplog.h"
 #include "teammap.h"
+#include "team_facts.h"
 
 typedef struct {
     const char *agent_id;
@@ -41,6 +42,8 @@ typedef struct {
     connector_t *world;                 //  conn_world
     connector_t *mailbox;               //  conn_mailbox
     connector_t *state;                 //  conn_state
+    team_facts_t *facts;                //  the team's cells and claims, or NULL
+                                        //  (a policy then learns its own)
     const char *previous_answer;        //  on a retry, else NULL
     const char *previous_error;         //  on a retry, else NULL
     int64_t deadline_ms;                //  the decision ends by then (pclock_mono_ms); 0: none
@@ -73,7 +76,7 @@ void *policy_impl (policy_t *self);
 //  with the same --seed still differ, and runs repeat exactly.
 policy_t *policy_heuristic_new (uint64_t seed, const char *agent_id);
 //  Channel the heuristic listens to and reports to.
-#define HEURISTIC_CHANNEL "explorers"
+#define HEURISTIC_CHANNEL TEAM_CHANNEL
 
 //  The llm policy; takes ownership of `llm`. `breaker_ms` is the circuit
 //  breaker's first cool-down (0: no breaker), see policy_llm.c.

@@ -117,7 +117,13 @@ s_map (textbuf_t *buf, const policy_input_t *in)
         free (visited);
         free (open);
     }
-    //  Team facts (claims, known cells) go here: one line, from their module.
+    //  The team's facts (team_facts.h): known cells and claims, one line.
+    if (in->facts && view->valid) {
+        char *line = team_facts_line (in->facts, view->position);
+        if (line)
+            textbuf_addf (buf, "%s\n", line);
+        free (line);
+    }
     if (view->valid && view->objects_total > 0)
         textbuf_addf (buf, "Team coverage: %.0f%% (%" PRIu64 " of %" PRIu64 " objects explored).%s\n",
                       view->coverage * 100, view->explored, view->objects_total,

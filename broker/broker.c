@@ -70,6 +70,8 @@ s_build_world (broker_t *self, char *why, size_t why_size)
         };
         self->world = world_new (self->state, &world, why, why_size);
     }
+    if (self->world)
+        world_set_start (self->world, (world_start_t) cfg->world_start, cfg->seed);
     return self->world ? 0 : -1;
 }
 

@@ -69,6 +69,7 @@ typedef struct {
     //  written at start; a workflow section runs turns (workflow.h).
     const scenario_t *scenario;
     size_t checkpoints;         //  checkpoints kept (0 = WORKFLOW_DEFAULT_RETAIN)
+    int world_start;            //  world_start_t: spread (0), same, random
 
     //  Sockets
     int router_hwm;             //  ZMQ_SNDHWM/RCVHWM of the ROUTER

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "broker.h"
+#include "world.h"
 #include "pconfig.h"
 #include "plog.h"
 
@@ -70,6 +71,9 @@ static const pconfig_option_t s_options [] = {
       "a bad file exits 2 naming file, line and key (docs/SCENARIOS.md)" },
     { "checkpoints", 0, PCONFIG_INT, "PARLEY_CHECKPOINTS", "1000", 1, 1000000, "N",
       "workflow checkpoints kept (older ones are folded into the base state)" },
+    { "start", 0, PCONFIG_STR, "PARLEY_START", "spread", 0, 0, "PLACEMENT",
+      "where entering agents start: spread (the first three spread over the world), "
+      "same (all at position 0) or random (drawn from --seed)" },
     { "router-hwm", 0, PCONFIG_INT, "PARLEY_ROUTER_HWM", "100000", 1, 10000000, "FRAMES",
       "ROUTER send/receive high-water mark; replies beyond it are dropped (counted)" },
     { "pub-hwm", 0, PCONFIG_INT, "PARLEY_PUB_HWM", "100000", 1, 10000000, "FRAMES",
@@ -167,6 +171,13 @@ s_fill (pconfig_t *config, broker_config_t *cfg)
                  overflow);
         return -1;
     }
+    world_start_t start;
+    if (!world_start_from_name (pconfig_str (config, "start"), &start)) {
+        fprintf (stderr, "parley-broker: --start must be spread, same or random, not \"%s\"\n",
+                 pconfig_str (config, "start"));
+        return -1;
+    }
+    cfg->world_start = (int) start;
     const char *grid = pconfig_str (config, "grid");
     if (grid) {
         if (pconfig_is_set (config, "world-size")) {

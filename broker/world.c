@@ -32,6 +32,8 @@ struct _world_t {
     size_t explored_count;
     zhashx_t *agents;           //  agent id -> agent_t
     uint32_t arrivals;          //  agents entered since the last reset
+    world_start_t start;
+    uint64_t start_seed;
     const char *new_names [MAX_NEW];
 };
 
@@ -256,10 +258,39 @@ world_reset (world_t *self, const uint64_t *seed, char *why, size_t why_size)
 // ---------------------------------------------------------------------------
 //  Agents and steps
 
+void
+world_set_start (world_t *self, world_start_t start, uint64_t seed)
+{
+    assert (self);
+    self->start = start;
+    self->start_seed = seed;
+}
+
+bool
+world_start_from_name (const char *name, world_start_t *start)
+{
+    static const char *const names [] = { "spread", "same", "random" };
+    for (int i = 0; name && i < 3; i++)
+        if (streq (name, names [i])) {
+            *start = (world_start_t) i;
+            return true;
+        }
+    return false;
+}
+
 static uint32_t
 s_start_position (const world_t *self, uint32_t arrival)
 {
     uint32_t width = self->map->width, height = self->map->height;
+    if (self->start == WORLD_START_SAME)
+        return 0;
+    if (self->start == WORLD_START_RANDOM) {
+        uint64_t z = self->start_seed + (arrival + 1) * 0x9E3779B97F4A7C15ull;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        z ^= z >> 31;
+        return (uint32_t) (z % self->map->cells);
+    }
     uint32_t x = (uint32_t) (((uint64_t) arrival * width / 3) % width);
     uint32_t y = (uint32_t) (((uint64_t) arrival * height / 3) % height);
     return y * width + x;

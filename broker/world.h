@@ -6,10 +6,14 @@
     same world on every machine), or the objects come from a JSON world file
     (world_load, format in world_file.c and tests/worlds/).
 
-    Agents enter at their first PERCEIVE or ACT. The i-th agent to enter
-    since the last reset (i = 0, 1, 2, ...) starts at
-        x = (i * width / 3) % width,  y = (i * height / 3) % height
-    so the first three spread over the world. What an agent sees where it
+    Agents enter at their first PERCEIVE or ACT. Where the i-th agent to
+    enter since the last reset (i = 0, 1, 2, ...) starts is the placement
+    (world_set_start):
+        spread  x = (i * width / 3) % width,  y = (i * height / 3) % height,
+                so the first three spread over the world (the default);
+        same    every agent at position 0;
+        random  a position drawn from the seed and i (splitmix64), so the
+                same seed places the same way. What an agent sees where it
     stands - the start position included - is explored.
 
     Moves: forward x+1, backward x-1; on a grid also right y+1, left y-1
@@ -62,6 +66,12 @@ typedef enum {
 #define WORLD_MAX_NAME          64      //  bytes of an object name
 #define WORLD_DEFAULT_WIDTH     10
 
+typedef enum {
+    WORLD_START_SPREAD = 0,
+    WORLD_START_SAME,
+    WORLD_START_RANDOM
+} world_start_t;
+
 typedef struct {
     world_kind_t kind;          //  WORLD_LINE forces height 1
     uint32_t width;             //  0 = WORLD_DEFAULT_WIDTH
@@ -77,6 +87,11 @@ world_t *world_new (state_t *state, const world_config_t *config,
 //  problem; never crashes on garbage.
 world_t *world_load (state_t *state, const char *path, char *why, size_t why_size);
 void world_destroy (world_t **self_p);
+
+//  Start placement of agents entering from now on; `seed` draws random
+//  placements. "spread", "same", "random" <-> world_start_t.
+void world_set_start (world_t *self, world_start_t start, uint64_t seed);
+bool world_start_from_name (const char *name, world_start_t *start);
 
 //  Forgets every agent and all exploration; a generated world is drawn
 //  again from `seed` (or from its configured seed if seed is NULL); a world

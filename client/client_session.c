@@ -100,8 +100,15 @@ s_hello_once (parley_client_t *self)
     parley_err_t rc = client_exchange (self, &self->hello, id, &reply);
     if (rc == PARLEY_ERR_TIMEOUT) {
         char refused [300];
-        if (pcurve_watch_failed (self->watch, refused, sizeof refused))
-            client_fail (self, rc, "%s", refused);
+        if (pcurve_watch_failed (self->watch, refused, sizeof refused)) {
+            //  A plain handshake fails only against a CURVE broker, which
+            //  may close before the mismatch can be told apart (EPIPE).
+            if (!self->curve_key)
+                client_fail (self, rc, "security mismatch: the broker uses CURVE and this "
+                             "client has no keys (--curve-key/--curve-server-key)");
+            else
+                client_fail (self, rc, "%s", refused);
+        }
         else
             client_fail (self, rc, "no reply within %" PRId64 " ms", self->request_ms);
     }

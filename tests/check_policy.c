@@ -1,10 +1,13 @@
 /*  check_policy - the decision policies.
 
     Heuristic: same seed and inputs give the same answers; it heads for
-    unexplored positions as learnt from its memories, teammates' messages
-    and teammates' positions; it tells the team once per position, listens
-    to the explorers channel, ends when the world is done; its answers pass
-    the same parser and validation as a model's.
+    unexplored positions as learnt from structured facts only (teammates'
+    reports in the declared format and positions), never from free text
+    such as its own stored reasons; it honours teammates' claims until
+    they are released or the teammate leaves; it reports to the explorers
+    channel when it has something new, listens to it, ends when the world
+    is done; its answers pass the same parser and validation as a model's.
+    Team reports that are not in the format are ignored, bounded.
 
     LLM: through the real Decision node, against tests/openai_server.py (a
     real HTTP server over libcurl): a good answer is taken as is; an answer
@@ -24,6 +27,7 @@
 #include "agent/conn_mailbox.h"
 #include "agent/conn_state.h"
 #include "agent/conn_world.h"
+#include "agent/prompt.h"
 #include "lib/openai_server.h"
 #include "lib/testimage.h"
 #include "lib/testsuite.h"
@@ -112,23 +116,29 @@ START_TEST (test_heuristic_deterministic)
 }
 END_TEST
 
-START_TEST (test_heuristic_uses_memories)
+START_TEST (test_heuristic_ignores_free_text)
 {
-    //  Memories say 5..9 were visited: from 5 the unexplored side is backward.
+    //  Memories and mail in free text name positions: the agent's own past
+    //  reasons ("... leads toward position 4 ...") and a teammate's prose.
+    //  None of it is a fact about a cell: 9 of 10 cells stay unexplored
+    //  (only our own position is known), whatever the seed.
     fixture_t f;
     fixture_init (&f, 5, false);
     const char *memories[] = {
-        "At position 6, I saw [desk]. I decided to forward. Reason: east",
-        "At position 7, I saw [sofa]. I decided to forward. Reason: east",
-        "At position 8, I saw [cup]. I decided to forward. Reason: east. "
+        "At position 6, I saw [desk]. I decided to backward. Reason: backward leads toward "
+        "position 4, the nearest place nobody has explored",
+        "At position 7, I saw [sofa]. I decided to forward. Reason: forward leads toward "
+        "position 8. Visited positions: 0 1 2 3",
         "Messages received: From Agent2: I am at position 9 and found: pen." };
     f.in.memories = memories;
     f.in.memory_count = 3;
+    const char *prose = "I am at position 3 and found: cup. Visited positions: 0 1 2 3 4.";
+    conn_mailbox_feed (f.mailbox, 1, "Agent2", "all", NULL, prose, strlen (prose));
     for (uint64_t seed = 0; seed < 8; seed++) {
         policy_t *p = policy_heuristic_new (seed, "Agent1");
         answer_t *answer = decide (p, &f);
-        ck_assert_str_eq (answer_action (answer), "backward");
-        ck_assert (strstr (answer_reason (answer), "position 4"));
+        ck_assert_msg (strstr (answer_thinking (answer), "9 position(s) are still unexplored"),
+                       "%s", answer_thinking (answer));
         answer_destroy (&answer);
         policy_destroy (&p);
     }
@@ -136,21 +146,161 @@ START_TEST (test_heuristic_uses_memories)
 }
 END_TEST
 
-START_TEST (test_heuristic_uses_messages)
+START_TEST (test_heuristic_uses_reports)
 {
-    //  A teammate reports 0..4 visited: from 4 the way is forward.
+    //  A teammate's report in the declared format: 0..3 visited, so from 4
+    //  the way is forward.
     fixture_t f;
     fixture_init (&f, 4, false);
-    const char *body = "I am at position 3 and found: cup. Visited positions: 0 1 2 3.";
-    conn_mailbox_feed (f.mailbox, 1, "Agent2", "all", NULL, body, strlen (body));
+    const char *body = "{\"team\":1,\"at\":3,\"claim\":null,\"visited\":[0,1,2,3],"
+                       "\"found\":[\"cup\"]}";
+    conn_mailbox_feed (f.mailbox, 1, "Agent2", NULL, "explorers", body, strlen (body));
     for (uint64_t seed = 0; seed < 8; seed++) {
         policy_t *p = policy_heuristic_new (seed, "Agent1");
         answer_t *answer = decide (p, &f);
         ck_assert_str_eq (answer_action (answer), "forward");
+        ck_assert (strstr (answer_thinking (answer), "5 position(s) are still unexplored"));
         answer_destroy (&answer);
         policy_destroy (&p);
     }
     fixture_fini (&f);
+}
+END_TEST
+
+//  One decision of a fresh heuristic on the shared facts.
+static char *
+decide_on (team_facts_t *facts, fixture_t *f, uint64_t seed)
+{
+    f->in.facts = facts;
+    policy_t *p = policy_heuristic_new (seed, "Agent1");
+    answer_t *answer = decide (p, f);
+    char *action = strdup (answer_action (answer));
+    answer_destroy (&answer);
+    policy_destroy (&p);
+    return action;
+}
+
+START_TEST (test_heuristic_claims)
+{
+    //  We stand at 5 of a line of 20; Agent3 stands at 0, Agent2 at 19.
+    //  Unclaimed, the nearest cells are 4 and 6 and we take 6, further from
+    //  the others. When Agent2 claims 6 we leave it and go backward; when it
+    //  releases the claim (null), or leaves the team (no longer online in
+    //  AGENTS), we take 6 again.
+    fixture_t f;
+    fixture_init (&f, 5, false);
+    const char *here = "{\"team\":1,\"at\":0}";
+    const char *claim = "{\"team\":1,\"at\":19,\"claim\":6}";
+    const char *release = "{\"team\":1,\"at\":19,\"claim\":null}";
+    for (uint64_t seed = 0; seed < 4; seed++) {
+        team_facts_t *facts = team_facts_new ("Agent1");
+        team_facts_set_shape (facts, 20, 1);
+        ck_assert (team_facts_read_report (facts, "Agent3", here, strlen (here)));
+        ck_assert (team_facts_read_report (facts, "Agent2", release, strlen (release)));
+        char *action = decide_on (facts, &f, seed);
+        ck_assert_str_eq (action, "forward");
+        free (action);
+        ck_assert (team_facts_read_report (facts, "Agent2", claim, strlen (claim)));
+        ck_assert_str_eq (team_facts_claimed_by (facts, 6), "Agent2");
+        action = decide_on (facts, &f, seed);
+        ck_assert_str_eq (action, "backward");
+        free (action);
+        char *line = team_facts_line (facts, 5);
+        ck_assert_msg (strstr (line, "claims: Agent2->6"), "%s", line);
+        ck_assert_msg (strstr (line, "Team map: 3 of 20 cells known; unknown near you: 4, 6,"),
+                       "%s", line);
+        free (line);
+        ck_assert (team_facts_read_report (facts, "Agent2", release, strlen (release)));
+        ck_assert_ptr_null (team_facts_claimed_by (facts, 6));
+        action = decide_on (facts, &f, seed);
+        ck_assert_str_eq (action, "forward");
+        free (action);
+        //  Claimed again, then Agent2 leaves: AGENTS lists only Agent3 online.
+        ck_assert (team_facts_read_report (facts, "Agent2", claim, strlen (claim)));
+        const char *online[] = { "Agent3" };
+        team_facts_set_online (facts, online, 1);
+        ck_assert_ptr_null (team_facts_claimed_by (facts, 6));
+        action = decide_on (facts, &f, seed);
+        ck_assert_str_eq (action, "forward");
+        free (action);
+        team_facts_destroy (&facts);
+    }
+    f.in.facts = NULL;
+    fixture_fini (&f);
+}
+END_TEST
+
+START_TEST (test_prompt_shows_team_facts)
+{
+    //  The model sees the same facts: known cells and the team's claims.
+    fixture_t f;
+    fixture_init (&f, 5, false);
+    char *text = prompt_user (NULL, &f.in, 0, NULL);
+    ck_assert_ptr_null (strstr (text, "Team map:"));
+    free (text);
+    team_facts_t *facts = team_facts_new ("Agent1");
+    team_facts_set_shape (facts, 10, 1);
+    team_facts_visit (facts, 5);
+    const char *claim = "{\"team\":1,\"at\":0,\"claim\":2,\"visited\":[0,1]}";
+    ck_assert (team_facts_read_report (facts, "Agent2", claim, strlen (claim)));
+    f.in.facts = facts;
+    text = prompt_user (NULL, &f.in, 0, NULL);
+    ck_assert_msg (strstr (text, "\nTeam map: 3 of 10 cells known; unknown near you: 4, 6, 3, 7, "
+                                 "2, 8; claims: Agent2->2."), "%s", text);
+    free (text);
+    //  The line is never cut from the prompt, so it names at most 12 claims.
+    for (int i = 3; i < 17; i++) {
+        char from[16], report[64];
+        snprintf (from, sizeof (from), "Agent%d", i);
+        snprintf (report, sizeof (report), "{\"team\":1,\"at\":0,\"claim\":%d}", i % 10);
+        ck_assert (team_facts_read_report (facts, from, report, strlen (report)));
+    }
+    ck_assert_uint_eq (team_facts_claim_count (facts), 15);
+    text = prompt_user (NULL, &f.in, 0, NULL);
+    ck_assert_msg (strstr (text, "Agent13->3, ... (3 more).\n"), "%s", text);
+    ck_assert_ptr_null (strstr (text, "Agent14->"));
+    free (text);
+    team_facts_destroy (&facts);
+    f.in.facts = NULL;
+    fixture_fini (&f);
+}
+END_TEST
+
+START_TEST (test_team_reports_bad_input)
+{
+    //  Not reports: ignored, nothing learnt, nothing crashes.
+    team_facts_t *facts = team_facts_new ("Agent1");
+    team_facts_set_shape (facts, 10, 1);
+    const char *bad[] = {
+        "", "hello", "{", "[1,2]", "{\"team\":2,\"at\":3}", "{\"team\":\"1\"}",
+        "{\"team\":1,\"team\":1}", "{\"at\":3}" };
+    for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++)
+        ck_assert_msg (!team_facts_read_report (facts, "Agent2", bad[i], strlen (bad[i])), "%s", bad[i]);
+    //  Our own report, and values off the map or of the wrong type: skipped.
+    const char *own = "{\"team\":1,\"visited\":[1]}";
+    ck_assert (!team_facts_read_report (facts, "Agent1", own, strlen (own)));
+    const char *odd = "{\"team\":1,\"at\":-1,\"claim\":\"x\",\"visited\":[99,-2,\"3\",4.5,2],"
+                      "\"found\":[1,\"pen\"]}";
+    ck_assert (team_facts_read_report (facts, "Agent2", odd, strlen (odd)));
+    ck_assert_uint_eq (team_facts_unknown (facts), 9);
+    ck_assert_uint_eq (team_facts_claim_count (facts), 0);
+    ck_assert_uint_eq (team_facts_found_count (facts), 1);
+    //  Too long to be a report.
+    char *big = (char *) malloc (TEAM_MAX_REPORT + 2);
+    memset (big, ' ', TEAM_MAX_REPORT + 1);
+    big[0] = '{';
+    big[TEAM_MAX_REPORT + 1] = 0;
+    ck_assert (!team_facts_read_report (facts, "Agent2", big, strlen (big)));
+    free (big);
+    //  Our own report carries what is new, once.
+    team_facts_visit (facts, 4);
+    team_facts_set_own_claim (facts, 5);
+    const char *found[] = { "lamp" };
+    char *report = team_facts_report (facts, 4, found, 1);
+    ck_assert_str_eq (report, "{\"team\":1,\"at\":4,\"claim\":5,\"visited\":[4],\"found\":[\"lamp\"]}");
+    free (report);
+    ck_assert_ptr_null (team_facts_report (facts, 4, found, 1));
+    team_facts_destroy (&facts);
 }
 END_TEST
 
@@ -193,25 +343,33 @@ START_TEST (test_heuristic_tells_and_ends)
     fixture_init (&f, 2, false);
     policy_t *p = policy_heuristic_new (1, "Agent1");
     answer_t *answer = decide (p, &f);
-    ck_assert_str_eq (answer_message (answer),
-                      "I am at position 2 and found: lamp. Visited positions: 2.");
-    ck_assert_uint_eq (answer_directive_count (answer), 1);
+    //  Listens to the channel and tells it, in the declared format, where
+    //  it is, what it claims, where it has been and what it found.
+    ck_assert_ptr_null (answer_message (answer));
+    ck_assert_uint_eq (answer_directive_count (answer), 2);
     ck_assert_int_eq (answer_directive (answer, 0)->kind, ANSWER_LISTEN_TO);
     ck_assert_str_eq (answer_directive (answer, 0)->target, HEURISTIC_CHANNEL);
+    ck_assert_int_eq (answer_directive (answer, 1)->kind, ANSWER_MESSAGE_TO);
+    ck_assert_str_eq (answer_directive (answer, 1)->target, HEURISTIC_CHANNEL);
+    const char *report = answer_directive (answer, 1)->text;
+    ck_assert_msg (testsuite_matches (report, "^\\{\"team\":1,\"at\":2,\"claim\":[13],"
+                                      "\"visited\":\\[2\\],\"found\":\\[\"lamp\"\\]\\}$"),
+                   "%s", report);
     ck_assert_ptr_nonnull (answer_thinking (answer));
     answer_destroy (&answer);
-    //  Same place again: nothing new to tell, already listening.
+    //  Same place, same goal: nothing new to tell, already listening.
     answer = decide (p, &f);
     ck_assert_ptr_null (answer_message (answer));
     ck_assert_uint_eq (answer_directive_count (answer), 0);
     answer_destroy (&answer);
     fixture_fini (&f);
-    //  The world is done: end, and say so on the channel.
+    //  The world is done: end, and release the claim.
     fixture_init (&f, 2, true);
     answer = decide (p, &f);
     ck_assert_str_eq (answer_action (answer), "end");
     ck_assert_uint_eq (answer_directive_count (answer), 1);
     ck_assert_int_eq (answer_directive (answer, 0)->kind, ANSWER_MESSAGE_TO);
+    ck_assert (strstr (answer_directive (answer, 0)->text, "\"claim\":null"));
     answer_destroy (&answer);
     policy_destroy (&p);
     fixture_fini (&f);
@@ -503,8 +661,11 @@ main (void)
     Suite *s = suite_create ("policy");
     TCase *tc = tcase_create ("heuristic");
     tcase_add_test (tc, test_heuristic_deterministic);
-    tcase_add_test (tc, test_heuristic_uses_memories);
-    tcase_add_test (tc, test_heuristic_uses_messages);
+    tcase_add_test (tc, test_heuristic_ignores_free_text);
+    tcase_add_test (tc, test_heuristic_uses_reports);
+    tcase_add_test (tc, test_heuristic_claims);
+    tcase_add_test (tc, test_team_reports_bad_input);
+    tcase_add_test (tc, test_prompt_shows_team_facts);
     tcase_add_test (tc, test_heuristic_avoids_teammates);
     tcase_add_test (tc, test_heuristic_tells_and_ends);
     suite_add_tcase (s, tc);

@@ -31,6 +31,7 @@ typedef struct {
     connector_t *world, *mailbox, *state;
     steplog_t *steps;
     teammap_t *map;
+    team_facts_t *facts;
     policy_input_t in;
 } scene_t;
 
@@ -53,6 +54,13 @@ scene_init (scene_t *s, uint64_t step, uint64_t position)
     s->map = teammap_new ();
     teammap_set_shape (s->map, 10, 1);
     teammap_visit (s->map, position);
+    //  The team's facts as the agent has them: its own visits, and
+    //  Agent2's report from the far end, claiming the cell next to it.
+    s->facts = team_facts_new ("Agent1");
+    team_facts_set_shape (s->facts, 10, 1);
+    team_facts_visit (s->facts, position);
+    const char *report = "{\"team\":1,\"at\":9,\"claim\":8,\"visited\":[9]}";
+    ck_assert (team_facts_read_report (s->facts, "Agent2", report, strlen (report)));
     s->in.agent_id = "Agent1";
     s->in.step = step;
     s->in.max_steps = 60;
@@ -67,6 +75,7 @@ scene_init (scene_t *s, uint64_t step, uint64_t position)
     s->in.state = s->state;
     s->in.steps = s->steps;
     s->in.map = s->map;
+    s->in.facts = s->facts;
 }
 
 static void
@@ -77,6 +86,7 @@ scene_fini (scene_t *s)
     connector_destroy (&s->state);
     steplog_destroy (&s->steps);
     teammap_destroy (&s->map);
+    team_facts_destroy (&s->facts);
 }
 
 static void
@@ -118,6 +128,7 @@ late_history (scene_t *s)
                       "(no agent or channel of that name)");
         steplog_add (s->steps, &e);
         teammap_visit (s->map, at);
+        team_facts_visit (s->facts, at);
     }
 }
 
@@ -170,6 +181,9 @@ START_TEST (test_explore_step1)
     ck_assert (!cut.over_budget);
     ck_assert_uint_eq (cut.history_dropped + cut.memories_dropped + cut.mail_dropped, 0);
     ck_assert (strstr (text, "Your recent steps: none yet."));
+    //  The team's line sits in the map section, after the visited ranges.
+    ck_assert (strstr (text, "Not yet visited: 1-9.\nTeam map: 2 of 10 cells known; "
+                             "unknown near you: 1, 2, 3, 4, 5, 6; claims: Agent2->8.\n"));
     ck_assert (!strstr (text, "Communication information"));
     //  The example answer uses a directive, and end is explained as final.
     ck_assert (strstr (text, "<MessageTo(Agent2, '''"));
@@ -223,6 +237,7 @@ START_TEST (test_explore_late)
     ck_assert (first && !strstr (first + 1, "I found a lamp at position 3."));
     ck_assert (strstr (text, "Message targets: teammates Agent2, Agent3; channels explorers."));
     ck_assert (strstr (text, "Visited by the team: 0-9. Not yet visited: none."));
+    ck_assert (strstr (text, "Team map: 10 of 10 cells known; claims: Agent2->8.\n"));
     //  The instructions and the answer format end the prompt.
     ck_assert (strstr (text, "Answer now: one fenced yaml block"));
 

@@ -206,6 +206,45 @@ START_TEST (test_start_positions)
 }
 END_TEST
 
+//  --start same puts everyone at 0; --start random draws from the seed,
+//  the same way every time; names parse, unknown ones do not.
+START_TEST (test_start_placements)
+{
+    world_start_t start;
+    ck_assert (world_start_from_name ("spread", &start) && start == WORLD_START_SPREAD);
+    ck_assert (world_start_from_name ("same", &start) && start == WORLD_START_SAME);
+    ck_assert (world_start_from_name ("random", &start) && start == WORLD_START_RANDOM);
+    ck_assert (!world_start_from_name ("corner", &start));
+    ck_assert (!world_start_from_name (NULL, &start));
+    state_t *state = state_new (NULL);
+    world_config_t config = { WORLD_GRID, 8, 8, 5 };
+    world_t *same = world_new (state, &config, s_why, sizeof (s_why));
+    world_set_start (same, WORLD_START_SAME, 5);
+    const char *agents [] = { "A1", "A2", "A3", "A4", "A5", "A6" };
+    for (int i = 0; i < 6; i++)
+        ck_assert_uint_eq (act_ok (same, agents [i], NULL).position, 0);
+    world_destroy (&same);
+    uint32_t first [6];
+    bool differ = false;
+    for (int round = 0; round < 2; round++) {
+        world_t *random = world_new (state, &config, s_why, sizeof (s_why));
+        world_set_start (random, WORLD_START_RANDOM, 5);
+        for (int i = 0; i < 6; i++) {
+            uint32_t at = act_ok (random, agents [i], NULL).position;
+            ck_assert_uint_lt (at, 64);
+            if (round == 0)
+                first [i] = at;
+            else
+                ck_assert_uint_eq (at, first [i]);
+            differ = differ || at != first [0];
+        }
+        world_destroy (&random);
+    }
+    ck_assert (differ);
+    state_destroy (&state);
+}
+END_TEST
+
 //  line4: [chair lamp] [desk] [] [chair plant]: 4 unique names in 5 slots.
 START_TEST (test_coverage_unique_names)
 {
@@ -438,6 +477,7 @@ main (void)
     tcase_add_test (tc, test_line_edges);
     tcase_add_test (tc, test_grid_edges);
     tcase_add_test (tc, test_start_positions);
+    tcase_add_test (tc, test_start_placements);
     tcase_add_test (tc, test_coverage_unique_names);
     tcase_add_test (tc, test_first_act_counts_start);
     tcase_add_test (tc, test_reset);
