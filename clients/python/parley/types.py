@@ -218,8 +218,15 @@ class MailItem:
 
     @classmethod
     def from_wire(cls, m: Mapping[str, Any]) -> "MailItem":
+        # The relay's hot path: the common, well-formed item is checked
+        # inline; anything else takes the general checks (and their errors).
+        seq, ts, sender, body = m.get("seq"), m.get("ts"), m.get("from"), m.get("body")
+        if type(seq) is int and type(ts) is int and seq >= 0 and ts >= 0 \
+                and type(sender) is str and type(body) in (str, bytes):
+            to, channel = m.get("to"), m.get("channel")
+            if (to is None or type(to) is str) and (channel is None or type(channel) is str):
+                return cls(seq, ts, sender, body, to, channel)
         w = "mail_item"
-        body = m.get("body")
         if not isinstance(body, (str, bytes)):
             raise errors.ProtocolError("mail_item field 'body' is not str or bin")
         return cls(_uint(m, "seq", True, w), _uint(m, "ts", True, w),
