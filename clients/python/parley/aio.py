@@ -268,7 +268,7 @@ class Client:
                 await asyncio.wait_for(self._event_ready.wait(), left)
             except asyncio.TimeoutError:
                 return None
-        return self.session.events.pop(0)
+        return self.session.events.popleft()
 
     async def replica(self, prefix: str = "", probe: bool = True,
                       timeout: Optional[float] = None) -> "Replica":

@@ -104,13 +104,18 @@ class Client:
     def _run(self) -> None:
         s = self.session
         try:
+            poller, polled = zmq.Poller(), (None, None)
+            poller.register(self._wake_r, zmq.POLLIN)
             while not self._stop:
-                poller = zmq.Poller()
-                poller.register(self._wake_r, zmq.POLLIN)
-                if self._dealer is not None:
-                    poller.register(self._dealer, zmq.POLLIN)
-                if self._sub is not None:
-                    poller.register(self._sub, zmq.POLLIN)
+                if polled != (self._dealer, self._sub):
+                    # A socket was replaced (reconnect, new PUB endpoint).
+                    for sock in polled:
+                        if sock is not None:
+                            poller.unregister(sock)
+                    for sock in (self._dealer, self._sub):
+                        if sock is not None:
+                            poller.register(sock, zmq.POLLIN)
+                    polled = (self._dealer, self._sub)
                 with self._lock:
                     wait = s.next_wakeup(time.monotonic())
                 ready = dict(poller.poll(max(1, int(wait * 1000) + 1)))
@@ -313,7 +318,7 @@ class Client:
                 if left <= 0:
                     return None
                 self._events.wait(left)
-            return self.session.events.pop(0)
+            return self.session.events.popleft()
 
     def replica(self, prefix: str = "", probe: bool = True,
                 timeout: Optional[float] = None) -> "Replica":

@@ -22,7 +22,8 @@ same way for both:
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Dict, List, Optional, Set
+from collections import deque
+from typing import Any, Callable, Deque, Dict, List, Optional, Set
 
 from . import codec, errors, requests as rq
 from .types import MailReady, StateUpdate, Welcome, event_from_wire, Event
@@ -70,7 +71,7 @@ class Session:
         self.channels: Set[str] = set()
         self.subscriptions: Set[str] = {f"mail.{agent}"}
         self.event_prefixes: Set[str] = set()
-        self.events: List[Event] = []
+        self.events: Deque[Event] = deque()
         self.max_events = 10000
         self.events_dropped = 0
         self.listeners: List[Callable[[StateUpdate], None]] = []
@@ -175,7 +176,7 @@ class Session:
             if p.call_deadline > now:
                 self._send(p, now)
             else:
-                self._fail(p, errors.Timeout(f"no answer within the call's timeout",
+                self._fail(p, errors.Timeout("no answer within the call's timeout",
                                              request=p.request.type))
 
     def _broken(self, now: float, reconnect: bool = True) -> None:
@@ -271,7 +272,7 @@ class Session:
         name = topic.decode("utf-8", "replace")
         if event is not None and any(name.startswith(p) for p in self.event_prefixes):
             if len(self.events) >= self.max_events:
-                self.events.pop(0)
+                self.events.popleft()           # the oldest goes, counted
                 self.events_dropped += 1
             self.events.append(event)
         return event
@@ -288,7 +289,7 @@ class Session:
             self._pending.pop(p.id, None)
             if p in self._waiting:
                 self._waiting.remove(p)
-            self._fail(p, errors.Timeout(f"no answer within the call's timeout",
+            self._fail(p, errors.Timeout("no answer within the call's timeout",
                                          request=p.request.type))
         if any(p.reply_deadline <= now for p in self._pending.values()):
             self._broken(now)

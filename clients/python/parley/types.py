@@ -7,12 +7,11 @@ get their documented default. Unknown fields are ignored (the version rule).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Type, TypeVar, Union
+from typing import Any, Dict, List, Mapping, Optional, Type, Union
 
 from . import errors
 
 Body = Union[str, bytes]
-T = TypeVar("T")
 
 
 def _want(msg: Mapping[str, Any], key: str, kind: Union[Type[Any], tuple], required: bool,

@@ -1,6 +1,5 @@
 """The asyncio API: the same requests, session and replica rules."""
 import asyncio
-import time
 
 import pytest
 

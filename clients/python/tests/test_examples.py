@@ -3,7 +3,6 @@ import re
 import select
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import parley

@@ -9,7 +9,6 @@ import zmq
 import parley
 from parley import Message, WriteOp
 
-from conftest import wait_for
 
 
 class Sub:

@@ -1,7 +1,5 @@
 """Every request of the protocol through parley.Client, against the real broker."""
 import re
-import time
-from pathlib import Path
 
 import pytest
 

@@ -10,7 +10,7 @@ import zmq
 import parley
 from parley import Message, WriteOp, errors
 
-from conftest import free_port, wait_for
+from conftest import free_port
 
 
 def test_heartbeats_keep_a_waiting_agent_live(broker_factory):
