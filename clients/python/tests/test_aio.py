@@ -59,7 +59,7 @@ async def test_concurrent_calls_and_wait_mail(broker):
 
 
 async def test_heartbeats_while_awaiting_a_model(broker_factory):
-    broker = broker_factory("--heartbeat-ms", "200", "--liveness-ms", "1000")
+    broker = broker_factory("--heartbeat-ms", "200", "--liveness-ms", "1500")
     c = await parley.aio.Client.connect(broker.router, "Slow")
     try:
         await asyncio.sleep(3.0)        # a slow model call
