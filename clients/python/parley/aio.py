@@ -224,6 +224,18 @@ class Client:
                        limit: Optional[int] = None, timeout: Optional[float] = None) -> State:
         return await self.call(rq.snapshot(prefix, after_key, limit), timeout)
 
+    async def snapshot_all(self, prefix: Optional[str] = None, page: int = 1024,
+                           timeout: Optional[float] = None) -> List[State]:
+        """Every page of a paging SNAPSHOT walk, in key order."""
+        pages: List[State] = []
+        after: Optional[str] = None
+        while True:
+            state = await self.snapshot(prefix, after, page, timeout)
+            pages.append(state)
+            if not state.more or not state.entries:
+                return pages
+            after = state.entries[-1].key
+
     async def perceive(self, timeout: Optional[float] = None) -> Observation:
         return await self.call(rq.perceive(), timeout)
 

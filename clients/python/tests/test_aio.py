@@ -26,6 +26,9 @@ async def test_requests(broker):
         w = await a.write([WriteOp.update("k", 1)])
         assert (await b.get(["k"])).seq == w.seq
         assert (await b.snapshot(prefix="k")).values() == {"k": 1}
+        await a.write([WriteOp.set(f"pg.{i}", i) for i in range(5)])
+        pages = await b.snapshot_all(prefix="pg.", page=2)
+        assert [len(p.entries) for p in pages] == [2, 2, 1]
         assert (await a.perceive()).outcome == "perceived"
         assert (await a.act("forward")).position == 1
         with pytest.raises(errors.BadAction):
