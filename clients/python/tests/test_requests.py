@@ -30,6 +30,7 @@ def test_hello_welcome_and_agents(broker, pair):
     infos = {i.agent: i for i in b.agents()}
     assert set(infos) == {"A", "B"}
     assert infos["A"].online and infos["A"].caps == ["explore", "py"]
+    a.heartbeat()
 
 
 def test_send_fetch_ack_direct_all_channel(pair):
