@@ -31,6 +31,7 @@ import argparse
 import asyncio
 import multiprocessing as mp
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -85,6 +86,7 @@ class Broker:
     def stop(self) -> None:
         self.proc.terminate()
         self.proc.wait(10)
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 # ---------------------------------------------------------------------------

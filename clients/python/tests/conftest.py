@@ -8,6 +8,7 @@ when the test ends, whatever happened.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -117,6 +118,7 @@ def broker_factory() -> Iterator:
         rc = b.stop()
         if running and rc != 0:
             bad.append(f"broker exited {rc}:\n{b.log()[-4000:]}")
+        shutil.rmtree(b.dir, ignore_errors=True)
     if bad:
         pytest.fail("\n".join(bad))
 
