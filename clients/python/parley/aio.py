@@ -29,9 +29,11 @@ class Client:
 
     def __init__(self, endpoint: str, agent: str, caps: Sequence[str] = (), *,
                  timeout: float = 10.0, reply_timeout: float = 5.0,
+                 retry_id_in_use: bool = False,
                  context: Optional[zmq.asyncio.Context] = None) -> None:
         self.endpoint = endpoint
-        self.session = Session(agent, caps, call_timeout=timeout, reply_timeout=reply_timeout)
+        self.session = Session(agent, caps, call_timeout=timeout, reply_timeout=reply_timeout,
+                               retry_id_in_use=retry_id_in_use)
         self._ctx = context or zmq.asyncio.Context.instance()
         self._dealer: Optional[zmq.asyncio.Socket] = None
         self._sub: Optional[zmq.asyncio.Socket] = None

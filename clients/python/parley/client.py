@@ -31,16 +31,20 @@ class Client:
     """A connection to parley-broker speaking for one agent id.
 
     ``Client(endpoint, agent)`` connects and says HELLO before it returns
-    (raising the broker's error, e.g. ``IdInUse``, or ``Timeout``). Every
+    (raising the broker's error, e.g. ``IdInUse``, or ``Timeout``;
+    ``retry_id_in_use=True`` keeps trying while a previous connection of
+    the same id is still live, as a restarted agent wants). Every
     method sends one request and returns its typed reply, or raises the
     ``parley.errors`` class named after the broker's error code.
     """
 
     def __init__(self, endpoint: str, agent: str, caps: Sequence[str] = (), *,
                  timeout: float = 10.0, reply_timeout: float = 5.0,
-                 connect_timeout: float = 10.0, context: Optional[zmq.Context] = None) -> None:
+                 connect_timeout: float = 10.0, retry_id_in_use: bool = False,
+                 context: Optional[zmq.Context] = None) -> None:
         self.endpoint = endpoint
-        self.session = Session(agent, caps, call_timeout=timeout, reply_timeout=reply_timeout)
+        self.session = Session(agent, caps, call_timeout=timeout, reply_timeout=reply_timeout,
+                               retry_id_in_use=retry_id_in_use)
         self._ctx = context or zmq.Context.instance()
         self._lock = threading.RLock()
         self._mail = threading.Condition(self._lock)

@@ -54,7 +54,7 @@ class Session:
 
     def __init__(self, agent: str, caps: Any = (), *, call_timeout: float = 10.0,
                  reply_timeout: float = 5.0, reconnect_min: float = 0.05,
-                 reconnect_max: float = 2.0) -> None:
+                 reconnect_max: float = 2.0, retry_id_in_use: bool = False) -> None:
         rq.hello(agent, caps)           # checks the id before any connection
         self.agent = agent
         self.caps = list(caps)
@@ -62,6 +62,7 @@ class Session:
         self.reply_timeout = reply_timeout
         self.reconnect_min = reconnect_min
         self.reconnect_max = reconnect_max
+        self.retry_id_in_use = retry_id_in_use
         self.phase = DISCONNECTED
         self.welcome: Optional[Welcome] = None
         self.fatal: Optional[BaseException] = None
@@ -154,9 +155,9 @@ class Session:
     def _on_welcome(self, welcome: Optional[Welcome], exc: Optional[BaseException]) -> None:
         now = time.monotonic()
         if exc is not None:
-            if isinstance(exc, errors.IdInUse) and self.hellos > 0:
-                # Our previous connection still counts as live until
-                # liveness_ms passes: try again later.
+            if isinstance(exc, errors.IdInUse) and (self.hellos > 0 or self.retry_id_in_use):
+                # Our previous connection (or a previous run of this agent)
+                # still counts as live until liveness_ms passes: try again.
                 self._broken(now, reconnect=True)
                 return
             self.close(exc)
