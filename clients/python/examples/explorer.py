@@ -139,7 +139,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.max_steps < 0 or args.step_delay_ms < 0:
         parser.error("--max-steps and --step-delay-ms must be >= 0")
     try:
-        with parley.Client(args.broker, args.id, caps=["explore", "python"],
+        with parley.Client(args.broker, args.id, caps=["explore", "python"], retry_id_in_use=True,
                            timeout=args.timeout, connect_timeout=args.timeout) as client:
             explorer = Explorer(client, args.seed)
             end, coverage, steps = explorer.run(args.max_steps, args.step_delay_ms / 1000.0)

@@ -191,7 +191,8 @@ class Sent:
         seqs = _want(m, "seqs", list, True)
         if not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seqs):
             raise errors.ProtocolError("SENT field 'seqs' holds a non-uint")
-        errs = [ItemError(_uint(e, "index", True, "item_error"), _uint(e, "code", True, "item_error"),
+        errs = [ItemError(_uint(e, "index", True, "item_error"),
+                          _uint(e, "code", True, "item_error"),
                           _want(e, "message", str, True, where="item_error"),
                           _want(e, "agent", str, False, where="item_error"))
                 for e in _records(m, "errors", False)]
