@@ -125,7 +125,8 @@ class Explorer:
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(
         description="A Python explorer agent for a Parley team (see the module text).",
-        epilog="Environment: PARLEY_BROKER (default for --broker), PARLEY_AGENT_ID (--id). "
+        epilog="Environment: PARLEY_BROKER (default for --broker), PARLEY_AGENT_ID (--id), "
+               "PARLEY_TOKEN_FILE, PARLEY_CURVE_KEY, PARLEY_CURVE_SERVER_KEY. "
                "Exit status: 0 done, 1 broker error, 2 usage.")
     parser.add_argument("--broker", default=os.environ.get("PARLEY_BROKER", "tcp://127.0.0.1:5555"),
                         help="the broker's request endpoint")
@@ -135,11 +136,20 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--step-delay-ms", type=int, default=20, help="pause between moves")
     parser.add_argument("--seed", type=int, default=7, help="tie-breaking seed")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per request")
+    parser.add_argument("--token-file", default=os.environ.get("PARLEY_TOKEN_FILE"),
+                        help="keep the broker's resume token here (plain mode), so a restart "
+                             "takes the id over at once")
+    parser.add_argument("--curve-key", default=os.environ.get("PARLEY_CURVE_KEY"),
+                        help="this agent's CURVE pair (FILE and FILE_secret, parley-keygen)")
+    parser.add_argument("--curve-server-key", default=os.environ.get("PARLEY_CURVE_SERVER_KEY"),
+                        help="the broker's public certificate")
     args = parser.parse_args(argv)
     if args.max_steps < 0 or args.step_delay_ms < 0:
         parser.error("--max-steps and --step-delay-ms must be >= 0")
     try:
-        with parley.Client(args.broker, args.id, caps=["explore", "python"], retry_id_in_use=True,
+        with parley.Client(args.broker, args.id, caps=["explore", "python"],
+                           token_file=args.token_file, curve_key=args.curve_key,
+                           curve_server_key=args.curve_server_key,
                            timeout=args.timeout, connect_timeout=args.timeout) as client:
             explorer = Explorer(client, args.seed)
             end, coverage, steps = explorer.run(args.max_steps, args.step_delay_ms / 1000.0)

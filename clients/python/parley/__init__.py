@@ -9,7 +9,7 @@
 session alive), ``parley.aio.Client`` the asyncio one; both raise the
 classes of ``parley.errors``, one per protocol error code.
 """
-from . import errors
+from . import errors, security
 from .client import Client, Replica
 from .errors import ParleyError
 from .types import (AgentEvent, AgentInfo, Mail, MailItem, MailReady, Message, Observation,
@@ -17,7 +17,7 @@ from .types import (AgentEvent, AgentInfo, Mail, MailItem, MailReady, Message, O
                     WorldSummary, WriteOp, Written)
 
 __version__ = "0.1.0"
-__all__ = ["Client", "Replica", "ParleyError", "errors", "AgentEvent", "AgentInfo", "Mail",
+__all__ = ["Client", "Replica", "ParleyError", "errors", "security", "AgentEvent", "AgentInfo", "Mail",
            "MailItem", "MailReady", "Message", "Observation", "Sent", "State", "StateEntry",
            "StateUpdate", "Stats", "Welcome", "WorldEvent", "WorldSummary", "WriteOp",
            "Written"]

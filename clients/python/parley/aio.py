@@ -14,7 +14,7 @@ from typing import Any, Iterable, List, Mapping, Optional, Sequence, TypeVar, Un
 import zmq
 import zmq.asyncio
 
-from . import codec, errors, requests as rq
+from . import codec, errors, requests as rq, security
 from .replica import ReplicaCore
 from .session import CLOSED, Session
 from .types import (AgentInfo, Event, Mail, Message, Observation, Sent, State, Stats,
@@ -25,15 +25,21 @@ R = TypeVar("R")
 
 class Client:
     """A connection to parley-broker for one agent id, for asyncio code.
-    Methods mirror parley.Client and are coroutines."""
+    Methods and options (token_file, observe, dedup, curve_key,
+    curve_server_key) mirror parley.Client; methods are coroutines."""
 
     def __init__(self, endpoint: str, agent: str, caps: Sequence[str] = (), *,
                  timeout: float = 10.0, reply_timeout: float = 5.0,
                  retry_id_in_use: bool = False,
+                 token_file: Optional[str] = None, observe: bool = False,
+                 dedup: bool = True, curve_key: Optional[str] = None,
+                 curve_server_key: Optional[str] = None,
                  context: Optional[zmq.asyncio.Context] = None) -> None:
         self.endpoint = endpoint
         self.session = Session(agent, caps, call_timeout=timeout, reply_timeout=reply_timeout,
-                               retry_id_in_use=retry_id_in_use)
+                               retry_id_in_use=retry_id_in_use, token_file=token_file,
+                               observe=observe, dedup=dedup)
+        self._curve = security.curve_from(curve_key, curve_server_key)
         self._ctx = context or zmq.asyncio.Context.instance()
         self._dealer: Optional[zmq.asyncio.Socket] = None
         self._sub: Optional[zmq.asyncio.Socket] = None
@@ -76,6 +82,8 @@ class Client:
             self._dealer.close(linger=0)
         d = self._ctx.socket(zmq.DEALER)
         d.setsockopt(zmq.LINGER, 0)
+        if self._curve is not None:
+            self._curve.apply(d)
         d.setsockopt(zmq.MAXMSGSIZE, codec.MAX_FRAME)
         d.setsockopt(zmq.SNDHWM, 0)
         d.setsockopt(zmq.RCVHWM, 0)
@@ -119,6 +127,8 @@ class Client:
                 self._sub.close(linger=0)
             s = self._ctx.socket(zmq.SUB)
             s.setsockopt(zmq.LINGER, 0)
+            if self._curve is not None:
+                self._curve.apply(s)
             s.setsockopt(zmq.MAXMSGSIZE, codec.MAX_FRAME)
             s.connect(welcome.pub)
             self._sub, self._sub_endpoint, self._sub_topics = s, welcome.pub, set()
@@ -294,6 +304,9 @@ class Client:
     #  End
 
     async def bye(self, forget: bool = False, timeout: Optional[float] = None) -> None:
+        if self.session.observe:
+            await self.close()          # nothing was registered
+            return
         try:
             await self.call(rq.bye(forget), timeout)
         finally:

@@ -18,7 +18,7 @@ from typing import Any, Iterable, List, Mapping, Optional, Sequence, TypeVar, Un
 
 import zmq
 
-from . import codec, errors, requests as rq
+from . import codec, errors, requests as rq, security
 from .replica import ReplicaCore
 from .session import CLOSED, Session
 from .types import (AgentInfo, Event, Mail, Message, Observation, Sent, State, Stats,
@@ -31,20 +31,41 @@ class Client:
     """A connection to parley-broker speaking for one agent id.
 
     ``Client(endpoint, agent)`` connects and says HELLO before it returns
-    (raising the broker's error, e.g. ``IdInUse``, or ``Timeout``;
-    ``retry_id_in_use=True`` keeps trying while a previous connection of
-    the same id is still live, as a restarted agent wants). Every
+    (raising the broker's error, e.g. ``IdInUse``, or ``Timeout``). Every
     method sends one request and returns its typed reply, or raises the
     ``parley.errors`` class named after the broker's error code.
+
+    Options (README.md has more):
+
+    - ``token_file``: keeps the plain-mode resume token there (mode 0600,
+      replaced atomically) and sends it in the next run's HELLO, so a
+      restarted agent takes its id over at once. The token of the last
+      WELCOME is always kept in memory for reconnects.
+    - ``retry_id_in_use=True``: keep saying HELLO while the id is held by
+      another agent (until it says BYE or is forgotten) instead of raising
+      ``IdInUse``; ``connect_timeout`` still bounds the wait.
+    - ``observe=True``: the endpoints only, nothing registered (taps and
+      tools): not in AGENTS, no mail, no heartbeats; subscribe() works,
+      requests raise ``ObserverOnly``.
+    - ``dedup`` (default on): FETCH leaves out mail handed out before.
+    - ``curve_key`` (this client's pair: FILE and FILE_secret) and
+      ``curve_server_key`` (the broker's public certificate), as written
+      by parley-keygen: CURVE on every socket. A broker that refuses the
+      key never answers: ``Timeout``.
     """
 
     def __init__(self, endpoint: str, agent: str, caps: Sequence[str] = (), *,
                  timeout: float = 10.0, reply_timeout: float = 5.0,
                  connect_timeout: float = 10.0, retry_id_in_use: bool = False,
+                 token_file: Optional[str] = None, observe: bool = False,
+                 dedup: bool = True, curve_key: Optional[str] = None,
+                 curve_server_key: Optional[str] = None,
                  context: Optional[zmq.Context] = None) -> None:
         self.endpoint = endpoint
         self.session = Session(agent, caps, call_timeout=timeout, reply_timeout=reply_timeout,
-                               retry_id_in_use=retry_id_in_use)
+                               retry_id_in_use=retry_id_in_use, token_file=token_file,
+                               observe=observe, dedup=dedup)
+        self._curve = security.curve_from(curve_key, curve_server_key)
         self._ctx = context or zmq.Context.instance()
         self._lock = threading.RLock()
         self._mail = threading.Condition(self._lock)
@@ -81,6 +102,8 @@ class Client:
             self._dealer.close(linger=0)
         d = self._ctx.socket(zmq.DEALER)
         d.setsockopt(zmq.LINGER, 0)
+        if self._curve is not None:
+            self._curve.apply(d)
         d.setsockopt(zmq.MAXMSGSIZE, codec.MAX_FRAME)
         d.setsockopt(zmq.RCVHWM, 0)
         d.setsockopt(zmq.SNDHWM, 0)
@@ -96,6 +119,8 @@ class Client:
                 self._sub.close(linger=0)
             s = self._ctx.socket(zmq.SUB)
             s.setsockopt(zmq.LINGER, 0)
+            if self._curve is not None:
+                self._curve.apply(s)
             s.setsockopt(zmq.MAXMSGSIZE, codec.MAX_FRAME)
             s.connect(welcome.pub)
             self._sub, self._sub_endpoint, self._sub_topics = s, welcome.pub, set()
@@ -336,6 +361,9 @@ class Client:
 
     def bye(self, forget: bool = False, timeout: Optional[float] = None) -> None:
         """BYE, then close. Mail stays queued for the id unless `forget`."""
+        if self.session.observe:
+            self.close()                # nothing was registered
+            return
         try:
             self.call(rq.bye(forget), timeout)
         finally:

@@ -21,7 +21,7 @@ ERROR_CODES = (
     (5, "VERSION", "unsupported `v`"),
     (6, "NOT_REQUEST", "a reply or event type sent as a request"),
     (10, "NOT_HELLO", "a request before HELLO"),
-    (11, "ID_IN_USE", "another live connection holds the agent id"),
+    (11, "ID_IN_USE", "the agent id is held by another agent (its resume token, or a live connection)"),
     (12, "BAD_NAME", "agent or channel name outside the rules"),
     (13, "RESERVED_NAME", "`all` or `$...` used as an agent or channel name"),
     (14, "TOO_MANY_AGENTS", "the broker's agent limit is reached"),
@@ -39,6 +39,7 @@ ERROR_CODES = (
     (41, "NOT_IN_WORLD", "reserved; not sent by this broker"),
     (50, "INTERNAL", "a broker bug or out of memory; the request had no effect"),
     (51, "SHUTTING_DOWN", "reserved; not sent by this broker"),
+    (52, "UNAUTHORIZED", "the connection's key does not allow this, or a wrong resume token"),
 )
 
 
@@ -78,6 +79,16 @@ class ConnectionLost(ParleyError):
     """The connection broke while a request that is not safe to resend
     (WRITE, WORLD_RESET, UNLISTEN, BYE) was in flight: it may or may not
     have taken effect. Read the state to find out."""
+
+
+class KeyFileError(ParleyError):
+    """A CURVE certificate or resume-token file that cannot be used
+    (missing, unreadable, not ZPL, no key, a secret readable by others)."""
+
+
+class ObserverOnly(ParleyError):
+    """An observer (``observe=True``) registered nothing: it may subscribe
+    to events, but the broker answers its requests NOT_HELLO."""
 
 
 class Closed(ParleyError):
@@ -137,3 +148,4 @@ BadAction: Type[BrokerError]
 NotInWorld: Type[BrokerError]
 Internal: Type[BrokerError]
 ShuttingDown: Type[BrokerError]
+Unauthorized: Type[BrokerError]

@@ -41,12 +41,19 @@ def _name(kind: str, name: str) -> str:
     return name
 
 
-def hello(agent: str, caps: Sequence[str] = ()) -> Request[Welcome]:
+def hello(agent: str, caps: Sequence[str] = (), token: str = "",
+          observe: bool = False) -> Request[Welcome]:
+    """HELLO; `token` is the resume token an earlier WELCOME gave this id,
+    `observe` asks for the endpoints only (nothing is registered)."""
     if agent == "all" or agent.startswith("$"):
         raise errors.ReservedName(f"{agent!r} is reserved for the broker", request="HELLO")
     fields: Dict[str, Any] = {"agent": _name("agent id", agent)}
     if caps:
         fields["caps"] = list(caps)
+    if token:
+        fields["token"] = token
+    if observe:
+        fields["observe"] = True
     return Request("HELLO", fields, "WELCOME", Welcome.from_wire)
 
 

@@ -17,16 +17,27 @@ same way for both:
   again in their order; the unsafe ones fail with ConnectionLost;
 - ERROR NOT_HELLO (the broker restarted, or expired us) means the request
   did not take effect: HELLO again on the same socket and resend it;
+- the resume token of the last WELCOME (plain mode) goes into every later
+  HELLO, so a reconnect takes the id over at once; with ``token_file`` it
+  is also kept on disk for the next run (parley.security);
+- mail handed out before is left out of later FETCH replies (a reconnect or
+  a plain FETCH starts again at ``acked``), unless ``dedup`` is off; a new
+  WELCOME ``origin`` (the broker restarted) resets that watermark;
+- ``observe``: HELLO asks for the endpoints only; nothing is registered,
+  so there are no heartbeats and every other request fails ObserverOnly;
 - every call has a deadline: past it the call fails with Timeout.
 """
 from __future__ import annotations
 
+import logging
 import time
 from collections import deque
 from typing import Any, Callable, Deque, Dict, List, Optional, Set
 
-from . import codec, errors, requests as rq
-from .types import MailReady, StateUpdate, Welcome, event_from_wire, Event
+from . import codec, errors, requests as rq, security
+from .types import Mail, MailReady, StateUpdate, Welcome, event_from_wire, Event
+
+log = logging.getLogger("parley")
 
 Done = Callable[[Any, Optional[BaseException]], None]
 
@@ -54,8 +65,15 @@ class Session:
 
     def __init__(self, agent: str, caps: Any = (), *, call_timeout: float = 10.0,
                  reply_timeout: float = 5.0, reconnect_min: float = 0.05,
-                 reconnect_max: float = 2.0, retry_id_in_use: bool = False) -> None:
+                 reconnect_max: float = 2.0, retry_id_in_use: bool = False,
+                 token_file: Optional[str] = None, observe: bool = False,
+                 dedup: bool = True) -> None:
         rq.hello(agent, caps)           # checks the id before any connection
+        self.token_file = token_file
+        #: the resume token: from token_file, then from each WELCOME
+        self.token = security.load_token(token_file)
+        self.observe = observe
+        self.dedup = dedup
         self.agent = agent
         self.caps = list(caps)
         self.call_timeout = call_timeout
@@ -70,7 +88,7 @@ class Session:
         self.need_socket = True
         self.reconnect_at = 0.0
         self.channels: Set[str] = set()
-        self.subscriptions: Set[str] = {f"mail.{agent}"}
+        self.subscriptions: Set[str] = set() if observe else {f"mail.{agent}"}
         self.event_prefixes: Set[str] = set()
         self.events: Deque[Event] = deque()
         self.max_events = 10000
@@ -84,6 +102,9 @@ class Session:
         self.heartbeats = 0
         self.resends = 0
         self.bad_frames = 0
+        self.duplicates = 0             # mail items left out by the filter
+        self._handed_seq = 0            # the highest mail seq handed to the caller
+        self._handed_origin: Optional[int] = None
         # Batch ids and steps start at the clock in microseconds, so a
         # restarted client never reuses its previous run's last id.
         self._batch = int(time.time() * 1e6)
@@ -119,7 +140,10 @@ class Session:
         frame = codec.encode(request.type, rid, request.fields)
         deadline = now + (self.call_timeout if timeout is None else timeout)
         p = Pending(request, rid, frame, deadline, done, internal)
-        if self.phase == CLOSED:
+        if self.observe and self.phase != CLOSED:
+            done(None, errors.ObserverOnly("an observer registered nothing; the broker "
+                                           "would answer NOT_HELLO", request=request.type))
+        elif self.phase == CLOSED:
             done(None, self.fatal or errors.Closed("the client is closed", request=request.type))
         elif self.phase == READY:
             self._send(p, now)
@@ -146,7 +170,8 @@ class Session:
 
     def _hello(self, now: float) -> None:
         self.phase = CONNECTING
-        p = Pending(rq.hello(self.agent, self.caps), self._next_id, b"", now + 3600.0,
+        p = Pending(rq.hello(self.agent, self.caps, self.token, self.observe),
+                    self._next_id, b"", now + 3600.0,
                     self._on_welcome, True)
         self._next_id += 1
         p.frame = codec.encode(p.request.type, p.id, p.request.fields)
@@ -156,14 +181,24 @@ class Session:
         now = time.monotonic()
         if exc is not None:
             if isinstance(exc, errors.IdInUse) and (self.hellos > 0 or self.retry_id_in_use):
-                # Our previous connection (or a previous run of this agent)
-                # still counts as live until liveness_ms passes: try again.
+                # The id is held for an agent with its resume token (until
+                # it says BYE or is forgotten) or, without tokens, by a live
+                # connection: keep asking, with the reconnect backoff.
                 self._broken(now, reconnect=True)
                 return
             self.close(exc)
             return
         assert welcome is not None
+        self._new_origin(welcome)
         self.welcome = welcome
+        if welcome.token and welcome.token != self.token:
+            self.token = welcome.token
+            if self.token_file:
+                try:
+                    security.store_token(self.token_file, self.token)
+                except OSError as why:
+                    # The session goes on; only the next run loses its way in.
+                    log.warning("cannot keep the resume token in %s: %s", self.token_file, why)
         self.phase = READY
         self._backoff = self.reconnect_min
         if self.hellos:
@@ -179,6 +214,30 @@ class Session:
             else:
                 self._fail(p, errors.Timeout("no answer within the call's timeout",
                                              request=p.request.type))
+
+    def _new_origin(self, welcome: Welcome) -> None:
+        """A restarted broker counts mail from 1 again (WELCOME ``origin``
+        changed, or an older broker's ``mail_seq`` below what we handed
+        out): the duplicate filter starts again from ``acked``, or the
+        new broker's first messages would be taken for duplicates."""
+        if self.hellos and (welcome.origin != self._handed_origin
+                            or welcome.mail_seq < self._handed_seq):
+            if self._handed_seq > welcome.acked:
+                log.info("the broker's mail counter restarted; resuming at %d", welcome.acked)
+            self._handed_seq = welcome.acked
+        self._handed_origin = welcome.origin
+
+    def _filter_mail(self, mail: Mail) -> Mail:
+        kept = []
+        for item in mail.messages:
+            if self.dedup and item.seq <= self._handed_seq:
+                self.duplicates += 1
+                mail.duplicates += 1
+                continue
+            self._handed_seq = max(self._handed_seq, item.seq)
+            kept.append(item)
+        mail.messages = kept
+        return mail
 
     def _broken(self, now: float, reconnect: bool = True) -> None:
         """The connection cannot be trusted: requeue what is safe, fail the rest."""
@@ -256,6 +315,8 @@ class Session:
         except errors.ProtocolError as exc2:
             p.done(None, exc2)
             return
+        if isinstance(result, Mail):
+            result = self._filter_mail(result)
         p.done(result, None)
 
     def on_event(self, topic: bytes, body: bytes) -> Optional[Event]:
@@ -295,7 +356,7 @@ class Session:
         if any(p.reply_deadline <= now for p in self._pending.values()):
             self._broken(now)
             return
-        if self.phase == READY and self.welcome and not self._heartbeat_out \
+        if self.phase == READY and self.welcome and not self._heartbeat_out and not self.observe \
                 and now - self._last_send >= self.welcome.heartbeat_ms / 1000.0:
             self._heartbeat_out = True
             self.heartbeats += 1
@@ -304,7 +365,7 @@ class Session:
     def next_wakeup(self, now: float) -> float:
         """Seconds until tick() has something to do (at most one second)."""
         times = [now + 1.0]
-        if self.phase == READY and self.welcome:
+        if self.phase == READY and self.welcome and not self.observe:
             times.append(self._last_send + self.welcome.heartbeat_ms / 1000.0)
         if self.need_socket:
             times.append(self.reconnect_at)

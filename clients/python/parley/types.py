@@ -147,6 +147,10 @@ class Welcome:
     state_seq: int = 0
     world: Optional[WorldSummary] = None
     channels: List[str] = field(default_factory=list)
+    #: changes when the broker's counters restart (0: not sent)
+    origin: int = 0
+    #: the resume token (plain mode; "" when none was sent)
+    token: str = ""
 
     @classmethod
     def from_wire(cls, m: Mapping[str, Any]) -> "Welcome":
@@ -157,7 +161,8 @@ class Welcome:
                    _uint(m, "max_batch", True), _uint(m, "acked", True),
                    _want(m, "tap", str, False, ""), _uint(m, "mail_seq"),
                    _uint(m, "state_seq"), WorldSummary.from_wire(world) if world else None,
-                   _str_list(m, "channels"))
+                   _str_list(m, "channels"), _uint(m, "origin"),
+                   _want(m, "token", str, False, ""))
 
 
 @dataclass
@@ -243,6 +248,8 @@ class Mail:
     messages: List[MailItem]
     pending: int
     acked: int
+    #: items the broker handed out again that the client's filter left out
+    duplicates: int = 0
 
     @classmethod
     def from_wire(cls, m: Mapping[str, Any]) -> "Mail":
@@ -358,6 +365,8 @@ class Stats:
     requests: int = 0
     tap_seq: int = 0
     forgotten: int = 0
+    unauthorized: int = 0
+    auth_denied: int = 0
     extra: Dict[str, Any] = field(default_factory=dict)
 
     _RATES = ("rate_in", "rate_out")

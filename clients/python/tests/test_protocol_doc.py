@@ -61,10 +61,11 @@ def test_hello_twice_and_after_bye(raw):
     assert infos == {"A": False, "B": True}
 
 
-def test_expiry_then_takeover_keeps_mail(broker_factory, raw):
+def test_expiry_then_hello_with_the_token_keeps_mail(broker_factory, raw):
     broker = broker_factory("--heartbeat-ms", "100", "--liveness-ms", "400")
     a, sender = raw(broker.router), raw(broker.router)
-    assert a.call("HELLO", agent="A")["t"] == "WELCOME"
+    welcome = a.call("HELLO", agent="A")
+    assert welcome["t"] == "WELCOME" and welcome["token"]
     assert sender.call("HELLO", agent="S")["t"] == "WELCOME"
     assert sender.call("SEND", messages=[{"to": "A", "body": "kept"}])["accepted"] == 1
     # A says nothing; S keeps talking.
@@ -74,21 +75,67 @@ def test_expiry_then_takeover_keeps_mail(broker_factory, raw):
         time.sleep(0.05)
     assert a.call("FETCH")["error"] == "NOT_HELLO"
     assert "agent A expired" in broker.log()
-    assert a.call("HELLO", agent="A")["t"] == "WELCOME"
+    # Expired, the id is still held for the holder of its token.
+    assert raw(broker.router).call("HELLO", agent="A")["error"] == "ID_IN_USE"
+    again = a.call("HELLO", agent="A", token=welcome["token"])
+    assert again["t"] == "WELCOME" and again["token"] == welcome["token"]
     assert [m["body"] for m in a.call("FETCH")["messages"]] == ["kept"]
 
 
-def test_live_holder_is_id_in_use_then_silent_holder_is_taken_over(broker_factory, raw):
-    broker = broker_factory("--heartbeat-ms", "100", "--liveness-ms", "600")
-    first, second = raw(broker.router), raw(broker.router)
-    assert first.call("HELLO", agent="A")["t"] == "WELCOME"
-    started = time.monotonic()
-    reply = second.call("HELLO", agent="A")
-    if time.monotonic() - started < 0.5:
-        assert reply["error"] == "ID_IN_USE"
-    time.sleep(0.7)                     # silent longer than liveness: taken over,
-    assert second.call("HELLO", agent="A")["t"] == "WELCOME"   # sweep or not
+def test_token_takes_a_live_id_over_at_once_and_a_stranger_is_refused(broker_factory, raw):
+    broker = broker_factory("--heartbeat-ms", "100", "--liveness-ms", "60000")
+    first, second, third = raw(broker.router), raw(broker.router), raw(broker.router)
+    welcome = first.call("HELLO", agent="A")
+    token = welcome["token"]
+    assert len(token) == 32 and welcome["origin"] > 0
+    assert second.call("HELLO", agent="A")["error"] == "ID_IN_USE"
+    assert second.call("HELLO", agent="A", token="0" * 32)["error"] == "UNAUTHORIZED"
+    assert second.call("HELLO", agent="A", token=token)["t"] == "WELCOME"      # at once
     assert first.call("HEARTBEAT")["error"] == "NOT_HELLO"
+    assert second.call("STATS")["unauthorized"] == 1
+    # After BYE the id has no token: a new connection may take it, and gets
+    # a new token.
+    assert second.call("BYE")["t"] == "OK"
+    fresh = third.call("HELLO", agent="A")
+    assert fresh["t"] == "WELCOME" and fresh["token"] != token
+
+
+def test_a_new_connection_with_an_old_routing_id_starts_as_nobody(broker):
+    def dealer():
+        sock = zmq.Context.instance().socket(zmq.DEALER)
+        sock.setsockopt(zmq.LINGER, 0)
+        sock.setsockopt(zmq.ROUTING_ID, b"same-id")
+        sock.connect(broker.router)
+        return sock
+
+    def call(sock, t, rid, **fields):
+        sock.send(msgpack.packb({"v": 1, "t": t, "id": rid, **fields}))
+        assert sock.poll(5000)
+        return msgpack.unpackb(sock.recv(), raw=False)
+
+    old = dealer()
+    assert call(old, "HELLO", 1, agent="R")["t"] == "WELCOME"
+    old.close(0)
+    new = dealer()
+    for rid in range(2, 100):       # until the broker has seen the old one go
+        reply = call(new, "HEARTBEAT", rid)
+        if reply.get("error") == "NOT_HELLO":
+            break
+        time.sleep(0.05)
+    assert reply["error"] == "NOT_HELLO"
+    new.close(0)
+
+
+def test_observe_registers_nothing(broker, raw):
+    watcher, agent = raw(), raw()
+    welcome = watcher.call("HELLO", agent="Tap", observe=True)
+    assert welcome["t"] == "WELCOME" and welcome["pub"] and welcome["acked"] == 0
+    assert "token" not in welcome
+    assert watcher.call("AGENTS")["error"] == "NOT_HELLO"
+    assert agent.call("HELLO", agent="A")["t"] == "WELCOME"
+    assert [i["agent"] for i in agent.call("AGENTS")["agents"]] == ["A"]
+    # The observer's name stays free.
+    assert agent.call("SEND", messages=[{"to": "Tap", "body": "x"}])["errors"][0]["code"] == 20
 
 
 def test_oversized_frame_closes_the_connection(broker_factory):
@@ -112,8 +159,9 @@ def test_oversized_frame_closes_the_connection(broker_factory):
         return out
 
     send("HELLO", agent="Big")
-    assert list(replies(2).values())[0]["t"] == "WELCOME"
-    hello_at = time.monotonic()
+    welcome = list(replies(2).values())[0]
+    assert welcome["t"] == "WELCOME"
+    token = welcome["token"]
     big = send("SEND", messages=[{"to": "Big", "body": b"x" * (1 << 20)}])
     # No answer to it; the DEALER reconnects as a new connection, which
     # has not said HELLO (what was sent while it reconnected may be lost).
@@ -125,18 +173,12 @@ def test_oversized_frame_closes_the_connection(broker_factory):
         send("HEARTBEAT")
     assert big not in got
     assert any(m.get("error") == "NOT_HELLO" for m in got.values())
+    # Without the token the id stays held for the old session; with it the
+    # new connection takes it over at once.
     rid = send("HELLO", agent="Big")
-    answer = replies(2)[rid]
-    if time.monotonic() - hello_at < 1.2:
-        assert answer["error"] == "ID_IN_USE"
-    else:
-        assert answer["t"] == "WELCOME"
-    # Once the old connection has been silent for liveness_ms: a takeover.
-    while answer.get("t") != "WELCOME":
-        time.sleep(0.2)
-        rid = send("HELLO", agent="Big")
-        answer = replies(2)[rid]
-        assert time.monotonic() - hello_at < 10
+    assert replies(2)[rid]["error"] == "ID_IN_USE"
+    rid = send("HELLO", agent="Big", token=token)
+    assert replies(2)[rid]["t"] == "WELCOME"
     with parley.Client(broker.router, "Watcher") as c:
         assert c.stats().bad_frames == 0            # libzmq dropped it, unseen
     sock.close(0)

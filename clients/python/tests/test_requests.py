@@ -35,6 +35,7 @@ def test_hello_welcome_and_agents(broker, pair):
 
 def test_send_fetch_ack_direct_all_channel(pair):
     a, b = pair
+    b.session.dedup = False             # to see the broker hand mail out again
     b.listen("news")
     sent = a.send([Message("direct", to="B"), Message(b"\x00bin", to="all"),
                    Message("post", channel="news")])

@@ -102,21 +102,6 @@ def test_call_timeout_when_no_broker(broker_factory):
     c.close()
 
 
-def test_restarted_agent_waits_for_its_id(broker_factory, raw):
-    # A previous run of the agent left a live-looking connection: by default
-    # HELLO is ID_IN_USE; with retry_id_in_use the client keeps trying until
-    # the broker gives the silent connection up (liveness_ms).
-    broker = broker_factory("--heartbeat-ms", "100", "--liveness-ms", "1500")
-    old = raw(broker.router)
-    assert old.call("HELLO", agent="Phoenix")["t"] == "WELCOME"
-    with pytest.raises(errors.IdInUse):
-        parley.Client(broker.router, "Phoenix")
-    c = parley.Client(broker.router, "Phoenix", retry_id_in_use=True, connect_timeout=10)
-    assert c.session.hellos == 1
-    assert old.call("HEARTBEAT")["error"] == "NOT_HELLO"
-    c.close()
-
-
 def test_connect_timeout():
     with pytest.raises(errors.Timeout):
         parley.Client(f"tcp://127.0.0.1:{free_port()}", "Nobody", connect_timeout=0.5)
