@@ -117,3 +117,22 @@ async def test_replica(broker):
     finally:
         await a.close()
         await b.close()
+
+
+async def test_token_file_and_observer(broker, tmp_path):
+    token_file = tmp_path / "token"
+    a = await parley.aio.Client.connect(broker.router, "A", token_file=str(token_file))
+    tap = await parley.aio.Client.connect(broker.router, "Watch", observe=True)
+    try:
+        assert token_file.read_text().strip() == a.session.token == a.welcome.token
+        # The first connection stays open (it looks live): the token alone
+        # takes the id over, at once.
+        again = await parley.aio.Client.connect(broker.router, "A",
+                                                token_file=str(token_file))
+        assert [i.agent for i in await again.agents()] == ["A"]    # the observer is not listed
+        with pytest.raises(errors.ObserverOnly):
+            await tap.stats()
+        await again.close()
+    finally:
+        await tap.bye()
+        await a.close()
