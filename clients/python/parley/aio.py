@@ -87,6 +87,7 @@ class Client:
         d.setsockopt(zmq.MAXMSGSIZE, codec.MAX_FRAME)
         d.setsockopt(zmq.SNDHWM, 0)
         d.setsockopt(zmq.RCVHWM, 0)
+        d.setsockopt(zmq.IMMEDIATE, 1)  # nothing queued for a broker not there
         d.connect(self.endpoint)
         self._dealer = d
         self._reader = asyncio.ensure_future(self._read_replies(d))
@@ -142,7 +143,13 @@ class Client:
     def _flush(self) -> None:
         out = self.session.outbox
         while out and self._dealer is not None:
-            self._dealer.send(out.pop(0), zmq.NOBLOCK)
+            # With NOBLOCK pyzmq tries the send at once and settles the
+            # future with its outcome (a synchronous shadow socket would
+            # steal the asyncio socket's edge-triggered wake-ups).
+            sent = self._dealer.send(out[0], zmq.NOBLOCK)
+            if sent.done() and isinstance(sent.exception(), zmq.Again):
+                return                  # no connection yet (ZMQ_IMMEDIATE)
+            self.session.flushed(time.monotonic())
 
     async def _keep_time(self) -> None:
         s = self.session

@@ -107,6 +107,7 @@ class Client:
         d.setsockopt(zmq.MAXMSGSIZE, codec.MAX_FRAME)
         d.setsockopt(zmq.RCVHWM, 0)
         d.setsockopt(zmq.SNDHWM, 0)
+        d.setsockopt(zmq.IMMEDIATE, 1)  # nothing queued for a broker not there
         d.connect(self.endpoint)
         self._dealer = d
 
@@ -204,8 +205,8 @@ class Client:
             try:
                 self._dealer.send(out[0], zmq.NOBLOCK)
             except zmq.Again:
-                return
-            out.pop(0)
+                return                  # no connection yet (ZMQ_IMMEDIATE)
+            self.session.flushed(time.monotonic())
 
     # ------------------------------------------------------------------
     #  Calls

@@ -10,7 +10,9 @@ same way for both:
   asks for that for SEND `batch` and ACT `step`);
 - HELLO and the WELCOME's limits; HEARTBEAT when nothing was sent for
   ``heartbeat_ms``, so an agent waiting for a model stays live;
-- a request unanswered for ``reply_timeout`` means the connection is dead:
+- a request unanswered for ``reply_timeout`` after it left (the driver's
+  DEALER has ZMQ_IMMEDIATE, so nothing waits in a pipe to a broker that is
+  not there, and ``flushed()`` starts the clock) means the connection is dead:
   the driver gets ``need_socket`` and opens a new one after a backoff
   (``reconnect_min`` doubling to ``reconnect_max``), HELLO again, LISTEN
   again on every channel, then the requests that are safe to resend go out
@@ -85,6 +87,7 @@ class Session:
         self.welcome: Optional[Welcome] = None
         self.fatal: Optional[BaseException] = None
         self.outbox: List[bytes] = []
+        self._outbox_pending: Deque[Pending] = deque()     # one per outbox frame
         self.need_socket = True
         self.reconnect_at = 0.0
         self.channels: Set[str] = set()
@@ -152,10 +155,21 @@ class Session:
         return p
 
     def _send(self, p: Pending, now: float) -> None:
-        p.reply_deadline = now + self.reply_timeout
+        # The reply clock starts when the frame leaves (flushed()): a HELLO
+        # held back while the broker is down must not be given up the
+        # moment it goes out. Given up too early, a HELLO the broker still
+        # answers registers the id with a token this client never sees.
+        p.reply_deadline = float("inf")
         self._pending[p.id] = p
         self.outbox.append(p.frame)
+        self._outbox_pending.append(p)
         self._last_send = now
+
+    def flushed(self, now: float) -> None:
+        """The driver handed the first frame of ``outbox`` to its socket."""
+        self.outbox.pop(0)
+        p = self._outbox_pending.popleft()
+        p.reply_deadline = now + self.reply_timeout
 
     def has_work(self) -> bool:
         return bool(self._pending or self._waiting)
@@ -246,6 +260,7 @@ class Session:
         self.reconnect_at = now + self._backoff
         self._backoff = min(self._backoff * 2, self.reconnect_max)
         self.outbox.clear()
+        self._outbox_pending.clear()
         self._heartbeat_out = False
         for p in sorted(self._pending.values(), key=lambda p: p.id):
             if p.internal:
@@ -265,6 +280,7 @@ class Session:
         self.fatal = exc
         self.need_socket = False
         self.outbox.clear()
+        self._outbox_pending.clear()
         pending = list(self._pending.values()) + self._waiting
         self._pending.clear()
         self._waiting = []
@@ -369,6 +385,8 @@ class Session:
             times.append(self._last_send + self.welcome.heartbeat_ms / 1000.0)
         if self.need_socket:
             times.append(self.reconnect_at)
+        if self.outbox:
+            times.append(now + 0.05)    # held back until the connection is up
         for p in self._pending.values():
             times.append(min(p.reply_deadline, p.call_deadline))
         for p in self._waiting:
