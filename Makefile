@@ -1,7 +1,8 @@
 # Parley build. GNU Make.
 #
 #   make                 build bin/parley-broker, bin/parley-agent, bin/parley-tap
-#   make test            build and run every test suite (Check)
+#   make test            build and run every test suite (Check, and pytest for clients/python)
+#   make test-python     only the Python client's tests
 #   make SANITIZE=1 test the same with ASan + UBSan, in build/san/
 #   make valgrind        every test suite under valgrind (scripts/valgrind.sh)
 #   make demo            a broker and 3 agents exploring on loopback
@@ -181,7 +182,18 @@ $(LIBPARLEY_SO): $(LIBPARLEY_OBJ) client/libparley.map
 	    $(LIBPARLEY_OBJ) $(shell pkg-config --libs libczmq libzmq msgpack) -lpthread -o $@
 
 test: $(BINARIES) $(TESTS) $(LIBPARLEY)
-	@./scripts/run-tests.sh $(TEST_ENV) -- $(TESTS)
+	@./scripts/run-tests.sh $(TEST_ENV) PARLEY_PYTHON=$(PYTHON) -- $(TESTS) $(PYTHON_TESTS)
+
+# The Python client (clients/python): pytest against the real binaries,
+# counted in `make test`'s summary (run-tests.sh's "pytest:" entries). The
+# interpreter is the first that has Debian's python3-zmq, -msgpack and
+# -pytest (a pyenv `python3` earlier in PATH usually has none of them).
+PYTHON ?= $(shell for p in /usr/bin/python3 python3; do $$p -c 'import zmq, msgpack, pytest' \
+            2>/dev/null && { echo $$p; break; }; done)
+PYTHON_TESTS := pytest:clients/python/tests
+.PHONY: test-python
+test-python: $(BINARIES)
+	@./scripts/run-tests.sh $(TEST_ENV) PARLEY_PYTHON=$(PYTHON) -- $(PYTHON_TESTS)
 
 .PHONY: valgrind
 valgrind: $(BINARIES) $(TESTS)

@@ -8,6 +8,8 @@
 # Not a timed test: every figure is a ratio against a baseline measured in
 # the same run on the same machine. The baselines:
 #   - a bare ZeroMQ ROUTER forwarder and ROUTER echo (inside bench_relay),
+#   - for the Python client (bench/python_relay.py): a pyzmq ROUTER forwarder
+#     and echo, and the same frames sent from bare pyzmq,
 #   - nats-server core pub/sub through libnats, redis-server pub/sub and SET
 #     through hiredis: Debian packages, installed here when missing (as root,
 #     else with sudo); their small clients (bench/baselines/*.c) are built
@@ -126,6 +128,17 @@ for bench in "$@"; do
     esac
 done
 
+# --- Python client (clients/python) against pyzmq alone -------------------
+# The interpreter with Debian's python3-zmq and python3-msgpack (a pyenv
+# python3 earlier in PATH usually has neither). It pins its own processes.
+PYBENCH=$(for p in /usr/bin/python3 python3; do
+              "$p" -c 'import zmq, msgpack' 2>/dev/null && { echo "$p"; break; }; done)
+if [ -n "$PYBENCH" ]; then
+    run "$PYBENCH" bench/python_relay.py $QFLAG
+else
+    log "warning: no python3 with zmq and msgpack; the Python client's figures are skipped"
+fi
+
 # --- tables ---------------------------------------------------------------
 python3 - "$RESULTS" "$OUT/results.md" "$QUICK" "$LOG" <<'EOF'
 import sys, subprocess, datetime
@@ -207,6 +220,19 @@ for turns in (10, 100, 1000):
     row("checkpoint storage per turn, %d turns, ~1 MB state" % turns,
         "checkpoint_bytes_per_turn_%d" % turns, "checkpoint_full_copy_%d" % turns,
         "full copy per turn", "B", 0.01, True, "≤ 1% of a copy")
+L.append("")
+L.append("| Python client figure | parley (Python) | baseline | ratio |")
+L.append("| --- | --- | --- | --- |")
+def pyrow(name, pk, bk, bname, unit):
+    p, b = r.get(pk), r.get(bk)
+    ratio = ("%.2f×" % (p / b)) if (p is not None and b) else ""
+    L.append("| %s | %s | %s | %s |" % (name, fmt(p, unit), bname + ": " + fmt(b, unit), ratio))
+pyrow("relay 64 B, batch 256, parley.Client", "py_relay_client", "py_relay_pyzmq", "pyzmq ROUTER forwarder, 1 msg/frame", "msg/s")
+pyrow("relay 64 B, batch 256, parley.Client", "py_relay_client", "py_relay_raw", "same frames from bare pyzmq", "msg/s")
+for q in ("p50", "p99"):
+    pyrow("round trip HEARTBEAT %s, parley.Client" % q, "py_rtt_client_" + q, "py_rtt_echo_" + q, "pyzmq ROUTER echo", "µs")
+    pyrow("round trip HEARTBEAT %s, parley.aio.Client" % q, "py_rtt_aio_" + q, "py_rtt_echo_" + q, "pyzmq ROUTER echo", "µs")
+    pyrow("round trip HEARTBEAT %s, bare pyzmq DEALER" % q, "py_rtt_raw_" + q, "py_rtt_echo_" + q, "pyzmq ROUTER echo", "µs")
 L.append("")
 L.append("| agent figure | value | target | met |")
 L.append("| --- | --- | --- | --- |")

@@ -1,0 +1,400 @@
+"""aio - the asyncio API: ``parley.aio.Client``, on zmq.asyncio.
+
+The same Session and the same requests as the blocking client; here the
+I/O is three tasks on the caller's event loop: one reads replies, one reads
+events, one keeps time (heartbeats while the caller awaits a model,
+deadlines, reconnecting). Use ``await Client.connect(endpoint, agent)``.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any, Iterable, List, Mapping, Optional, Sequence, TypeVar, Union
+
+import zmq
+import zmq.asyncio
+
+from . import codec, errors, requests as rq, security
+from .replica import ReplicaCore
+from .session import CLOSED, Session
+from .types import (AgentInfo, Event, Mail, Message, Observation, Sent, State, Stats,
+                    Welcome, WriteOp, Written)
+
+R = TypeVar("R")
+
+
+class Client:
+    """A connection to parley-broker for one agent id, for asyncio code.
+    Methods and options (token_file, observe, dedup, curve_key,
+    curve_server_key) mirror parley.Client; methods are coroutines."""
+
+    def __init__(self, endpoint: str, agent: str, caps: Sequence[str] = (), *,
+                 timeout: float = 10.0, reply_timeout: float = 5.0,
+                 retry_id_in_use: bool = False,
+                 token_file: Optional[str] = None, observe: bool = False,
+                 dedup: bool = True, curve_key: Optional[str] = None,
+                 curve_server_key: Optional[str] = None,
+                 context: Optional[zmq.asyncio.Context] = None) -> None:
+        self.endpoint = endpoint
+        self.session = Session(agent, caps, call_timeout=timeout, reply_timeout=reply_timeout,
+                               retry_id_in_use=retry_id_in_use, token_file=token_file,
+                               observe=observe, dedup=dedup)
+        self._curve = security.curve_from(curve_key, curve_server_key)
+        self._ctx = context or zmq.asyncio.Context.instance()
+        self._dealer: Optional[zmq.asyncio.Socket] = None
+        self._sub: Optional[zmq.asyncio.Socket] = None
+        self._sub_endpoint = ""
+        self._sub_topics: set = set()
+        self._reader: Optional[asyncio.Task] = None
+        self._events_task: Optional[asyncio.Task] = None
+        self._timer: Optional[asyncio.Task] = None
+        self._poke = asyncio.Event()
+        self._mail = asyncio.Event()
+        self._event_ready = asyncio.Event()
+        self._update_seen = asyncio.Event()
+        self._welcomed = asyncio.Event()
+
+    @classmethod
+    async def connect(cls, endpoint: str, agent: str, caps: Sequence[str] = (), *,
+                      connect_timeout: float = 10.0, **options: Any) -> "Client":
+        """Connects and says HELLO; raises the broker's error or Timeout."""
+        self = cls(endpoint, agent, caps, **options)
+        self._timer = asyncio.ensure_future(self._keep_time())
+        try:
+            await asyncio.wait_for(self._welcomed.wait(), connect_timeout)
+        except asyncio.TimeoutError:
+            await self.close()
+            raise errors.Timeout(f"no WELCOME from {endpoint} within {connect_timeout} s",
+                                 request="HELLO") from None
+        if self.session.fatal is not None:
+            fatal = self.session.fatal
+            await self.close()
+            raise fatal
+        return self
+
+    # ------------------------------------------------------------------
+    #  Tasks
+
+    def _open_dealer(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+        if self._dealer is not None:
+            self._dealer.close(linger=0)
+        d = self._ctx.socket(zmq.DEALER)
+        d.setsockopt(zmq.LINGER, 0)
+        if self._curve is not None:
+            self._curve.apply(d)
+        d.setsockopt(zmq.MAXMSGSIZE, codec.MAX_FRAME)
+        d.setsockopt(zmq.SNDHWM, 0)
+        d.setsockopt(zmq.RCVHWM, 0)
+        d.setsockopt(zmq.IMMEDIATE, 1)  # nothing queued for a broker not there
+        d.connect(self.endpoint)
+        self._dealer = d
+        self._reader = asyncio.ensure_future(self._read_replies(d))
+
+    async def _read_replies(self, dealer: zmq.asyncio.Socket) -> None:
+        while True:
+            frames = await dealer.recv_multipart()
+            self.session.on_reply(frames[-1], time.monotonic())
+            self._after_input()
+
+    async def _read_events(self, sub: zmq.asyncio.Socket) -> None:
+        while True:
+            frames = await sub.recv_multipart()
+            if len(frames) == 2:
+                event = self.session.on_event(frames[0], frames[1])
+                if event is not None and self.session.events:
+                    self._event_ready.set()
+                if self.session.mail_signal:
+                    self._mail.set()
+                self._update_seen.set()
+
+    def _after_input(self) -> None:
+        s = self.session
+        if s.welcome is not None or s.phase == CLOSED:
+            self._welcomed.set()
+        self._sync_sub()
+        self._flush()
+        self._poke.set()
+
+    def _sync_sub(self) -> None:
+        welcome = self.session.welcome
+        if welcome is None or self.session.phase == CLOSED:
+            return
+        if self._sub is None or self._sub_endpoint != welcome.pub:
+            if self._events_task is not None:
+                self._events_task.cancel()
+            if self._sub is not None:
+                self._sub.close(linger=0)
+            s = self._ctx.socket(zmq.SUB)
+            s.setsockopt(zmq.LINGER, 0)
+            if self._curve is not None:
+                self._curve.apply(s)
+            s.setsockopt(zmq.MAXMSGSIZE, codec.MAX_FRAME)
+            s.connect(welcome.pub)
+            self._sub, self._sub_endpoint, self._sub_topics = s, welcome.pub, set()
+            self._events_task = asyncio.ensure_future(self._read_events(s))
+        for topic in self.session.subscriptions - self._sub_topics:
+            self._sub.setsockopt(zmq.SUBSCRIBE, topic.encode())
+        for topic in self._sub_topics - self.session.subscriptions:
+            self._sub.setsockopt(zmq.UNSUBSCRIBE, topic.encode())
+        self._sub_topics = set(self.session.subscriptions)
+
+    def _flush(self) -> None:
+        out = self.session.outbox
+        while out and self._dealer is not None:
+            # With NOBLOCK pyzmq tries the send at once and settles the
+            # future with its outcome (a synchronous shadow socket would
+            # steal the asyncio socket's edge-triggered wake-ups).
+            sent = self._dealer.send(out[0], zmq.NOBLOCK)
+            if sent.done() and isinstance(sent.exception(), zmq.Again):
+                return                  # no connection yet (ZMQ_IMMEDIATE)
+            self.session.flushed(time.monotonic())
+
+    async def _keep_time(self) -> None:
+        s = self.session
+        while s.phase != CLOSED:
+            now = time.monotonic()
+            s.tick(now)
+            if s.need_socket and now >= s.reconnect_at:
+                self._open_dealer()
+                s.on_connected(now)
+            self._after_input()
+            self._poke.clear()
+            try:
+                await asyncio.wait_for(self._poke.wait(), min(s.next_wakeup(now), 0.25) + 0.001)
+            except asyncio.TimeoutError:
+                pass
+        self._welcomed.set()
+
+    # ------------------------------------------------------------------
+    #  Calls
+
+    async def call(self, request: rq.Request[R], timeout: Optional[float] = None) -> R:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future = loop.create_future()
+
+        def done(result: Any, exc: Optional[BaseException]) -> None:
+            if future.done():
+                return
+            if exc is not None:
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
+
+        self.session.submit(request, done, timeout)
+        self._flush()
+        self._poke.set()
+        return await future
+
+    @property
+    def welcome(self) -> Welcome:
+        assert self.session.welcome is not None
+        return self.session.welcome
+
+    @property
+    def agent(self) -> str:
+        return self.session.agent
+
+    async def heartbeat(self, timeout: Optional[float] = None) -> None:
+        await self.call(rq.heartbeat(), timeout)
+
+    async def agents(self, timeout: Optional[float] = None) -> List[AgentInfo]:
+        return await self.call(rq.agents(), timeout)
+
+    async def send(self, messages: Iterable[Union[Message, Mapping[str, Any]]],
+                   timeout: Optional[float] = None) -> Sent:
+        return await self.call(rq.send(messages, self.session.next_batch(),
+                                       self.welcome.max_batch), timeout)
+
+    async def send_to(self, to: str, body: Union[str, bytes],
+                      timeout: Optional[float] = None) -> Sent:
+        return await self.send([Message(body, to=to)], timeout)
+
+    async def post(self, channel: str, body: Union[str, bytes],
+                   timeout: Optional[float] = None) -> Sent:
+        return await self.send([Message(body, channel=channel)], timeout)
+
+    async def fetch(self, ack: Optional[int] = None, max: Optional[int] = None,
+                    timeout: Optional[float] = None) -> Mail:
+        self.session.mail_signal = False
+        self._mail.clear()
+        return await self.call(rq.fetch(ack, max), timeout)
+
+    async def ack(self, seq: int, timeout: Optional[float] = None) -> None:
+        await self.call(rq.ack(seq), timeout)
+
+    async def listen(self, channel: str, timeout: Optional[float] = None) -> None:
+        await self.call(rq.listen(channel), timeout)
+        self.session.channels.add(channel)
+
+    async def unlisten(self, channel: str, timeout: Optional[float] = None) -> None:
+        request = rq.unlisten(channel)
+        self.session.channels.discard(channel)
+        await self.call(request, timeout)
+
+    async def write(self, ops: Iterable[WriteOp], timeout: Optional[float] = None) -> Written:
+        return await self.call(rq.write(ops), timeout)
+
+    async def get(self, keys: Iterable[str], timeout: Optional[float] = None) -> State:
+        return await self.call(rq.get(keys), timeout)
+
+    async def snapshot(self, prefix: Optional[str] = None, after_key: Optional[str] = None,
+                       limit: Optional[int] = None, timeout: Optional[float] = None) -> State:
+        return await self.call(rq.snapshot(prefix, after_key, limit), timeout)
+
+    async def snapshot_all(self, prefix: Optional[str] = None, page: int = 1024,
+                           timeout: Optional[float] = None) -> List[State]:
+        """Every page of a paging SNAPSHOT walk, in key order."""
+        pages: List[State] = []
+        after: Optional[str] = None
+        while True:
+            state = await self.snapshot(prefix, after, page, timeout)
+            pages.append(state)
+            if not state.more or not state.entries:
+                return pages
+            after = state.entries[-1].key
+
+    async def perceive(self, timeout: Optional[float] = None) -> Observation:
+        return await self.call(rq.perceive(), timeout)
+
+    async def act(self, action: str, step: Optional[int] = None,
+                  timeout: Optional[float] = None) -> Observation:
+        return await self.call(rq.act(action, self.session.next_step() if step is None
+                                      else step), timeout)
+
+    async def world_reset(self, seed: Optional[int] = None,
+                          timeout: Optional[float] = None) -> None:
+        await self.call(rq.world_reset(seed), timeout)
+
+    async def stats(self, timeout: Optional[float] = None) -> Stats:
+        return await self.call(rq.stats(), timeout)
+
+    # ------------------------------------------------------------------
+    #  Events
+
+    async def wait_mail(self, timeout: float) -> bool:
+        """Waits for MAIL_READY for this agent since the last fetch()."""
+        if self.session.mail_signal:
+            return True
+        try:
+            await asyncio.wait_for(self._mail.wait(), timeout)
+        except asyncio.TimeoutError:
+            return False
+        return self.session.mail_signal
+
+    def subscribe(self, prefix: str) -> None:
+        self.session.subscriptions.add(prefix)
+        self.session.event_prefixes.add(prefix)
+        self._sync_sub()
+
+    async def next_event(self, timeout: float) -> Optional[Event]:
+        deadline = time.monotonic() + timeout
+        while not self.session.events:
+            self._event_ready.clear()
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            try:
+                await asyncio.wait_for(self._event_ready.wait(), left)
+            except asyncio.TimeoutError:
+                return None
+        return self.session.events.popleft()
+
+    async def replica(self, prefix: str = "", probe: bool = True,
+                      timeout: Optional[float] = None) -> "Replica":
+        replica = Replica(self, prefix)
+        await replica.start(probe, timeout)
+        return replica
+
+    # ------------------------------------------------------------------
+    #  End
+
+    async def bye(self, forget: bool = False, timeout: Optional[float] = None) -> None:
+        if self.session.observe:
+            await self.close()          # nothing was registered
+            return
+        try:
+            await self.call(rq.bye(forget), timeout)
+        finally:
+            await self.close()
+
+    async def close(self) -> None:
+        if self.session.phase != CLOSED:
+            self.session.close()
+        for task in (self._reader, self._events_task, self._timer):
+            if task is not None and task is not asyncio.current_task():
+                task.cancel()
+        for task in (self._reader, self._events_task, self._timer):
+            if task is not None and task is not asyncio.current_task():
+                try:
+                    await task
+                except (asyncio.CancelledError, Exception):
+                    pass
+        for sock in (self._dealer, self._sub):
+            if sock is not None:
+                sock.close(linger=0)
+        self._dealer = self._sub = None
+
+    async def __aenter__(self) -> "Client":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()
+
+
+class Replica(ReplicaCore):
+    """parley.client.Replica for asyncio: same rules (parley.replica)."""
+
+    def __init__(self, client: Client, prefix: str = "") -> None:
+        super().__init__(prefix, client.agent)
+        self._client = client
+
+    async def start(self, probe: bool = True, timeout: Optional[float] = None) -> None:
+        c = self._client
+        c.session.listeners.append(self.on_update)
+        c.session.subscriptions.add("state.")
+        c._sync_sub()
+        if probe:
+            deadline = time.monotonic() + (c.session.call_timeout if timeout is None else timeout)
+            while True:
+                written = await c.write([self.probe_op()], timeout)
+                if await self._wait_seq(written.seq, 0.1):
+                    break
+                if time.monotonic() > deadline:
+                    raise errors.Timeout("the state subscription did not come up")
+        await self.refresh(timeout)
+
+    async def _wait_seq(self, seq: int, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while self.last_seq < seq:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            self._client._update_seen.clear()
+            try:
+                await asyncio.wait_for(self._client._update_seen.wait(), left)
+            except asyncio.TimeoutError:
+                return self.last_seq >= seq
+        return True
+
+    async def refresh(self, timeout: Optional[float] = None) -> None:
+        self.begin_sync()
+        after = None
+        while True:
+            page = await self._client.snapshot(self.prefix or None, after, self.page_size,
+                                               timeout)
+            self.apply_page(page)
+            if not page.more or not page.entries:
+                break
+            after = page.entries[-1].key
+        self.end_sync()
+
+    async def values(self) -> dict:
+        if self.stale:
+            await self.refresh()
+        return self.copy()
+
+    def close(self) -> None:
+        if self.on_update in self._client.session.listeners:
+            self._client.session.listeners.remove(self.on_update)

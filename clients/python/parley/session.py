@@ -1,0 +1,398 @@
+"""session - the connection's state machine, without any I/O.
+
+Both clients (the blocking one's I/O thread and the asyncio one's task)
+drive one Session: they hand it the frames they receive and the time, and
+send what it puts in ``outbox``. The Session decides everything else, the
+same way for both:
+
+- request ids (one counter; replies are matched by id), the frame of each
+  request encoded once, so a resend is the very same frame (PROTOCOL.md
+  asks for that for SEND `batch` and ACT `step`);
+- HELLO and the WELCOME's limits; HEARTBEAT when nothing was sent for
+  ``heartbeat_ms``, so an agent waiting for a model stays live;
+- a request unanswered for ``reply_timeout`` after it left (the driver's
+  DEALER has ZMQ_IMMEDIATE, so nothing waits in a pipe to a broker that is
+  not there, and ``flushed()`` starts the clock) means the connection is dead:
+  the driver gets ``need_socket`` and opens a new one after a backoff
+  (``reconnect_min`` doubling to ``reconnect_max``), HELLO again, LISTEN
+  again on every channel, then the requests that are safe to resend go out
+  again in their order; the unsafe ones fail with ConnectionLost;
+- ERROR NOT_HELLO (the broker restarted, or expired us) means the request
+  did not take effect: HELLO again on the same socket and resend it;
+- the resume token of the last WELCOME (plain mode) goes into every later
+  HELLO, so a reconnect takes the id over at once; with ``token_file`` it
+  is also kept on disk for the next run (parley.security);
+- mail handed out before is left out of later FETCH replies (a reconnect or
+  a plain FETCH starts again at ``acked``), unless ``dedup`` is off; a new
+  WELCOME ``origin`` (the broker restarted) resets that watermark;
+- ``observe``: HELLO asks for the endpoints only; nothing is registered,
+  so there are no heartbeats and every other request fails ObserverOnly;
+- every call has a deadline: past it the call fails with Timeout.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from typing import Any, Callable, Deque, Dict, List, Optional, Set
+
+from . import codec, errors, requests as rq, security
+from .types import Mail, MailReady, StateUpdate, Welcome, event_from_wire, Event
+
+log = logging.getLogger("parley")
+
+Done = Callable[[Any, Optional[BaseException]], None]
+
+DISCONNECTED, CONNECTING, READY, CLOSED = "disconnected", "connecting", "ready", "closed"
+
+
+class Pending:
+    __slots__ = ("request", "id", "frame", "call_deadline", "reply_deadline", "done",
+                 "internal")
+
+    def __init__(self, request: rq.Request[Any], rid: int, frame: bytes,
+                 call_deadline: float, done: Done, internal: bool) -> None:
+        self.request = request
+        self.id = rid
+        self.frame = frame
+        self.call_deadline = call_deadline
+        self.reply_deadline = 0.0
+        self.done = done
+        self.internal = internal
+
+
+class Session:
+    """One agent's session with the broker. Not thread-safe: the blocking
+    client guards it with a lock, the asyncio one uses it from its loop."""
+
+    def __init__(self, agent: str, caps: Any = (), *, call_timeout: float = 10.0,
+                 reply_timeout: float = 5.0, reconnect_min: float = 0.05,
+                 reconnect_max: float = 2.0, retry_id_in_use: bool = False,
+                 token_file: Optional[str] = None, observe: bool = False,
+                 dedup: bool = True) -> None:
+        rq.hello(agent, caps)           # checks the id before any connection
+        self.token_file = token_file
+        #: the resume token: from token_file, then from each WELCOME
+        self.token = security.load_token(token_file)
+        self.observe = observe
+        self.dedup = dedup
+        self.agent = agent
+        self.caps = list(caps)
+        self.call_timeout = call_timeout
+        self.reply_timeout = reply_timeout
+        self.reconnect_min = reconnect_min
+        self.reconnect_max = reconnect_max
+        self.retry_id_in_use = retry_id_in_use
+        self.phase = DISCONNECTED
+        self.welcome: Optional[Welcome] = None
+        self.fatal: Optional[BaseException] = None
+        self.outbox: List[bytes] = []
+        self._outbox_pending: Deque[Pending] = deque()     # one per outbox frame
+        self.need_socket = True
+        self.reconnect_at = 0.0
+        self.channels: Set[str] = set()
+        self.subscriptions: Set[str] = set() if observe else {f"mail.{agent}"}
+        self.event_prefixes: Set[str] = set()
+        self.events: Deque[Event] = deque()
+        self.max_events = 10000
+        self.events_dropped = 0
+        self.listeners: List[Callable[[StateUpdate], None]] = []
+        self.mail_ready_seq = 0
+        self.mail_signal = False
+        # Counters a user (and the tests) can read.
+        self.hellos = 0
+        self.reconnects = 0
+        self.heartbeats = 0
+        self.resends = 0
+        self.bad_frames = 0
+        self.duplicates = 0             # mail items left out by the filter
+        self._handed_seq = 0            # the highest mail seq handed to the caller
+        self._handed_origin: Optional[int] = None
+        # Batch ids and steps start at the clock in microseconds, so a
+        # restarted client never reuses its previous run's last id.
+        self._batch = int(time.time() * 1e6)
+        self._step = self._batch
+        self._next_id = 1
+        self._backoff = reconnect_min
+        self._pending: Dict[int, Pending] = {}
+        self._waiting: List[Pending] = []
+        self._last_send = 0.0
+        self._heartbeat_out = False
+
+    # ------------------------------------------------------------------
+    #  Ids
+
+    def next_batch(self) -> int:
+        self._batch += 1
+        return self._batch
+
+    def next_step(self) -> int:
+        self._step += 1
+        return self._step
+
+    # ------------------------------------------------------------------
+    #  Calls
+
+    def submit(self, request: rq.Request[Any], done: Done, timeout: Optional[float] = None,
+               now: Optional[float] = None, internal: bool = False) -> Pending:
+        """Queues a request; `done(result, error)` is called exactly once.
+        Raises TooLarge at once for a frame over the limit."""
+        now = time.monotonic() if now is None else now
+        rid = self._next_id
+        self._next_id += 1
+        frame = codec.encode(request.type, rid, request.fields)
+        deadline = now + (self.call_timeout if timeout is None else timeout)
+        p = Pending(request, rid, frame, deadline, done, internal)
+        if self.observe and self.phase != CLOSED:
+            done(None, errors.ObserverOnly("an observer registered nothing; the broker "
+                                           "would answer NOT_HELLO", request=request.type))
+        elif self.phase == CLOSED:
+            done(None, self.fatal or errors.Closed("the client is closed", request=request.type))
+        elif self.phase == READY:
+            self._send(p, now)
+        else:
+            self._waiting.append(p)
+        return p
+
+    def _send(self, p: Pending, now: float) -> None:
+        # The reply clock starts when the frame leaves (flushed()): a HELLO
+        # held back while the broker is down must not be given up the
+        # moment it goes out. Given up too early, a HELLO the broker still
+        # answers registers the id with a token this client never sees.
+        p.reply_deadline = float("inf")
+        self._pending[p.id] = p
+        self.outbox.append(p.frame)
+        self._outbox_pending.append(p)
+        self._last_send = now
+
+    def flushed(self, now: float) -> None:
+        """The driver handed the first frame of ``outbox`` to its socket."""
+        self.outbox.pop(0)
+        p = self._outbox_pending.popleft()
+        p.reply_deadline = now + self.reply_timeout
+
+    def has_work(self) -> bool:
+        return bool(self._pending or self._waiting)
+
+    # ------------------------------------------------------------------
+    #  Connection
+
+    def on_connected(self, now: float) -> None:
+        """The driver opened a new socket: say HELLO on it."""
+        self.need_socket = False
+        self._hello(now)
+
+    def _hello(self, now: float) -> None:
+        self.phase = CONNECTING
+        p = Pending(rq.hello(self.agent, self.caps, self.token, self.observe),
+                    self._next_id, b"", now + 3600.0,
+                    self._on_welcome, True)
+        self._next_id += 1
+        p.frame = codec.encode(p.request.type, p.id, p.request.fields)
+        self._send(p, now)
+
+    def _on_welcome(self, welcome: Optional[Welcome], exc: Optional[BaseException]) -> None:
+        now = time.monotonic()
+        if exc is not None:
+            if isinstance(exc, errors.IdInUse) and (self.hellos > 0 or self.retry_id_in_use):
+                # The id is held for an agent with its resume token (until
+                # it says BYE or is forgotten) or, without tokens, by a live
+                # connection: keep asking, with the reconnect backoff.
+                self._broken(now, reconnect=True)
+                return
+            self.close(exc)
+            return
+        assert welcome is not None
+        self._new_origin(welcome)
+        self.welcome = welcome
+        if welcome.token and welcome.token != self.token:
+            self.token = welcome.token
+            if self.token_file:
+                try:
+                    security.store_token(self.token_file, self.token)
+                except OSError as why:
+                    # The session goes on; only the next run loses its way in.
+                    log.warning("cannot keep the resume token in %s: %s", self.token_file, why)
+        self.phase = READY
+        self._backoff = self.reconnect_min
+        if self.hellos:
+            self.reconnects += 1
+        self.hellos += 1
+        self._heartbeat_out = False
+        for channel in sorted(self.channels):
+            self.submit(rq.listen(channel), _ignore, now=now, internal=True)
+        waiting, self._waiting = sorted(self._waiting, key=lambda p: p.id), []
+        for p in waiting:
+            if p.call_deadline > now:
+                self._send(p, now)
+            else:
+                self._fail(p, errors.Timeout("no answer within the call's timeout",
+                                             request=p.request.type))
+
+    def _new_origin(self, welcome: Welcome) -> None:
+        """A restarted broker counts mail from 1 again (WELCOME ``origin``
+        changed, or an older broker's ``mail_seq`` below what we handed
+        out): the duplicate filter starts again from ``acked``, or the
+        new broker's first messages would be taken for duplicates."""
+        if self.hellos and (welcome.origin != self._handed_origin
+                            or welcome.mail_seq < self._handed_seq):
+            if self._handed_seq > welcome.acked:
+                log.info("the broker's mail counter restarted; resuming at %d", welcome.acked)
+            self._handed_seq = welcome.acked
+        self._handed_origin = welcome.origin
+
+    def _filter_mail(self, mail: Mail) -> Mail:
+        kept = []
+        for item in mail.messages:
+            if self.dedup and item.seq <= self._handed_seq:
+                self.duplicates += 1
+                mail.duplicates += 1
+                continue
+            self._handed_seq = max(self._handed_seq, item.seq)
+            kept.append(item)
+        mail.messages = kept
+        return mail
+
+    def _broken(self, now: float, reconnect: bool = True) -> None:
+        """The connection cannot be trusted: requeue what is safe, fail the rest."""
+        self.phase = DISCONNECTED
+        self.need_socket = True
+        self.reconnect_at = now + self._backoff
+        self._backoff = min(self._backoff * 2, self.reconnect_max)
+        self.outbox.clear()
+        self._outbox_pending.clear()
+        self._heartbeat_out = False
+        for p in sorted(self._pending.values(), key=lambda p: p.id):
+            if p.internal:
+                continue
+            if p.request.resend_safe:
+                self.resends += 1
+                self._waiting.append(p)
+            else:
+                self._fail(p, errors.ConnectionLost(
+                    "the connection broke before the reply; the request may or may not "
+                    "have taken effect", request=p.request.type))
+        self._pending.clear()
+
+    def close(self, exc: Optional[BaseException] = None) -> None:
+        """Fails everything still waiting; later calls fail with Closed (or `exc`)."""
+        self.phase = CLOSED
+        self.fatal = exc
+        self.need_socket = False
+        self.outbox.clear()
+        self._outbox_pending.clear()
+        pending = list(self._pending.values()) + self._waiting
+        self._pending.clear()
+        self._waiting = []
+        for p in pending:
+            self._fail(p, exc or errors.Closed("the client was closed", request=p.request.type))
+
+    @staticmethod
+    def _fail(p: Pending, exc: BaseException) -> None:
+        p.done(None, exc)
+
+    # ------------------------------------------------------------------
+    #  Input
+
+    def on_reply(self, frame: bytes, now: float) -> None:
+        try:
+            msg = codec.decode(frame)
+        except errors.ProtocolError:
+            # Nobody to give it to: the request it answered times out and
+            # the connection is replaced.
+            self.bad_frames += 1
+            return
+        p = self._pending.pop(msg.get("id", 0), None)
+        if p is None:
+            return                      # a late reply to a request already settled
+        if p.request.type == "HEARTBEAT":
+            self._heartbeat_out = False
+        t = msg["t"]
+        if t == "ERROR":
+            code = msg.get("code")
+            if code == errors.NotHello.code and p.request.type != "HELLO":
+                # Nothing took effect: say HELLO again and resend it.
+                if not p.internal:
+                    self._waiting.append(p)
+                if self.phase == READY:
+                    self._hello(now)
+                return
+            exc: BaseException = errors.from_code(
+                code if isinstance(code, int) else 0, str(msg.get("error", "")),
+                str(msg.get("message", "")), p.request.type)
+            p.done(None, exc)
+            return
+        if t != p.request.reply:
+            p.done(None, errors.ProtocolError(f"{p.request.type} was answered by {t}, "
+                                              f"not {p.request.reply}"))
+            return
+        try:
+            result = p.request.parse(msg)
+        except errors.ProtocolError as exc2:
+            p.done(None, exc2)
+            return
+        if isinstance(result, Mail):
+            result = self._filter_mail(result)
+        p.done(result, None)
+
+    def on_event(self, topic: bytes, body: bytes) -> Optional[Event]:
+        try:
+            event = event_from_wire(codec.decode(body))
+        except errors.ProtocolError:
+            self.bad_frames += 1
+            return None
+        if isinstance(event, MailReady) and event.agent == self.agent:
+            self.mail_ready_seq = max(self.mail_ready_seq, event.seq)
+            self.mail_signal = True
+        if isinstance(event, StateUpdate):
+            for listener in self.listeners:
+                listener(event)
+        name = topic.decode("utf-8", "replace")
+        if event is not None and any(name.startswith(p) for p in self.event_prefixes):
+            if len(self.events) >= self.max_events:
+                self.events.popleft()           # the oldest goes, counted
+                self.events_dropped += 1
+            self.events.append(event)
+        return event
+
+    # ------------------------------------------------------------------
+    #  Time
+
+    def tick(self, now: float) -> None:
+        """Deadlines and heartbeats; call it after every wake-up."""
+        if self.phase == CLOSED:
+            return
+        for p in [p for p in list(self._pending.values()) + self._waiting
+                  if p.call_deadline <= now and not p.internal]:
+            self._pending.pop(p.id, None)
+            if p in self._waiting:
+                self._waiting.remove(p)
+            self._fail(p, errors.Timeout("no answer within the call's timeout",
+                                         request=p.request.type))
+        if any(p.reply_deadline <= now for p in self._pending.values()):
+            self._broken(now)
+            return
+        if self.phase == READY and self.welcome and not self._heartbeat_out and not self.observe \
+                and now - self._last_send >= self.welcome.heartbeat_ms / 1000.0:
+            self._heartbeat_out = True
+            self.heartbeats += 1
+            self.submit(rq.heartbeat(), _ignore, now=now, internal=True)
+
+    def next_wakeup(self, now: float) -> float:
+        """Seconds until tick() has something to do (at most one second)."""
+        times = [now + 1.0]
+        if self.phase == READY and self.welcome and not self.observe:
+            times.append(self._last_send + self.welcome.heartbeat_ms / 1000.0)
+        if self.need_socket:
+            times.append(self.reconnect_at)
+        if self.outbox:
+            times.append(now + 0.05)    # held back until the connection is up
+        for p in self._pending.values():
+            times.append(min(p.reply_deadline, p.call_deadline))
+        for p in self._waiting:
+            times.append(p.call_deadline)
+        return max(0.0, min(times) - now)
+
+
+def _ignore(_result: Any, _exc: Optional[BaseException]) -> None:
+    return None

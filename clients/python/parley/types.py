@@ -1,0 +1,441 @@
+"""types - the replies, events and inputs of the protocol as dataclasses.
+
+Each ``from_wire`` checks the fields PROTOCOL.md marks required and their
+types, and raises ProtocolError naming the field otherwise; optional fields
+get their documented default. Unknown fields are ignored (the version rule).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Type, Union
+
+from . import errors
+
+Body = Union[str, bytes]
+
+
+def _want(msg: Mapping[str, Any], key: str, kind: Union[Type[Any], tuple], required: bool,
+          default: Any = None, where: str = "") -> Any:
+    value = msg.get(key)
+    if value is None:
+        if required:
+            raise errors.ProtocolError(f"{where or msg.get('t', '?')} lacks required field "
+                                       f"'{key}'")
+        return default
+    ok = isinstance(value, kind)
+    if kind is int or kind == (int, float):
+        ok = ok and not isinstance(value, bool)
+    if kind is int:
+        ok = ok and value >= 0
+    if not ok:
+        raise errors.ProtocolError(f"{where or msg.get('t', '?')} field '{key}' is "
+                                   f"{type(value).__name__} {value!r:.40}")
+    return value
+
+
+def _uint(m: Mapping[str, Any], k: str, req: bool = False, where: str = "") -> int:
+    return _want(m, k, int, req, 0, where)
+
+
+def _str_list(m: Mapping[str, Any], k: str, where: str = "") -> List[str]:
+    value = _want(m, k, list, False, [], where)
+    if not all(isinstance(v, str) for v in value):
+        raise errors.ProtocolError(f"{where or m.get('t')} field '{k}' holds a non-str")
+    return list(value)
+
+
+def _records(m: Mapping[str, Any], k: str, req: bool, where: str = "") -> List[Mapping[str, Any]]:
+    value = _want(m, k, list, req, [], where)
+    for item in value:
+        if not isinstance(item, dict):
+            raise errors.ProtocolError(f"{where or m.get('t')} field '{k}' holds a "
+                                       f"{type(item).__name__}, not a record")
+    return value
+
+
+# ---------------------------------------------------------------------------
+#  Inputs
+
+@dataclass(frozen=True)
+class Message:
+    """One SEND item: exactly one of `to` (an agent id or "all") and `channel`."""
+    body: Body
+    to: Optional[str] = None
+    channel: Optional[str] = None
+
+    def wire(self) -> Dict[str, Any]:
+        if (self.to is None) == (self.channel is None):
+            raise ValueError("a Message needs exactly one of to= and channel=")
+        if not isinstance(self.body, (str, bytes)):
+            raise TypeError("a message body is str or bytes")
+        return {"to": self.to, "body": self.body} if self.to is not None \
+            else {"channel": self.channel, "body": self.body}
+
+
+@dataclass(frozen=True)
+class WriteOp:
+    """One WRITE operation; build them with the class methods."""
+    op: str
+    key: str
+    value: Any = None
+    reducer: Optional[str] = None
+
+    @classmethod
+    def declare(cls, key: str, reducer: str) -> "WriteOp":
+        return cls("declare", key, reducer=reducer)
+
+    @classmethod
+    def update(cls, key: str, value: Any) -> "WriteOp":
+        return cls("update", key, value)
+
+    @classmethod
+    def set(cls, key: str, value: Any) -> "WriteOp":
+        return cls("set", key, value)
+
+    @classmethod
+    def clear(cls, key: str) -> "WriteOp":
+        return cls("clear", key)
+
+    @classmethod
+    def delete(cls, key: str) -> "WriteOp":
+        return cls("delete", key)
+
+    def wire(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = {"op": self.op, "key": self.key}
+        if self.op in ("update", "set"):
+            out["value"] = self.value
+        if self.reducer is not None:
+            out["reducer"] = self.reducer
+        return out
+
+
+# ---------------------------------------------------------------------------
+#  Replies
+
+@dataclass
+class WorldSummary:
+    kind: str
+    width: int = 0
+    height: int = 1
+    objects_total: int = 0
+    explored: int = 0
+    coverage: float = 0.0
+    done: bool = False
+
+    @classmethod
+    def from_wire(cls, m: Mapping[str, Any]) -> "WorldSummary":
+        w = "world"
+        return cls(_want(m, "kind", str, True, where=w), _uint(m, "width", where=w),
+                   _want(m, "height", int, False, 1, w), _uint(m, "objects_total", where=w),
+                   _uint(m, "explored", where=w),
+                   float(_want(m, "coverage", (int, float), False, 0.0, w)),
+                   bool(_want(m, "done", bool, False, False, w)))
+
+
+@dataclass
+class Welcome:
+    version: int
+    agent: str
+    pub: str
+    heartbeat_ms: int
+    liveness_ms: int
+    max_body: int
+    max_batch: int
+    acked: int
+    tap: str = ""
+    mail_seq: int = 0
+    state_seq: int = 0
+    world: Optional[WorldSummary] = None
+    channels: List[str] = field(default_factory=list)
+    #: changes when the broker's counters restart (0: not sent)
+    origin: int = 0
+    #: the resume token (plain mode; "" when none was sent)
+    token: str = ""
+
+    @classmethod
+    def from_wire(cls, m: Mapping[str, Any]) -> "Welcome":
+        world = _want(m, "world", dict, False)
+        return cls(_uint(m, "version", True), _want(m, "agent", str, True),
+                   _want(m, "pub", str, True), _uint(m, "heartbeat_ms", True),
+                   _uint(m, "liveness_ms", True), _uint(m, "max_body", True),
+                   _uint(m, "max_batch", True), _uint(m, "acked", True),
+                   _want(m, "tap", str, False, ""), _uint(m, "mail_seq"),
+                   _uint(m, "state_seq"), WorldSummary.from_wire(world) if world else None,
+                   _str_list(m, "channels"), _uint(m, "origin"),
+                   _want(m, "token", str, False, ""))
+
+
+@dataclass
+class ItemError:
+    """A SEND item (or one recipient of a fan-out item) that was not delivered."""
+    index: int
+    code: int
+    message: str
+    agent: Optional[str] = None
+
+    @property
+    def name(self) -> str:
+        cls = errors.BY_CODE.get(self.code)
+        return cls.name if cls else "UNKNOWN"
+
+    def exception(self) -> errors.BrokerError:
+        who = f" (recipient {self.agent})" if self.agent else ""
+        return errors.from_code(self.code, self.name, f"item {self.index}{who}: {self.message}",
+                                "SEND")
+
+
+@dataclass
+class Sent:
+    accepted: int
+    seqs: List[int]
+    errors: List[ItemError] = field(default_factory=list)
+    errors_omitted: int = 0
+
+    @classmethod
+    def from_wire(cls, m: Mapping[str, Any]) -> "Sent":
+        seqs = _want(m, "seqs", list, True)
+        if not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seqs):
+            raise errors.ProtocolError("SENT field 'seqs' holds a non-uint")
+        errs = [ItemError(_uint(e, "index", True, "item_error"),
+                          _uint(e, "code", True, "item_error"),
+                          _want(e, "message", str, True, where="item_error"),
+                          _want(e, "agent", str, False, where="item_error"))
+                for e in _records(m, "errors", False)]
+        return cls(_uint(m, "accepted", True), list(seqs), errs, _uint(m, "errors_omitted"))
+
+    def raise_for_errors(self) -> None:
+        """Raises the first item error as its typed exception, if any item failed."""
+        if self.errors:
+            raise self.errors[0].exception()
+        if 0 in self.seqs:
+            raise errors.BrokerError(f"item {self.seqs.index(0)} was rejected "
+                                     "(its error was omitted)", request="SEND")
+
+
+@dataclass
+class MailItem:
+    seq: int
+    ts: int
+    sender: str
+    body: Body
+    to: Optional[str] = None
+    channel: Optional[str] = None
+
+    @classmethod
+    def from_wire(cls, m: Mapping[str, Any]) -> "MailItem":
+        # The relay's hot path: the common, well-formed item is checked
+        # inline; anything else takes the general checks (and their errors).
+        seq, ts, sender, body = m.get("seq"), m.get("ts"), m.get("from"), m.get("body")
+        if type(seq) is int and type(ts) is int and seq >= 0 and ts >= 0 \
+                and type(sender) is str and type(body) in (str, bytes):
+            to, channel = m.get("to"), m.get("channel")
+            if (to is None or type(to) is str) and (channel is None or type(channel) is str):
+                return cls(seq, ts, sender, body, to, channel)
+        w = "mail_item"
+        if not isinstance(body, (str, bytes)):
+            raise errors.ProtocolError("mail_item field 'body' is not str or bin")
+        return cls(_uint(m, "seq", True, w), _uint(m, "ts", True, w),
+                   _want(m, "from", str, True, where=w), body,
+                   _want(m, "to", str, False, where=w), _want(m, "channel", str, False, where=w))
+
+    @property
+    def text(self) -> str:
+        return self.body if isinstance(self.body, str) else self.body.decode("utf-8", "replace")
+
+
+@dataclass
+class Mail:
+    messages: List[MailItem]
+    pending: int
+    acked: int
+    #: items the broker handed out again that the client's filter left out
+    duplicates: int = 0
+
+    @classmethod
+    def from_wire(cls, m: Mapping[str, Any]) -> "Mail":
+        return cls([MailItem.from_wire(i) for i in _records(m, "messages", True)],
+                   _uint(m, "pending", True), _uint(m, "acked", True))
+
+    @property
+    def last_seq(self) -> int:
+        return self.messages[-1].seq if self.messages else 0
+
+
+@dataclass
+class StateEntry:
+    key: str
+    reducer: str
+    seq: int
+    value: Any = None
+
+    @classmethod
+    def from_wire(cls, m: Mapping[str, Any]) -> "StateEntry":
+        w = "state_entry"
+        return cls(_want(m, "key", str, True, where=w), _want(m, "reducer", str, True, where=w),
+                   _uint(m, "seq", True, w), m.get("value"))
+
+
+@dataclass
+class State:
+    seq: int
+    entries: List[StateEntry]
+    more: bool = False
+
+    @classmethod
+    def from_wire(cls, m: Mapping[str, Any]) -> "State":
+        return cls(_uint(m, "seq", True),
+                   [StateEntry.from_wire(e) for e in _records(m, "entries", True)],
+                   bool(_want(m, "more", bool, False, False)))
+
+    def values(self) -> Dict[str, Any]:
+        return {e.key: e.value for e in self.entries}
+
+
+@dataclass
+class Written:
+    seq: int
+    changed: int
+
+    @classmethod
+    def from_wire(cls, m: Mapping[str, Any]) -> "Written":
+        return cls(_uint(m, "seq", True), _uint(m, "changed", True))
+
+
+@dataclass
+class Observation:
+    position: int
+    outcome: str
+    x: int = 0
+    y: int = 0
+    objects: List[str] = field(default_factory=list)
+    new_objects: List[str] = field(default_factory=list)
+    explored: int = 0
+    objects_total: int = 0
+    coverage: float = 0.0
+    done: bool = False
+
+    @classmethod
+    def from_wire(cls, m: Mapping[str, Any]) -> "Observation":
+        return cls(_uint(m, "position", True), _want(m, "outcome", str, True),
+                   _uint(m, "x"), _uint(m, "y"), _str_list(m, "objects"),
+                   _str_list(m, "new_objects"), _uint(m, "explored"), _uint(m, "objects_total"),
+                   float(_want(m, "coverage", (int, float), False, 0.0)),
+                   bool(_want(m, "done", bool, False, False)))
+
+
+@dataclass
+class AgentInfo:
+    agent: str
+    online: bool
+    idle_ms: int = 0
+    pending: int = 0
+    caps: List[str] = field(default_factory=list)
+
+    @classmethod
+    def from_wire(cls, m: Mapping[str, Any]) -> "AgentInfo":
+        w = "agent_info"
+        return cls(_want(m, "agent", str, True, where=w), _want(m, "online", bool, True, where=w),
+                   _uint(m, "idle_ms", where=w), _uint(m, "pending", where=w),
+                   _str_list(m, "caps", w))
+
+
+@dataclass
+class Stats:
+    """STATS_REPLY. Units and meanings: PROTOCOL.md, STATS."""
+    uptime_ms: int
+    agents: int = 0
+    online: int = 0
+    channels: int = 0
+    queued: int = 0
+    queued_bytes: int = 0
+    delivered: int = 0
+    dropped: int = 0
+    rejected: int = 0
+    msgs_in: int = 0
+    msgs_out: int = 0
+    rate_in: float = 0.0
+    rate_out: float = 0.0
+    state_keys: int = 0
+    state_bytes: int = 0
+    state_seq: int = 0
+    mail_seq: int = 0
+    errors: int = 0
+    bad_frames: int = 0
+    unroutable: int = 0
+    requests: int = 0
+    tap_seq: int = 0
+    forgotten: int = 0
+    unauthorized: int = 0
+    auth_denied: int = 0
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    _RATES = ("rate_in", "rate_out")
+
+    @classmethod
+    def from_wire(cls, m: Mapping[str, Any]) -> "Stats":
+        known = {f for f in cls.__dataclass_fields__ if f != "extra"}
+        values: Dict[str, Any] = {}
+        for key in known:
+            if key in cls._RATES:
+                values[key] = float(_want(m, key, (int, float), False, 0.0))
+            else:
+                values[key] = _uint(m, key, key == "uptime_ms")
+        extra = {k: v for k, v in m.items() if k not in known and k not in ("v", "t", "id")}
+        return cls(extra=extra, **values)
+
+
+# ---------------------------------------------------------------------------
+#  Events
+
+@dataclass
+class MailReady:
+    agent: str
+    seq: int
+
+
+@dataclass
+class StateUpdate:
+    key: str
+    seq: int
+    op: str
+    reducer: Optional[str] = None
+    value: Any = None
+
+    @classmethod
+    def from_wire(cls, m: Mapping[str, Any]) -> "StateUpdate":
+        return cls(_want(m, "key", str, True), _uint(m, "seq", True), _want(m, "op", str, True),
+                   _want(m, "reducer", str, False), m.get("value"))
+
+
+@dataclass
+class WorldEvent:
+    event: str
+    coverage: float = 0.0
+    explored: int = 0
+    objects_total: int = 0
+
+
+@dataclass
+class AgentEvent:
+    agent: str
+    event: str
+
+
+Event = Union[MailReady, StateUpdate, WorldEvent, AgentEvent]
+
+
+def event_from_wire(m: Mapping[str, Any]) -> Optional[Event]:
+    """The typed event, or None for an event type this client does not know."""
+    t = m["t"]
+    if t == "MAIL_READY":
+        return MailReady(_want(m, "agent", str, True), _uint(m, "seq", True))
+    if t == "STATE_UPDATE":
+        return StateUpdate.from_wire(m)
+    if t == "WORLD_EVENT":
+        return WorldEvent(_want(m, "event", str, True),
+                          float(_want(m, "coverage", (int, float), False, 0.0)),
+                          _uint(m, "explored"), _uint(m, "objects_total"))
+    if t == "AGENT_EVENT":
+        return AgentEvent(_want(m, "agent", str, True), _want(m, "event", str, True))
+    return None
+
