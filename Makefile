@@ -26,7 +26,7 @@ DEPS_PREFIX ?= $(CURDIR)/.deps
 
 ifeq ($(SANITIZE),1)
 BUILD := build/san
-SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 else
 BUILD := build/rel
 SANFLAGS :=
