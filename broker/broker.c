@@ -1,7 +1,8 @@
 /*  broker - the broker object: builds everything, runs the loop, tears down.
 
-    The loop (czmq zloop) has two readers, the ROUTER (dispatch.c) and the
-    tap's XPUB (subscriptions, tap.c), and two timers: the liveness sweep
+    The loop (czmq zloop) has three readers, the ROUTER (dispatch.c), the
+    ROUTER's monitor (closed connections end their sessions: conn_watch.h,
+    session.c) and the tap's XPUB (subscriptions, tap.c), and two timers: the liveness sweep
     (session.c) and the one-second stats tick. Everything runs on this one
     thread, so the loop is the lock. czmq's signal handler turns SIGINT and
     SIGTERM into zsys_interrupted, which ends zloop_start after the current
@@ -112,12 +113,18 @@ broker_new (const broker_config_t *config, bool *network, char *why, size_t why_
         goto err;
     if (sockets_open (self, &network_error, why, why_size))
         goto err;
+    self->conn_watch = conn_watch_new (self->router);
+    if (!self->conn_watch) {
+        snprintf (why, why_size, "cannot monitor the router: %s", zmq_strerror (zmq_errno ()));
+        goto err;
+    }
     self->loop = zloop_new ();
     if (!self->loop) {
         snprintf (why, why_size, "cannot create the event loop");
         goto err;
     }
     zloop_reader (self->loop, self->router, dispatch_on_router, self);
+    zloop_reader (self->loop, conn_watch_sock (self->conn_watch), session_on_closed, self);
     if (self->tap)
         zloop_reader (self->loop, tap_sock (self->tap), s_on_tap, self);
     size_t sweep = cfg->liveness_ms / 4;
@@ -144,6 +151,7 @@ broker_destroy (broker_t **self_p)
     broker_t *self = *self_p;
     if (self) {
         zloop_destroy (&self->loop);
+        conn_watch_destroy (&self->conn_watch);
         sockets_close (self);
         mailroom_destroy (&self->mailroom);
         agents_destroy (&self->agents);

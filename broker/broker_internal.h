@@ -16,6 +16,7 @@
 #include "state.h"
 #include "world.h"
 #include "tap.h"
+#include "conn_watch.h"
 
 #define BROKER_ENDPOINT_MAX 512
 //  MAIL replies stop adding messages at this many bytes so a reply always
@@ -54,6 +55,7 @@ struct _broker_t {
     void *router_handle;        //  libzmq handles for zmq_msg_* on the hot path
     void *pub_handle;
     tap_t *tap;
+    conn_watch_t *conn_watch;   //  ROUTER disconnects (session.c ends those sessions)
     char router_endpoint [BROKER_ENDPOINT_MAX];
     char pub_endpoint [BROKER_ENDPOINT_MAX];
     char tap_endpoint [BROKER_ENDPOINT_MAX];
@@ -80,6 +82,7 @@ typedef struct {
     uint64_t id;
     agent_t *agent;             //  NULL before HELLO
     const conn_id_t *conn;      //  the connection it came on
+    int conn_fd;                //  its descriptor (conn_watch.h), -1 if unknown
 } request_t;
 
 typedef void (handler_fn) (broker_t *self, request_t *req);
@@ -115,6 +118,9 @@ void session_detach (broker_t *self, agent_t *agent, const char *event);
 //  channels, unregisters it (*agent_p is NULLed).
 void session_forget (broker_t *self, agent_t **agent_p);
 int session_on_sweep (zloop_t *loop, int timer_id, void *arg);
+//  Ends the sessions whose connections closed (conn_watch events waiting).
+void session_end_closed (broker_t *self);
+int session_on_closed (zloop_t *loop, zsock_t *reader, void *arg);
 
 //  Handlers, one file each (handle_<name>.c); each writes one reply.
 handler_fn handle_hello;

@@ -167,7 +167,12 @@ s_handle (broker_t *self, const conn_id_t *conn, const void *data, size_t size,
     else {
         if (req->agent)
             req->agent->last_seen_ms = self->now_ms;
+        //  Closed connections first: this HELLO may come on a reused descriptor.
+        if (req->type == PMSG_HELLO)
+            session_end_closed (self);
         s_handlers [req->type] (self, req);
+        if (req->type == PMSG_HELLO && req->agent)
+            req->agent->conn_fd = req->conn_fd;
     }
     pmsg_destroy (&msg);
     req->msg = NULL;
@@ -233,7 +238,7 @@ s_receive_one (broker_t *self)
             goto lost;
         extra++;
     }
-    request_t req = { 0 };
+    request_t req = { .conn_fd = conn_watch_fd (&body) };
     s_handle (self, &conn, zmq_msg_data (&body), zmq_msg_size (&body), extra, &req);
     zmq_msg_close (&body);
     s_send_reply (self, &conn, envelope, &req);

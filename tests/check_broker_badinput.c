@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pclock.h"
 #include "lib/testbroker.h"
 #include "lib/testcheck.h"
 #include "lib/testclient.h"
@@ -52,7 +53,8 @@ s_still_serving (testclient_t *a, testclient_t *b, size_t expect_mail)
 static void
 s_setup (testclient_t **a, testclient_t **b)
 {
-    s_broker = testbroker_start (NULL);
+    //  Liveness far beyond any test: only a closed connection ends a session.
+    s_broker = testbroker_start ((const char *[]) { "--liveness-ms", "60000", NULL });
     ck_assert_ptr_nonnull (s_broker);
     *a = testcheck_agent (s_broker, "A");
     *b = testcheck_agent (s_broker, "B");
@@ -246,6 +248,22 @@ START_TEST (test_multi_frame_and_oversize)
     free (blob);
     reply = testclient_recv (big, 500);
     ck_assert_ptr_null (reply);
+    //  The session ended with that connection: a new connection may say
+    //  HELLO as Big long before --liveness-ms (60 s here) would free the id.
+    testclient_t *again = testclient_new (testbroker_router (s_broker));
+    int64_t deadline = pclock_mono_ms () + 5000;
+    for (;;) {
+        reply = testclient_hello (again, "Big");
+        if (reply && pmsg_type (reply) == PMSG_WELCOME)
+            break;
+        EXPECT_ERROR (reply, PERR_ID_IN_USE);
+        ck_assert_msg (pclock_mono_ms () < deadline, "Big's id is still taken");
+        pmsg_destroy (&reply);
+        pclock_sleep_ms (20);
+    }
+    pmsg_destroy (&reply);
+    ck_assert (testbroker_log_contains (s_broker, "agent Big disconnected"));
+    testclient_destroy (&again);
     testclient_destroy (&big);
     s_still_serving (a, b, 1);
     s_teardown (&a, &b);
