@@ -32,7 +32,14 @@ conn_watch_new (zsock_t *router)
         free (self);
         return NULL;
     }
-    self->pair = zsock_new_pair (NULL);
+    //  libzmq's I/O thread sends monitor events with a blocking send: at a
+    //  full pipe (1000 events: a thousand clients gone while the loop was
+    //  busy, or stopping) it would stall every connection of the broker,
+    //  and the close at shutdown would wait for it forever. A receive HWM
+    //  of 0 makes this inproc pipe unbounded; an event is ~60 bytes.
+    self->pair = zsock_new (ZMQ_PAIR);
+    if (self->pair)
+        zsock_set_rcvhwm (self->pair, 0);
     if (!self->pair || zsock_connect (self->pair, "%s", endpoint) != 0) {
         zmq_socket_monitor (self->router, NULL, 0);
         zsock_destroy (&self->pair);
