@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "broker_internal.h"
+#include "nofile.h"
 #include "pclock.h"
 #include "plog.h"
 
@@ -33,7 +34,9 @@ broker_config_defaults (broker_config_t *config)
     config->max_channels = 1024;
     config->max_body = PROTO_MAX_BODY;
     config->max_batch = PROTO_MAX_BATCH;
-    config->router_hwm = 100000;
+    config->max_queued_bytes = 1024ULL * 1024 * 1024;
+    config->forget_after_ms = 3600 * 1000;
+    config->router_hwm = 1000;
     config->pub_hwm = 100000;
     config->tap_hwm = 1000;
 }
@@ -96,6 +99,7 @@ broker_new (const broker_config_t *config, bool *network, char *why, size_t why_
         .max_channel_bytes = cfg->max_channel_bytes,
         .max_channels = cfg->max_channels,
         .max_body = cfg->max_body,
+        .max_queued_bytes = cfg->max_queued_bytes,
         .overflow = cfg->drop_oldest ? OVERFLOW_DROP_OLDEST : OVERFLOW_REJECT
     };
     if (self->agents)
@@ -111,6 +115,9 @@ broker_new (const broker_config_t *config, bool *network, char *why, size_t why_
     }
     if (s_build_world (self, why, why_size))
         goto err;
+    //  Connections are descriptors. (czmq's max-sockets, ZMQ_MAX_SOCKETS,
+    //  counts zmq sockets, of which the broker has five, not connections.)
+    nofile_raise ();
     if (sockets_open (self, &network_error, why, why_size))
         goto err;
     self->conn_watch = conn_watch_new (self->router);

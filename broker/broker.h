@@ -40,7 +40,7 @@ typedef struct {
     uint32_t liveness_ms;
     //  An agent offline this long is forgotten (as BYE forget: registration,
     //  mail, channels, world position). 0: never.
-    uint64_t forget_after_ms;
+    uint64_t forget_after_ms;   //  default one hour
     size_t max_agents;
 
     //  Mail
@@ -51,6 +51,7 @@ typedef struct {
     size_t max_channels;
     size_t max_body;
     size_t max_batch;
+    uint64_t max_queued_bytes;  //  all inboxes and channels together
     bool drop_oldest;           //  overflow policy; false = reject
 
     //  Shared state (0 = state.h defaults)

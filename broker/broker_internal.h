@@ -31,6 +31,9 @@
 //  Requests handled per wake-up of the ROUTER before MAIL_READY wake-ups
 //  are flushed and timers get a turn.
 #define BROKER_DRAIN_BATCH 256
+//  Pending TCP connections the ROUTER's listener queues (capped by the
+//  kernel's net.core.somaxconn).
+#define BROKER_ACCEPT_BACKLOG 4096
 
 typedef struct {
     uint64_t requests;          //  request frames received
@@ -39,6 +42,7 @@ typedef struct {
     uint64_t bad_frames;        //  frames that failed to decode
     uint64_t unroutable;        //  replies whose peer was gone or full
     uint64_t forgotten;         //  agents forgotten by --forget-after-ms
+    uint64_t replies_dropped;   //  unroutable because the peer's pipe was full
     uint64_t published;         //  PUB events
     //  Rates: counters at the last one-second tick.
     int64_t rate_tick_ms;

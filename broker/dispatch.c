@@ -87,6 +87,8 @@ s_send_reply (broker_t *self, const conn_id_t *conn, bool envelope, request_t *r
     if (zmq_send (self->router_handle, conn->bytes, conn->len, ZMQ_SNDMORE | ZMQ_DONTWAIT) == -1) {
         int error = zmq_errno ();
         self->counters.unroutable++;
+        if (error == EAGAIN)
+            self->counters.replies_dropped++;
         plog_limited (&s_unroutable_limit, 5, PLOG_WARN, "reply to %s not sent: %s",
                       req->agent ? req->agent->id : "a connection without HELLO",
                       zmq_strerror (error));

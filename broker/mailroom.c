@@ -148,6 +148,7 @@ s_release (mailroom_t *self, mail_t *mail)
         self->tombstones--;
     self->counters.queued--;
     self->counters.queued_bytes -= mail->body_len;
+    self->counters.queued_memory -= mail_footprint (mail);
     mail_free (&mail);
 }
 
@@ -229,6 +230,7 @@ s_new_mail (mailroom_t *self, mail_kind_t kind, agent_t *from,
     self->counters.accepted++;
     self->counters.queued++;
     self->counters.queued_bytes += body_len;
+    self->counters.queued_memory += mail_footprint (mail);
     return mail;
 }
 
@@ -277,12 +279,27 @@ s_name_copy (mailroom_t *self, uint32_t index, const char *name, size_t len, cha
     return true;
 }
 
+//  The global bound: the memory of every queued message together (a
+//  fan-out message is stored once, so counted once). Refused under either
+//  overflow policy: dropping someone else's mail to make room would be a
+//  surprise.
+static bool
+s_room_overall (mailroom_t *self, uint32_t index, size_t body_len)
+{
+    if (self->counters.queued_memory + MAIL_FOOTPRINT_MAX (body_len) <= self->limits.max_queued_bytes)
+        return true;
+    s_error (self, index, PERR_QUEUES_FULL, NULL);
+    return false;
+}
+
 uint64_t
 mailroom_post_direct (mailroom_t *self, uint32_t index, agent_t *from,
                       const char *to, size_t to_len, const void *body, size_t body_len, bool bin)
 {
     char name [PROTO_MAX_NAME + 1];
     if (!s_name_copy (self, index, to, to_len, name))
+        return 0;
+    if (!s_room_overall (self, index, body_len))
         return 0;
     agent_t *agent = agents_lookup (self->agents, name);
     if (!agent) {
@@ -349,6 +366,8 @@ mailroom_post_all (mailroom_t *self, uint32_t index, agent_t *from,
 {
     agent_t *const *agents = agents_array (self->agents);
     size_t count = agents_size (self->agents);
+    if (!s_room_overall (self, index, body_len))
+        return 0;
     if (!s_fan_out_check (self, index, agents, count, from, body_len))
         return 0;
     mail_t *mail = s_new_mail (self, MAIL_ALL, from, "all", 3, body, body_len, bin);
@@ -382,6 +401,8 @@ mailroom_post_channel (mailroom_t *self, uint32_t index, agent_t *from,
 {
     char cname [PROTO_MAX_NAME + 1];
     if (!s_name_copy (self, index, name, name_len, cname))
+        return 0;
+    if (!s_room_overall (self, index, body_len))
         return 0;
     channel_t *channel = channels_ensure (self->channels, cname, NULL);
     if (!channel) {

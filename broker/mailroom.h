@@ -40,6 +40,7 @@ typedef struct {
     uint64_t max_channel_bytes;     //  pending body bytes per channel
     size_t max_channels;
     size_t max_body;
+    uint64_t max_queued_bytes;      //  bound on counters.queued_memory
     overflow_t overflow;
 } mailroom_limits_t;
 
@@ -60,6 +61,7 @@ typedef struct {
     uint64_t rejected;          //  items or placements refused (full, unknown...)
     uint64_t queued;            //  messages alive (not released by every recipient)
     uint64_t queued_bytes;
+    uint64_t queued_memory;     //  their allocations (bodies + bookkeeping)
 } mailroom_counters_t;
 
 typedef struct _mailroom_t mailroom_t;

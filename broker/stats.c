@@ -24,7 +24,7 @@ stats_tick (broker_t *self)
     c->rate_tick_ms = now;
 }
 
-#define STATS_FIELDS 23
+#define STATS_FIELDS 25
 
 void
 stats_encode (broker_t *self, uint64_t id)
@@ -57,4 +57,6 @@ stats_encode (broker_t *self, uint64_t id)
     penc_kv_uint (enc, "requests", self->counters.requests);
     penc_kv_uint (enc, "tap_seq", tap_seq (self->tap));
     penc_kv_uint (enc, "forgotten", self->counters.forgotten);
+    penc_kv_uint (enc, "replies_dropped", self->counters.replies_dropped);
+    penc_kv_uint (enc, "queued_memory", mail->queued_memory);
 }

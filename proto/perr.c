@@ -33,6 +33,7 @@ static const char *s_names [PERR__COUNT] = {
     [PERR_NOT_IN_WORLD] = "NOT_IN_WORLD",
     [PERR_INTERNAL] = "INTERNAL",
     [PERR_SHUTTING_DOWN] = "SHUTTING_DOWN",
+    [PERR_QUEUES_FULL] = "QUEUES_FULL",
 };
 
 const char *

@@ -41,6 +41,7 @@ typedef enum {
     //  Broker (50-59)
     PERR_INTERNAL = 50,
     PERR_SHUTTING_DOWN = 51,
+    PERR_QUEUES_FULL = 52,       //  all queues together hold --max-queued-bytes
     PERR__COUNT
 } perr_t;
 

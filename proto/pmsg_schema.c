@@ -216,6 +216,8 @@ static const pfield_t s_stats_reply [] = {
     { "requests", PF_UINT, false, 0, NULL, "request frames received" },
     { "tap_seq", PF_UINT, false, 0, NULL, "latest tap sequence (TAP tseq)" },
     { "forgotten", PF_UINT, false, 0, NULL, "agents forgotten after --forget-after-ms offline" },
+    { "replies_dropped", PF_UINT, false, 0, NULL, "replies not sent because the peer's pipe was full (it does not read)" },
+    { "queued_memory", PF_UINT, false, 0, NULL, "memory of the queued messages (bounded by --max-queued-bytes)" },
 };
 
 // ---------------------------------------------------------------------------
