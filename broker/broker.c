@@ -36,6 +36,8 @@ broker_config_defaults (broker_config_t *config)
     config->max_batch = PROTO_MAX_BATCH;
     config->max_queued_bytes = 1024ULL * 1024 * 1024;
     config->forget_after_ms = 3600 * 1000;
+    config->fsync = JOURNAL_FSYNC_EVERYSEC;
+    config->compact_min_bytes = 64 * 1024 * 1024;
     config->router_hwm = 1000;
     config->pub_hwm = 100000;
     config->tap_hwm = 1000;
@@ -115,6 +117,10 @@ broker_new (const broker_config_t *config, bool *network, char *why, size_t why_
     }
     if (s_build_world (self, why, why_size))
         goto err;
+    //  Before the sockets: nobody can connect while history is replayed,
+    //  and a second broker on the same data stops before binding.
+    if (durable_open (self, why, why_size))
+        goto err;
     //  Connections are descriptors. (czmq's max-sockets, ZMQ_MAX_SOCKETS,
     //  counts zmq sockets, of which the broker has five, not connections.)
     nofile_raise ();
@@ -138,6 +144,8 @@ broker_new (const broker_config_t *config, bool *network, char *why, size_t why_
     sweep = sweep < 10 ? 10 : sweep > 1000 ? 1000 : sweep;
     zloop_timer (self->loop, sweep, 0, session_on_sweep, self);
     zloop_timer (self->loop, 1000, 0, s_on_stats, self);
+    if (self->durable)
+        zloop_timer (self->loop, 1000, 0, durable_on_tick, self);
     if (cfg->ready_file && *cfg->ready_file
     &&  sockets_write_ready_file (self, cfg->ready_file)) {
         snprintf (why, why_size, "cannot write ready file %s", cfg->ready_file);
@@ -160,6 +168,7 @@ broker_destroy (broker_t **self_p)
         zloop_destroy (&self->loop);
         conn_watch_destroy (&self->conn_watch);
         sockets_close (self);
+        durable_close (self);
         mailroom_destroy (&self->mailroom);
         agents_destroy (&self->agents);
         world_destroy (&self->world);

@@ -17,6 +17,7 @@
 #include "world.h"
 #include "tap.h"
 #include "conn_watch.h"
+#include "journal.h"
 
 #define BROKER_ENDPOINT_MAX 512
 //  MAIL replies stop adding messages at this many bytes so a reply always
@@ -60,6 +61,9 @@ struct _broker_t {
     void *pub_handle;
     tap_t *tap;
     conn_watch_t *conn_watch;   //  ROUTER disconnects (session.c ends those sessions)
+    struct _durable_t *durable; //  the journal (durable.c); NULL with --data-dir none
+    struct _restore_t *restore; //  during recovery (durable_snapshot.c)
+    bool replaying;             //  recovery: no events, no journal writes
     char router_endpoint [BROKER_ENDPOINT_MAX];
     char pub_endpoint [BROKER_ENDPOINT_MAX];
     char tap_endpoint [BROKER_ENDPOINT_MAX];
@@ -90,6 +94,8 @@ typedef struct {
 } request_t;
 
 typedef void (handler_fn) (broker_t *self, request_t *req);
+typedef struct _durable_t durable_t;
+typedef struct _restore_t restore_t;
 
 //  sockets.c
 int sockets_open (broker_t *self, bool *network, char *why, size_t why_size);
@@ -100,6 +106,11 @@ int sockets_last_endpoint (void *handle, char *buf, size_t size);
 
 //  dispatch.c
 int dispatch_on_router (zloop_t *loop, zsock_t *reader, void *arg);
+//  The handler of a request type (replay).
+handler_fn *dispatch_handler (pmsg_type_t type);
+//  Sends a reply body now (tap, counters, unroutable handling).
+void dispatch_send (broker_t *self, const conn_id_t *conn, bool envelope, agent_t *agent,
+                    const void *data, size_t size);
 //  Writes ERROR into self->reply and counts it.
 void dispatch_error (broker_t *self, uint64_t id, perr_t code, const char *format, ...)
     __attribute__ ((format (printf, 4, 5)));
@@ -125,6 +136,31 @@ int session_on_sweep (zloop_t *loop, int timer_id, void *arg);
 //  Ends the sessions whose connections closed (conn_watch events waiting).
 void session_end_closed (broker_t *self);
 int session_on_closed (zloop_t *loop, zsock_t *reader, void *arg);
+
+//  durable.c / durable_snapshot.c: the journal (docs/DURABILITY.md)
+int durable_open (broker_t *self, char *why, size_t why_size);
+void durable_close (broker_t *self);
+//  Before a mutating request's handler: false when its record could not be
+//  written (ERROR STORAGE is then in self->reply; skip the handler).
+bool durable_request (broker_t *self, request_t *req, const void *frame, size_t size);
+void durable_hello (broker_t *self, request_t *req, const void *frame, size_t size);
+void durable_forget (broker_t *self, const agent_t *agent);
+bool durable_holds_replies (broker_t *self);
+void durable_hold_reply (broker_t *self, const conn_id_t *conn, bool envelope,
+                         const agent_t *agent, const void *data, size_t size);
+//  End of a loop turn: sync (--fsync always) and send the held replies.
+//  -1 when the sync failed (the broker must stop).
+int durable_commit (broker_t *self);
+int durable_on_tick (zloop_t *loop, int timer_id, void *arg);
+int durable_compact (broker_t *self);
+void durable_compact_wait (broker_t *self);
+uint64_t durable_storage_errors (broker_t *self);
+journal_t *durable_journal (broker_t *self);
+void durable_snapshot_begin (broker_t *self);
+int durable_snapshot_record (const void *payload, size_t size, void *arg);
+int durable_snapshot_end (broker_t *self, char *why, size_t why_size);
+int durable_snapshot_write (jfile_t *file, void *arg);
+size_t durable_state_keys (broker_t *self);
 
 //  Handlers, one file each (handle_<name>.c); each writes one reply.
 handler_fn handle_hello;

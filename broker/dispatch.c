@@ -76,11 +76,31 @@ s_tap (broker_t *self, const char *dir, const agent_t *agent, const conn_id_t *c
     }
 }
 
+handler_fn *
+dispatch_handler (pmsg_type_t type)
+{
+    assert (type < PMSG__COUNT && s_handlers [type]);
+    return s_handlers [type];
+}
+
 static void
 s_send_reply (broker_t *self, const conn_id_t *conn, bool envelope, request_t *req)
 {
     const void *data = penc_data (&self->reply);
     size_t size = penc_size (&self->reply);
+    //  --fsync always: replies wait for the sync of this turn's records.
+    if (durable_holds_replies (self))
+        durable_hold_reply (self, conn, envelope, req->agent, data, size);
+    else
+        dispatch_send (self, conn, envelope, req->agent, data, size);
+}
+
+void
+dispatch_send (broker_t *self, const conn_id_t *conn, bool envelope, agent_t *agent,
+               const void *data, size_t size)
+{
+    request_t reply_to = { .agent = agent };
+    request_t *req = &reply_to;
     s_tap (self, "out", req->agent, conn, data, size);
     //  ROUTER_MANDATORY: the routing-id frame fails when the peer is gone
     //  (EHOSTUNREACH) or its pipe is full (EAGAIN, as we never block).
@@ -172,9 +192,12 @@ s_handle (broker_t *self, const conn_id_t *conn, const void *data, size_t size,
         //  Closed connections first: this HELLO may come on a reused descriptor.
         if (req->type == PMSG_HELLO)
             session_end_closed (self);
-        s_handlers [req->type] (self, req);
-        if (req->type == PMSG_HELLO && req->agent)
+        if (durable_request (self, req, data, size))
+            s_handlers [req->type] (self, req);
+        if (req->type == PMSG_HELLO && req->agent) {
             req->agent->conn_fd = req->conn_fd;
+            durable_hello (self, req, data, size);
+        }
     }
     pmsg_destroy (&msg);
     req->msg = NULL;
@@ -261,6 +284,7 @@ dispatch_on_router (zloop_t *loop, zsock_t *reader, void *arg)
     for (int i = 0; i < BROKER_DRAIN_BATCH; i++)
         if (!s_receive_one (self))
             break;
+    int rc = durable_commit (self);
     publish_mail_ready (self);
-    return 0;
+    return rc;
 }

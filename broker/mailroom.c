@@ -141,7 +141,6 @@ s_release (mailroom_t *self, mail_t *mail)
     assert (mail->refs > 0);
     if (--mail->refs)
         return;
-    //  Journal hook: the message is now released by every recipient.
     if (mail->channel && !mail->dropped)
         channel_unlink (mail->channel, mail);
     if (mail->dropped)
@@ -224,8 +223,6 @@ s_new_mail (mailroom_t *self, mail_kind_t kind, agent_t *from,
                              from->id, from->id_len, to, to_len, body, body_len, bin);
     if (!mail)
         return NULL;
-    //  Journal hook: a durable broker appends the accepted message here,
-    //  before any inbox holds it.
     self->counters.mail_seq++;
     self->counters.accepted++;
     self->counters.queued++;
@@ -583,4 +580,53 @@ mailroom_forget (mailroom_t *self, agent_t **agent_p)
         agent->wake_pending = false;
     }
     agents_remove (self->agents, agent_p);
+}
+
+//  ---------------------------------------------------------------------
+//  Restore (the journal's snapshot)
+
+uint64_t
+mailroom_restore (mailroom_t *self, uint64_t seq, int64_t ts, mail_kind_t kind,
+                  const char *from, size_t from_len, const char *to, size_t to_len,
+                  const void *body, size_t body_len, bool bin,
+                  agent_t *const *holders, size_t holder_count)
+{
+    assert (self);
+    if (holder_count == 0)
+        return 0;
+    mail_t *mail = mail_new (seq, ts, kind, from, from_len, to, to_len, body, body_len, bin);
+    if (!mail)
+        return 0;
+    self->counters.queued++;
+    self->counters.queued_bytes += body_len;
+    self->counters.queued_memory += mail_footprint (mail);
+    if (seq > self->counters.mail_seq)
+        self->counters.mail_seq = seq;
+    //  Snapshots list messages in seq order, so each inbox and channel
+    //  receives them in order, as the rings and channel lists require.
+    for (size_t i = 0; i < holder_count; i++)
+        if (mailbox_push (holders [i]->inbox, mail)) {
+            mail->refs++;
+            if (seq > holders [i]->wake_seq)
+                holders [i]->wake_seq = seq;
+        }
+    if (kind == MAIL_CHANNEL) {
+        char name [PROTO_MAX_NAME + 1];
+        size_t len = to_len > PROTO_MAX_NAME ? PROTO_MAX_NAME : to_len;
+        memcpy (name, to, len);
+        name [len] = 0;
+        channel_t *channel = channels_ensure (self->channels, name, NULL);
+        if (channel)
+            channel_link (channel, mail);
+    }
+    s_settle (self, mail);
+    return seq;
+}
+
+void
+mailroom_restore_seq (mailroom_t *self, uint64_t mail_seq)
+{
+    assert (self);
+    if (mail_seq > self->counters.mail_seq)
+        self->counters.mail_seq = mail_seq;
 }

@@ -82,6 +82,7 @@ session_on_sweep (zloop_t *loop, int timer_id, void *arg)
             session_detach (self, agent, "expired");
         if (forget_after > 0 && !agent->online && now - agent->offline_since_ms > forget_after) {
             publish_agent_event (self, agent, "forgotten");
+            durable_forget (self, agent);
             session_forget (self, &agent);
             self->counters.forgotten++;
             continue;           //  swap-removed: index i holds another agent now

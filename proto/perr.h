@@ -42,6 +42,7 @@ typedef enum {
     PERR_INTERNAL = 50,
     PERR_SHUTTING_DOWN = 51,
     PERR_QUEUES_FULL = 52,       //  all queues together hold --max-queued-bytes
+    PERR_STORAGE = 53,           //  the journal cannot be written (disk full, I/O error)
     PERR__COUNT
 } perr_t;
 

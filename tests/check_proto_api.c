@@ -431,7 +431,7 @@ START_TEST (test_error_names)
     int listed = 0;
     for (int code = 1; code < PERR__COUNT; code++)
         listed += strcmp (perr_name (code), "UNKNOWN") != 0;
-    ck_assert_int_eq (listed, 26);
+    ck_assert_int_eq (listed, 27);
     ck_assert_str_eq (perr_name (PERR_MALFORMED), "MALFORMED");
     ck_assert_str_eq (perr_name (PERR_SHUTTING_DOWN), "SHUTTING_DOWN");
     ck_assert_str_eq (perr_name (PERR_QUEUES_FULL), "QUEUES_FULL");

@@ -101,7 +101,7 @@ in_agents() { in_ns "$ns_agents" "$@"; }
 
 # The broker, bound to its veth address only.
 nsenter --net="/run/netns/$ns_broker" "$bin/parley-broker" --router "$router" --pub "tcp://$addr_broker:5556" \
-    --tap "tcp://$addr_broker:5557" --ready-file "$work/ready" >"$work/broker.log" 2>&1 &
+    --tap "tcp://$addr_broker:5557" --ready-file "$work/ready" --data-dir "$work/data" >"$work/broker.log" 2>&1 &
 broker_pid=$!
 for _ in $(seq 600); do
     [ -s "$work/ready" ] && break
