@@ -128,6 +128,13 @@ jfile_size (jfile_t *self)
     return self->size;
 }
 
+int
+jfile_fd (jfile_t *self)
+{
+    assert (self);
+    return self->fd;
+}
+
 bool
 jfile_dirty (jfile_t *self)
 {

@@ -45,6 +45,8 @@ jfile_t *jfile_open (const char *path, char *why, size_t why_size);
 void jfile_destroy (jfile_t **self_p);
 const char *jfile_path (jfile_t *self);
 uint64_t jfile_size (jfile_t *self);
+//  The descriptor (for a syncing thread's own dup).
+int jfile_fd (jfile_t *self);
 
 //  Appends one record with one write(2) (to the page cache; see sync).
 //  On failure (ENOSPC, EIO...) the file is cut back to its size before, so

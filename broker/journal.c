@@ -4,6 +4,8 @@
     loop only pays for fork(2) (page tables) and the rename.
 */
 #include <dirent.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -30,7 +32,49 @@ struct _journal_t {
     pid_t child;                //  compaction child, 0 when none
     uint64_t child_gen;         //  the snapshot it writes
     journal_stats_t stats;
+    //  EVERYSEC: a thread syncs once a second, as Redis does, so a slow
+    //  fdatasync never stalls the loop. It syncs its own dup of the log's
+    //  descriptor; the loop swaps that under the mutex when the log changes.
+    pthread_t syncer;
+    bool syncer_running;
+    pthread_mutex_t mutex;
+    pthread_cond_t wake;
+    bool stopping;
+    int sync_fd;
+    atomic_bool unsynced;
+    atomic_uint_fast64_t sync_failures;
 };
+
+static void *
+s_syncer (void *arg)
+{
+    journal_t *self = arg;
+    pthread_mutex_lock (&self->mutex);
+    while (!self->stopping) {
+        struct timespec until;
+        clock_gettime (CLOCK_REALTIME, &until);
+        until.tv_sec += 1;
+        pthread_cond_timedwait (&self->wake, &self->mutex, &until);
+        if (self->sync_fd >= 0 && atomic_exchange (&self->unsynced, false)
+        &&  fdatasync (self->sync_fd) != 0) {
+            atomic_fetch_add (&self->sync_failures, 1);
+            atomic_store (&self->unsynced, true);
+        }
+    }
+    pthread_mutex_unlock (&self->mutex);
+    return NULL;
+}
+
+//  Points the syncer at the current log (after open or a switch).
+static void
+s_syncer_follow (journal_t *self)
+{
+    pthread_mutex_lock (&self->mutex);
+    if (self->sync_fd >= 0)
+        close (self->sync_fd);
+    self->sync_fd = self->log ? dup (jfile_fd (self->log)) : -1;
+    pthread_mutex_unlock (&self->mutex);
+}
 
 static void
 s_path (journal_t *self, char *buf, size_t size, const char *kind, uint64_t gen)
@@ -65,6 +109,9 @@ journal_open (const char *dir, journal_fsync_t fsync_policy, uint64_t compact_mi
     }
     self->fsync = fsync_policy;
     self->compact_min = compact_min;
+    self->sync_fd = -1;
+    pthread_mutex_init (&self->mutex, NULL);
+    pthread_cond_init (&self->wake, NULL);
     char path [4096];
     snprintf (path, sizeof path, "%s/LOCK", dir);
     self->lock_fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -100,6 +147,17 @@ journal_destroy (journal_t **self_p)
     journal_t *self = *self_p;
     if (self) {
         journal_compact_wait (self);
+        if (self->syncer_running) {
+            pthread_mutex_lock (&self->mutex);
+            self->stopping = true;
+            pthread_cond_signal (&self->wake);
+            pthread_mutex_unlock (&self->mutex);
+            pthread_join (self->syncer, NULL);
+        }
+        if (self->sync_fd >= 0)
+            close (self->sync_fd);
+        pthread_mutex_destroy (&self->mutex);
+        pthread_cond_destroy (&self->wake);
         if (self->log && jfile_sync (self->log) != 0)
             plog_error ("cannot sync %s: %s", jfile_path (self->log), strerror (errno));
         jfile_destroy (&self->log);
@@ -214,6 +272,14 @@ journal_recover (journal_t *self, bool repair, jfile_record_fn *snapshot_fn,
         return -1;
     s_sync_dir (self);
     self->stats.generation = self->generation;
+    if (self->fsync == JOURNAL_FSYNC_EVERYSEC) {
+        s_syncer_follow (self);
+        if (pthread_create (&self->syncer, NULL, s_syncer, self) != 0) {
+            snprintf (why, why_size, "cannot start the journal's sync thread");
+            return -1;
+        }
+        self->syncer_running = true;
+    }
     return 0;
 }
 
@@ -225,6 +291,7 @@ journal_append (journal_t *self, const void *payload, size_t size)
         self->stats.write_errors++;
         return -1;
     }
+    atomic_store (&self->unsynced, true);
     return 0;
 }
 
@@ -286,9 +353,11 @@ void
 journal_tick (journal_t *self)
 {
     assert (self);
-    if (self->fsync == JOURNAL_FSYNC_EVERYSEC && self->log && jfile_sync (self->log) != 0) {
-        self->stats.sync_errors++;
-        plog_error ("cannot sync %s: %s", jfile_path (self->log), strerror (errno));
+    uint64_t failures = atomic_exchange (&self->sync_failures, 0);
+    if (failures) {
+        self->stats.sync_errors += failures;
+        plog_error ("cannot sync %s (the once-a-second sync failed %llu times)",
+                    jfile_path (self->log), (unsigned long long) failures);
     }
     s_reap (self, false);
 }
@@ -349,6 +418,8 @@ journal_compact (journal_t *self, journal_snapshot_fn *fn, void *arg,
     self->log = log;
     self->generation = next;
     self->stats.generation = next;
+    if (self->syncer_running)
+        s_syncer_follow (self);
     return 0;
 }
 
