@@ -403,7 +403,10 @@ journal_compact (journal_t *self, journal_snapshot_fn *fn, void *arg,
     }
     if (pid == 0) {
         //  The child: only plain memory reads and file writes; no zmq, no
-        //  atexit handlers (_exit).
+        //  atexit handlers (_exit). Background work: it yields the CPU to
+        //  the broker (which may be pinned to the same core).
+        if (nice (19) == -1)
+            (void) 0;
         char tmp [4096];
         snprintf (tmp, sizeof tmp, "%s/snapshot.tmp", self->dir);
         unlink (tmp);
