@@ -195,6 +195,6 @@ broker_run (broker_t *self)
     plog_info ("stopping: %zu agents, %llu messages queued",
                agents_size (self->agents),
                (unsigned long long) mailroom_counters (self->mailroom)->queued);
-    return 0;
+    return self->failed ? -1 : 0;
 }
 

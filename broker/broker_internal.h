@@ -64,6 +64,7 @@ struct _broker_t {
     struct _durable_t *durable; //  the journal (durable.c); NULL with --data-dir none
     struct _restore_t *restore; //  during recovery (durable_snapshot.c)
     bool replaying;             //  recovery: no events, no journal writes
+    bool failed;                //  the loop stopped on an error (a failed sync)
     char router_endpoint [BROKER_ENDPOINT_MAX];
     char pub_endpoint [BROKER_ENDPOINT_MAX];
     char tap_endpoint [BROKER_ENDPOINT_MAX];

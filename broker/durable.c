@@ -195,6 +195,7 @@ durable_commit (broker_t *self)
         //  has, and the clients, without replies, retry.
         plog_error ("cannot sync the journal: %s; stopping so nothing unsynced is "
                     "acknowledged", strerror (errno));
+        self->failed = true;
         rc = -1;
     }
     else
