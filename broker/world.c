@@ -16,25 +16,6 @@
 #define KEY_OBJECTS   "world.objects"
 #define KEY_POSITIONS "world.agent_positions"
 #define KEY_EXPLORED  "world.explored_by_all"
-#define MAX_NEW       (2 * WORLD_MAX_PER_CELL)     //  start cell + one move
-
-typedef struct {
-    uint32_t position;
-} agent_t;
-
-struct _world_t {
-    state_t *state;
-    world_kind_t kind;
-    uint64_t seed;
-    uint64_t map_seed;          //  the seed the current map was drawn from
-    bool from_file;
-    wmap_t *map;
-    bool *explored;             //  per unique name
-    size_t explored_count;
-    zhashx_t *agents;           //  agent id -> agent_t
-    uint32_t arrivals;          //  agents entered since the last reset
-    const char *new_names [MAX_NEW];
-};
 
 static const char *s_actions [WORLD_ACTION__COUNT] = {
     "forward", "backward", "left", "right", "stay"
@@ -278,7 +259,7 @@ collect_new (world_t *self, uint32_t position, size_t count)
         bool listed = self->explored [id];
         for (size_t k = 0; k < count && !listed; k++)
             listed = self->new_names [k] == map->names [id];
-        if (!listed && count < MAX_NEW)
+        if (!listed && count < WORLD_MAX_NEW)
             self->new_names [count++] = map->names [id];
     }
     return count;
@@ -524,106 +505,4 @@ world_position_of (world_t *self, const char *agent, uint32_t *position)
     if (known && position)
         *position = known->position;
     return known != NULL;
-}
-
-// ---------------------------------------------------------------------------
-//  Snapshot (the broker's journal): what the world holds beyond its map and
-//  its world.* state keys, which the state snapshot carries.
-
-void
-world_snapshot_encode (world_t *self, msgpack_packer *pk)
-{
-    assert (self && pk);
-    msgpack_pack_array (pk, 5);
-    msgpack_pack_uint64 (pk, self->map_seed);
-    msgpack_pack_uint32 (pk, self->arrivals);
-    msgpack_pack_uint32 (pk, (uint32_t) self->map->name_count);
-    msgpack_pack_array (pk, (uint32_t) self->explored_count);
-    for (size_t i = 0; i < self->map->name_count; i++)
-        if (self->explored [i])
-            msgpack_pack_uint32 (pk, (uint32_t) i);
-    msgpack_pack_array (pk, (uint32_t) zhashx_size (self->agents));
-    for (agent_t *agent = (agent_t *) zhashx_first (self->agents); agent;
-         agent = (agent_t *) zhashx_next (self->agents)) {
-        const char *id = (const char *) zhashx_cursor (self->agents);
-        msgpack_pack_array (pk, 2);
-        msgpack_pack_str (pk, strlen (id));
-        msgpack_pack_str_body (pk, id, strlen (id));
-        msgpack_pack_uint32 (pk, agent->position);
-    }
-}
-
-static bool
-s_uint (const msgpack_object *o, uint64_t *value)
-{
-    if (o->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
-        return false;
-    *value = o->via.u64;
-    return true;
-}
-
-int
-world_snapshot_restore (world_t *self, const msgpack_object *obj, char *why, size_t why_size)
-{
-    assert (self && obj);
-    uint64_t map_seed, arrivals, names;
-    if (obj->type != MSGPACK_OBJECT_ARRAY || obj->via.array.size != 5
-    ||  !s_uint (&obj->via.array.ptr [0], &map_seed)
-    ||  !s_uint (&obj->via.array.ptr [1], &arrivals)
-    ||  !s_uint (&obj->via.array.ptr [2], &names)
-    ||  obj->via.array.ptr [3].type != MSGPACK_OBJECT_ARRAY
-    ||  obj->via.array.ptr [4].type != MSGPACK_OBJECT_ARRAY) {
-        snprintf (why, why_size, "world record has the wrong shape");
-        return -1;
-    }
-    if (!self->from_file && map_seed != self->map_seed) {
-        wmap_t *map = wmap_generate (self->map->width, self->map->height, map_seed);
-        if (!map) {
-            snprintf (why, why_size, "out of memory drawing the world");
-            return -1;
-        }
-        wmap_destroy (&self->map);
-        self->map = map;
-        self->map_seed = map_seed;
-    }
-    if (names != self->map->name_count) {
-        snprintf (why, why_size, "the world's map changed since the snapshot (%llu object "
-                  "names then, %zu now): its progress cannot be restored",
-                  (unsigned long long) names, self->map->name_count);
-        return -1;
-    }
-    bool *explored = (bool *) calloc (self->map->name_count + 1, sizeof (bool));
-    assert (explored);
-    size_t count = 0;
-    const msgpack_object_array *list = &obj->via.array.ptr [3].via.array;
-    for (uint32_t i = 0; i < list->size; i++) {
-        uint64_t index;
-        if (s_uint (&list->ptr [i], &index) && index < names && !explored [index]) {
-            explored [index] = true;
-            count++;
-        }
-    }
-    free (self->explored);
-    self->explored = explored;
-    self->explored_count = count;
-    self->arrivals = (uint32_t) arrivals;
-    zhashx_purge (self->agents);
-    list = &obj->via.array.ptr [4].via.array;
-    for (uint32_t i = 0; i < list->size; i++) {
-        const msgpack_object *pair = &list->ptr [i];
-        uint64_t position;
-        if (pair->type != MSGPACK_OBJECT_ARRAY || pair->via.array.size != 2
-        ||  pair->via.array.ptr [0].type != MSGPACK_OBJECT_STR
-        ||  pair->via.array.ptr [0].via.str.size > PROTO_MAX_NAME
-        ||  !s_uint (&pair->via.array.ptr [1], &position) || position >= self->map->cells)
-            continue;
-        char id [PROTO_MAX_NAME + 1];
-        memcpy (id, pair->via.array.ptr [0].via.str.ptr, pair->via.array.ptr [0].via.str.size);
-        id [pair->via.array.ptr [0].via.str.size] = 0;
-        agent_t *agent = (agent_t *) zmalloc (sizeof (agent_t));
-        assert (agent);
-        agent->position = (uint32_t) position;
-        zhashx_insert (self->agents, id, agent);
-    }
-    return 0;
 }
