@@ -18,7 +18,14 @@
 
 #include "jfile.h"
 
+//  Tests without a small filesystem to fill (not root): while the file
+//  named by PARLEY_TEST_JOURNAL_FULL exists, appends fail with ENOSPC as
+//  on a full disk. Unset (always, outside tests) it costs one getenv per
+//  file opened.
+#define JFILE_TEST_FULL_ENV "PARLEY_TEST_JOURNAL_FULL"
+
 struct _jfile_t {
+    char *test_full;            //  the test hook's path, NULL normally
     int fd;
     char *path;
     uint64_t size;
@@ -84,6 +91,9 @@ jfile_open (const char *path, char *why, size_t why_size)
         return NULL;
     }
     self->size = (uint64_t) st.st_size;
+    const char *test_full = getenv (JFILE_TEST_FULL_ENV);
+    if (test_full && *test_full)
+        self->test_full = strdup (test_full);
     if (self->size == 0) {
         if (s_write_all (self->fd, (const uint8_t *) JFILE_MAGIC, JFILE_MAGIC_SIZE) != 0
         ||  fdatasync (self->fd) != 0) {
@@ -109,6 +119,7 @@ jfile_destroy (jfile_t **self_p)
             close (self->fd);
         free (self->path);
         free (self->buf);
+        free (self->test_full);
         free (self);
         *self_p = NULL;
     }
@@ -147,6 +158,10 @@ jfile_append (jfile_t *self, const void *payload, size_t size)
 {
     assert (self);
     assert (size <= JFILE_MAX_RECORD);
+    if (self->test_full && access (self->test_full, F_OK) == 0) {
+        errno = ENOSPC;
+        return -1;
+    }
     size_t total = JFILE_HEADER + size;
     if (total > self->buf_size) {
         size_t want = total < 64 * 1024 ? 64 * 1024 : total;

@@ -500,27 +500,33 @@ START_TEST (test_compaction)
 }
 END_TEST
 
-//  A full disk (a 1 MiB tmpfs, filled up): writes get STORAGE and change
-//  nothing, reads go on; once space returns writes work again, and a
-//  restart has exactly the writes that were acknowledged.
-START_TEST (test_disk_full)
+//  A full disk: writes get STORAGE and change nothing, reads go on; once
+//  space returns writes work again, and a restart has exactly the writes
+//  that were acknowledged. Root fills a real 1 MiB tmpfs; otherwise the
+//  broker's test hook (PARLEY_TEST_JOURNAL_FULL: appends fail with ENOSPC
+//  while that file exists) stands in for it.
+static void
+s_disk_full (bool real)
 {
     tproc_dir_t *tmp = tproc_dir_new ();
     char *mnt = tproc_dir_path (tmp, "small");
     mkdir (mnt, 0700);
-    //  In a mount namespace of this test process (and the broker it
-    //  starts): the tmpfs goes away with them even if the test fails.
-    bool mounted = unshare (CLONE_NEWNS) == 0
-                && mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0
-                && mount ("tmpfs", mnt, "tmpfs", 0, "size=1m") == 0;
-    if (!mounted) {
-        //  Not root (or no CAP_SYS_ADMIN): nothing to fill safely.
-        fprintf (stderr, "test_disk_full: cannot mount a tmpfs here (%s); not run\n",
-                 strerror (errno));
-        free (mnt);
-        tproc_dir_destroy (&tmp);
-        return;
+    char flag [4200];
+    snprintf (flag, sizeof flag, "%s/full", tproc_dir_name (tmp));
+    if (real) {
+        //  In a mount namespace of this test process (and the broker it
+        //  starts): the tmpfs goes away with them even if the test fails.
+        bool mounted = unshare (CLONE_NEWNS) == 0
+                    && mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0
+                    && mount ("tmpfs", mnt, "tmpfs", 0, "size=1m") == 0;
+        if (!mounted) {
+            fprintf (stderr, "test_disk_full: cannot mount a tmpfs here (%s); "
+                     "the injected failures below stand in\n", strerror (errno));
+            real = false;
+        }
     }
+    if (!real)
+        setenv ("PARLEY_TEST_JOURNAL_FULL", flag, 1);
     char dir [4200], filler [4200];
     snprintf (dir, sizeof dir, "%s/data", mnt);
     snprintf (filler, sizeof filler, "%s/filler", mnt);
@@ -528,11 +534,11 @@ START_TEST (test_disk_full)
     testclient_t *a = testcheck_agent (broker, "A");
     ck_assert_int_eq (s_write (a, "set", "before", NULL, "ok", 0, false), 0);
     //  Fill the disk.
-    FILE *file = fopen (filler, "wb");
+    FILE *file = fopen (real ? filler : flag, "wb");
     ck_assert_ptr_nonnull (file);
     char block [4096];
     memset (block, 'f', sizeof block);
-    while (fwrite (block, 1, sizeof block, file) == sizeof block && fflush (file) == 0)
+    while (real && fwrite (block, 1, sizeof block, file) == sizeof block && fflush (file) == 0)
         ;
     fclose (file);
     //  The log's last page may still take a few small records.
@@ -550,7 +556,7 @@ START_TEST (test_disk_full)
     EXPECT (reply, PMSG_MAIL);
     pmsg_destroy (&reply);
     //  Space returns: writes work again.
-    unlink (filler);
+    unlink (real ? filler : flag);
     ck_assert_int_eq (s_write (a, "set", "after", NULL, "ok", 0, false), 0);
     s_leave (&a);
     testbroker_signal (broker, SIGKILL);
@@ -566,9 +572,22 @@ START_TEST (test_disk_full)
         ck_assert (s_has_key (broker, ok));
     }
     testcheck_stop (&broker);
-    umount2 (mnt, MNT_DETACH);
+    if (real)
+        umount2 (mnt, MNT_DETACH);
+    unsetenv ("PARLEY_TEST_JOURNAL_FULL");
     free (mnt);
     tproc_dir_destroy (&tmp);
+}
+
+START_TEST (test_disk_full)
+{
+    s_disk_full (true);
+}
+END_TEST
+
+START_TEST (test_write_failures_injected)
+{
+    s_disk_full (false);
 }
 END_TEST
 
@@ -585,6 +604,7 @@ main (void)
     tcase_add_test (tc, test_second_broker_refused);
     tcase_add_test (tc, test_compaction);
     tcase_add_test (tc, test_disk_full);
+    tcase_add_test (tc, test_write_failures_injected);
     suite_add_tcase (suite, tc);
     return testsuite_run (suite);
 }
