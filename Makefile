@@ -4,6 +4,7 @@
 #   make test            build and run every test suite (Check)
 #   make SANITIZE=1 test the same with ASan + UBSan, in build/san/
 #   make valgrind        every test suite under valgrind (scripts/valgrind.sh)
+#   make soak            the crash harness with 50 kills per fsync policy
 #   make demo            a broker and 3 agents exploring on loopback
 #   make bench           benchmarks, written to docs/PERFORMANCE.md figures
 #   make fuzz            libFuzzer on the frame decoder (FUZZ_SECONDS=60)
@@ -29,7 +30,7 @@ DEPS_PREFIX ?= $(CURDIR)/.deps
 
 ifeq ($(SANITIZE),1)
 BUILD := build/san
-SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 else
 BUILD := build/rel
 SANFLAGS :=
@@ -44,7 +45,7 @@ CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-protot
 LDFLAGS += $(SANFLAGS)
 
 # pkg-config is asked once, lazily, so `make deps` can install it first.
-PKGS := libzmq libczmq msgpack libcurl jansson yaml-0.1
+PKGS := libzmq libczmq msgpack libcurl jansson yaml-0.1 zlib
 PKG_CFLAGS = $(eval PKG_CFLAGS := $$(shell pkg-config --cflags $(PKGS)))$(PKG_CFLAGS)
 PKG_LIBS   = $(eval PKG_LIBS := $$(shell pkg-config --libs $(PKGS)))$(PKG_LIBS)
 CHECK_CFLAGS = $(eval CHECK_CFLAGS := $$(shell pkg-config --cflags check))$(CHECK_CFLAGS)
@@ -172,6 +173,11 @@ $(LIBPARLEY_SO): $(LIBPARLEY_OBJ) client/libparley.map
 
 test: $(BINARIES) $(TESTS) $(LIBPARLEY)
 	@./scripts/run-tests.sh $(TEST_ENV) -- $(TESTS)
+
+# The long runs: the crash harness with 50 SIGKILLs per fsync policy.
+.PHONY: soak
+soak: $(BINARIES) $(TESTS)
+	@PARLEY_CRASH_KILLS=50 ./scripts/run-tests.sh $(TEST_ENV) -- $(BUILD)/tests/check_crash
 
 .PHONY: valgrind
 valgrind: $(BINARIES) $(TESTS)

@@ -57,6 +57,7 @@ struct _agent_t {
     //  without one).
     replay_t act_replay;
     replay_t send_replay;
+    int conn_fd;                //  descriptor of `conn` (conn_watch.h), -1 unknown
 };
 
 typedef struct _agents_t agents_t;

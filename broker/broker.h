@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "journal.h"
 
 typedef struct _broker_t broker_t;
 
@@ -40,7 +41,7 @@ typedef struct {
     uint32_t liveness_ms;
     //  An agent offline this long is forgotten (as BYE forget: registration,
     //  mail, channels, world position). 0: never.
-    uint64_t forget_after_ms;
+    uint64_t forget_after_ms;   //  default one hour
     size_t max_agents;
 
     //  Mail
@@ -51,6 +52,7 @@ typedef struct {
     size_t max_channels;
     size_t max_body;
     size_t max_batch;
+    uint64_t max_queued_bytes;  //  all inboxes and channels together
     bool drop_oldest;           //  overflow policy; false = reject
 
     //  Shared state (0 = state.h defaults)
@@ -62,6 +64,13 @@ typedef struct {
     uint32_t world_width;       //  0 = default (10)
     uint32_t world_height;      //  > 0 makes a grid
     const char *world_file;     //  JSON world; overrides the generated one
+
+    //  Durability (docs/DURABILITY.md). data_dir NULL, "" or "none": in
+    //  memory only.
+    const char *data_dir;
+    journal_fsync_t fsync;
+    bool repair;                //  skip corrupt journal records instead of stopping
+    uint64_t compact_min_bytes; //  a log smaller than this is not compacted
 
     //  Sockets
     int router_hwm;             //  ZMQ_SNDHWM/RCVHWM of the ROUTER

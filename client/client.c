@@ -234,6 +234,8 @@ _Static_assert ((int) PARLEY_ERR_NOT_IN_WORLD == (int) PERR_NOT_IN_WORLD, "PARLE
 _Static_assert ((int) PARLEY_ERR_INTERNAL == (int) PERR_INTERNAL, "PARLEY_ERR_INTERNAL");
 _Static_assert ((int) PARLEY_ERR_SHUTTING_DOWN == (int) PERR_SHUTTING_DOWN, "PARLEY_ERR_SHUTTING_DOWN");
 _Static_assert ((int) PARLEY_ERR_UNAUTHORIZED == (int) PERR_UNAUTHORIZED, "PARLEY_ERR_UNAUTHORIZED");
+_Static_assert ((int) PARLEY_ERR_QUEUES_FULL == (int) PERR_QUEUES_FULL, "PARLEY_ERR_QUEUES_FULL");
+_Static_assert ((int) PARLEY_ERR_STORAGE == (int) PERR_STORAGE, "PARLEY_ERR_STORAGE");
 
 const char *
 parley_strerror (int code)

@@ -34,6 +34,8 @@ static const char *s_names [PERR__COUNT] = {
     [PERR_INTERNAL] = "INTERNAL",
     [PERR_SHUTTING_DOWN] = "SHUTTING_DOWN",
     [PERR_UNAUTHORIZED] = "UNAUTHORIZED",
+    [PERR_QUEUES_FULL] = "QUEUES_FULL",
+    [PERR_STORAGE] = "STORAGE",
 };
 
 const char *

@@ -431,10 +431,11 @@ START_TEST (test_error_names)
     int listed = 0;
     for (int code = 1; code < PERR__COUNT; code++)
         listed += strcmp (perr_name (code), "UNKNOWN") != 0;
-    ck_assert_int_eq (listed, 26);
+    ck_assert_int_eq (listed, 28);
     ck_assert_str_eq (perr_name (PERR_MALFORMED), "MALFORMED");
     ck_assert_str_eq (perr_name (PERR_UNAUTHORIZED), "UNAUTHORIZED");
     ck_assert_str_eq (perr_name (PERR_SHUTTING_DOWN), "SHUTTING_DOWN");
+    ck_assert_str_eq (perr_name (PERR_QUEUES_FULL), "QUEUES_FULL");
     ck_assert_str_eq (perr_name (7), "UNKNOWN");
     ck_assert_str_eq (perr_name (-1), "UNKNOWN");
     ck_assert_str_eq (perr_name (PERR__COUNT), "UNKNOWN");

@@ -80,6 +80,8 @@ typedef enum {
     PARLEY_ERR_INTERNAL = 50,
     PARLEY_ERR_SHUTTING_DOWN = 51,
     PARLEY_ERR_UNAUTHORIZED = 52,    //  the key or token does not allow it
+    PARLEY_ERR_QUEUES_FULL = 53,     //  the broker's memory bound for queued mail is reached
+    PARLEY_ERR_STORAGE = 54,         //  the broker cannot write its journal; nothing changed
     //  Client side
     PARLEY_ERR_TIMEOUT = 1000,      //  the broker answers HELLO but not this request
     PARLEY_ERR_STOPPED,             //  the stop flag was raised
