@@ -326,7 +326,9 @@ s_on_log_record (const void *payload, size_t size, void *arg)
     }
     const msgpack_object *items = unpacked.data.via.array.ptr;
     char id [PROTO_MAX_NAME + 1];
-    memcpy (id, items [1].via.str.ptr, items [1].via.str.size);
+    //  An empty str has no pointer (msgpack-c): memcpy must not see it.
+    if (items [1].via.str.size)
+        memcpy (id, items [1].via.str.ptr, items [1].via.str.size);
     id [items [1].via.str.size] = 0;
     uint64_t kind = items [0].via.u64;
     uint32_t count = unpacked.data.via.array.size;
@@ -335,7 +337,7 @@ s_on_log_record (const void *payload, size_t size, void *arg)
     &&  (count == 3 || (items [3].type == MSGPACK_OBJECT_STR
                     &&  items [3].via.str.size < sizeof ((agent_t *) 0)->token))) {
         char token [sizeof ((agent_t *) 0)->token] = "";
-        if (count == 4) {
+        if (count == 4 && items [3].via.str.size) {
             memcpy (token, items [3].via.str.ptr, items [3].via.str.size);
             token [items [3].via.str.size] = 0;
         }
