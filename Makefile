@@ -5,6 +5,7 @@
 #   make test-python     only the Python client's tests
 #   make SANITIZE=1 test the same with ASan + UBSan, in build/san/
 #   make valgrind        every test suite under valgrind (scripts/valgrind.sh)
+#   make soak            the crash harness with 50 kills per fsync policy
 #   make demo            a broker and 3 agents exploring on loopback
 #   make demo-scene      the scene director: six roles taking turns
 #   make bench           benchmarks, written to docs/PERFORMANCE.md figures
@@ -34,7 +35,7 @@ DEPS_PREFIX ?= $(CURDIR)/.deps
 
 ifeq ($(SANITIZE),1)
 BUILD := build/san
-SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 else
 BUILD := build/rel
 SANFLAGS :=
@@ -49,7 +50,7 @@ CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-protot
 LDFLAGS += $(SANFLAGS)
 
 # pkg-config is asked once, lazily, so `make deps` can install it first.
-PKGS := libzmq libczmq msgpack libcurl jansson yaml-0.1
+PKGS := libzmq libczmq msgpack libcurl jansson yaml-0.1 zlib
 PKG_CFLAGS = $(eval PKG_CFLAGS := $$(shell pkg-config --cflags $(PKGS)))$(PKG_CFLAGS)
 PKG_LIBS   = $(eval PKG_LIBS := $$(shell pkg-config --libs $(PKGS)))$(PKG_LIBS)
 CHECK_CFLAGS = $(eval CHECK_CFLAGS := $$(shell pkg-config --cflags check))$(CHECK_CFLAGS)
@@ -194,6 +195,11 @@ PYTHON_TESTS := pytest:clients/python/tests
 .PHONY: test-python
 test-python: $(BINARIES)
 	@./scripts/run-tests.sh $(TEST_ENV) PARLEY_PYTHON=$(PYTHON) -- $(PYTHON_TESTS)
+
+# The long runs: the crash harness with 50 SIGKILLs per fsync policy.
+.PHONY: soak
+soak: $(BINARIES) $(TESTS)
+	@PARLEY_CRASH_KILLS=50 ./scripts/run-tests.sh $(TEST_ENV) -- $(BUILD)/tests/check_crash
 
 .PHONY: valgrind
 valgrind: $(BINARIES) $(TESTS)

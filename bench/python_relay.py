@@ -72,6 +72,8 @@ class Broker:
             [str(BIN_DIR / "parley-broker"), "--router", "tcp://127.0.0.1:*", "--pub",
              "tcp://127.0.0.1:*", "--tap", "off", "--advertise-host", "127.0.0.1",
              "--ready-file", str(ready), "--log-level", "warn",
+             # The default journal (everysec), in this run's own folder.
+             "--data-dir", str(Path(self.dir) / "data"),
              # Room for the whole run, as bench_relay does: the sender is
              # never held back by a full inbox.
              "--max-inbox", "10000000", "--max-inbox-bytes", "1000000000"],

@@ -145,6 +145,7 @@ agents_create (agents_t *self, const char *id)
     agent->id_len = strlen (id);
     assert (agent->id_len <= PROTO_MAX_NAME);
     memcpy (agent->id, id, agent->id_len + 1);
+    agent->conn_fd = -1;
     agent->caps = zlistx_new ();
     agent->channels = zlistx_new ();
     agent->inbox = mailbox_new ();

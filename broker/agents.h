@@ -66,6 +66,7 @@ struct _agent_t {
     //  says model[i] (named agents_model_fields[i]) was reported.
     uint64_t model [AGENTS_MODEL_FIELDS];
     uint32_t model_mask;
+    int conn_fd;                //  descriptor of `conn` (conn_watch.h), -1 unknown
 };
 
 typedef struct _agents_t agents_t;

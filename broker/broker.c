@@ -1,7 +1,8 @@
 /*  broker - the broker object: builds everything, runs the loop, tears down.
 
-    The loop (czmq zloop) has two readers, the ROUTER (dispatch.c) and the
-    tap's XPUB (subscriptions, tap.c), and two timers: the liveness sweep
+    The loop (czmq zloop) has three readers, the ROUTER (dispatch.c), the
+    ROUTER's monitor (closed connections end their sessions: conn_watch.h,
+    session.c) and the tap's XPUB (subscriptions, tap.c), and two timers: the liveness sweep
     (session.c) and the one-second stats tick. Everything runs on this one
     thread, so the loop is the lock. czmq's signal handler turns SIGINT and
     SIGTERM into zsys_interrupted, which ends zloop_start after the current
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "broker_internal.h"
+#include "nofile.h"
 #include "pclock.h"
 #include "plog.h"
 
@@ -32,7 +34,11 @@ broker_config_defaults (broker_config_t *config)
     config->max_channels = 1024;
     config->max_body = PROTO_MAX_BODY;
     config->max_batch = PROTO_MAX_BATCH;
-    config->router_hwm = 100000;
+    config->max_queued_bytes = 1024ULL * 1024 * 1024;
+    config->forget_after_ms = 3600 * 1000;
+    config->fsync = JOURNAL_FSYNC_EVERYSEC;
+    config->compact_min_bytes = 64 * 1024 * 1024;
+    config->router_hwm = 1000;
     config->pub_hwm = 100000;
     config->tap_hwm = 1000;
 }
@@ -129,6 +135,7 @@ broker_new (const broker_config_t *config, bool *network, char *why, size_t why_
         .max_channel_bytes = cfg->max_channel_bytes,
         .max_channels = cfg->max_channels,
         .max_body = cfg->max_body,
+        .max_queued_bytes = cfg->max_queued_bytes,
         .overflow = cfg->drop_oldest ? OVERFLOW_DROP_OLDEST : OVERFLOW_REJECT
     };
     if (self->agents)
@@ -146,8 +153,22 @@ broker_new (const broker_config_t *config, bool *network, char *why, size_t why_
         goto err;
     if (cfg->scenario && s_start_scenario (self, why, why_size))
         goto err;
+    //  The scenario's initial state and workflow first: the journal's
+    //  history is replayed on top of them, as it happened.
+    //  Before the sockets: nobody can connect while history is replayed,
+    //  and a second broker on the same data stops before binding.
+    if (durable_open (self, why, why_size))
+        goto err;
+    //  Connections are descriptors. (czmq's max-sockets, ZMQ_MAX_SOCKETS,
+    //  counts zmq sockets, of which the broker has five, not connections.)
+    nofile_raise ();
     if (sockets_open (self, &network_error, why, why_size))
         goto err;
+    self->conn_watch = conn_watch_new (self->router);
+    if (!self->conn_watch) {
+        snprintf (why, why_size, "cannot monitor the router: %s", zmq_strerror (zmq_errno ()));
+        goto err;
+    }
     self->loop = zloop_new ();
     if (!self->loop) {
         snprintf (why, why_size, "cannot create the event loop");
@@ -155,6 +176,7 @@ broker_new (const broker_config_t *config, bool *network, char *why, size_t why_
     }
     zloop_reader (self->loop, auth_sock (self->auth), auth_on_request, self->auth);
     zloop_reader (self->loop, self->router, dispatch_on_router, self);
+    zloop_reader (self->loop, conn_watch_sock (self->conn_watch), session_on_closed, self);
     if (self->tap)
         zloop_reader (self->loop, tap_sock (self->tap), s_on_tap, self);
     size_t sweep = cfg->liveness_ms / 4;
@@ -168,6 +190,8 @@ broker_new (const broker_config_t *config, bool *network, char *why, size_t why_
         zloop_timer (self->loop, every < 10 ? 10 : every > 1000 ? 1000 : every, 0,
                      workflow_on_timer, self);
     }
+    if (self->durable)
+        zloop_timer (self->loop, 1000, 0, durable_on_tick, self);
     if (cfg->ready_file && *cfg->ready_file
     &&  sockets_write_ready_file (self, cfg->ready_file)) {
         snprintf (why, why_size, "cannot write ready file %s", cfg->ready_file);
@@ -188,7 +212,9 @@ broker_destroy (broker_t **self_p)
     broker_t *self = *self_p;
     if (self) {
         zloop_destroy (&self->loop);
+        conn_watch_destroy (&self->conn_watch);
         sockets_close (self);
+        durable_close (self);
         mailroom_destroy (&self->mailroom);
         agents_destroy (&self->agents);
         world_destroy (&self->world);
@@ -216,6 +242,6 @@ broker_run (broker_t *self)
     plog_info ("stopping: %zu agents, %llu messages queued",
                agents_size (self->agents),
                (unsigned long long) mailroom_counters (self->mailroom)->queued);
-    return 0;
+    return self->failed ? -1 : 0;
 }
 

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "scenario.h"
+#include "journal.h"
 
 typedef struct _broker_t broker_t;
 
@@ -41,7 +42,7 @@ typedef struct {
     uint32_t liveness_ms;
     //  An agent offline this long is forgotten (as BYE forget: registration,
     //  mail, channels, world position). 0: never.
-    uint64_t forget_after_ms;
+    uint64_t forget_after_ms;   //  default one hour
     size_t max_agents;
 
     //  Mail
@@ -52,6 +53,7 @@ typedef struct {
     size_t max_channels;
     size_t max_body;
     size_t max_batch;
+    uint64_t max_queued_bytes;  //  all inboxes and channels together
     bool drop_oldest;           //  overflow policy; false = reject
 
     //  Shared state (0 = state.h defaults)
@@ -70,6 +72,13 @@ typedef struct {
     const scenario_t *scenario;
     size_t checkpoints;         //  checkpoints kept (0 = WORKFLOW_DEFAULT_RETAIN)
     int world_start;            //  world_start_t: spread (0), same, random
+
+    //  Durability (docs/DURABILITY.md). data_dir NULL, "" or "none": in
+    //  memory only.
+    const char *data_dir;
+    journal_fsync_t fsync;
+    bool repair;                //  skip corrupt journal records instead of stopping
+    uint64_t compact_min_bytes; //  a log smaller than this is not compacted
 
     //  Sockets
     int router_hwm;             //  ZMQ_SNDHWM/RCVHWM of the ROUTER

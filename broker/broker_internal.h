@@ -18,6 +18,8 @@
 #include "tap.h"
 #include "auth.h"
 #include "workflow.h"
+#include "conn_watch.h"
+#include "journal.h"
 
 #define BROKER_ENDPOINT_MAX 512
 //  MAIL replies stop adding messages at this many bytes so a reply always
@@ -32,6 +34,9 @@
 //  Requests handled per wake-up of the ROUTER before MAIL_READY wake-ups
 //  are flushed and timers get a turn.
 #define BROKER_DRAIN_BATCH 256
+//  Pending TCP connections the ROUTER's listener queues (capped by the
+//  kernel's net.core.somaxconn).
+#define BROKER_ACCEPT_BACKLOG 4096
 
 typedef struct {
     uint64_t requests;          //  request frames received
@@ -40,6 +45,7 @@ typedef struct {
     uint64_t bad_frames;        //  frames that failed to decode
     uint64_t unroutable;        //  replies whose peer was gone or full
     uint64_t forgotten;         //  agents forgotten by --forget-after-ms
+    uint64_t replies_dropped;   //  unroutable because the peer's pipe was full
     uint64_t published;         //  PUB events
     uint64_t unauthorized;      //  requests refused: key or resume token
     //  Rates: counters at the last one-second tick.
@@ -59,6 +65,11 @@ struct _broker_t {
     tap_t *tap;
     auth_t *auth;               //  ZAP handler: connection serials, CURVE keys
     zcert_t *cert;              //  own CURVE pair; NULL in plain mode
+    conn_watch_t *conn_watch;   //  ROUTER disconnects (session.c ends those sessions)
+    struct _durable_t *durable; //  the journal (durable.c); NULL with --data-dir none
+    struct _restore_t *restore; //  during recovery (durable_snapshot.c)
+    bool replaying;             //  recovery: no events, no journal writes
+    bool failed;                //  the loop stopped on an error (a failed sync)
     char router_endpoint [BROKER_ENDPOINT_MAX];
     char pub_endpoint [BROKER_ENDPOINT_MAX];
     char tap_endpoint [BROKER_ENDPOINT_MAX];
@@ -76,7 +87,8 @@ struct _broker_t {
     uint64_t *seqs;             //  SENT seqs, max_batch long
     broker_counters_t counters;
     int64_t started_ms;
-    uint64_t origin;            //  WELCOME.origin: wall clock us at start
+    uint64_t origin;            //  WELCOME.origin: wall clock us when the counters began
+    bool origin_recovered;      //  origin came from the journal (durable.c)
     int64_t now_ms;             //  monotonic, refreshed per loop turn
 };
 
@@ -89,6 +101,7 @@ typedef struct {
     const conn_id_t *conn;      //  the connection it came on
     uint64_t serial;            //  that connection's handshake serial (auth.h)
     char key [41];              //  its CURVE public key (Z85); "" in plain mode
+    int conn_fd;                //  its descriptor (conn_watch.h), -1 if unknown
 } request_t;
 
 //  True if the request's key carries `right` (always in plain mode);
@@ -96,6 +109,8 @@ typedef struct {
 bool dispatch_may (broker_t *self, request_t *req, unsigned right, const char *what);
 
 typedef void (handler_fn) (broker_t *self, request_t *req);
+typedef struct _durable_t durable_t;
+typedef struct _restore_t restore_t;
 
 //  sockets.c
 int sockets_open (broker_t *self, bool *network, char *why, size_t why_size);
@@ -106,6 +121,11 @@ int sockets_last_endpoint (void *handle, char *buf, size_t size);
 
 //  dispatch.c
 int dispatch_on_router (zloop_t *loop, zsock_t *reader, void *arg);
+//  The handler of a request type (replay).
+handler_fn *dispatch_handler (pmsg_type_t type);
+//  Sends a reply body now (tap, counters, unroutable handling).
+void dispatch_send (broker_t *self, const conn_id_t *conn, bool envelope, agent_t *agent,
+                    const void *data, size_t size);
 //  Writes ERROR into self->reply and counts it.
 void dispatch_error (broker_t *self, uint64_t id, perr_t code, const char *format, ...)
     __attribute__ ((format (printf, 4, 5)));
@@ -130,6 +150,34 @@ void session_detach (broker_t *self, agent_t *agent, const char *event);
 //  channels, unregisters it (*agent_p is NULLed).
 void session_forget (broker_t *self, agent_t **agent_p);
 int session_on_sweep (zloop_t *loop, int timer_id, void *arg);
+//  Ends the sessions whose connections closed (conn_watch events waiting).
+void session_end_closed (broker_t *self);
+int session_on_closed (zloop_t *loop, zsock_t *reader, void *arg);
+
+//  durable.c / durable_snapshot.c: the journal (docs/DURABILITY.md)
+int durable_open (broker_t *self, char *why, size_t why_size);
+void durable_close (broker_t *self);
+//  Before a mutating request's handler: false when its record could not be
+//  written (ERROR STORAGE is then in self->reply; skip the handler).
+bool durable_request (broker_t *self, request_t *req, const void *frame, size_t size);
+void durable_hello (broker_t *self, request_t *req, const void *frame, size_t size);
+void durable_forget (broker_t *self, const agent_t *agent);
+bool durable_holds_replies (broker_t *self);
+void durable_hold_reply (broker_t *self, const conn_id_t *conn, bool envelope,
+                         const agent_t *agent, const void *data, size_t size);
+//  End of a loop turn: sync (--fsync always) and send the held replies.
+//  -1 when the sync failed (the broker must stop).
+int durable_commit (broker_t *self);
+int durable_on_tick (zloop_t *loop, int timer_id, void *arg);
+int durable_compact (broker_t *self);
+void durable_compact_wait (broker_t *self);
+uint64_t durable_storage_errors (broker_t *self);
+journal_t *durable_journal (broker_t *self);
+void durable_snapshot_begin (broker_t *self);
+int durable_snapshot_record (const void *payload, size_t size, void *arg);
+int durable_snapshot_end (broker_t *self, char *why, size_t why_size);
+int durable_snapshot_write (jfile_t *file, void *arg);
+size_t durable_state_keys (broker_t *self);
 
 //  Handlers, one file each (handle_<name>.c); each writes one reply.
 handler_fn handle_hello;

@@ -19,7 +19,10 @@
     (auth.h, the ZAP User-Id); a registered routing id arriving with another
     serial is a new connection, which starts as nobody and must say HELLO
     (with the key or resume token that id needs), and the old session is
-    ended (AGENT_EVENT expired).
+    ended (AGENT_EVENT expired). A connection that closes ends its session
+    as it closes (conn_watch.h, session.c: AGENT_EVENT disconnected), so the
+    id shows offline at once; in plain mode it stays held for its resume
+    token all the same.
 
     Each wake-up drains up to BROKER_DRAIN_BATCH requests, then flushes the
     MAIL_READY wake-ups that turn collected: that is the coalescing (at most
@@ -91,17 +94,39 @@ s_tap (broker_t *self, const char *dir, const agent_t *agent, const conn_id_t *c
     }
 }
 
+handler_fn *
+dispatch_handler (pmsg_type_t type)
+{
+    assert (type < PMSG__COUNT && s_handlers [type]);
+    return s_handlers [type];
+}
+
 static void
 s_send_reply (broker_t *self, const conn_id_t *conn, bool envelope, request_t *req)
 {
     const void *data = penc_data (&self->reply);
     size_t size = penc_size (&self->reply);
+    //  --fsync always: replies wait for the sync of this turn's records.
+    if (durable_holds_replies (self))
+        durable_hold_reply (self, conn, envelope, req->agent, data, size);
+    else
+        dispatch_send (self, conn, envelope, req->agent, data, size);
+}
+
+void
+dispatch_send (broker_t *self, const conn_id_t *conn, bool envelope, agent_t *agent,
+               const void *data, size_t size)
+{
+    request_t reply_to = { .agent = agent };
+    request_t *req = &reply_to;
     s_tap (self, "out", req->agent, conn, data, size);
     //  ROUTER_MANDATORY: the routing-id frame fails when the peer is gone
     //  (EHOSTUNREACH) or its pipe is full (EAGAIN, as we never block).
     if (zmq_send (self->router_handle, conn->bytes, conn->len, ZMQ_SNDMORE | ZMQ_DONTWAIT) == -1) {
         int error = zmq_errno ();
         self->counters.unroutable++;
+        if (error == EAGAIN)
+            self->counters.replies_dropped++;
         plog_limited (&s_unroutable_limit, 5, PLOG_WARN, "reply to %s not sent: %s",
                       req->agent ? req->agent->id : "a connection without HELLO",
                       zmq_strerror (error));
@@ -202,7 +227,15 @@ s_handle (broker_t *self, const conn_id_t *conn, const void *data, size_t size,
     else {
         if (req->agent)
             req->agent->last_seen_ms = self->now_ms;
-        s_handlers [req->type] (self, req);
+        //  Closed connections first: this HELLO may come on a reused descriptor.
+        if (req->type == PMSG_HELLO)
+            session_end_closed (self);
+        if (durable_request (self, req, data, size))
+            s_handlers [req->type] (self, req);
+        if (req->type == PMSG_HELLO && req->agent) {
+            req->agent->conn_fd = req->conn_fd;
+            durable_hello (self, req, data, size);
+        }
     }
     pmsg_destroy (&msg);
     req->msg = NULL;
@@ -268,7 +301,7 @@ s_receive_one (broker_t *self)
             goto lost;
         extra++;
     }
-    request_t req = { 0 };
+    request_t req = { .conn_fd = conn_watch_fd (&body) };
     //  The handshake serial (and CURVE key) of the connection: auth.c.
     auth_parse (zmq_msg_gets (&body, "User-Id"), &req.serial, req.key);
     s_handle (self, &conn, zmq_msg_data (&body), zmq_msg_size (&body), extra, &req);
@@ -291,6 +324,7 @@ dispatch_on_router (zloop_t *loop, zsock_t *reader, void *arg)
     for (int i = 0; i < BROKER_DRAIN_BATCH; i++)
         if (!s_receive_one (self))
             break;
+    int rc = durable_commit (self);
     publish_mail_ready (self);
-    return 0;
+    return rc;
 }

@@ -52,6 +52,13 @@ mail_t *mail_new (uint64_t seq, int64_t ts, mail_kind_t kind,
                   const char *to, size_t to_len,
                   const void *body, size_t body_len, bool body_bin);
 void mail_free (mail_t **self_p);
+//  Memory one message takes (its single allocation), for the global bound
+//  on queued bytes; the _MAX form bounds it before the names are known.
+static inline size_t mail_footprint (const mail_t *self)
+{
+    return sizeof (mail_t) + self->from_len + 1u + self->to_len + 1u + self->body_len;
+}
+#define MAIL_FOOTPRINT_MAX(body_len) (sizeof (mail_t) + 2 * 256 + (size_t) (body_len))
 
 static inline const char *mail_from (const mail_t *self) { return self->data; }
 static inline const char *mail_to (const mail_t *self) { return self->data + self->from_len + 1; }

@@ -141,13 +141,13 @@ s_release (mailroom_t *self, mail_t *mail)
     assert (mail->refs > 0);
     if (--mail->refs)
         return;
-    //  Journal hook: the message is now released by every recipient.
     if (mail->channel && !mail->dropped)
         channel_unlink (mail->channel, mail);
     if (mail->dropped)
         self->tombstones--;
     self->counters.queued--;
     self->counters.queued_bytes -= mail->body_len;
+    self->counters.queued_memory -= mail_footprint (mail);
     mail_free (&mail);
 }
 
@@ -223,12 +223,11 @@ s_new_mail (mailroom_t *self, mail_kind_t kind, agent_t *from,
                              from->id, from->id_len, to, to_len, body, body_len, bin);
     if (!mail)
         return NULL;
-    //  Journal hook: a durable broker appends the accepted message here,
-    //  before any inbox holds it.
     self->counters.mail_seq++;
     self->counters.accepted++;
     self->counters.queued++;
     self->counters.queued_bytes += body_len;
+    self->counters.queued_memory += mail_footprint (mail);
     return mail;
 }
 
@@ -277,12 +276,27 @@ s_name_copy (mailroom_t *self, uint32_t index, const char *name, size_t len, cha
     return true;
 }
 
+//  The global bound: the memory of every queued message together (a
+//  fan-out message is stored once, so counted once). Refused under either
+//  overflow policy: dropping someone else's mail to make room would be a
+//  surprise.
+static bool
+s_room_overall (mailroom_t *self, uint32_t index, size_t body_len)
+{
+    if (self->counters.queued_memory + MAIL_FOOTPRINT_MAX (body_len) <= self->limits.max_queued_bytes)
+        return true;
+    s_error (self, index, PERR_QUEUES_FULL, NULL);
+    return false;
+}
+
 uint64_t
 mailroom_post_direct (mailroom_t *self, uint32_t index, agent_t *from,
                       const char *to, size_t to_len, const void *body, size_t body_len, bool bin)
 {
     char name [PROTO_MAX_NAME + 1];
     if (!s_name_copy (self, index, to, to_len, name))
+        return 0;
+    if (!s_room_overall (self, index, body_len))
         return 0;
     agent_t *agent = agents_lookup (self->agents, name);
     if (!agent) {
@@ -349,6 +363,8 @@ mailroom_post_all (mailroom_t *self, uint32_t index, agent_t *from,
 {
     agent_t *const *agents = agents_array (self->agents);
     size_t count = agents_size (self->agents);
+    if (!s_room_overall (self, index, body_len))
+        return 0;
     if (!s_fan_out_check (self, index, agents, count, from, body_len))
         return 0;
     mail_t *mail = s_new_mail (self, MAIL_ALL, from, "all", 3, body, body_len, bin);
@@ -382,6 +398,8 @@ mailroom_post_channel (mailroom_t *self, uint32_t index, agent_t *from,
 {
     char cname [PROTO_MAX_NAME + 1];
     if (!s_name_copy (self, index, name, name_len, cname))
+        return 0;
+    if (!s_room_overall (self, index, body_len))
         return 0;
     channel_t *channel = channels_ensure (self->channels, cname, NULL);
     if (!channel) {
@@ -562,4 +580,53 @@ mailroom_forget (mailroom_t *self, agent_t **agent_p)
         agent->wake_pending = false;
     }
     agents_remove (self->agents, agent_p);
+}
+
+//  ---------------------------------------------------------------------
+//  Restore (the journal's snapshot)
+
+uint64_t
+mailroom_restore (mailroom_t *self, uint64_t seq, int64_t ts, mail_kind_t kind,
+                  const char *from, size_t from_len, const char *to, size_t to_len,
+                  const void *body, size_t body_len, bool bin,
+                  agent_t *const *holders, size_t holder_count)
+{
+    assert (self);
+    if (holder_count == 0)
+        return 0;
+    mail_t *mail = mail_new (seq, ts, kind, from, from_len, to, to_len, body, body_len, bin);
+    if (!mail)
+        return 0;
+    self->counters.queued++;
+    self->counters.queued_bytes += body_len;
+    self->counters.queued_memory += mail_footprint (mail);
+    if (seq > self->counters.mail_seq)
+        self->counters.mail_seq = seq;
+    //  Snapshots list messages in seq order, so each inbox and channel
+    //  receives them in order, as the rings and channel lists require.
+    for (size_t i = 0; i < holder_count; i++)
+        if (mailbox_push (holders [i]->inbox, mail)) {
+            mail->refs++;
+            if (seq > holders [i]->wake_seq)
+                holders [i]->wake_seq = seq;
+        }
+    if (kind == MAIL_CHANNEL) {
+        char name [PROTO_MAX_NAME + 1];
+        size_t len = to_len > PROTO_MAX_NAME ? PROTO_MAX_NAME : to_len;
+        memcpy (name, to, len);
+        name [len] = 0;
+        channel_t *channel = channels_ensure (self->channels, name, NULL);
+        if (channel)
+            channel_link (channel, mail);
+    }
+    s_settle (self, mail);
+    return seq;
+}
+
+void
+mailroom_restore_seq (mailroom_t *self, uint64_t mail_seq)
+{
+    assert (self);
+    if (mail_seq > self->counters.mail_seq)
+        self->counters.mail_seq = mail_seq;
 }

@@ -13,10 +13,9 @@
     CHANNEL_FULL for that item, per recipient in a fan-out) or DROP_OLDEST
     (the oldest unacknowledged mail makes room; every drop is counted).
 
-    Journal hook: a durable broker would append a record where mail is
-    accepted (mailroom_post, after the seq is assigned and before any inbox
-    sees it) and where an ack moves (mailroom_ack); replay would rebuild the
-    inboxes by re-posting. Nothing in the inbox layout has to change for it.
+    Durability: the journal logs the requests that reach the mailroom and
+    replays them through it (durable.c); a snapshot puts queued messages
+    back with mailroom_restore, in seq order, with their holders.
 
     Wake-ups: every agent that gets mail is marked once per loop turn; the
     broker drains the marks (mailroom_next_wakeup) and publishes MAIL_READY.
@@ -40,6 +39,7 @@ typedef struct {
     uint64_t max_channel_bytes;     //  pending body bytes per channel
     size_t max_channels;
     size_t max_body;
+    uint64_t max_queued_bytes;      //  bound on counters.queued_memory
     overflow_t overflow;
 } mailroom_limits_t;
 
@@ -60,6 +60,7 @@ typedef struct {
     uint64_t rejected;          //  items or placements refused (full, unknown...)
     uint64_t queued;            //  messages alive (not released by every recipient)
     uint64_t queued_bytes;
+    uint64_t queued_memory;     //  their allocations (bodies + bookkeeping)
 } mailroom_counters_t;
 
 typedef struct _mailroom_t mailroom_t;
@@ -114,5 +115,16 @@ void mailroom_forget (mailroom_t *self, agent_t **agent_p);
 
 //  Wake-ups due this turn, oldest first; NULL when none are left.
 agent_t *mailroom_next_wakeup (mailroom_t *self);
+
+//  The journal's restore: queues a message as a snapshot recorded it, in
+//  the inboxes of `holders` (and its channel's pending list), with its
+//  original seq and time. Messages must come in seq order. Returns the seq,
+//  or 0 if it could not be queued (out of memory, or no holder).
+uint64_t mailroom_restore (mailroom_t *self, uint64_t seq, int64_t ts, mail_kind_t kind,
+                           const char *from, size_t from_len, const char *to, size_t to_len,
+                           const void *body, size_t body_len, bool bin,
+                           agent_t *const *holders, size_t holder_count);
+//  Moves mail_seq up to `mail_seq` (never back).
+void mailroom_restore_seq (mailroom_t *self, uint64_t mail_seq);
 
 #endif

@@ -30,7 +30,7 @@ static const pconfig_option_t s_options [] = {
       "how often agents are told to send something" },
     { "liveness-ms", 0, PCONFIG_INT, "PARLEY_LIVENESS_MS", "5000", 20, 86400000, "MS",
       "an agent silent this long is marked offline (its mail stays queued)" },
-    { "forget-after-ms", 0, PCONFIG_INT, "PARLEY_FORGET_AFTER_MS", "0", 0, 1e12, "MS",
+    { "forget-after-ms", 0, PCONFIG_INT, "PARLEY_FORGET_AFTER_MS", "3600000", 0, 1e12, "MS",
       "an agent offline this long is forgotten: registration and queued mail released "
       "(counted in STATS forgotten); 0 = never" },
     { "max-agents", 0, PCONFIG_INT, "PARLEY_MAX_AGENTS", "1024", 1, 1000000, "N",
@@ -50,6 +50,10 @@ static const pconfig_option_t s_options [] = {
       "largest message body (told in WELCOME); beyond: TOO_LARGE for that item" },
     { "max-batch", 0, PCONFIG_INT, "PARLEY_MAX_BATCH", "4096", 1, 4096, "N",
       "most messages per SEND and per MAIL reply" },
+    { "max-queued-bytes", 0, PCONFIG_INT, "PARLEY_MAX_QUEUED_BYTES", "1073741824", 1, 1e13, "BYTES",
+      "memory of the messages queued in all inboxes and channels together (body, names and "
+      "about 70 bytes each; a message sent to many is stored once); beyond: QUEUES_FULL for "
+      "that item, whatever --overflow says" },
     { "overflow", 0, PCONFIG_STR, "PARLEY_OVERFLOW", "reject", 0, 0, "POLICY",
       "full inbox/channel: reject (INBOX_FULL/CHANNEL_FULL to the sender) or drop-oldest (counted)" },
     { "max-state-keys", 0, PCONFIG_INT, "PARLEY_MAX_STATE_KEYS", "100000", 1, 100000000, "N",
@@ -74,8 +78,23 @@ static const pconfig_option_t s_options [] = {
     { "start", 0, PCONFIG_STR, "PARLEY_START", "spread", 0, 0, "PLACEMENT",
       "where entering agents start: spread (the first three spread over the world), "
       "same (all at position 0) or random (drawn from --seed)" },
-    { "router-hwm", 0, PCONFIG_INT, "PARLEY_ROUTER_HWM", "100000", 1, 10000000, "FRAMES",
-      "ROUTER send/receive high-water mark; replies beyond it are dropped (counted)" },
+    { "data-dir", 0, PCONFIG_STR, "PARLEY_DATA_DIR", NULL, 0, 0, "DIR",
+      "where queues, registrations, shared state and the world are kept across restarts "
+      "(default: $STATE_DIRECTORY when set, as systemd sets it, else ./parley-data); "
+      "\"none\" keeps everything in memory only" },
+    { "fsync", 0, PCONFIG_STR, "PARLEY_FSYNC", "everysec", 0, 0, "POLICY",
+      "always (a reply means the change is on disk; one sync per loop turn), everysec "
+      "(a crash loses at most about one second of acknowledged changes) or no (the kernel decides)" },
+    { "repair", 0, PCONFIG_BOOL, "PARLEY_REPAIR", "false", 0, 0, NULL,
+      "start even when a journal record in the middle is corrupt: skip it and log what was lost "
+      "(without it the broker stops and names the file and offset)" },
+    { "compact-min-bytes", 0, PCONFIG_INT, "PARLEY_COMPACT_MIN_BYTES", "67108864", 4096, 1e13, "BYTES",
+      "the journal log is compacted into a snapshot once it is this large and as large as the last "
+      "snapshot" },
+    { "router-hwm", 0, PCONFIG_INT, "PARLEY_ROUTER_HWM", "1000", 1, 10000000, "MESSAGES",
+      "ROUTER send/receive high-water mark per connection: a client that never reads holds at "
+      "most this many replies in the broker (each at most 1 MiB); beyond, replies are dropped "
+      "(STATS replies_dropped)" },
     { "pub-hwm", 0, PCONFIG_INT, "PARLEY_PUB_HWM", "100000", 1, 10000000, "FRAMES",
       "PUB high-water mark per subscriber; a slower subscriber loses events" },
     { "tap-hwm", 0, PCONFIG_INT, "PARLEY_TAP_HWM", "1000", 1, 10000000, "FRAMES",
@@ -97,6 +116,8 @@ static const char *s_epilogue =
     "connection), IPv6 enabled. Mail is kept until acknowledged; bounds and drops\n"
     "are reported by STATS. SIGINT/SIGTERM stop the broker cleanly (exit 0).\n"
     "Protocol: proto/PROTOCOL.md.";
+
+static char s_state_dir [4096];
 
 static bool
 s_parse_grid (const char *text, uint32_t *width, uint32_t *height)
@@ -149,6 +170,7 @@ s_fill (pconfig_t *config, broker_config_t *cfg)
     cfg->max_channels = (size_t) pconfig_int (config, "max-channels");
     cfg->max_body = (size_t) pconfig_int (config, "max-body");
     cfg->max_batch = (size_t) pconfig_int (config, "max-batch");
+    cfg->max_queued_bytes = (uint64_t) pconfig_int (config, "max-queued-bytes");
     cfg->max_state_keys = (size_t) pconfig_int (config, "max-state-keys");
     cfg->max_state_bytes = (size_t) pconfig_int (config, "max-state-bytes");
     cfg->seed = (uint64_t) pconfig_int (config, "seed");
@@ -161,6 +183,34 @@ s_fill (pconfig_t *config, broker_config_t *cfg)
     cfg->curve_allow = pconfig_str (config, "curve-allow");
     cfg->insecure = pconfig_bool (config, "insecure");
     cfg->checkpoints = (size_t) pconfig_int (config, "checkpoints");
+    cfg->data_dir = pconfig_str (config, "data-dir");
+    if (!cfg->data_dir) {
+        //  systemd's StateDirectory= (the first one when several are given).
+        const char *state_dir = getenv ("STATE_DIRECTORY");
+        if (state_dir && *state_dir) {
+            snprintf (s_state_dir, sizeof s_state_dir, "%s", state_dir);
+            s_state_dir [strcspn (s_state_dir, ":")] = 0;
+            cfg->data_dir = s_state_dir;
+        }
+        else
+            cfg->data_dir = "./parley-data";
+    }
+    cfg->repair = pconfig_bool (config, "repair");
+    cfg->compact_min_bytes = (uint64_t) pconfig_int (config, "compact-min-bytes");
+    const char *fsync_policy = pconfig_str (config, "fsync");
+    if (strcmp (fsync_policy, "always") == 0)
+        cfg->fsync = JOURNAL_FSYNC_ALWAYS;
+    else
+    if (strcmp (fsync_policy, "everysec") == 0)
+        cfg->fsync = JOURNAL_FSYNC_EVERYSEC;
+    else
+    if (strcmp (fsync_policy, "no") == 0)
+        cfg->fsync = JOURNAL_FSYNC_NO;
+    else {
+        fprintf (stderr, "parley-broker: --fsync must be always, everysec or no, not \"%s\"\n",
+                 fsync_policy);
+        return -1;
+    }
 
     const char *overflow = pconfig_str (config, "overflow");
     if (strcmp (overflow, "drop-oldest") == 0)

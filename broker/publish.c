@@ -15,6 +15,8 @@
 static void
 s_send (broker_t *self, const char *topic, size_t topic_len)
 {
+    if (self->replaying)
+        return;                 //  recovery re-runs history: nobody to tell
     const void *data = penc_data (&self->event);
     size_t size = penc_size (&self->event);
     if (tap_active (self->tap))

@@ -1,4 +1,5 @@
-/*  session - an agent's connection going away: BYE, expiry, unroutable.
+/*  session - an agent's connection going away: BYE, expiry, unroutable,
+    the connection closing (conn_watch.h).
 
     The registry (agents.c) only maps ids and connections; this file adds the
     broker-side consequences: the AGENT_EVENT on PUB and the log line. The
@@ -41,6 +42,34 @@ session_forget (broker_t *self, agent_t **agent_p)
     mailroom_forget (self->mailroom, agent_p);
 }
 
+void
+session_end_closed (broker_t *self)
+{
+    int fd;
+    while ((fd = conn_watch_next (self->conn_watch)) != -1) {
+        if (fd < 0)
+            continue;
+        //  O(agents) per closed connection: closes are rare next to
+        //  requests, and this keeps no index to maintain per HELLO/BYE.
+        for (size_t i = 0; i < agents_size (self->agents); i++) {
+            agent_t *agent = agents_at (self->agents, i);
+            if (agent->online && agent->conn_fd == fd) {
+                session_detach (self, agent, "disconnected");
+                break;
+            }
+        }
+    }
+}
+
+int
+session_on_closed (zloop_t *loop, zsock_t *reader, void *arg)
+{
+    broker_t *self = arg;
+    self->now_ms = pclock_mono_ms ();
+    session_end_closed (self);
+    return 0;
+}
+
 int
 session_on_sweep (zloop_t *loop, int timer_id, void *arg)
 {
@@ -54,6 +83,7 @@ session_on_sweep (zloop_t *loop, int timer_id, void *arg)
             session_detach (self, agent, "expired");
         if (forget_after > 0 && !agent->online && now - agent->offline_since_ms > forget_after) {
             publish_agent_event (self, agent, "forgotten");
+            durable_forget (self, agent);
             session_forget (self, &agent);
             self->counters.forgotten++;
             continue;           //  swap-removed: index i holds another agent now

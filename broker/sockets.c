@@ -4,12 +4,21 @@
       ZMQ_ROUTER_MANDATORY  a reply to a peer that has gone fails with
                             EHOSTUNREACH instead of vanishing: we count it
                             (unroutable) and mark that agent offline.
-      ZMQ_SNDHWM/RCVHWM     --router-hwm (default 100000 frames): room for
-                            pipelined clients; replies are sent DONTWAIT, so
-                            a client that never reads its replies loses them
-                            (counted) rather than stalling the loop.
+      ZMQ_SNDHWM/RCVHWM     --router-hwm (default 1000 messages per
+                            connection): room for pipelined clients, and
+                            the bound on what one slow reader costs: at
+                            most that many replies (each at most 1 MiB)
+                            wait for it. Replies are sent DONTWAIT, so a
+                            client that never reads loses the excess
+                            (STATS replies_dropped) rather than stalling
+                            the loop or growing the broker.
       ZMQ_MAXMSGSIZE        PROTO_MAX_FRAME: libzmq closes a connection that
                             sends a bigger frame before we ever allocate it.
+      ZMQ_BACKLOG           BROKER_ACCEPT_BACKLOG (libzmq's default is 100):
+                            when thousands of agents reconnect at once
+                            (a broker restart), a full accept queue makes
+                            the kernel drop their SYNs and each retries a
+                            second or more later.
       ZMQ_LINGER            200 ms, so replies queued at shutdown still go.
     PUB (events): SNDHWM --pub-hwm (default 100000); PUB drops for a slow
       subscriber at the HWM, it never blocks us. Linger 0.
@@ -188,6 +197,7 @@ sockets_open (broker_t *self, bool *network, char *why, size_t why_size)
     zsock_set_sndhwm (self->router, cfg->router_hwm);
     zsock_set_rcvhwm (self->router, cfg->router_hwm);
     zsock_set_maxmsgsize (self->router, PROTO_MAX_FRAME);
+    zsock_set_backlog (self->router, BROKER_ACCEPT_BACKLOG);
     zsock_set_linger (self->router, 200);
     zsock_set_sndhwm (self->pub, cfg->pub_hwm);
     zsock_set_linger (self->pub, 0);

@@ -24,7 +24,7 @@ stats_tick (broker_t *self)
     c->rate_tick_ms = now;
 }
 
-#define STATS_FIELDS 25
+#define STATS_FIELDS 28
 
 void
 stats_encode (broker_t *self, uint64_t id)
@@ -59,4 +59,7 @@ stats_encode (broker_t *self, uint64_t id)
     penc_kv_uint (enc, "forgotten", self->counters.forgotten);
     penc_kv_uint (enc, "unauthorized", self->counters.unauthorized);
     penc_kv_uint (enc, "auth_denied", auth_denied (self->auth));
+    penc_kv_uint (enc, "replies_dropped", self->counters.replies_dropped);
+    penc_kv_uint (enc, "queued_memory", mail->queued_memory);
+    penc_kv_uint (enc, "storage_errors", durable_storage_errors (self));
 }

@@ -16,26 +16,6 @@
 #define KEY_OBJECTS   "world.objects"
 #define KEY_POSITIONS "world.agent_positions"
 #define KEY_EXPLORED  "world.explored_by_all"
-#define MAX_NEW       (2 * WORLD_MAX_PER_CELL)     //  start cell + one move
-
-typedef struct {
-    uint32_t position;
-} agent_t;
-
-struct _world_t {
-    state_t *state;
-    world_kind_t kind;
-    uint64_t seed;
-    bool from_file;
-    wmap_t *map;
-    bool *explored;             //  per unique name
-    size_t explored_count;
-    zhashx_t *agents;           //  agent id -> agent_t
-    uint32_t arrivals;          //  agents entered since the last reset
-    world_start_t start;
-    uint64_t start_seed;
-    const char *new_names [MAX_NEW];
-};
 
 static const char *s_actions [WORLD_ACTION__COUNT] = {
     "forward", "backward", "left", "right", "stay"
@@ -162,6 +142,7 @@ s_world_install (state_t *state, wmap_t *map, world_kind_t kind, uint64_t seed,
     self->state = state;
     self->kind = kind;
     self->seed = seed;
+    self->map_seed = seed;
     self->from_file = from_file;
     self->map = map;
     self->explored = (bool *) calloc (map->name_count + 1, sizeof (bool));
@@ -247,6 +228,7 @@ world_reset (world_t *self, const uint64_t *seed, char *why, size_t why_size)
     if (map != self->map)
         wmap_destroy (&self->map);
     self->map = map;
+    self->map_seed = new_seed;
     free (self->explored);
     self->explored = explored;
     self->explored_count = 0;
@@ -306,7 +288,7 @@ s_collect_new (world_t *self, uint32_t position, size_t count)
         bool listed = self->explored [id];
         for (size_t k = 0; k < count && !listed; k++)
             listed = self->new_names [k] == map->names [id];
-        if (!listed && count < MAX_NEW)
+        if (!listed && count < WORLD_MAX_NEW)
             self->new_names [count++] = map->names [id];
     }
     return count;

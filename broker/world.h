@@ -173,4 +173,11 @@ const char *const *world_objects_at (world_t *self, uint32_t position, size_t *c
 //  false if the agent has not entered.
 bool world_position_of (world_t *self, const char *agent, uint32_t *position);
 
+//  The journal's snapshot of the world: the seed of its current map, the
+//  explored names, the agents' positions (its world.* state keys travel
+//  with the state). restore: -1 with why if the record does not fit this
+//  world (e.g. a world file that changed since).
+void world_snapshot_encode (world_t *self, msgpack_packer *pk);
+int world_snapshot_restore (world_t *self, const msgpack_object *obj, char *why, size_t why_size);
+
 #endif

@@ -37,4 +37,27 @@ wmap_t *wmap_generate (uint32_t width, uint32_t height, uint64_t seed);
 //  A JSON world file (format in world_file.c). NULL with why on any error.
 wmap_t *wmap_load (const char *path, world_kind_t *kind, char *why, size_t why_size);
 
+//  The world object (world.c; its journal snapshot in world_snapshot.c).
+#define WORLD_MAX_NEW (2 * WORLD_MAX_PER_CELL)     //  start cell + one move
+
+typedef struct {
+    uint32_t position;
+} agent_t;
+
+struct _world_t {
+    state_t *state;
+    world_kind_t kind;
+    uint64_t seed;
+    uint64_t map_seed;          //  the seed the current map was drawn from
+    bool from_file;
+    wmap_t *map;
+    bool *explored;             //  per unique name
+    size_t explored_count;
+    zhashx_t *agents;           //  agent id -> agent_t
+    uint32_t arrivals;          //  agents entered since the last reset
+    world_start_t start;        //  where entering agents start
+    uint64_t start_seed;        //  draws of the random placement
+    const char *new_names [WORLD_MAX_NEW];
+};
+
 #endif

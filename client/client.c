@@ -241,6 +241,8 @@ _Static_assert ((int) PARLEY_ERR_NOT_TURN_HOLDER == (int) PERR_NOT_TURN_HOLDER, 
 _Static_assert ((int) PARLEY_ERR_NO_WORKFLOW == (int) PERR_NO_WORKFLOW, "PARLEY_ERR_NO_WORKFLOW");
 _Static_assert ((int) PARLEY_ERR_WORKFLOW_ENDED == (int) PERR_WORKFLOW_ENDED, "PARLEY_ERR_WORKFLOW_ENDED");
 _Static_assert ((int) PARLEY_ERR_NO_SUCH_CHECKPOINT == (int) PERR_NO_SUCH_CHECKPOINT, "PARLEY_ERR_NO_SUCH_CHECKPOINT");
+_Static_assert ((int) PARLEY_ERR_QUEUES_FULL == (int) PERR_QUEUES_FULL, "PARLEY_ERR_QUEUES_FULL");
+_Static_assert ((int) PARLEY_ERR_STORAGE == (int) PERR_STORAGE, "PARLEY_ERR_STORAGE");
 
 const char *
 parley_strerror (int code)

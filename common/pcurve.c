@@ -289,10 +289,14 @@ pcurve_watch_failed (zsock_t *watch, char *why, size_t why_size)
     if (!watch)
         return false;
     bool failed = false;
+    bool specific = false;      //  why names the cause, not just a failure
     zmq_msg_t frame;
     zmq_msg_init (&frame);
     //  Each event is two frames: 16-bit event and 32-bit value, then the
-    //  peer's endpoint. The last event wins.
+    //  peer's endpoint. The last event wins, except that a bare failure
+    //  (the peer closed first: HANDSHAKE_FAILED_NO_DETAIL, EPIPE) never
+    //  hides a cause an earlier attempt reported; which of the two a
+    //  reconnect sees depends on which side notices the mismatch first.
     while (zmq_msg_recv (&frame, zsock_resolve (watch), ZMQ_DONTWAIT) >= 0) {
         bool first = zmq_msg_size (&frame) == 6 && zmq_msg_more (&frame);
         uint16_t event = 0;
@@ -306,15 +310,20 @@ pcurve_watch_failed (zsock_t *watch, char *why, size_t why_size)
         if (!first)
             continue;
         failed = true;
-        if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
+        if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) {
             snprintf (why, why_size, "the broker refused this key (ZAP status %u): is its "
                       "public certificate in the broker's --curve-allow directory?", value);
+            specific = true;
+        }
         else
         if (event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL
-        &&  value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH)
+        &&  value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH) {
             snprintf (why, why_size, "security mismatch: one side uses CURVE and the other "
                       "does not (--curve-key/--curve-server-key)");
+            specific = true;
+        }
         else
+        if (!specific)
             snprintf (why, why_size, "the connection's handshake failed (event 0x%x, value 0x%x): "
                       "wrong --curve-server-key?", event, value);
     }

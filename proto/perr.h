@@ -43,6 +43,8 @@ typedef enum {
     PERR_INTERNAL = 50,
     PERR_SHUTTING_DOWN = 51,
     PERR_UNAUTHORIZED = 52,      //  the key or resume token does not allow this
+    PERR_QUEUES_FULL = 53,       //  all queues together hold --max-queued-bytes
+    PERR_STORAGE = 54,           //  the journal cannot be written (disk full, I/O error)
     //  Workflow (60-69)
     PERR_NOT_TURN_HOLDER = 60,   //  HANDOVER from an agent that does not hold the turn
     PERR_NO_WORKFLOW = 61,       //  a workflow request to a broker without a workflow

@@ -92,10 +92,14 @@ s_rank (const msgpack_object *o)
     return (int) o->type;
 }
 
+//  msgpack-c gives an empty str, bin or ext a NULL pointer, and memcmp
+//  with NULL is undefined even for length 0: compare only when both have
+//  bytes.
 static int
 s_bytes_cmp (const char *a, uint32_t alen, const char *b, uint32_t blen)
 {
-    int c = memcmp (a, b, alen < blen ? alen : blen);
+    uint32_t common = alen < blen ? alen : blen;
+    int c = common ? memcmp (a, b, common) : 0;
     if (c)
         return c;
     return alen < blen ? -1 : alen > blen;

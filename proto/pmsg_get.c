@@ -15,7 +15,8 @@ pobj_streq (const msgpack_object *o, const char *text)
     if (!o || o->type != MSGPACK_OBJECT_STR || !text)
         return false;
     size_t len = strlen (text);
-    return o->via.str.size == len && memcmp (o->via.str.ptr, text, len) == 0;
+    //  An empty str has a NULL ptr (msgpack-c); memcmp must not see it.
+    return o->via.str.size == len && (len == 0 || memcmp (o->via.str.ptr, text, len) == 0);
 }
 
 const msgpack_object *

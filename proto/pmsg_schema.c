@@ -266,6 +266,9 @@ static const pfield_t s_stats_reply [] = {
     { "forgotten", PF_UINT, false, 0, NULL, "agents forgotten after --forget-after-ms offline" },
     { "unauthorized", PF_UINT, false, 0, NULL, "requests refused UNAUTHORIZED" },
     { "auth_denied", PF_UINT, false, 0, NULL, "connections refused at the handshake (CURVE)" },
+    { "replies_dropped", PF_UINT, false, 0, NULL, "replies not sent because the peer's pipe was full (it does not read)" },
+    { "queued_memory", PF_UINT, false, 0, NULL, "memory of the queued messages (bounded by --max-queued-bytes)" },
+    { "storage_errors", PF_UINT, false, 0, NULL, "journal records that could not be written (ERROR STORAGE)" },
 };
 
 // ---------------------------------------------------------------------------

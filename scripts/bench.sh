@@ -220,6 +220,17 @@ for turns in (10, 100, 1000):
     row("checkpoint storage per turn, %d turns, ~1 MB state" % turns,
         "checkpoint_bytes_per_turn_%d" % turns, "checkpoint_full_copy_%d" % turns,
         "full copy per turn", "B", 0.01, True, "≤ 1% of a copy")
+for kind, unit in (("state", "ops/s"), ("relay", "msg/s")):
+    row("journal everysec: %s" % ("state WRITE, 256 in flight" if kind == "state" else "relay SEND 256 + FETCH 4096"),
+        "journal_%s_everysec" % kind, "journal_%s_off" % kind, "journal off", unit, 0.8, target_text="≥ 0.8× off")
+    row("journal always (group commit): %s" % ("state WRITE, 256 in flight" if kind == "state" else "relay SEND 256 + FETCH 4096"),
+        "journal_%s_always" % kind, "journal_%s_off" % kind, "journal off", unit, 0.3, target_text="≥ 0.3× off")
+for m, k in ((100, 10), (1000, 100)):
+    for how in ("log", "snapshot"):
+        v = r.get("recovery_%s_%dk_%dk" % (how, m, k))
+        met = "" if v is None else ("yes" if v < 2000 else "**no**")
+        L.append("| recovery from the %s: %dk queued messages, %dk state keys | %s | | | < 2 s | %s |" % (
+            how, m, k, fmt(v, "ms"), met))
 L.append("")
 L.append("| Python client figure | parley (Python) | baseline | ratio |")
 L.append("| --- | --- | --- | --- |")

@@ -96,7 +96,7 @@ trap 'echo; echo "demo: interrupted"; exit 130' INT TERM
 "$bin/parley-broker" --scenario "$here/scenarios/explore" \
     --router 'tcp://127.0.0.1:*' --pub 'tcp://127.0.0.1:*' \
     --tap 'tcp://127.0.0.1:*' --advertise-host 127.0.0.1 --ready-file "$tmp/ready" \
-    --seed "$seed" --world-size "$world_size" --log-level warn 2>"$tmp/broker.log" &
+    --seed "$seed" --world-size "$world_size" --data-dir "$tmp/data" --log-level warn 2>"$tmp/broker.log" &
 broker_pid=$!
 for _ in $(seq 1 150); do
     [ -s "$tmp/ready" ] && break

@@ -27,7 +27,7 @@ if ! command -v "$cc" >/dev/null; then
 fi
 
 flags=(-g -O1 -std=c11 -D_GNU_SOURCE -fno-omit-frame-pointer
-       -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+       -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
        -I"$root" -I"$root/proto" -I"$root/common")
 # shellcheck disable=SC2207
 pkg_cflags=($(pkg-config --cflags msgpack libczmq yaml-0.1))

@@ -620,11 +620,13 @@ START_TEST (test_help_and_usage)
               "%s/parley-broker --overflow sometimes >/dev/null 2>&1", bindir ? bindir : "bin");
     ck_assert_int_eq (WEXITSTATUS (system (command)), 2);
     snprintf (command, sizeof command, "%s/parley-broker --router tcp://256.1.1.1:1 "
-              "--pub tcp://127.0.0.1:* --tap off --insecure >/dev/null 2>&1", bindir ? bindir : "bin");
+              "--pub tcp://127.0.0.1:* --tap off --insecure --data-dir none >/dev/null 2>&1",
+              bindir ? bindir : "bin");
     ck_assert_int_eq (WEXITSTATUS (system (command)), 3);
     //  Without CURVE, an endpoint beyond loopback needs --insecure.
     snprintf (command, sizeof command, "%s/parley-broker --router tcp://0.0.0.0:0 "
-              "--pub tcp://127.0.0.1:* --tap off >/dev/null 2>&1", bindir ? bindir : "bin");
+              "--pub tcp://127.0.0.1:* --tap off --data-dir none >/dev/null 2>&1",
+              bindir ? bindir : "bin");
     ck_assert_int_eq (WEXITSTATUS (system (command)), 2);
 }
 END_TEST

@@ -583,13 +583,14 @@ START_TEST (test_broker_key_setup_errors)
     ck_assert (pcurve_keygen (s_allow, "oops", "*", PCURVE_RIGHT_AGENT, why, sizeof why) == 0);
     const char *secret_in_allow [] = { "parley-broker", "--router", "tcp://127.0.0.1:*", "--pub",
                                        "tcp://127.0.0.1:*", "--tap", "off", "--curve-keys", s_keys,
-                                       "--curve-allow", s_allow, NULL };
+                                       "--curve-allow", s_allow, "--data-dir", "none", NULL };
     tproc_t *run = tproc_run (secret_in_allow, true);
     ck_assert_int_ne (tproc_status (run), 0);
     ck_assert_msg (strstr (tproc_err (run), "is a secret key"), "%s", tproc_err (run));
     tproc_destroy (&run);
     const char *half [] = { "parley-broker", "--router", "tcp://127.0.0.1:*", "--pub",
-                            "tcp://127.0.0.1:*", "--tap", "off", "--curve-keys", s_keys, NULL };
+                            "tcp://127.0.0.1:*", "--tap", "off", "--curve-keys", s_keys,
+                            "--data-dir", "none", NULL };
     run = tproc_run (half, true);
     ck_assert_int_ne (tproc_status (run), 0);
     ck_assert_msg (strstr (tproc_err (run), "needs both"), "%s", tproc_err (run));

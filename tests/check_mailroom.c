@@ -19,7 +19,7 @@ limits (size_t max_inbox, overflow_t overflow)
     mailroom_limits_t lim = {
         .max_inbox = max_inbox, .max_inbox_bytes = BIG, .max_channel = 100,
         .max_channel_bytes = BIG, .max_channels = 4, .max_body = 1024,
-        .overflow = overflow
+        .max_queued_bytes = 64 * BIG, .overflow = overflow
     };
     return lim;
 }

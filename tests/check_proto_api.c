@@ -441,11 +441,12 @@ START_TEST (test_error_names)
     int listed = 0;
     for (int code = 1; code < PERR__COUNT; code++)
         listed += strcmp (perr_name (code), "UNKNOWN") != 0;
-    ck_assert_int_eq (listed, 31);
+    ck_assert_int_eq (listed, 33);
     ck_assert_str_eq (perr_name (PERR_MALFORMED), "MALFORMED");
     ck_assert_str_eq (perr_name (PERR_UNAUTHORIZED), "UNAUTHORIZED");
     ck_assert_str_eq (perr_name (PERR_NO_SUCH_TARGET), "NO_SUCH_TARGET");
     ck_assert_str_eq (perr_name (PERR_SHUTTING_DOWN), "SHUTTING_DOWN");
+    ck_assert_str_eq (perr_name (PERR_QUEUES_FULL), "QUEUES_FULL");
     ck_assert_str_eq (perr_name (7), "UNKNOWN");
     ck_assert_str_eq (perr_name (-1), "UNKNOWN");
     ck_assert_str_eq (perr_name (PERR__COUNT), "UNKNOWN");

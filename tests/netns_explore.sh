@@ -119,7 +119,7 @@ curve_tap=(--curve-key "$keys/tap" --curve-server-key "$keys/broker")
 
 # The broker, bound to its veth address only, CURVE on every socket.
 nsenter --net="/run/netns/$ns_broker" "$bin/parley-broker" --router "$router" --pub "tcp://$addr_broker:5556" \
-    --tap "tcp://$addr_broker:5557" --ready-file "$work/ready" \
+    --tap "tcp://$addr_broker:5557" --ready-file "$work/ready" --data-dir "$work/data" \
     --curve-keys "$keys" --curve-allow "$work/allow" >"$work/broker.log" 2>&1 &
 broker_pid=$!
 for _ in $(seq 600); do

@@ -81,6 +81,8 @@ typedef enum {
     PARLEY_ERR_INTERNAL = 50,
     PARLEY_ERR_SHUTTING_DOWN = 51,
     PARLEY_ERR_UNAUTHORIZED = 52,    //  the key or token does not allow it
+    PARLEY_ERR_QUEUES_FULL = 53,     //  the broker's memory bound for queued mail is reached
+    PARLEY_ERR_STORAGE = 54,         //  the broker cannot write its journal; nothing changed
     PARLEY_ERR_NOT_TURN_HOLDER = 60, //  HANDOVER from an agent not holding the turn
     PARLEY_ERR_NO_WORKFLOW = 61,     //  the broker runs no workflow
     PARLEY_ERR_WORKFLOW_ENDED = 62,  //  HANDOVER after done or failed

@@ -125,6 +125,10 @@ CASES = {
     'bad_name-hello-empty': env('HELLO', (s('agent'), s(''))),
     'bad_name-listen-dot': env('LISTEN', (s('channel'), s('.x'))),
     'bad_name-send-utf8': SEND_HEAD + arr(fmap([(s('to'), s('\u00e9')), (s('body'), s('x'))])),
+    # an empty string as the first key: msgpack-c gives it a NULL pointer,
+    # which the duplicate-key sort once passed to memcmp (undefined)
+    'any-empty-first-key': fmap([(s(''), u(1)), (s('x'), u(2)), (s('v'), u(1)),
+                                 (s('t'), s('HEARTBEAT')), (s('id'), u(1))]),
 }
 
 

@@ -72,6 +72,9 @@ s_exec (testbroker_t *self, const char *const *args)
     argv [argc++] = "127.0.0.1";
     argv [argc++] = "--ready-file";
     argv [argc++] = self->ready;
+    //  In memory unless the test gives its own --data-dir (a later flag wins).
+    argv [argc++] = "--data-dir";
+    argv [argc++] = "none";
     for (size_t i = 0; args && args [i] && i < TESTBROKER_MAX_ARGS; i++)
         argv [argc++] = args [i];
     argv [argc] = NULL;

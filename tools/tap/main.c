@@ -350,6 +350,10 @@ s_run (s_app_t *app)
         int rc = tap_discover (broker, pconfig_str (app->config, "curve-key"),
                                pconfig_str (app->config, "curve-server-key"), pconfig_int (app->config, "connect-timeout-ms"),
                                endpoint, sizeof endpoint, why, sizeof why);
+        //  SIGINT/SIGTERM while the broker has not answered yet is an
+        //  orderly stop the user asked for, not a network failure.
+        if (zsys_interrupted)
+            return PARLEY_EXIT_OK;
         if (rc != PARLEY_EXIT_OK) {
             plog_error ("%s", why);
             return rc;

@@ -41,6 +41,8 @@ ERROR_CODES = (
     (50, "INTERNAL", "a broker bug or out of memory; the request had no effect"),
     (51, "SHUTTING_DOWN", "reserved; not sent by this broker"),
     (52, "UNAUTHORIZED", "the connection's key does not allow this, or a wrong resume token"),
+    (53, "QUEUES_FULL", "the queued messages of every inbox and channel together reach the broker's memory bound"),
+    (54, "STORAGE", "the broker cannot write its journal (disk full, I/O error); the request changed nothing"),
     (60, "NOT_TURN_HOLDER", "HANDOVER from an agent that does not hold the turn"),
     (61, "NO_WORKFLOW", "a workflow request to a broker running no workflow"),
     (62, "WORKFLOW_ENDED", "HANDOVER after the workflow is done or failed"),

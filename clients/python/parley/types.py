@@ -367,6 +367,9 @@ class Stats:
     forgotten: int = 0
     unauthorized: int = 0
     auth_denied: int = 0
+    replies_dropped: int = 0
+    queued_memory: int = 0
+    storage_errors: int = 0
     extra: Dict[str, Any] = field(default_factory=dict)
 
     _RATES = ("rate_in", "rate_out")

@@ -63,7 +63,7 @@ class Broker:
         self.starts += 1
         cmd = [str(BIN_DIR / "parley-broker"), "--router", self.router_ep, "--pub", self.pub_ep,
                "--tap", "off", "--advertise-host", "127.0.0.1", "--ready-file", str(ready),
-               *self.args]
+               "--data-dir", "none", *self.args]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
                                      stderr=open(self.log_path, "w"))
         deadline = time.monotonic() + 20

@@ -1,0 +1,386 @@
+/*  jfile - checksummed record files; see jfile.h.
+
+    The scan reads the whole file into memory with one read: recovery is
+    one pass and the records are consumed as they are parsed. A file is at
+    most a snapshot plus what was written since (compaction keeps it near
+    the live data), so this is bounded by what the broker holds in memory
+    anyway.
+*/
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "jfile.h"
+
+//  Tests without a small filesystem to fill (not root): while the file
+//  named by PARLEY_TEST_JOURNAL_FULL exists, appends fail with ENOSPC as
+//  on a full disk. Unset (always, outside tests) it costs one getenv per
+//  file opened.
+#define JFILE_TEST_FULL_ENV "PARLEY_TEST_JOURNAL_FULL"
+
+struct _jfile_t {
+    char *test_full;            //  the test hook's path, NULL normally
+    int fd;
+    char *path;
+    uint64_t size;
+    bool dirty;
+    uint8_t *buf;               //  header + payload, one write
+    size_t buf_size;
+};
+
+static void
+s_put32 (uint8_t *p, uint32_t v)
+{
+    p [0] = (uint8_t) v;
+    p [1] = (uint8_t) (v >> 8);
+    p [2] = (uint8_t) (v >> 16);
+    p [3] = (uint8_t) (v >> 24);
+}
+
+static uint32_t
+s_get32 (const uint8_t *p)
+{
+    return (uint32_t) p [0] | (uint32_t) p [1] << 8 | (uint32_t) p [2] << 16
+         | (uint32_t) p [3] << 24;
+}
+
+static uint32_t
+s_crc (const void *data, size_t size)
+{
+    return (uint32_t) crc32 (crc32 (0L, Z_NULL, 0), data, (uInt) size);
+}
+
+//  Writes all of buf at the end, retrying short writes and EINTR.
+static int
+s_write_all (int fd, const uint8_t *buf, size_t size)
+{
+    while (size > 0) {
+        ssize_t n = write (fd, buf, size);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        buf += n;
+        size -= (size_t) n;
+    }
+    return 0;
+}
+
+jfile_t *
+jfile_open (const char *path, char *why, size_t why_size)
+{
+    assert (path);
+    jfile_t *self = calloc (1, sizeof (jfile_t));
+    if (!self || !(self->path = strdup (path))) {
+        free (self);
+        snprintf (why, why_size, "out of memory");
+        return NULL;
+    }
+    self->fd = open (path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    struct stat st;
+    if (self->fd < 0 || fstat (self->fd, &st) != 0) {
+        snprintf (why, why_size, "cannot open %s: %s", path, strerror (errno));
+        jfile_destroy (&self);
+        return NULL;
+    }
+    self->size = (uint64_t) st.st_size;
+    const char *test_full = getenv (JFILE_TEST_FULL_ENV);
+    if (test_full && *test_full)
+        self->test_full = strdup (test_full);
+    if (self->size == 0) {
+        if (s_write_all (self->fd, (const uint8_t *) JFILE_MAGIC, JFILE_MAGIC_SIZE) != 0
+        ||  fdatasync (self->fd) != 0) {
+            snprintf (why, why_size, "cannot write %s: %s", path, strerror (errno));
+            int error = errno;
+            (void) ftruncate (self->fd, 0);
+            jfile_destroy (&self);
+            errno = error;
+            return NULL;
+        }
+        self->size = JFILE_MAGIC_SIZE;
+    }
+    return self;
+}
+
+void
+jfile_destroy (jfile_t **self_p)
+{
+    assert (self_p);
+    jfile_t *self = *self_p;
+    if (self) {
+        if (self->fd >= 0)
+            close (self->fd);
+        free (self->path);
+        free (self->buf);
+        free (self->test_full);
+        free (self);
+        *self_p = NULL;
+    }
+}
+
+const char *
+jfile_path (jfile_t *self)
+{
+    assert (self);
+    return self->path;
+}
+
+uint64_t
+jfile_size (jfile_t *self)
+{
+    assert (self);
+    return self->size;
+}
+
+int
+jfile_fd (jfile_t *self)
+{
+    assert (self);
+    return self->fd;
+}
+
+bool
+jfile_dirty (jfile_t *self)
+{
+    assert (self);
+    return self->dirty;
+}
+
+int
+jfile_append (jfile_t *self, const void *payload, size_t size)
+{
+    assert (self);
+    assert (size <= JFILE_MAX_RECORD);
+    if (self->test_full && access (self->test_full, F_OK) == 0) {
+        errno = ENOSPC;
+        return -1;
+    }
+    size_t total = JFILE_HEADER + size;
+    if (total > self->buf_size) {
+        size_t want = total < 64 * 1024 ? 64 * 1024 : total;
+        uint8_t *grown = realloc (self->buf, want);
+        if (!grown) {
+            errno = ENOMEM;
+            return -1;
+        }
+        self->buf = grown;
+        self->buf_size = want;
+    }
+    s_put32 (self->buf, (uint32_t) size);
+    s_put32 (self->buf + 4, s_crc (payload, size));
+    s_put32 (self->buf + 8, s_crc (self->buf, 8));
+    if (size)
+        memcpy (self->buf + JFILE_HEADER, payload, size);
+    if (s_write_all (self->fd, self->buf, total) != 0) {
+        int error = errno;
+        //  A partial record must not stay: the next append would follow it
+        //  and a restart would read it as corruption in the middle.
+        if (ftruncate (self->fd, (off_t) self->size) != 0)
+            error = errno;
+        errno = error;
+        return -1;
+    }
+    self->size += total;
+    self->dirty = true;
+    return 0;
+}
+
+int
+jfile_sync (jfile_t *self)
+{
+    assert (self);
+    if (!self->dirty)
+        return 0;
+    if (fdatasync (self->fd) != 0)
+        return -1;
+    self->dirty = false;
+    return 0;
+}
+
+//  ---------------------------------------------------------------------
+//  Scan
+
+static int
+s_read_file (const char *path, uint8_t **data, size_t *size)
+{
+    *data = NULL;
+    *size = 0;
+    int fd = open (path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? 1 : -1;
+    struct stat st;
+    if (fstat (fd, &st) != 0) {
+        close (fd);
+        return -1;
+    }
+    size_t total = (size_t) st.st_size;
+    uint8_t *buf = malloc (total ? total : 1);
+    size_t got = 0;
+    while (buf && got < total) {
+        ssize_t n = read (fd, buf + got, total - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        got += (size_t) n;
+    }
+    close (fd);
+    if (!buf || got != total) {
+        free (buf);
+        return -1;
+    }
+    *data = buf;
+    *size = total;
+    return 0;
+}
+
+static int
+s_cut (const char *path, uint64_t size)
+{
+    int fd = open (path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int rc = ftruncate (fd, (off_t) size) == 0 && fsync (fd) == 0 ? 0 : -1;
+    close (fd);
+    return rc;
+}
+
+jfile_status_t
+jfile_scan (const char *path, bool repair, jfile_record_fn *fn, void *arg,
+            jfile_report_t *report, char *why, size_t why_size)
+{
+    assert (path && fn && report);
+    memset (report, 0, sizeof *report);
+    uint8_t *data;
+    size_t size;
+    int read_rc = s_read_file (path, &data, &size);
+    if (read_rc == 1)
+        return JFILE_OK;
+    if (read_rc < 0) {
+        snprintf (why, why_size, "cannot read %s: %s", path, strerror (errno));
+        return JFILE_IO;
+    }
+    jfile_status_t status = JFILE_OK;
+    uint64_t cut_at = UINT64_MAX;       //  cut the file here when set
+    size_t pos = 0;
+    //  Under repair, the good records are also copied here: when one in the
+    //  middle is skipped the file is rewritten from this copy.
+    uint8_t *kept = repair ? malloc (size + JFILE_MAGIC_SIZE) : NULL;
+    size_t kept_size = 0;
+    if (kept) {
+        memcpy (kept, JFILE_MAGIC, JFILE_MAGIC_SIZE);
+        kept_size = JFILE_MAGIC_SIZE;
+    }
+    if (size < JFILE_MAGIC_SIZE) {
+        //  Created but its magic never fully written: empty.
+        report->torn_bytes = size;
+        cut_at = 0;
+        pos = size;
+    }
+    else
+    if (memcmp (data, JFILE_MAGIC, JFILE_MAGIC_SIZE) != 0) {
+        snprintf (why, why_size, "%s is not a Parley journal file (bad magic at offset 0)", path);
+        report->bad_offset = 0;
+        free (data);
+        free (kept);
+        return JFILE_CORRUPT;
+    }
+    else
+        pos = JFILE_MAGIC_SIZE;
+    while (pos < size) {
+        size_t left = size - pos;
+        if (left < JFILE_HEADER) {
+            report->torn_bytes = left;
+            cut_at = pos;
+            break;
+        }
+        const uint8_t *head = data + pos;
+        uint32_t length = s_get32 (head);
+        bool head_ok = s_crc (head, 8) == s_get32 (head + 8) && length <= JFILE_MAX_RECORD;
+        if (!head_ok) {
+            report->bad_offset = pos;
+            if (!repair) {
+                snprintf (why, why_size, "%s: corrupt record header at offset %zu "
+                          "(%zu bytes from there on); start with --repair to keep the "
+                          "records before it", path, pos, left);
+                status = JFILE_CORRUPT;
+                break;
+            }
+            report->lost_bytes += left;
+            report->lost_records++;
+            cut_at = pos;
+            break;
+        }
+        if (left - JFILE_HEADER < length) {
+            report->torn_bytes = left;
+            cut_at = pos;
+            break;
+        }
+        const uint8_t *payload = head + JFILE_HEADER;
+        size_t next = pos + JFILE_HEADER + length;
+        if (s_crc (payload, length) != s_get32 (head + 4)) {
+            if (next == size) {
+                //  The last record, complete in length but not in content:
+                //  its blocks were allocated and not all written.
+                report->torn_bytes = left;
+                cut_at = pos;
+                break;
+            }
+            report->bad_offset = pos;
+            if (!repair) {
+                snprintf (why, why_size, "%s: corrupt record at offset %zu (%u bytes; %zu "
+                          "bytes follow); start with --repair to skip it", path, pos,
+                          (unsigned) length, size - next);
+                status = JFILE_CORRUPT;
+                break;
+            }
+            report->lost_records++;
+            report->lost_bytes += JFILE_HEADER + length;
+            pos = next;
+            continue;
+        }
+        if (fn (payload, length, arg) != 0) {
+            snprintf (why, why_size, "%s: the record at offset %zu cannot be applied", path, pos);
+            status = JFILE_IO;
+            break;
+        }
+        if (kept) {
+            memcpy (kept + kept_size, head, JFILE_HEADER + length);
+            kept_size += JFILE_HEADER + length;
+        }
+        report->records++;
+        pos = next;
+    }
+    free (data);
+    if (status == JFILE_OK && kept && report->lost_records > 0) {
+        //  Rewrite without the skipped records: tmp, fsync, rename.
+        char tmp [4096];
+        snprintf (tmp, sizeof tmp, "%s.repair", path);
+        int fd = open (tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        bool ok = fd >= 0 && s_write_all (fd, kept, kept_size) == 0 && fsync (fd) == 0;
+        if (fd >= 0)
+            close (fd);
+        if (!ok || rename (tmp, path) != 0) {
+            snprintf (why, why_size, "cannot rewrite %s without its corrupt records: %s",
+                      path, strerror (errno));
+            unlink (tmp);
+            free (kept);
+            return JFILE_IO;
+        }
+        cut_at = UINT64_MAX;
+    }
+    free (kept);
+    if (status == JFILE_OK && cut_at != UINT64_MAX && s_cut (path, cut_at) != 0) {
+        snprintf (why, why_size, "cannot cut %s to %llu bytes: %s", path,
+                  (unsigned long long) cut_at, strerror (errno));
+        return JFILE_IO;
+    }
+    return status;
+}

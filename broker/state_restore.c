@@ -1,0 +1,37 @@
+/*  state_restore - putting a key back as the journal's snapshot recorded
+    it: its reducer, its value and its own seq (state_apply_raw gives a
+    fresh seq; a restored store must answer GET with the seq it had). */
+#include <string.h>
+
+#include "state_int.h"
+
+perr_t
+state_restore_entry (state_t *self, const char *key, state_reducer_t reducer, uint64_t seq,
+                     const void *value, size_t size, char *why, size_t why_size)
+{
+    assert (self && key && value);
+    state_raw_op_t ops [3];
+    size_t count = 0;
+    //  A key the store already has (the world's, drawn at start) is
+    //  replaced whole, whatever its reducer.
+    if (zhashx_lookup (self->entries, key))
+        ops [count++] = (state_raw_op_t) { .op = STATE_OP_DELETE, .key = key };
+    ops [count++] = (state_raw_op_t) { .op = STATE_OP_DECLARE, .key = key, .reducer = reducer };
+    ops [count++] = (state_raw_op_t) { .op = STATE_OP_SET, .key = key, .value = value, .size = size };
+    perr_t rc = state_apply_raw (self, ops, count, NULL, why, why_size);
+    state_changes_reset (self);
+    if (rc)
+        return rc;
+    entry_t *entry = zhashx_lookup (self->entries, key);
+    assert (entry);
+    entry->seq = seq;
+    return PERR_NONE;
+}
+
+void
+state_restore_seq (state_t *self, uint64_t seq)
+{
+    assert (self);
+    if (seq > self->seq)
+        self->seq = seq;
+}
