@@ -66,6 +66,10 @@ struct _agent_t {
     //  says model[i] (named agents_model_fields[i]) was reported.
     uint64_t model [AGENTS_MODEL_FIELDS];
     uint32_t model_mask;
+    //  For AGENTS: the `step` of its last ACT that moved (0: none had one),
+    //  and the ACTs that moved (replays of a step not counted).
+    uint64_t step;
+    uint64_t acts;
 };
 
 typedef struct _agents_t agents_t;

@@ -7,6 +7,7 @@
 */
 #include "broker_internal.h"
 #include "pclock.h"
+#include "pconfig.h"
 
 void
 stats_tick (broker_t *self)
@@ -24,7 +25,7 @@ stats_tick (broker_t *self)
     c->rate_tick_ms = now;
 }
 
-#define STATS_FIELDS 25
+#define STATS_FIELDS 26
 
 void
 stats_encode (broker_t *self, uint64_t id)
@@ -59,4 +60,5 @@ stats_encode (broker_t *self, uint64_t id)
     penc_kv_uint (enc, "forgotten", self->counters.forgotten);
     penc_kv_uint (enc, "unauthorized", self->counters.unauthorized);
     penc_kv_uint (enc, "auth_denied", auth_denied (self->auth));
+    penc_kv_cstr (enc, "version", PARLEY_VERSION);
 }

@@ -70,6 +70,10 @@ static const pfield_t s_agent_info [] = {
     { "model_completion_tokens", PF_UINT, false, 0, NULL, "last reported: completion tokens the server reported" },
     { "model_latency_ms", PF_UINT, false, 0, NULL, "last reported: sum of call latencies, ms" },
     { "model_latency_max_ms", PF_UINT, false, 0, NULL, "last reported: slowest call, ms" },
+    { "unacked", PF_UINT, false, 0, NULL, "messages handed out by FETCH and not acknowledged" },
+    { "inbox_bytes", PF_UINT, false, 0, NULL, "body bytes of the pending messages" },
+    { "step", PF_UINT, false, 0, NULL, "step of its last ACT that moved (0: none)" },
+    { "acts", PF_UINT, false, 0, NULL, "ACTs that moved (replays not counted)" },
 };
 
 static const pfield_t s_world [] = {
@@ -266,6 +270,7 @@ static const pfield_t s_stats_reply [] = {
     { "forgotten", PF_UINT, false, 0, NULL, "agents forgotten after --forget-after-ms offline" },
     { "unauthorized", PF_UINT, false, 0, NULL, "requests refused UNAUTHORIZED" },
     { "auth_denied", PF_UINT, false, 0, NULL, "connections refused at the handshake (CURVE)" },
+    { "version", PF_STR, false, PROTO_MAX_NAME, NULL, "the broker's release (parley-broker --version)" },
 };
 
 // ---------------------------------------------------------------------------
