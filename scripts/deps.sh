@@ -19,7 +19,7 @@ prefix=${PARLEY_DEPS_PREFIX:-$here/.deps}
 # Debian package -> how we recognise it is there.
 packages="pkg-config gcc g++ make dpkg-dev libzmq3-dev libczmq-dev libmsgpack-dev
 libcurl4-openssl-dev libfaiss-dev libopenblas-dev check libjansson-dev libyaml-dev
-python3 iproute2 systemd docker-compose"
+python3 iproute2 systemd docker-compose help2man"
 pc_modules="libzmq libczmq msgpack libcurl check jansson yaml-0.1"
 
 log() { printf 'deps: %s\n' "$*" >&2; }
@@ -42,7 +42,7 @@ missing_packages() {
     for f in /usr/include/faiss/c_api/IndexFlat_c.h /usr/include/faiss/Index.h \
              /usr/bin/gcc /usr/bin/g++ /usr/bin/make /usr/sbin/ip \
              /usr/bin/dpkg-source /usr/bin/python3 \
-             /usr/bin/systemd-analyze /usr/bin/docker-compose; do
+             /usr/bin/systemd-analyze /usr/bin/docker-compose /usr/bin/help2man; do
         [ -e "$f" ] || missing="$missing $f"
     done
     ls /usr/lib/x86_64-linux-gnu/libopenblas* /usr/lib/*/openblas*/libblas* >/dev/null 2>&1 \

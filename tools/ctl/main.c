@@ -145,8 +145,8 @@ main (int argc, char **argv)
     s_build_epilogue ();
     pconfig_t *config = pconfig_new (
         "parley-ctl", "parley-ctl [OPTION]... COMMAND [ARG]...",
-        "Look at and steer a running Parley broker: the workflow, its checkpoints,\n"
-        "a person's turn.", s_epilogue, s_options, sizeof s_options / sizeof s_options [0]);
+        "Look at and steer a running Parley broker: its status, agents, counters,\n"
+        "shared state and events, the workflow, its checkpoints, a person's turn.", s_epilogue, s_options, sizeof s_options / sizeof s_options [0]);
     if (!config)
         return PARLEY_EXIT_FAILURE;
     int rc = PARLEY_EXIT_OK;
