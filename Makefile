@@ -109,9 +109,12 @@ all: $(BINARIES) $(LIBPARLEY)
 	@mkdir -p bin
 	@for b in $(BINARIES); do ln -sf ../$$b bin/; done
 
-# Runs on every build; takes milliseconds when nothing is missing.
+# Runs on every build; takes milliseconds when nothing is missing. Under
+# install and uninstall it only reports (--check): those never call a
+# package manager, a missing package is `make deps`'s job.
+NO_PACKAGE_MANAGER := $(filter install install-lib uninstall uninstall-lib,$(MAKECMDGOALS))
 check-deps:
-	@./scripts/deps.sh
+	@./scripts/deps.sh $(if $(NO_PACKAGE_MANAGER),--check)
 
 deps:
 	./scripts/deps.sh
