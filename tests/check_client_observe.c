@@ -6,12 +6,14 @@
     the oldest and counting them.
 */
 #include <check.h>
+#include <stdlib.h>
 #include <string.h>
 #include "parley/client.h"
 #include "pconfig.h"
 #include "pmsg.h"
 #include "lib/testbroker.h"
 #include "lib/testsuite.h"
+#include "lib/tproc.h"
 
 #define DEADLINE_MS 15000
 
@@ -22,6 +24,29 @@ s_connected (const char *router, const char *id)
     parley_client_set_timeout (client, 3000, 200);
     ck_assert_int_eq (parley_client_connect (client), PARLEY_OK);
     return client;
+}
+
+//  A broker on an ipc endpoint of its own: on a shared machine an agent
+//  of some other run retrying a tcp port could otherwise join it and be
+//  counted here.
+static tproc_dir_t *s_dir;
+
+static testbroker_t *
+s_start (void)
+{
+    s_dir = tproc_dir_new ();
+    char *router = tproc_dir_endpoint (s_dir, "router");
+    testbroker_t *broker = testbroker_start ((const char *[]) { "--router", router, NULL });
+    free (router);
+    ck_assert_ptr_nonnull (broker);
+    return broker;
+}
+
+static void
+s_stop (testbroker_t **broker_p)
+{
+    testbroker_stop (broker_p);
+    tproc_dir_destroy (&s_dir);
 }
 
 static const parley_stat_field_t *
@@ -35,8 +60,7 @@ s_find (const parley_stat_list_t *list, const char *name)
 
 START_TEST (test_stats_fields)
 {
-    testbroker_t *broker = testbroker_start (NULL);
-    ck_assert_ptr_nonnull (broker);
+    testbroker_t *broker = s_start ();
     parley_client_t *client = s_connected (testbroker_router (broker), "Ops");
     parley_stat_list_t list;
     ck_assert_int_eq (parley_client_stats_fields (client, &list), PARLEY_OK);
@@ -75,14 +99,13 @@ START_TEST (test_stats_fields)
     ck_assert_str_eq (parley_stat_unit ("widgets", PARLEY_STAT_UINT), "count");
     ck_assert_str_eq (parley_stat_unit ("journal_state", PARLEY_STAT_TEXT), "");
     parley_client_destroy (&client);
-    testbroker_stop (&broker);
+    s_stop (&broker);
 }
 END_TEST
 
 START_TEST (test_agent_figures)
 {
-    testbroker_t *broker = testbroker_start (NULL);
-    ck_assert_ptr_nonnull (broker);
+    testbroker_t *broker = s_start ();
     parley_client_t *mover = s_connected (testbroker_router (broker), "Mover");
     parley_client_t *reader = s_connected (testbroker_router (broker), "Reader");
     parley_observation_t obs;
@@ -124,7 +147,7 @@ START_TEST (test_agent_figures)
         }
     parley_client_destroy (&mover);
     parley_client_destroy (&reader);
-    testbroker_stop (&broker);
+    s_stop (&broker);
 }
 END_TEST
 
@@ -142,8 +165,7 @@ s_next (parley_client_t *client, parley_event_t *event)
 
 START_TEST (test_events)
 {
-    testbroker_t *broker = testbroker_start (NULL);
-    ck_assert_ptr_nonnull (broker);
+    testbroker_t *broker = s_start ();
     const char *router = testbroker_router (broker);
     parley_client_t *watcher = s_connected (router, "Watcher");
     ck_assert_int_eq (parley_client_subscribe (watcher, "agent."), PARLEY_OK);
@@ -222,7 +244,7 @@ START_TEST (test_events)
     ck_assert_str_eq (first, "state.obs.b044");         //  the oldest were dropped
     parley_client_destroy (&other);
     parley_client_destroy (&watcher);
-    testbroker_stop (&broker);
+    s_stop (&broker);
 }
 END_TEST
 

@@ -59,6 +59,28 @@ s_ctl_text (const char *router, const char *const *args, int status, const char 
     tproc_destroy (&proc);
 }
 
+//  A broker on an ipc endpoint of its own: on a shared machine an agent
+//  of some other run retrying a tcp port could otherwise join it and be
+//  counted here.
+static tproc_dir_t *s_dir;
+
+static testbroker_t *
+s_start (void)
+{
+    s_dir = tproc_dir_new ();
+    char *router = tproc_dir_endpoint (s_dir, "router");
+    testbroker_t *broker = testcheck_start ((const char *[]) { "--router", router, NULL });
+    free (router);
+    return broker;
+}
+
+static void
+s_stop (testbroker_t **broker_p)
+{
+    testcheck_stop (broker_p);
+    tproc_dir_destroy (&s_dir);
+}
+
 static parley_client_t *
 s_agent (const char *router, const char *id, const char *role)
 {
@@ -93,7 +115,7 @@ s_agent_line (const json_t *lines, const char *id)
 
 START_TEST (test_status_agents_stats)
 {
-    testbroker_t *broker = testcheck_start (NULL);
+    testbroker_t *broker = s_start ();
     const char *router = testbroker_router (broker);
     parley_client_t *scout = s_agent (router, "Scout", "scout");
     parley_client_t *writer = s_agent (router, "Writer", "writer");
@@ -172,13 +194,13 @@ START_TEST (test_status_agents_stats)
 
     parley_client_destroy (&scout);
     parley_client_destroy (&writer);
-    testcheck_stop (&broker);
+    s_stop (&broker);
 }
 END_TEST
 
 START_TEST (test_state)
 {
-    testbroker_t *broker = testcheck_start (NULL);
+    testbroker_t *broker = s_start ();
     const char *router = testbroker_router (broker);
     s_ctl_text (router, (const char *[]) { "state", "set", "team.plan", "{\"goal\":\"map\"}",
                                            "team.count", "3", NULL }, 0, "2 keys changed", NULL);
@@ -225,7 +247,7 @@ START_TEST (test_state)
                 "KEY JSON pairs");
     s_ctl_text (router, (const char *[]) { "state", "drop", NULL }, 2, NULL, "get, set or keys");
     s_ctl_text (router, (const char *[]) { "frobnicate", NULL }, 2, NULL, "unknown command");
-    testcheck_stop (&broker);
+    s_stop (&broker);
 }
 END_TEST
 
@@ -264,7 +286,7 @@ END_TEST
 
 START_TEST (test_tail)
 {
-    testbroker_t *broker = testcheck_start (NULL);
+    testbroker_t *broker = s_start ();
     const char *router = testbroker_router (broker);
     const char *argv [] = { "parley-ctl", "--broker", router, "--json", "--count", "3",
                             "tail", "state.tail.", "agent.Tailed", NULL };
@@ -295,7 +317,7 @@ START_TEST (test_tail)
     json_decref (lines);
     tproc_destroy (&tail);
     parley_client_destroy (&agent);
-    testcheck_stop (&broker);
+    s_stop (&broker);
 }
 END_TEST
 
