@@ -4,7 +4,10 @@
     capability role:<--role> when given, CURVE with --curve-key) and calls
     one subcommand from its table; each subcommand is one file
     cmd_<name>.c. Every request is libparley's (parley_client_workflow,
-    _handover, _checkpoints, _checkpoint, _checkpoint_diff, _resume, _get).
+    _handover, _checkpoints, _checkpoint, _checkpoint_diff, _resume, _get,
+    _agents, _stats, _stats_fields, _write, _snapshot) and so are the
+    events (parley_client_subscribe, _event). Commands marked `offline`
+    run when HELLO failed and say so; `forget` ones leave no registration.
     Output goes to stdout, errors to stderr; a subcommand returns an exit
     code (PARLEY_EXIT_*).
 */
