@@ -3,7 +3,8 @@
     attempts within --timeout-ms, then one STATS.
 
         0  healthy: the broker answered HELLO and STATS
-        1  unhealthy: it answered, but refused STATS (shutting down, ...)
+        1  unhealthy: it answered, but refused HELLO or STATS (shutting
+           down, a key not allowed that id, ...)
         2  usage error
         3  no answer: nothing listens, or no reply in time
 
@@ -29,6 +30,10 @@ s_report (ctl_t *ctl, int rc, const char *why, uint64_t uptime_ms)
 int
 cmd_health (ctl_t *ctl)
 {
+    //  A refused HELLO (a wire error code, below the client's own) is an
+    //  answer: the broker is there, it does not let this probe in.
+    if (!ctl->connected && ctl->connect_error < PARLEY_ERR_TIMEOUT)
+        return s_report (ctl, CTL_EXIT_UNHEALTHY, parley_strerror (ctl->connect_error), 0);
     if (!ctl->connected)
         return s_report (ctl, PARLEY_EXIT_NETWORK, parley_strerror (ctl->connect_error), 0);
     parley_stats_t stats;
