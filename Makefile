@@ -13,8 +13,12 @@
 #                        (minutes; BENCH_TEAM_ARGS="--world-file F --agent-arg=..." for yours)
 #   make fuzz            libFuzzer on the frame decoder (FUZZ_SECONDS=60)
 #   make deps            install the Debian packages and build libfaiss_c.a
-#   make install PREFIX=/usr/local DESTDIR=
+#   make install PREFIX=/usr/local DESTDIR= SYSCONFDIR=
+#                        binaries, libparley, man pages, systemd units, docs,
+#                        parley.env; never calls a package manager (make deps)
+#   make uninstall       removes exactly what make install put (same variables)
 #   make install-lib     libparley alone: header, .so (soname .1), .a, parley.pc
+#   make man             build/<rel|san>/man/*.1 from each binary's --help (help2man)
 #   make clean
 #
 # Sources are discovered by folder, so adding a .c file needs no edit here:
@@ -29,6 +33,12 @@
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
+# Configuration (parley.env, keys) lives in /etc for a system-wide install
+# (PREFIX /usr or /usr/local: where the systemd units and docs look), under
+# PREFIX/etc for any other prefix (/opt/parley -> /opt/parley/etc).
+SYSCONFDIR ?= $(if $(filter /usr /usr/local,$(PREFIX)),/etc,$(PREFIX)/etc)
+MANDIR  ?= $(PREFIX)/share/man
+DOCDIR  ?= $(PREFIX)/share/doc/parley
 SANITIZE ?= 0
 FUZZ_SECONDS ?= 60
 DEPS_PREFIX ?= $(CURDIR)/.deps
@@ -92,7 +102,8 @@ LIBPARLEY_A   := $(LIBPARLEY_DIR)/libparley.a
 LIBPARLEY_SO  := $(LIBPARLEY_DIR)/libparley.so.1.0.0
 LIBPARLEY     := $(LIBPARLEY_A) $(LIBPARLEY_SO)
 
-.PHONY: all test check-deps deps demo demo-scene bench bench-team fuzz install install-lib clean readme
+.PHONY: all test check-deps deps demo demo-scene bench bench-team fuzz install install-lib uninstall \
+        uninstall-lib clean readme man
 .DEFAULT_GOAL := all
 
 # Keep test and bench objects: they are not throwaway intermediates.
@@ -102,9 +113,12 @@ all: $(BINARIES) $(LIBPARLEY)
 	@mkdir -p bin
 	@for b in $(BINARIES); do ln -sf ../$$b bin/; done
 
-# Runs on every build; takes milliseconds when nothing is missing.
+# Runs on every build; takes milliseconds when nothing is missing. Under
+# install and uninstall it only reports (--check): those never call a
+# package manager, a missing package is `make deps`'s job.
+NO_PACKAGE_MANAGER := $(filter install install-lib uninstall uninstall-lib,$(MAKECMDGOALS))
 check-deps:
-	@./scripts/deps.sh
+	@./scripts/deps.sh $(if $(NO_PACKAGE_MANAGER),--check)
 
 deps:
 	./scripts/deps.sh
@@ -231,7 +245,33 @@ FUZZ_BUILD := build/fuzz
 fuzz: | check-deps
 	./scripts/fuzz.sh $(FUZZ_SECONDS)
 
-install: all install-lib
+# Man pages: one per binary in BINARIES (a binary added there gets one),
+# made by help2man from the binary's own --help, so they cannot drift from
+# what it accepts; tests/check_ops.c checks each installed page names
+# every flag of its binary's --help.
+MANPAGES = $(patsubst $(BIN)/%,$(BUILD)/man/%.1,$(BINARIES))
+$(BUILD)/man/%.1: $(BIN)/% scripts/man.sh
+	./scripts/man.sh $< $@
+man: $(MANPAGES)
+all: $(MANPAGES)
+test: $(MANPAGES)
+
+# What install puts where, so uninstall removes exactly that.
+INSTALL_BINS  = $(notdir $(BINARIES))
+INSTALL_MANS  = $(notdir $(MANPAGES))
+INSTALL_UNITS = $(notdir $(wildcard systemd/*.service systemd/*.target))
+INSTALL_DOCS  = README.md LICENSE proto/PROTOCOL.md $(wildcard docs/*.md)
+
+install: all install-lib $(MANPAGES)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/systemd/system \
+	           $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/parley
+	install -m 755 $(BINARIES) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(MANPAGES) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(addprefix systemd/,$(INSTALL_UNITS)) $(DESTDIR)$(PREFIX)/lib/systemd/system/
+	test -e $(DESTDIR)$(SYSCONFDIR)/parley/parley.env || install -m 640 systemd/parley.env $(DESTDIR)$(SYSCONFDIR)/parley/parley.env
+	install -m 644 $(INSTALL_DOCS) $(DESTDIR)$(DOCDIR)/
+	cd $(DESTDIR)$(PREFIX)/lib/systemd/system && \
+	    sed -i -e 's|/usr/local/bin|$(PREFIX)/bin|g' -e 's|/etc/parley|$(SYSCONFDIR)/parley|g' $(INSTALL_UNITS)
 
 # The C client library alone: header, static and shared library, parley.pc.
 install-lib: $(LIBPARLEY)
@@ -242,13 +282,26 @@ install-lib: $(LIBPARLEY)
 	ln -sf libparley.so.1.0.0 $(DESTDIR)$(PREFIX)/lib/libparley.so.1
 	ln -sf libparley.so.1 $(DESTDIR)$(PREFIX)/lib/libparley.so
 	sed 's|@PREFIX@|$(PREFIX)|g' client/parley.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/parley.pc
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/systemd/system \
-	           $(DESTDIR)$(PREFIX)/share/doc/parley $(DESTDIR)/etc/parley
-	install -m 755 $(BINARIES) $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 systemd/*.service systemd/*.target $(DESTDIR)$(PREFIX)/lib/systemd/system/
-	test -e $(DESTDIR)/etc/parley/parley.env || install -m 640 systemd/parley.env $(DESTDIR)/etc/parley/parley.env
-	install -m 644 README.md proto/PROTOCOL.md $(DESTDIR)$(PREFIX)/share/doc/parley/
-	sed -i 's|/usr/local/bin|$(PREFIX)/bin|g' $(DESTDIR)$(PREFIX)/lib/systemd/system/parley-*.service
+
+# parley.env is configuration: removed only when it is still the shipped
+# file (an edited one stays, and says so). Folders of Parley's own are
+# removed once empty; shared ones (bin, lib, man1) are left as they are.
+uninstall: uninstall-lib
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(INSTALL_BINS)) \
+	      $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(INSTALL_MANS)) \
+	      $(addprefix $(DESTDIR)$(PREFIX)/lib/systemd/system/,$(INSTALL_UNITS)) \
+	      $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(INSTALL_DOCS)))
+	if cmp -s systemd/parley.env $(DESTDIR)$(SYSCONFDIR)/parley/parley.env; then \
+	    rm -f $(DESTDIR)$(SYSCONFDIR)/parley/parley.env; \
+	elif [ -e $(DESTDIR)$(SYSCONFDIR)/parley/parley.env ]; then \
+	    echo "uninstall: $(SYSCONFDIR)/parley/parley.env was edited: kept"; fi
+	-rmdir $(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/parley 2>/dev/null
+
+uninstall-lib:
+	rm -f $(DESTDIR)$(PREFIX)/include/parley/client.h $(DESTDIR)$(PREFIX)/lib/libparley.a \
+	      $(DESTDIR)$(PREFIX)/lib/libparley.so.1.0.0 $(DESTDIR)$(PREFIX)/lib/libparley.so.1 \
+	      $(DESTDIR)$(PREFIX)/lib/libparley.so $(DESTDIR)$(PREFIX)/lib/pkgconfig/parley.pc
+	-rmdir $(DESTDIR)$(PREFIX)/include/parley 2>/dev/null
 
 clean:
 	rm -rf build bin

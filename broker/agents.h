@@ -67,6 +67,10 @@ struct _agent_t {
     uint64_t model [AGENTS_MODEL_FIELDS];
     uint32_t model_mask;
     int conn_fd;                //  descriptor of `conn` (conn_watch.h), -1 unknown
+    //  For AGENTS: the `step` of its last ACT that moved (0: none had one),
+    //  and the ACTs that moved (replays of a step not counted).
+    uint64_t step;
+    uint64_t acts;
 };
 
 typedef struct _agents_t agents_t;

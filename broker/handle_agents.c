@@ -16,7 +16,7 @@ handle_agents (broker_t *self, request_t *req)
     for (size_t i = 0; i < count; i++) {
         agent_t *agent = agents_at (self->agents, i);
         uint32_t reported = (uint32_t) __builtin_popcount (agent->model_mask);
-        msgpack_pack_map (pk, 5 + reported);
+        msgpack_pack_map (pk, 5 + reported + 4);
         penc_kv_str (enc, "agent", agent->id, agent->id_len);
         penc_kv_bool (enc, "online", agent->online);
         int64_t idle = self->now_ms - agent->last_seen_ms;
@@ -29,5 +29,12 @@ handle_agents (broker_t *self, request_t *req)
         for (size_t f = 0; f < AGENTS_MODEL_FIELDS; f++)
             if (agent->model_mask & (1u << f))
                 penc_kv_uint (enc, agents_model_fields [f], agent->model [f]);
+        //  Handed out by FETCH and not acknowledged: the head of the inbox
+        //  up to the highest seq delivered (a binary search, O(log n)).
+        size_t unacked = mailbox_find_after (agent->inbox, agent->delivered);
+        penc_kv_uint (enc, "unacked", unacked);
+        penc_kv_uint (enc, "inbox_bytes", mailbox_bytes (agent->inbox));
+        penc_kv_uint (enc, "step", agent->step);
+        penc_kv_uint (enc, "acts", agent->acts);
     }
 }

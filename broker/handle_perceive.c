@@ -71,5 +71,10 @@ handle_act (broker_t *self, request_t *req)
         replay_forget (&agent->act_replay);
     uint64_t before = state_seq (self->state);
     perr_t err = world_act (self->world, agent->id, action, len, &obs, why, sizeof why);
+    if (err == PERR_NONE) {
+        agent->acts++;
+        if (step_field)
+            agent->step = step;
+    }
     s_reply (self, req, err, &obs, why, before, step_field ? &step : NULL);
 }

@@ -7,6 +7,7 @@
 */
 #include "broker_internal.h"
 #include "pclock.h"
+#include "pconfig.h"
 
 void
 stats_tick (broker_t *self)
@@ -24,7 +25,7 @@ stats_tick (broker_t *self)
     c->rate_tick_ms = now;
 }
 
-#define STATS_FIELDS 28
+#define STATS_FIELDS 29
 
 void
 stats_encode (broker_t *self, uint64_t id)
@@ -62,4 +63,5 @@ stats_encode (broker_t *self, uint64_t id)
     penc_kv_uint (enc, "replies_dropped", self->counters.replies_dropped);
     penc_kv_uint (enc, "queued_memory", mail->queued_memory);
     penc_kv_uint (enc, "storage_errors", durable_storage_errors (self));
+    penc_kv_cstr (enc, "version", PARLEY_VERSION);
 }

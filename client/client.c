@@ -59,6 +59,7 @@ parley_client_destroy (parley_client_t **self_p)
         client_replica_destroy (self);
         client_pending_destroy (self);
         client_workflow_destroy (self);
+        client_events_destroy (self);
         free (self);
         *self_p = NULL;
     }

@@ -32,6 +32,7 @@ client_open_sub (parley_client_t *self)
         snprintf (topic, sizeof (topic), "state.%s", self->replica_prefix);
         zsock_set_subscribe (self->sub, topic);
     }
+    client_events_subscribe_all (self);
     snprintf (self->sub_endpoint, sizeof (self->sub_endpoint), "%s", self->welcome.pub);
 }
 
@@ -39,6 +40,7 @@ static void
 s_event (parley_client_t *self, zmsg_t *msg)
 {
     char *topic = zmsg_popstr (msg);
+    client_events_queue (self, topic, msg);
     if (topic && strncmp (topic, "mail.", 5) == 0) {
         self->stats.mail_wakeups++;
         self->mail_flag = true;
@@ -104,7 +106,7 @@ parley_client_wait (parley_client_t *self, int64_t ms)
         s_tick (self);
         client_replica_refresh (self);
         int64_t left = until - pclock_mono_ms ();
-        if (left <= 0 || client_workflow_pending (self))
+        if (left <= 0 || client_workflow_pending (self) || client_events_pending (self))
             break;
         int64_t slice = left < CLIENT_POLL_SLICE_MS? left: CLIENT_POLL_SLICE_MS;
         if (self->sub) {

@@ -119,6 +119,14 @@ struct _parley_client_t {
     uint64_t replica_seq;       //  highest seq applied (for gaps, prefix "")
     uint64_t replica_epoch;     //  session of the last snapshot
     bool replica_stale;         //  a gap was seen: snapshot again
+    //  Generic events (client_observe.c): the topic prefixes subscribed,
+    //  the queue (zframe_t * pairs: topic, body; oldest first) and the
+    //  pair handed out last.
+    char *event_topics[PARLEY_MAX_EVENT_TOPICS];
+    size_t event_topic_count;
+    zlistx_t *event_queue;      //  zmsg_t * (topic, body)
+    zmsg_t *event_last;
+    char event_type[PROTO_MAX_NAME + 1];
     parley_client_stats_t stats;
 };
 
@@ -201,6 +209,14 @@ void client_workflow_queue (parley_client_t *self, zframe_t *frame);
 //  True when an event waits to be taken (parley_client_wait returns).
 bool client_workflow_pending (parley_client_t *self);
 void client_workflow_destroy (parley_client_t *self);
+
+//  client_observe.c: generic events and STATS as a field list.
+//  Subscribes the (new) SUB socket to every topic asked for.
+void client_events_subscribe_all (parley_client_t *self);
+//  Queues a copy of an event whose topic was asked for.
+void client_events_queue (parley_client_t *self, const char *topic, zmsg_t *msg);
+bool client_events_pending (parley_client_t *self);
+void client_events_destroy (parley_client_t *self);
 
 //  client_replica.c
 void client_replica_apply (parley_client_t *self, const pmsg_t *update);

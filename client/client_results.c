@@ -424,6 +424,10 @@ client_decode_agents (parley_client_t *self, parley_agent_list_t *out)
         list [i].pending = pobj_uint (a, "pending", 0);
         tables [i] = s_strings (&self->arena, pobj_get (a, "caps"), &list [i].cap_count);
         list [i].model_reported = s_model_report (a, &list [i].model);
+        list [i].unacked = pobj_uint (a, "unacked", 0);
+        list [i].inbox_bytes = pobj_uint (a, "inbox_bytes", 0);
+        list [i].step = pobj_uint (a, "step", 0);
+        list [i].acts = pobj_uint (a, "acts", 0);
     }
     for (size_t i = 0; i < n; i++)
         list [i].caps = s_table (&self->arena, tables [i], list [i].cap_count);

@@ -70,6 +70,10 @@ static const pfield_t s_agent_info [] = {
     { "model_completion_tokens", PF_UINT, false, 0, NULL, "last reported: completion tokens the server reported" },
     { "model_latency_ms", PF_UINT, false, 0, NULL, "last reported: sum of call latencies, ms" },
     { "model_latency_max_ms", PF_UINT, false, 0, NULL, "last reported: slowest call, ms" },
+    { "unacked", PF_UINT, false, 0, NULL, "messages handed out by FETCH and not acknowledged" },
+    { "inbox_bytes", PF_UINT, false, 0, NULL, "body bytes of the pending messages" },
+    { "step", PF_UINT, false, 0, NULL, "step of its last ACT that moved (0: none)" },
+    { "acts", PF_UINT, false, 0, NULL, "ACTs that moved (replays not counted)" },
 };
 
 static const pfield_t s_world [] = {
@@ -269,6 +273,7 @@ static const pfield_t s_stats_reply [] = {
     { "replies_dropped", PF_UINT, false, 0, NULL, "replies not sent because the peer's pipe was full (it does not read)" },
     { "queued_memory", PF_UINT, false, 0, NULL, "memory of the queued messages (bounded by --max-queued-bytes)" },
     { "storage_errors", PF_UINT, false, 0, NULL, "journal records that could not be written (ERROR STORAGE)" },
+    { "version", PF_STR, false, PROTO_MAX_NAME, NULL, "the broker's release (parley-broker --version)" },
 };
 
 // ---------------------------------------------------------------------------

@@ -19,7 +19,7 @@ prefix=${PARLEY_DEPS_PREFIX:-$here/.deps}
 # Debian package -> how we recognise it is there.
 packages="pkg-config gcc g++ make dpkg-dev libzmq3-dev libczmq-dev libmsgpack-dev
 libcurl4-openssl-dev libfaiss-dev libopenblas-dev check libjansson-dev libyaml-dev
-python3 iproute2 systemd docker-compose zlib1g-dev
+python3 iproute2 systemd docker-compose zlib1g-dev help2man
 python3-zmq python3-msgpack python3-pytest python3-pytest-asyncio python3-setuptools python3-pip"
 pc_modules="libzmq libczmq msgpack libcurl check jansson yaml-0.1 zlib"
 
@@ -43,7 +43,7 @@ missing_packages() {
     for f in /usr/include/faiss/c_api/IndexFlat_c.h /usr/include/faiss/Index.h \
              /usr/bin/gcc /usr/bin/g++ /usr/bin/make /usr/sbin/ip \
              /usr/bin/dpkg-source /usr/bin/python3 \
-             /usr/bin/systemd-analyze /usr/bin/docker-compose \
+             /usr/bin/systemd-analyze /usr/bin/docker-compose /usr/bin/help2man \
              /usr/lib/python3/dist-packages/zmq /usr/lib/python3/dist-packages/msgpack \
              /usr/lib/python3/dist-packages/pytest /usr/lib/python3/dist-packages/pytest_asyncio \
              /usr/lib/python3/dist-packages/setuptools /usr/lib/python3/dist-packages/pip; do

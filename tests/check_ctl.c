@@ -132,6 +132,19 @@ START_TEST (test_curve_resume_needs_admin)
     s_expect (router, (const char *[]) { "--curve-key", ops, "--curve-server-key", server,
                                          "--id", "Operator", "resume", "0", NULL },
               0, "turn        ", NULL);
+    //  The operator commands over CURVE; a probe without keys finds no
+    //  broker it can talk to (exit 3).
+    s_expect (router, (const char *[]) { "--curve-key", ops, "--curve-server-key", server,
+                                         "--id", "Operator", "status", NULL },
+              0, "0 live of ", NULL);
+    s_expect (router, (const char *[]) { "--curve-key", ops, "--curve-server-key", server,
+                                         "--id", "Operator", "health", NULL }, 0, "healthy", NULL);
+    s_expect (router, (const char *[]) { "--timeout-ms", "400", "health", NULL }, 3,
+              "unhealthy", NULL);
+    //  A key that may not speak for the id: the broker answers, and refuses.
+    s_expect (router, (const char *[]) { "--curve-key", scout, "--curve-server-key", server,
+                                         "--id", "Operator", "health", NULL }, 1,
+              "unhealthy: ", NULL);
     //  Without the keys there is no talking to it at all; a bad key file
     //  is a usage error.
     s_expect (router, (const char *[]) { "--timeout-ms", "200", "workflow", NULL }, 3, NULL,

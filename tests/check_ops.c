@@ -3,7 +3,9 @@
 
     Every check runs the real tool: `systemd-analyze verify` for the units
     (any line of output is a failure: it prints nothing for clean units),
-    `make install` into a temporary DESTDIR. A missing tool is a failure,
+    `make install` into a temporary DESTDIR (then the installed binaries
+    run, their man pages name every flag, and `make uninstall` leaves no
+    file behind). A missing tool is a failure,
     not a skip: scripts/deps.sh installs all of them, and a check that
     silently does nothing would hide a broken file.
 
@@ -14,6 +16,7 @@
     path is.)
 */
 #include <check.h>
+#include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -284,6 +287,160 @@ START_TEST (test_make_install)
 }
 END_TEST
 
+//  Installs with these extra make variables (NULL-terminated).
+static testops_result_t
+s_make (const char *target, const char *destdir, const char *const *vars)
+{
+    char destdir_arg [PATH_MAX];
+    snprintf (destdir_arg, sizeof destdir_arg, "DESTDIR=%s", destdir);
+    char *sanitize = strstr (testops_bin (), "/build/san/") ? "SANITIZE=1" : "SANITIZE=0";
+    char *argv [16] = { "make", "--no-print-directory", "-s", "-o", "all", (char *) target,
+                        destdir_arg, sanitize };
+    size_t n = 8;
+    for (size_t i = 0; vars && vars [i] && n < 15; i++)
+        argv [n++] = (char *) vars [i];
+    argv [n] = NULL;
+    return testops_run (testops_root (), argv);
+}
+
+//  Every file and symlink under `root`, one per line (caller frees).
+static char *
+s_files (const char *root)
+{
+    char command [PATH_MAX + 64];
+    snprintf (command, sizeof command, "cd '%s' && find . -not -type d | sort", root);
+    FILE *pipe = popen (command, "r");
+    ck_assert_ptr_nonnull (pipe);
+    char *out = NULL;
+    size_t size = 0;
+    FILE *mem = open_memstream (&out, &size);
+    char line [PATH_MAX];
+    while (fgets (line, sizeof line, pipe))
+        fputs (line, mem);
+    fclose (mem);
+    ck_assert_int_eq (pclose (pipe), 0);
+    return out;
+}
+
+//  The installed binary runs (--help, exit 0) and its man page names every
+//  long flag its --help lists.
+static void
+s_check_binary (const char *bin_dir, const char *man_dir, const char *name)
+{
+    char path [PATH_MAX + 300], page [PATH_MAX + 300];
+    snprintf (path, sizeof path, "%s/%s", bin_dir, name);
+    snprintf (page, sizeof page, "%s/%s.1", man_dir, name);
+    const char *argv [] = { path, "--help", NULL };
+    tproc_t *proc = tproc_run (argv, false);
+    ck_assert_msg (tproc_status (proc) == 0, "installed %s --help: exit %d\n%s", name,
+                   tproc_status (proc), tproc_err (proc));
+    char *man = testsuite_read_file (page, NULL);
+    ck_assert_msg (man, "no man page %s", page);
+    ck_assert_msg (strstr (man, ".SH OPTIONS"), "%s has no OPTIONS section", page);
+    size_t flags = 0;
+    for (const char *at = tproc_out (proc); (at = strstr (at, "--")); ) {
+        at += 2;
+        size_t len = strspn (at, "abcdefghijklmnopqrstuvwxyz0123456789-");
+        if (len == 0)
+            continue;
+        //  help2man writes --flag as \-\-flag, - as \-.
+        char want [128] = "\\-\\-";
+        size_t w = strlen (want);
+        for (size_t i = 0; i < len && w + 3 < sizeof want; i++) {
+            if (at [i] == '-')
+                want [w++] = '\\';
+            want [w++] = at [i];
+        }
+        want [w] = 0;
+        ck_assert_msg (strstr (man, want), "%s does not mention %s", page, want);
+        flags++;
+    }
+    ck_assert_uint_gt (flags, 3);
+    free (man);
+    tproc_destroy (&proc);
+}
+
+START_TEST (test_install_uninstall)
+{
+    testops_setup ();
+    testops_require_tool ("make", "make");
+    testops_require_tool ("help2man", "help2man");
+    tproc_dir_t *dest_dir = tproc_dir_new ();
+    const char *dest = tproc_dir_name (dest_dir);
+    testops_result_t r = s_make ("install", dest, NULL);
+    ck_assert_msg (r.status == 0, "make install failed:\n%s", r.output);
+    free (r.output);
+    //  Every binary the build made is installed, runs, and has its page.
+    char bin_dir [PATH_MAX], man_dir [PATH_MAX];
+    snprintf (bin_dir, sizeof bin_dir, "%s/usr/local/bin", dest);
+    snprintf (man_dir, sizeof man_dir, "%s/usr/local/share/man/man1", dest);
+    DIR *dir = opendir (testops_bin ());
+    ck_assert_ptr_nonnull (dir);
+    size_t binaries = 0;
+    struct dirent *entry;
+    while ((entry = readdir (dir)))
+        if (strncmp (entry->d_name, "parley-", 7) == 0) {
+            s_check_binary (bin_dir, man_dir, entry->d_name);
+            binaries++;
+        }
+    closedir (dir);
+    ck_assert_uint_ge (binaries, 5);
+    s_assert_mode (dest, "/usr/local/share/doc/parley/LICENSE", 0644);
+    s_assert_mode (dest, "/usr/local/include/parley/client.h", 0644);
+    s_assert_mode (dest, "/etc/parley/parley.env", 0640);
+
+    //  Uninstalled: not one file or link left, and Parley's own folders gone.
+    r = s_make ("uninstall", dest, NULL);
+    ck_assert_msg (r.status == 0, "make uninstall failed:\n%s", r.output);
+    free (r.output);
+    char *left = s_files (dest);
+    ck_assert_msg (left [0] == 0, "make uninstall left:\n%s", left);
+    free (left);
+    struct stat st;
+    char path [PATH_MAX];
+    snprintf (path, sizeof path, "%s/usr/local/share/doc/parley", dest);
+    ck_assert_int_ne (stat (path, &st), 0);
+    snprintf (path, sizeof path, "%s/etc/parley", dest);
+    ck_assert_int_ne (stat (path, &st), 0);
+    tproc_dir_destroy (&dest_dir);
+
+    //  Another PREFIX and an explicit SYSCONFDIR; an edited parley.env
+    //  survives uninstall (it is the operator's), nothing else does.
+    dest_dir = tproc_dir_new ();
+    dest = tproc_dir_name (dest_dir);
+    const char *vars [] = { "PREFIX=/opt/parley", NULL };
+    r = s_make ("install", dest, vars);
+    ck_assert_msg (r.status == 0, "make install PREFIX=/opt/parley failed:\n%s", r.output);
+    free (r.output);
+    s_assert_mode (dest, "/opt/parley/etc/parley/parley.env", 0640);
+    s_assert_mode (dest, "/opt/parley/share/man/man1/parley-ctl.1", 0644);
+    snprintf (path, sizeof path, "%s/opt/parley/lib/systemd/system/parley-broker.service", dest);
+    char *unit = testsuite_read_file (path, NULL);
+    ck_assert_msg (strstr (unit, "/opt/parley/etc/parley/parley.env"), "%s", unit);
+    free (unit);
+    r = s_make ("uninstall", dest, vars);
+    ck_assert_msg (r.status == 0, "make uninstall PREFIX=/opt/parley failed:\n%s", r.output);
+    free (r.output);
+    left = s_files (dest);
+    ck_assert_msg (left [0] == 0, "make uninstall left:\n%s", left);
+    free (left);
+    const char *etc_vars [] = { "PREFIX=/usr", "SYSCONFDIR=/srv/conf", NULL };
+    r = s_make ("install", dest, etc_vars);
+    ck_assert_msg (r.status == 0, "make install SYSCONFDIR=/srv/conf failed:\n%s", r.output);
+    free (r.output);
+    snprintf (path, sizeof path, "%s/srv/conf/parley/parley.env", dest);
+    ck_assert (tproc_write_file (path, "PARLEY_BROKER=tcp://edited:5555\n"));
+    r = s_make ("uninstall", dest, etc_vars);
+    ck_assert_msg (r.status == 0 && strstr (r.output, "was edited: kept"),
+                   "make uninstall SYSCONFDIR=/srv/conf:\n%s", r.output);
+    free (r.output);
+    left = s_files (dest);
+    ck_assert_str_eq (left, "./srv/conf/parley/parley.env\n");
+    free (left);
+    tproc_dir_destroy (&dest_dir);
+}
+END_TEST
+
 static Suite *
 s_suite (void)
 {
@@ -296,6 +453,7 @@ s_suite (void)
 
     tc = tcase_create ("install");
     tcase_add_test (tc, test_make_install);
+    tcase_add_test (tc, test_install_uninstall);
     suite_add_tcase (suite, tc);
     return suite;
 }

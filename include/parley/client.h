@@ -332,6 +332,10 @@ typedef struct {
     size_t cap_count;
     bool model_reported;        //  the agent sent a model report (fields it left out are 0)
     parley_model_report_t model;
+    uint64_t unacked;           //  of pending: handed out by FETCH, not acknowledged
+    uint64_t inbox_bytes;       //  body bytes of the pending messages
+    uint64_t step;              //  the step of its last ACT that moved (0: none)
+    uint64_t acts;              //  ACTs that moved
 } parley_agent_info_t;
 
 typedef struct {
@@ -351,6 +355,44 @@ typedef struct {
 } parley_stats_t;
 
 parley_err_t parley_client_stats (parley_client_t *self, parley_stats_t *result);
+
+//  STATS as a list of every field the broker sent, known to this library
+//  or not, so an operator tool shows a newer broker's counters without a
+//  new release. The kind is the value's msgpack type; the unit comes from
+//  the protocol's naming rule (PROTOCOL.md, STATS): *_ms "ms", *_us "us",
+//  *bytes* "bytes", rate_* "messages/s", *_seq "seq", else "count" (and ""
+//  for text and bool); `help` is the protocol table's sentence, "" for a
+//  field this library does not know. Order: as the broker sent them.
+typedef enum {
+    PARLEY_STAT_UINT,
+    PARLEY_STAT_INT,
+    PARLEY_STAT_NUM,
+    PARLEY_STAT_BOOL,
+    PARLEY_STAT_TEXT,
+    PARLEY_STAT_OTHER           //  an array or map: see parley_client_stats_fields' value
+} parley_stat_kind_t;
+
+typedef struct {
+    const char *name;
+    parley_stat_kind_t kind;
+    uint64_t uint_value;        //  UINT, and BOOL as 0/1
+    int64_t int_value;          //  INT
+    double num_value;           //  NUM, and every number kind converted
+    const char *text;           //  TEXT; "" otherwise
+    const void *value;          //  the value as msgpack bytes, every kind
+    size_t value_size;
+    const char *unit;
+    const char *help;
+} parley_stat_field_t;
+
+typedef struct {
+    const parley_stat_field_t *fields;
+    size_t count;
+} parley_stat_list_t;
+
+parley_err_t parley_client_stats_fields (parley_client_t *self, parley_stat_list_t *result);
+//  The unit of a STATS field named `name`, by the rule above.
+const char *parley_stat_unit (const char *name, parley_stat_kind_t kind);
 parley_err_t parley_client_heartbeat (parley_client_t *self);
 //  The model report every HEARTBEAT carries from now on (copied; NULL:
 //  none). The broker keeps the last one it got; call
@@ -570,6 +612,32 @@ bool parley_client_replica_get (parley_client_t *self, const char *key,
                                 const void **value, size_t *value_size, uint64_t *seq);
 size_t parley_client_replica_size (parley_client_t *self);
 
+//  Any event, by topic prefix (PROTOCOL.md, event frames): "agent.",
+//  "world.", "state.<key prefix>", "workflow.", "mail.<agent>", "" for
+//  all. Subscriptions are kept over reconnects (at most
+//  PARLEY_MAX_EVENT_TOPICS). Events are queued (at most
+//  PARLEY_EVENT_QUEUE; beyond that the oldest is dropped and counted in
+//  parley_client_stats_t.events_dropped) and parley_client_wait returns
+//  as soon as one is queued. Independent of the typed workflow events and
+//  the replica, which see their events too.
+#define PARLEY_EVENT_QUEUE 256
+#define PARLEY_MAX_EVENT_TOPICS 8
+//  PARLEY_ERR_INVALID for too many topics or one longer than a state key + 16.
+parley_err_t parley_client_subscribe (parley_client_t *self, const char *prefix);
+void parley_client_unsubscribe (parley_client_t *self, const char *prefix);
+
+typedef struct {
+    const char *topic;          //  as published, e.g. "agent.Agent1"
+    const char *type;           //  the message type: "AGENT_EVENT", "STATE_UPDATE", ...
+    const void *body;           //  the event map, msgpack
+    size_t body_size;
+    uint64_t received_us;       //  when this client took it (wall clock)
+} parley_event_t;
+
+//  The oldest queued event, without waiting; false when none. Valid until
+//  the next call on the client.
+bool parley_client_event (parley_client_t *self, parley_event_t *event);
+
 typedef struct {
     uint64_t requests;          //  requests sent, resends included
     uint64_t timeouts;          //  requests that got no reply in time
@@ -584,6 +652,8 @@ typedef struct {
     uint64_t keepalives;
     uint64_t workflow_events;   //  WORKFLOW_EVENTs queued
     uint64_t workflow_dropped;  //  WORKFLOW_EVENTs dropped from a full queue
+    uint64_t events;            //  events queued for parley_client_event
+    uint64_t events_dropped;    //  events dropped from its full queue
 } parley_client_stats_t;
 
 void parley_client_counters (parley_client_t *self, parley_client_stats_t *stats);

@@ -4,7 +4,10 @@
     capability role:<--role> when given, CURVE with --curve-key) and calls
     one subcommand from its table; each subcommand is one file
     cmd_<name>.c. Every request is libparley's (parley_client_workflow,
-    _handover, _checkpoints, _checkpoint, _checkpoint_diff, _resume, _get).
+    _handover, _checkpoints, _checkpoint, _checkpoint_diff, _resume, _get,
+    _agents, _stats, _stats_fields, _write, _snapshot) and so are the
+    events (parley_client_subscribe, _event). Commands marked `offline`
+    run when HELLO failed and say so; `forget` ones leave no registration.
     Output goes to stdout, errors to stderr; a subcommand returns an exit
     code (PARLEY_EXIT_*).
 */
@@ -12,6 +15,7 @@
 #define PARLEY_CTL_H
 
 #include <jansson.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include "parley/client.h"
@@ -23,6 +27,15 @@ typedef struct {
     const char *status;             //  --status (submit)
     const char *reason;             //  --reason (submit)
     bool json;                      //  --json: JSON lines instead of text
+    const char *broker;             //  --broker, for messages
+    const char *id;                 //  the id this connection says HELLO as
+    bool connected;                 //  false: HELLO failed (commands with `offline`)
+    parley_err_t connect_error;     //  why, when not connected
+    uint64_t count;                 //  --count (tail): events before exit, 0 no limit
+    int64_t for_ms;                 //  --for-ms (tail): how long, 0 no limit
+    uint64_t limit;                 //  --limit (state keys): keys, 0 all
+    const char *after;              //  --after (state keys): page after this key
+    volatile sig_atomic_t *stop;    //  raised by SIGINT/SIGTERM
 } ctl_t;
 
 typedef int (ctl_command_fn) (ctl_t *ctl);
@@ -32,6 +45,9 @@ typedef struct {
     ctl_command_fn *run;
     const char *usage;              //  arguments, for --help
     const char *help;               //  one line
+    bool offline;                   //  runs when the broker does not answer (says so)
+    bool probe;                     //  connects with few attempts (health)
+    bool forget;                    //  BYE forgets the registration: leaves no agent behind
 } ctl_command_t;
 
 //  PARLEY_EXIT_OK for PARLEY_OK; else prints why `what` failed (the
@@ -54,5 +70,20 @@ int cmd_diff (ctl_t *ctl);
 int cmd_resume (ctl_t *ctl);
 int cmd_submit (ctl_t *ctl);
 int cmd_watch (ctl_t *ctl);
+int cmd_status (ctl_t *ctl);
+int cmd_agents (ctl_t *ctl);
+int cmd_stats (ctl_t *ctl);
+int cmd_state (ctl_t *ctl);
+int cmd_health (ctl_t *ctl);
+int cmd_tail (ctl_t *ctl);
+
+//  Exit codes of health beyond the shared ones (--help lists them).
+#define CTL_EXIT_UNHEALTHY 1        //  the broker answered, but not well
+//  A JSON object with a line ended, printed and released.
+void ctl_print_json (json_t *json);
+//  "1h 02m 03s" for a duration in ms.
+void ctl_duration (uint64_t ms, char *buf, size_t size);
+//  The role an agent plays (its capability role:<name>), or "-".
+const char *ctl_role (const parley_agent_info_t *agent, char *buf, size_t size);
 
 #endif

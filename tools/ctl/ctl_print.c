@@ -184,3 +184,40 @@ ctl_print_entries (ctl_t *ctl, const parley_checkpoint_state_t *state)
         putchar ('\n');
     }
 }
+
+void
+ctl_print_json (json_t *json)
+{
+    s_print_json (json);
+}
+
+void
+ctl_duration (uint64_t ms, char *buf, size_t size)
+{
+    uint64_t s = ms / 1000;
+    if (s >= 86400)
+        snprintf (buf, size, "%llud %02lluh %02llum", (unsigned long long) (s / 86400),
+                  (unsigned long long) (s % 86400 / 3600), (unsigned long long) (s % 3600 / 60));
+    else
+    if (s >= 3600)
+        snprintf (buf, size, "%lluh %02llum %02llus", (unsigned long long) (s / 3600),
+                  (unsigned long long) (s % 3600 / 60), (unsigned long long) (s % 60));
+    else
+    if (s >= 60)
+        snprintf (buf, size, "%llum %02llus", (unsigned long long) (s / 60),
+                  (unsigned long long) (s % 60));
+    else
+        snprintf (buf, size, "%llu.%01llus", (unsigned long long) s,
+                  (unsigned long long) (ms % 1000 / 100));
+}
+
+const char *
+ctl_role (const parley_agent_info_t *agent, char *buf, size_t size)
+{
+    for (size_t i = 0; i < agent->cap_count; i++)
+        if (strncmp (agent->caps [i], "role:", 5) == 0) {
+            snprintf (buf, size, "%s", agent->caps [i] + 5);
+            return buf;
+        }
+    return "-";
+}

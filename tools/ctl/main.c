@@ -12,6 +12,15 @@
         parley-ctl resume N                 fork the run from N
         parley-ctl --role R submit NEXT [OP KEY JSON]...   a person's turn
         parley-ctl watch [KEY]...           follow the turns as they happen
+        parley-ctl status                   up or not, uptime, agents, queues, journal
+        parley-ctl agents                   every agent: role, step, inbox, model use
+        parley-ctl stats                    every STATS field with its unit
+        parley-ctl state get|set|keys ...   read and write the shared state
+        parley-ctl health                   an exit status for probes
+        parley-ctl tail [TOPIC]...          the broker's events as they happen
+
+    status and health also run when the broker does not answer (they say
+    so); health connects with two HELLO attempts only, so a probe is fast.
 */
 #include <czmq.h>
 #include <signal.h>
@@ -24,15 +33,29 @@
 #include "plog.h"
 
 static const ctl_command_t s_commands [] = {
-    { "workflow", cmd_workflow, "", "the workflow's status, holder, turn and revisions" },
-    { "checkpoints", cmd_checkpoints, "", "every kept checkpoint, oldest first" },
-    { "show", cmd_show, "N", "the shared state at checkpoint N, and what changed from N-1" },
-    { "diff", cmd_diff, "N M", "what differs from checkpoint N to checkpoint M" },
-    { "resume", cmd_resume, "N", "fork the run from checkpoint N" },
+    { "workflow", cmd_workflow, "", "the workflow's status, holder, turn and revisions", false, false, false },
+    { "checkpoints", cmd_checkpoints, "", "every kept checkpoint, oldest first", false, false, false },
+    { "show", cmd_show, "N", "the shared state at checkpoint N, and what changed from N-1", false, false, false },
+    { "diff", cmd_diff, "N M", "what differs from checkpoint N to checkpoint M", false, false, false },
+    { "resume", cmd_resume, "N", "fork the run from checkpoint N", false, false, false },
     { "submit", cmd_submit, "NEXT [OP KEY JSON]...",
-      "hold a human role's turn (--role): state updates and the hand-over, atomic" },
+      "hold a human role's turn (--role): state updates and the hand-over, atomic", false, false, false },
     { "watch", cmd_watch, "[KEY]...",
-      "print each turn (who, what changed, who is next) until the run ends, then KEYs" },
+      "print each turn (who, what changed, who is next) until the run ends, then KEYs", false, false, false },
+    { "status", cmd_status, "", "up or down, version, uptime, agents, queues, drops, journal",
+      true, false, true },
+    { "agents", cmd_agents, "",
+      "every agent: role, last seen, step, inbox, unacked, model calls and tokens", false, false, true },
+    { "stats", cmd_stats, "", "every STATS field the broker sends, with its unit", false, false, true },
+    { "state", cmd_state, "get KEY...",
+      "the keys' values as JSON (exit 1 if one does not exist)", false, false, true },
+    { "state", cmd_state, "set KEY JSON...", "set keys to JSON values, in one atomic WRITE", false, false, true },
+    { "state", cmd_state, "keys [PREFIX]", "keys under PREFIX (--limit, --after for paging)", false, false, true },
+    { "health", cmd_health, "",
+      "exit 0 healthy, 1 broker answered but refused, 3 no answer (bounded by --timeout-ms)",
+      true, true, true },
+    { "tail", cmd_tail, "[TOPIC]...",
+      "events by topic prefix (default agent. world. state. workflow.) until --count/--for-ms", false, false, true },
 };
 #define S_COMMANDS (sizeof s_commands / sizeof s_commands [0])
 
@@ -54,17 +77,45 @@ static const pconfig_option_t s_options [] = {
       "own CURVE key pair (parley-keygen; naming --id, with the admin right for resume)" },
     { "curve-server-key", 0, PCONFIG_STR, "PARLEY_CURVE_SERVER_KEY", NULL, 0, 0, "FILE",
       "the broker's public certificate: CURVE to the broker (docs/SECURITY.md)" },
+    { "count", 'n', PCONFIG_INT, NULL, "0", 0, 1e12, "N", "tail: stop after N events (0: no limit)" },
+    { "for-ms", 0, PCONFIG_INT, NULL, "0", 0, 1e12, "MS", "tail: stop after MS (0: no limit)" },
+    { "limit", 0, PCONFIG_INT, NULL, "0", 0, 1e12, "N", "state keys: at most N keys (0: all)" },
+    { "after", 0, PCONFIG_STR, NULL, NULL, 0, 0, "KEY", "state keys: start after KEY (paging)" },
 };
 
-static char s_epilogue [2048];
+static char s_epilogue [4096];
 //  SIGINT/SIGTERM, and SIGALRM when the broker does not answer HELLO in
 //  time: a client without a connect limit would otherwise retry for ever.
 static volatile sig_atomic_t s_stop = 0;
+static volatile sig_atomic_t s_timed_out = 0;
 
 static void
 s_on_signal (int signum)
 {
     s_stop = 1;
+    if (signum == SIGALRM)
+        s_timed_out = 1;
+}
+
+//  The command named by the first argument; of a command with several
+//  lines (state get|set|keys), the line whose usage starts with the second.
+static const ctl_command_t *
+s_lookup (pconfig_t *config, size_t count)
+{
+    const ctl_command_t *found = NULL;
+    const char *verb = count > 1 ? pconfig_positional (config, 1) : "";
+    for (size_t i = 0; i < S_COMMANDS; i++) {
+        if (strcmp (s_commands [i].name, pconfig_positional (config, 0)) != 0)
+            continue;
+        size_t len = strlen (verb);
+        bool exact = len && strncmp (s_commands [i].usage, verb, len) == 0
+                     && (s_commands [i].usage [len] == ' ' || s_commands [i].usage [len] == 0);
+        if (!found || exact)
+            found = &s_commands [i];
+        if (exact)
+            break;
+    }
+    return found;
 }
 
 static void
@@ -76,7 +127,11 @@ s_build_epilogue (void)
                                    "  %-9s %-22s %s\n", s_commands [i].name,
                                    s_commands [i].usage, s_commands [i].help);
     snprintf (s_epilogue + used, sizeof s_epilogue - used,
-              "Protocol: proto/PROTOCOL.md section 4.1; scenarios: docs/SCENARIOS.md.");
+              "Every command prints text for people, --json one JSON value a line.\n"
+              "Exit codes of commands: 1 also when the broker refuses a request (its\n"
+              "code and sentence on stderr) or state get finds no key; 3 when the\n"
+              "broker does not answer HELLO within --timeout-ms (status says \"down\").\n"
+              "Docs: docs/OPERATIONS.md; protocol: proto/PROTOCOL.md; docs/SCENARIOS.md.");
 }
 
 int
@@ -90,8 +145,8 @@ main (int argc, char **argv)
     s_build_epilogue ();
     pconfig_t *config = pconfig_new (
         "parley-ctl", "parley-ctl [OPTION]... COMMAND [ARG]...",
-        "Look at and steer a running Parley broker: the workflow, its checkpoints,\n"
-        "a person's turn.", s_epilogue, s_options, sizeof s_options / sizeof s_options [0]);
+        "Look at and steer a running Parley broker: its status, agents, counters,\n"
+        "shared state and events, the workflow, its checkpoints, a person's turn.", s_epilogue, s_options, sizeof s_options / sizeof s_options [0]);
     if (!config)
         return PARLEY_EXIT_FAILURE;
     int rc = PARLEY_EXIT_OK;
@@ -105,10 +160,7 @@ main (int argc, char **argv)
             break;
     }
     size_t count = pconfig_positional_count (config);
-    const ctl_command_t *command = NULL;
-    for (size_t i = 0; count && i < S_COMMANDS; i++)
-        if (strcmp (s_commands [i].name, pconfig_positional (config, 0)) == 0)
-            command = &s_commands [i];
+    const ctl_command_t *command = count ? s_lookup (config, count) : NULL;
     if (!command) {
         fprintf (stderr, "parley-ctl: %s%s (try --help)\n",
                  count ? "unknown command " : "a command is needed",
@@ -135,6 +187,13 @@ main (int argc, char **argv)
         goto done;
     }
     parley_client_set_timeout (link, pconfig_int (config, "timeout-ms"), 1000);
+    //  A probe must be fast: two HELLOs, then give up (exit 3).
+    if (command->probe) {
+        int64_t timeout_ms = pconfig_int (config, "timeout-ms");
+        parley_client_set_timeout (link, timeout_ms / 2 > 50 ? timeout_ms / 2 : 50, 200);
+        parley_client_set_connect_attempts (link, 2);
+        parley_client_set_attempts (link, 1);
+    }
     parley_client_set_stop (link, &s_stop);
     char cap [80];
     if (pconfig_str (config, "role")) {
@@ -151,6 +210,23 @@ main (int argc, char **argv)
     alarm ((unsigned) (pconfig_int (config, "timeout-ms") / 1000 + 2));
     parley_err_t connected = parley_client_connect (link);
     alarm (0);
+    if (connected == PARLEY_ERR_STOPPED && s_timed_out) {
+        connected = PARLEY_ERR_TIMEOUT;         //  our own limit, not an interrupt
+        s_stop = 0;
+    }
+    ctl_t ctl = { .link = link, .args = args, .arg_count = count - 1,
+                  .status = pconfig_str (config, "status"),
+                  .reason = pconfig_str (config, "reason"),
+                  .json = pconfig_bool (config, "json"),
+                  .broker = pconfig_str (config, "broker"), .id = id,
+                  .connected = connected == PARLEY_OK, .connect_error = connected,
+                  .count = (uint64_t) pconfig_int (config, "count"),
+                  .for_ms = pconfig_int (config, "for-ms"),
+                  .limit = (uint64_t) pconfig_int (config, "limit"),
+                  .after = pconfig_str (config, "after"), .stop = &s_stop };
+    if (connected != PARLEY_OK && command->offline)
+        rc = command->run (&ctl);
+    else
     if (connected != PARLEY_OK) {
         fprintf (stderr, "parley-ctl: cannot connect to %s: %s%s%s\n",
                  pconfig_str (config, "broker"), parley_strerror (connected),
@@ -158,12 +234,10 @@ main (int argc, char **argv)
         rc = PARLEY_EXIT_NETWORK;
     }
     else {
-        ctl_t ctl = { .link = link, .args = args, .arg_count = count - 1,
-                      .status = pconfig_str (config, "status"),
-                      .reason = pconfig_str (config, "reason"),
-                      .json = pconfig_bool (config, "json") };
         rc = command->run (&ctl);
-        parley_client_bye (link, false);
+        //  An observer connection cannot make requests, so looking
+        //  registers ctl-<pid>; BYE with forget takes it away again.
+        parley_client_bye (link, command->forget);
     }
     parley_client_destroy (&link);
 done:

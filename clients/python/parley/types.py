@@ -370,6 +370,7 @@ class Stats:
     replies_dropped: int = 0
     queued_memory: int = 0
     storage_errors: int = 0
+    version: str = ""
     extra: Dict[str, Any] = field(default_factory=dict)
 
     _RATES = ("rate_in", "rate_out")
@@ -381,6 +382,8 @@ class Stats:
         for key in known:
             if key in cls._RATES:
                 values[key] = float(_want(m, key, (int, float), False, 0.0))
+            elif key == "version":
+                values[key] = _want(m, key, (str,), False, "")
             else:
                 values[key] = _uint(m, key, key == "uptime_ms")
         extra = {k: v for k, v in m.items() if k not in known and k not in ("v", "t", "id")}

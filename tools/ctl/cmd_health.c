@@ -1,0 +1,46 @@
+/*  parley-ctl health: an exit status for probes (compose healthchecks,
+    systemd, monitoring). Fast and bounded: main connects with two HELLO
+    attempts within --timeout-ms, then one STATS.
+
+        0  healthy: the broker answered HELLO and STATS
+        1  unhealthy: it answered, but refused HELLO or STATS (shutting
+           down, a key not allowed that id, ...)
+        2  usage error
+        3  no answer: nothing listens, or no reply in time
+
+    Prints one line ("healthy", or why not); --json: {"healthy": bool, ...}. */
+#include <stdio.h>
+
+#include "ctl.h"
+#include "pconfig.h"
+
+static int
+s_report (ctl_t *ctl, int rc, const char *why, uint64_t uptime_ms)
+{
+    if (ctl->json)
+        ctl_print_json (json_pack ("{s:b, s:i, s:s, s:s, s:I}", "healthy", rc == PARLEY_EXIT_OK,
+                                   "exit", rc, "reason", why, "broker", ctl->broker,
+                                   "uptime_ms", (json_int_t) uptime_ms));
+    else
+        printf ("%s%s%s\n", rc == PARLEY_EXIT_OK ? "healthy" : "unhealthy",
+                *why ? ": " : "", why);
+    return rc;
+}
+
+int
+cmd_health (ctl_t *ctl)
+{
+    //  A refused HELLO (a wire error code, below the client's own) is an
+    //  answer: the broker is there, it does not let this probe in.
+    if (!ctl->connected && ctl->connect_error < PARLEY_ERR_TIMEOUT)
+        return s_report (ctl, CTL_EXIT_UNHEALTHY, parley_strerror (ctl->connect_error), 0);
+    if (!ctl->connected)
+        return s_report (ctl, PARLEY_EXIT_NETWORK, parley_strerror (ctl->connect_error), 0);
+    parley_stats_t stats;
+    parley_err_t rc = parley_client_stats (ctl->link, &stats);
+    if (rc == PARLEY_ERR_TIMEOUT || rc == PARLEY_ERR_LOST || rc == PARLEY_ERR_SOCKET)
+        return s_report (ctl, PARLEY_EXIT_NETWORK, parley_strerror (rc), 0);
+    if (rc != PARLEY_OK)
+        return s_report (ctl, CTL_EXIT_UNHEALTHY, parley_strerror (rc), 0);
+    return s_report (ctl, PARLEY_EXIT_OK, "", stats.uptime_ms);
+}

@@ -1,0 +1,134 @@
+/*  parley-ctl status: is the broker up, and how is it. One STATS and one
+    AGENTS; the journal's fields are every STATS field named journal_*, as
+    the broker sends them (none: "not reported"). When the broker does not
+    answer it says so (--json: {"up": false}) and exits 3. This
+    connection itself (registered for the moment, forgotten at BYE) is
+    not counted. */
+#include <stdio.h>
+#include <string.h>
+
+#include "ctl.h"
+#include "mpjs.h"
+#include "pconfig.h"
+
+static const parley_stat_field_t *
+s_field (const parley_stat_list_t *list, const char *name)
+{
+    for (size_t i = 0; i < list->count; i++)
+        if (strcmp (list->fields [i].name, name) == 0)
+            return &list->fields [i];
+    return NULL;
+}
+
+static uint64_t
+s_uint (const parley_stat_list_t *list, const char *name)
+{
+    const parley_stat_field_t *f = s_field (list, name);
+    return f && f->num_value > 0 ? (uint64_t) f->num_value : 0;
+}
+
+static int
+s_down (ctl_t *ctl)
+{
+    if (ctl->json)
+        ctl_print_json (json_pack ("{s:b, s:s, s:s, s:s}", "up", 0, "broker", ctl->broker,
+                                   "error", parley_strerror (ctl->connect_error),
+                                   "ctl_version", PARLEY_VERSION));
+    else
+        printf ("broker      down: %s does not answer (%s)\n", ctl->broker,
+                parley_strerror (ctl->connect_error));
+    return PARLEY_EXIT_NETWORK;
+}
+
+int
+cmd_status (ctl_t *ctl)
+{
+    if (!ctl->connected)
+        return s_down (ctl);
+    //  AGENTS first: STATS' list points into the client until the next request.
+    parley_agent_list_t agents;
+    int rc = ctl_check (ctl, parley_client_agents (ctl->link, &agents), "AGENTS");
+    if (rc != PARLEY_EXIT_OK)
+        return rc;
+    size_t live = 0, reported = 0;
+    uint64_t calls = 0, tokens = 0;
+    size_t registered = 0;
+    for (size_t i = 0; i < agents.count; i++) {
+        if (strcmp (agents.agents [i].agent, ctl->id) == 0)
+            continue;               //  this connection itself
+        registered++;
+        live += agents.agents [i].online;
+        reported += agents.agents [i].model_reported;
+        calls += agents.agents [i].model.calls;
+        tokens += agents.agents [i].model.prompt_tokens + agents.agents [i].model.completion_tokens;
+    }
+    parley_stat_list_t stats;
+    rc = ctl_check (ctl, parley_client_stats_fields (ctl->link, &stats), "STATS");
+    if (rc != PARLEY_EXIT_OK)
+        return rc;
+    uint64_t connections = s_uint (&stats, "online");
+    if (connections)
+        connections--;              //  ours
+    const parley_stat_field_t *version = s_field (&stats, "version");
+    const char *broker_version = version && version->kind == PARLEY_STAT_TEXT ? version->text : "";
+    if (ctl->json) {
+        json_t *journal = json_object ();
+        for (size_t i = 0; i < stats.count; i++)
+            if (strncmp (stats.fields [i].name, "journal", 7) == 0) {
+                json_t *value = mpjs_decode (stats.fields [i].value, stats.fields [i].value_size);
+                json_object_set_new (journal, stats.fields [i].name, value ? value : json_null ());
+            }
+        json_t *json = json_pack (
+            "{s:b, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
+            "up", 1, "broker", ctl->broker, "ctl_version", PARLEY_VERSION,
+            "uptime_ms", (json_int_t) s_uint (&stats, "uptime_ms"),
+            "connections", (json_int_t) connections,
+            "agents", (json_int_t) registered, "live_agents", (json_int_t) live,
+            "channels", (json_int_t) s_uint (&stats, "channels"),
+            "queued", (json_int_t) s_uint (&stats, "queued"),
+            "queued_bytes", (json_int_t) s_uint (&stats, "queued_bytes"),
+            "dropped", (json_int_t) s_uint (&stats, "dropped"),
+            "rejected", (json_int_t) s_uint (&stats, "rejected"),
+            "unroutable", (json_int_t) s_uint (&stats, "unroutable"),
+            "model_calls", (json_int_t) calls, "model_tokens", (json_int_t) tokens,
+            "journal", journal);
+        if (*broker_version)
+            json_object_set_new (json, "version", json_string (broker_version));
+        ctl_print_json (json);
+        return PARLEY_EXIT_OK;
+    }
+    char uptime [48];
+    ctl_duration (s_uint (&stats, "uptime_ms"), uptime, sizeof uptime);
+    printf ("broker      up at %s, version %s (parley-ctl %s)\n", ctl->broker,
+            *broker_version ? broker_version : "not reported", PARLEY_VERSION);
+    printf ("uptime      %s\n", uptime);
+    printf ("agents      %zu live of %zu registered; %llu connections, %llu channels\n",
+            live, registered, (unsigned long long) connections,
+            (unsigned long long) s_uint (&stats, "channels"));
+    printf ("queued      %llu messages, %llu bytes\n",
+            (unsigned long long) s_uint (&stats, "queued"),
+            (unsigned long long) s_uint (&stats, "queued_bytes"));
+    printf ("drops       %llu dropped, %llu rejected, %llu unroutable\n",
+            (unsigned long long) s_uint (&stats, "dropped"),
+            (unsigned long long) s_uint (&stats, "rejected"),
+            (unsigned long long) s_uint (&stats, "unroutable"));
+    printf ("model       %llu calls, %llu tokens (%zu agents reporting)\n",
+            (unsigned long long) calls, (unsigned long long) tokens, reported);
+    size_t shown = 0;
+    for (size_t i = 0; i < stats.count; i++) {
+        const parley_stat_field_t *f = &stats.fields [i];
+        if (strncmp (f->name, "journal", 7) != 0)
+            continue;
+        char *text = NULL;
+        json_t *value = mpjs_decode (f->value, f->value_size);
+        text = value ? json_dumps (value, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+        printf ("%s %s %s%s%s\n", shown++ ? "           " : "journal    ", f->name,
+                text ? text : "?", *f->unit && strcmp (f->unit, "count") ? " " : "",
+                strcmp (f->unit, "count") ? f->unit : "");
+        free (text);
+        json_decref (value);
+    }
+    if (!shown)
+        printf ("journal     not reported by this broker\n");
+    return PARLEY_EXIT_OK;
+}
