@@ -56,6 +56,7 @@ struct _parley_client_t {
     size_t cap_count;
     //  Transport
     bool raw;                   //  client_raw: no frame size cap, keep every event
+    int raw_rcvhwm;             //  client_raw: receive high-water mark (0: none)
     zsock_t *dealer;
     zsock_t *sub;
     char sub_endpoint[256];

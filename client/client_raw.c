@@ -12,9 +12,16 @@ client_raw_new (const char *endpoint)
 parley_client_t *
 client_raw_new_curve (const char *endpoint, const char *key, const char *server_key)
 {
-    assert (endpoint);
+    return client_raw_new_hwm (endpoint, key, server_key, 0);
+}
+
+parley_client_t *
+client_raw_new_hwm (const char *endpoint, const char *key, const char *server_key, int rcvhwm)
+{
+    assert (endpoint && rcvhwm >= 0);
     parley_client_t *self = parley_client_new (endpoint, "raw");
     self->raw = true;
+    self->raw_rcvhwm = rcvhwm;
     if (parley_client_set_security (self, key, server_key, NULL) != PARLEY_OK) {
         parley_client_destroy (&self);
         return NULL;

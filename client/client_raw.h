@@ -22,6 +22,10 @@ parley_client_t *client_raw_sub_new (const char *endpoint, const char *prefix);
 //  certificate, both or neither); NULL also when a key file is unusable.
 parley_client_t *client_raw_new_curve (const char *endpoint, const char *key,
                                        const char *server_key);
+//  A DEALER that holds at most `rcvhwm` unread replies (0: no bound), so a
+//  test can play a peer that really stops reading.
+parley_client_t *client_raw_new_hwm (const char *endpoint, const char *key,
+                                     const char *server_key, int rcvhwm);
 parley_client_t *client_raw_sub_new_curve (const char *endpoint, const char *prefix,
                                            const char *key, const char *server_key);
 

@@ -23,7 +23,7 @@ client_socket_new (parley_client_t *self, int type, const char *endpoint)
     zsock_set_linger (sock, 0);
     zsock_set_ipv6 (sock, 1);
     if (self->raw)
-        zsock_set_rcvhwm (sock, 0);     //  tests count every event and reply
+        zsock_set_rcvhwm (sock, self->raw_rcvhwm);     //  0: tests count every event and reply
     else
         zsock_set_maxmsgsize (sock, PROTO_MAX_FRAME);
     char why [512];

@@ -23,8 +23,14 @@ testclient_new (const char *endpoint)
 testclient_t *
 testclient_new_curve (const char *endpoint, const char *key, const char *server_key)
 {
+    return testclient_new_hwm (endpoint, key, server_key, 0);
+}
+
+testclient_t *
+testclient_new_hwm (const char *endpoint, const char *key, const char *server_key, int rcvhwm)
+{
     assert (endpoint);
-    parley_client_t *raw = client_raw_new_curve (endpoint, key, server_key);
+    parley_client_t *raw = client_raw_new_hwm (endpoint, key, server_key, rcvhwm);
     if (!raw)
         return NULL;
     testclient_t *self = calloc (1, sizeof (testclient_t));

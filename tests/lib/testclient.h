@@ -33,6 +33,9 @@ typedef struct _testclient_t testclient_t;
 testclient_t *testclient_new (const char *endpoint);
 //  A CURVE client: own pair `key` (FILE + FILE_secret) and the broker's
 //  public certificate (both NULL: plain). NULL if a key file is unusable.
+//  A client whose socket holds at most `rcvhwm` unread replies (0: no bound).
+testclient_t *testclient_new_hwm (const char *endpoint, const char *key, const char *server_key,
+                                  int rcvhwm);
 testclient_t *testclient_new_curve (const char *endpoint, const char *key,
                                     const char *server_key);
 void testclient_destroy (testclient_t **self_p);
