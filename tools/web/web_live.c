@@ -126,7 +126,12 @@ web_live_run (const web_live_config_t *config, web_hub_t *hub)
         parley_client_destroy (&client);
         return PARLEY_EXIT_USAGE;
     }
+    //  The first HELLO gets one try (exit 3 at once: a wrong --broker, or a
+    //  service manager that should restart us later); once connected, a
+    //  broker restart is waited for as long as it takes.
+    parley_client_set_connect_attempts (client, 1);
     parley_err_t err = parley_client_connect (client);
+    parley_client_set_connect_attempts (client, 0);
     if (err != PARLEY_OK) {
         plog_error ("broker %s: %s", config->broker, parley_client_error_text (client));
         parley_client_destroy (&client);
