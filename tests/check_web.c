@@ -29,6 +29,7 @@
 #include "tools/web/web_hub.h"
 #include "tools/web/web_server.h"
 #include "lib/testbroker.h"
+#include "lib/testclient.h"
 #include "lib/tproc.h"
 #include "lib/testsuite.h"
 
@@ -572,6 +573,72 @@ START_TEST (test_browser_live_and_replay)
 }
 END_TEST
 
+//  The broker side the view relies on: reads without HELLO, nothing else.
+START_TEST (test_observer_reads)
+{
+    testbroker_t *broker = testbroker_start (NULL);
+    ck_assert_ptr_nonnull (broker);
+    testclient_t *client = testclient_new (testbroker_router (broker));
+    const pmsg_type_t reads [] = { PMSG_STATS, PMSG_AGENTS, PMSG_SNAPSHOT };
+    const pmsg_type_t replies [] = { PMSG_STATS_REPLY, PMSG_AGENT_LIST, PMSG_STATE };
+    for (size_t i = 0; i < 3; i++) {
+        pmsg_t *reply = testclient_call0 (client, reads [i]);
+        ck_assert_msg (reply && pmsg_type (reply) == replies [i], "%s: %s",
+                       pmsg_type_name (reads [i]), testclient_describe (reply));
+        pmsg_destroy (&reply);
+    }
+    const pmsg_type_t writes [] = { PMSG_HEARTBEAT, PMSG_WORLD_RESET, PMSG_PERCEIVE };
+    for (size_t i = 0; i < 3; i++) {
+        pmsg_t *reply = testclient_call0 (client, writes [i]);
+        ck_assert_msg (testclient_error_code (reply) == PERR_NOT_HELLO, "%s: %s",
+                       pmsg_type_name (writes [i]), testclient_describe (reply));
+        pmsg_destroy (&reply);
+    }
+    testclient_destroy (&client);
+    ck_assert_int_eq (testbroker_stop (&broker), 0);
+}
+END_TEST
+
+//  --allow-actions against a real broker: a state key set from the page's
+//  route shows up in the view's own stream.
+START_TEST (test_actions_live)
+{
+    testbroker_t *broker = testbroker_start (NULL);
+    ck_assert_ptr_nonnull (broker);
+    tproc_dir_t *dir = tproc_dir_new ();
+    char *ready = tproc_dir_path (dir, "web.ready");
+    tproc_t *web = tproc_start ((const char *[]) { "parley-web", "--broker", testbroker_router (broker),
+        "--bind", "127.0.0.1:0", "--ready-file", ready, "--allow-actions", NULL }, true, NULL);
+    char *url = s_wait_url (ready, web);
+    uint16_t port = s_port (url);
+    s_stream_t *stream = s_stream_open (port, "/events");
+    ck_assert (s_stream_wait (stream, "\"allow_actions\":true", DEADLINE_MS));
+    const char *set = "{\"key\":\"plan\",\"value\":\"explore the east\"}";
+    s_reply_t reply = s_http (port, "POST", "/api/actions/state-set", "application/json", set, strlen (set));
+    ck_assert_msg (reply.status == 200, "%ld %s", reply.status, reply.body);
+    free (reply.body);
+    ck_assert_msg (s_stream_wait (stream, "\"key\":\"plan\",\"seq\":", DEADLINE_MS), "%s", stream->buf);
+    ck_assert_ptr_nonnull (strstr (stream->buf, "\"value\":\"explore the east\""));
+    //  The broker's own rules still apply: world.* is the broker's.
+    const char *bad = "{\"key\":\"world.objects\",\"value\":1}";
+    reply = s_http (port, "POST", "/api/actions/state-set", "application/json", bad, strlen (bad));
+    ck_assert_msg (reply.status == 409 && strstr (reply.body, "BAD_FIELD"), "%ld %s", reply.status, reply.body);
+    free (reply.body);
+    reply = s_http (port, "POST", "/api/actions/world-reset", "application/json", "{\"seed\":3}", 10);
+    ck_assert_msg (reply.status == 200, "%ld %s", reply.status, reply.body);
+    free (reply.body);
+    ck_assert_msg (s_stream_wait (stream, "\"event\":\"reset\"", DEADLINE_MS), "%s", stream->buf);
+    s_stream_close (&stream);
+    tproc_signal (web, SIGINT);
+    ck_assert_int_eq (tproc_wait (web, DEADLINE_MS), 0);
+    tproc_destroy (&web);
+    free (url);
+    free (ready);
+    tproc_dir_destroy (&dir);
+    ck_assert_int_eq (testbroker_stop (&broker), 0);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -588,6 +655,8 @@ main (void)
     TCase *binary = tcase_create ("binary");
     tcase_set_timeout (binary, 150);
     tcase_add_test (binary, test_flags_and_exit_codes);
+    tcase_add_test (binary, test_observer_reads);
+    tcase_add_test (binary, test_actions_live);
     tcase_add_test (binary, test_browser_live_and_replay);
     suite_add_tcase (suite, binary);
     int rc = testsuite_run (suite);

@@ -8,9 +8,35 @@
 
 struct _web_actions_t {
     pthread_mutex_t lock;
-    parley_client_t *client;
-    bool connected;
+    char *broker;
+    char *curve_key;
+    char *curve_server_key;
+    int64_t timeout_ms;
+    char name [PARLEY_NAME_MAX + 1];
+    parley_client_t *client;        //  during one action only
 };
+
+static char *
+s_dup (const char *text)
+{
+    return text? strdup (text): NULL;
+}
+
+//  A client for one action: HELLO as the operator (a registered id, since
+//  the broker takes writes only from one), or NULL with `why`.
+static parley_client_t *
+s_client (web_actions_t *self, char *why, size_t why_size)
+{
+    parley_client_t *client = parley_client_new (self->broker, self->name);
+    parley_client_add_cap (client, "operator");
+    parley_client_set_timeout (client, self->timeout_ms, 0);
+    parley_client_set_connect_attempts (client, 1);
+    if (parley_client_set_security (client, self->curve_key, self->curve_server_key, NULL) != PARLEY_OK) {
+        snprintf (why, why_size, "%s", parley_client_error_text (client));
+        parley_client_destroy (&client);
+    }
+    return client;
+}
 
 web_actions_t *
 web_actions_new (const char *broker, const char *curve_key, const char *curve_server_key,
@@ -19,17 +45,16 @@ web_actions_new (const char *broker, const char *curve_key, const char *curve_se
     assert (broker);
     web_actions_t *self = (web_actions_t *) zmalloc (sizeof *self);
     pthread_mutex_init (&self->lock, NULL);
-    char name [PARLEY_NAME_MAX + 1];
-    snprintf (name, sizeof name, "web-ops-%d", (int) getpid ());
-    self->client = parley_client_new (broker, name);
-    parley_client_add_cap (self->client, "operator");
-    parley_client_set_observe (self->client, true);
-    parley_client_set_timeout (self->client, timeout_ms, 0);
-    parley_client_set_connect_attempts (self->client, 1);
-    if (parley_client_set_security (self->client, curve_key, curve_server_key, NULL) != PARLEY_OK) {
-        snprintf (why, why_size, "%s", parley_client_error_text (self->client));
+    self->broker = strdup (broker);
+    self->curve_key = s_dup (curve_key);
+    self->curve_server_key = s_dup (curve_server_key);
+    self->timeout_ms = timeout_ms;
+    snprintf (self->name, sizeof self->name, "web-operator-%d", (int) getpid ());
+    //  The key files are checked now, not at the first click.
+    parley_client_t *client = s_client (self, why, why_size);
+    if (!client)
         web_actions_destroy (&self);
-    }
+    parley_client_destroy (&client);
     return self;
 }
 
@@ -40,7 +65,9 @@ web_actions_destroy (web_actions_t **self_p)
     web_actions_t *self = *self_p;
     if (!self)
         return;
-    parley_client_destroy (&self->client);
+    free (self->broker);
+    free (self->curve_key);
+    free (self->curve_server_key);
     pthread_mutex_destroy (&self->lock);
     free (self);
     *self_p = NULL;
@@ -95,32 +122,36 @@ web_actions_run (void *arg, web_action_t action, const json_t *request, char *wh
     assert (self);
     assert (request);
     pthread_mutex_lock (&self->lock);
-    parley_err_t err = PARLEY_OK;
-    if (!self->connected) {
-        err = parley_client_connect (self->client);
-        self->connected = err == PARLEY_OK;
+    self->client = s_client (self, why, why_size);
+    if (!self->client) {
+        pthread_mutex_unlock (&self->lock);
+        return MHD_HTTP_INTERNAL_SERVER_ERROR;
     }
+    parley_err_t err = parley_client_connect (self->client);
     if (err == PARLEY_OK) {
         if (action == WEB_ACTION_WORLD_RESET) {
             const json_t *seed = json_object_get (request, "seed");
             if (seed && (!json_is_integer (seed) || json_integer_value (seed) < 0)) {
                 snprintf (why, why_size, "world-reset: \"seed\" must be a non-negative integer");
-                pthread_mutex_unlock (&self->lock);
-                return MHD_HTTP_BAD_REQUEST;
+                err = PARLEY_ERR_INVALID;
+                goto done;
             }
             err = parley_client_world_reset (self->client, seed? (uint64_t) json_integer_value (seed): 0);
         }
         else {
             why [0] = 0;
             err = s_state_set (self, request, why, why_size);
-            if (err == PARLEY_ERR_INVALID && why [0]) {
-                pthread_mutex_unlock (&self->lock);
-                return MHD_HTTP_BAD_REQUEST;
-            }
+            if (err == PARLEY_ERR_INVALID && why [0])
+                goto done;
         }
     }
     if (err != PARLEY_OK)
         snprintf (why, why_size, "%s: %s", parley_strerror (err), parley_client_error_text (self->client));
+done:
+    //  Gone again at once, mail and all: the team sees no new teammate.
+    if (err != PARLEY_ERR_TIMEOUT && err != PARLEY_ERR_SOCKET)
+        parley_client_bye (self->client, true);
+    parley_client_destroy (&self->client);
     pthread_mutex_unlock (&self->lock);
-    return s_status (err);
+    return err == PARLEY_ERR_INVALID? MHD_HTTP_BAD_REQUEST: s_status (err);
 }

@@ -1,9 +1,11 @@
 /*  web_actions - operator actions from the page, through libparley.
 
-    Only with `parley-web --allow-actions`. Its own observer connection to
-    the broker (HTTP threads call in; a mutex keeps one request at a time
-    on it), with the operator's CURVE key when one is given, so the broker
-    decides what that key may do (WORLD_RESET needs the admin right).
+    Only with `parley-web --allow-actions`. The broker takes writes only
+    from a registered id, so each action says HELLO as
+    "web-operator-<pid>" (cap "operator"), acts, and says BYE with forget:
+    the id exists for the length of one request. With the operator's CURVE
+    key when one is given, so the broker decides what that key may do
+    (WORLD_RESET needs the admin right). A mutex keeps one action at a time.
 
       world-reset {"seed": N}            WORLD_RESET (seed optional, 0: broker's)
       state-set   {"key": K, "value": V} WRITE set; V a string or an integer
