@@ -335,7 +335,7 @@ START_TEST (test_stream_framing)
     ck_assert_ptr_nonnull (body);
     ck_assert_str_eq (body + 4, "retry: 1000\nevent: init\nid: 2\ndata: {\"info\":{\"mode\":\"live\"},"
         "\"state\":{\"plan\":{\"key\":\"plan\",\"seq\":3,\"value\":\"old\"}},\"agents\":[],"
-        "\"world\":null,\"recent\":[]}\n\n");
+        "\"world\":null,\"recent\":[],\"trails\":{}}\n\n");
     size_t mark = stream->size;
     ck_assert_int_eq (web_hub_streams (hub), 1);
 
@@ -384,6 +384,14 @@ START_TEST (test_hub_ring)
     text = web_hub_next (hub, &cursor, 10, &stopped);
     ck_assert_str_eq (text, "event: end\nid: 11\ndata: {}\n\n");
     free (text);
+    //  Trails: every new position of an agent, from the positions key.
+    web_hub_state (hub, "world.agent_positions", 1, json_pack ("{s:i}", "A", 3));
+    web_hub_state (hub, "world.agent_positions", 2, json_pack ("{s:i,s:i}", "A", 3, "B", 0));
+    web_hub_state (hub, "world.agent_positions", 3, json_pack ("{s:i,s:i}", "A", 4, "B", 0));
+    char *late = web_hub_start (hub, &cursor);
+    ck_assert_msg (strstr (late, "\"trails\":{\"A\":[3,4],\"B\":[0]}"), "%s", late);
+    free (late);
+    web_hub_stream_closed (hub);
     //  Frames: the newest `capacity` are kept.
     for (uint64_t tseq = 1; tseq <= 6; tseq++)
         web_hub_message (hub, tseq, json_object (), json_pack ("{s:I}", "tseq", (json_int_t) tseq));

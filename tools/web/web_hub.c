@@ -36,6 +36,7 @@ struct _web_hub_t {
     json_t *agents;
     json_t *world;
     json_t *recent;             //  last WEB_HUB_RECENT message summaries
+    json_t *trails;             //  agent -> [positions], from world.agent_positions
     size_t streams;
 };
 
@@ -60,6 +61,7 @@ web_hub_new (size_t capacity, bool replay)
     self->agents = json_array ();
     self->world = json_null ();
     self->recent = json_array ();
+    self->trails = json_object ();
     return self;
 }
 
@@ -81,6 +83,7 @@ web_hub_destroy (web_hub_t **self_p)
     json_decref (self->agents);
     json_decref (self->world);
     json_decref (self->recent);
+    json_decref (self->trails);
     pthread_cond_destroy (&self->changed);
     pthread_mutex_destroy (&self->lock);
     free (self);
@@ -120,6 +123,37 @@ web_hub_set_info (web_hub_t *self, json_t *info)
     pthread_mutex_unlock (&self->lock);
 }
 
+//  A page that opens late still sees where each agent has been: the
+//  positions are appended to the model's trails (WEB_HUB_TRAIL at most
+//  per agent, the oldest dropped). Lock held.
+static void
+s_trails (web_hub_t *self, const json_t *positions)
+{
+    if (!json_is_object (positions)) {
+        json_object_clear (self->trails);
+        return;
+    }
+    const char *agent;
+    json_t *position;
+    json_object_foreach ((json_t *) positions, agent, position) {
+        if (!json_is_integer (position))
+            continue;
+        json_t *trail = json_object_get (self->trails, agent);
+        if (!trail) {
+            if (json_object_size (self->trails) >= WEB_HUB_TRAIL)
+                continue;
+            trail = json_array ();
+            json_object_set_new (self->trails, agent, trail);
+        }
+        json_t *last = json_array_get (trail, json_array_size (trail) - 1);
+        if (last && json_integer_value (last) == json_integer_value (position))
+            continue;
+        json_array_append (trail, position);
+        if (json_array_size (trail) > WEB_HUB_TRAIL)
+            json_array_remove (trail, 0);
+    }
+}
+
 bool
 web_hub_state (web_hub_t *self, const char *key, uint64_t seq, json_t *value)
 {
@@ -134,6 +168,8 @@ web_hub_state (web_hub_t *self, const char *key, uint64_t seq, json_t *value)
                                    "value", value? value: json_null ());
         value = NULL;
         if (entry) {
+            if (streq (key, "world.agent_positions") && !self->replay)
+                s_trails (self, json_object_get (entry, "value"));
             s_publish (self, "state", entry);
             if (json_is_null (json_object_get (entry, "value")))
                 json_object_del (self->state, key);
@@ -194,6 +230,9 @@ web_hub_event (web_hub_t *self, const char *name, json_t *data)
     if (streq (name, "world") && !self->replay) {
         json_decref (self->world);
         self->world = json_incref (data);
+        const char *event = json_string_value (json_object_get (data, "event"));
+        if (event && streq (event, "reset"))
+            json_object_clear (self->trails);
     }
     s_publish (self, name, data);
     pthread_mutex_unlock (&self->lock);
@@ -233,8 +272,9 @@ web_hub_start (web_hub_t *self, uint64_t *cursor)
         *cursor = s_oldest (self);
     }
     else {
-        init = json_pack ("{s:O,s:O,s:O,s:O,s:O}", "info", self->info, "state", self->state,
-                          "agents", self->agents, "world", self->world, "recent", self->recent);
+        init = json_pack ("{s:O,s:O,s:O,s:O,s:O,s:O}", "info", self->info, "state", self->state,
+                          "agents", self->agents, "world", self->world, "recent", self->recent,
+                          "trails", self->trails);
         *cursor = self->next_seq;
     }
     char *text = init? s_sse ("init", *cursor - 1, init): NULL;

@@ -6,7 +6,8 @@
 
       - a model, sent whole to a new stream as its first event ("init"):
         the page's settings, every state key with its seq, the agent list,
-        the latest world event and the most recent messages;
+        the latest world event, the most recent messages and each agent's
+        trail (the positions world.agent_positions has shown it at);
       - a ring of the last `capacity` events as ready SSE text, each with a
         hub seq; a stream follows the ring from where its model ended, so
         nothing between the two is lost or doubled;
@@ -30,6 +31,8 @@ typedef struct _web_hub_t web_hub_t;
 
 //  Most recent messages kept in the model for a new page.
 #define WEB_HUB_RECENT 500
+//  Positions kept per agent for the trails, and agents with a trail.
+#define WEB_HUB_TRAIL  2000
 
 web_hub_t *web_hub_new (size_t capacity, bool replay);
 void web_hub_destroy (web_hub_t **self_p);

@@ -65,6 +65,7 @@ function apply(name, data) {
       M.state = data.state || {};
       M.agents = data.agents || [];
       M.world = data.world || null;
+      M.trails = data.trails || {};
       applyPositions(stateValue('world.agent_positions'));
       for (const m of data.recent || []) applyMsg(m);
       break;
