@@ -53,7 +53,7 @@ async function main() {
     const view = await page.evaluate(() => ({
       agents: [...document.querySelectorAll('#agents tbody tr')].map((tr) => tr.dataset.agent),
       caps: [...document.querySelectorAll('#agents tbody td.caps')].map((td) => td.textContent),
-      steps: [...document.querySelectorAll('#agents tbody tr')].map((tr) => tr.children[4].textContent),
+      steps: [...document.querySelectorAll('#agents tbody tr')].map((tr) => tr.children[3].textContent),
       connected: document.getElementById('conn').textContent,
       timeline: document.querySelectorAll('#timeline li').length,
       state: document.getElementById('state').textContent,

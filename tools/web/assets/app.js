@@ -192,14 +192,13 @@ function renderAgents() {
     const a = byName.get(name) || {};
     const tr = document.createElement('tr');
     tr.dataset.agent = name;
-    const on = document.createElement('span');
-    on.className = 'dot ' + (a.online ? 'on' : 'off');
     const first = cellText(tr, '');
     const swatch = document.createElement('span');
     swatch.className = 'dot';
     swatch.style.background = color(name);
     first.replaceChildren(swatch, ' ' + name);
-    cellText(tr, '').replaceChildren(on);
+    first.title = a.online ? 'online' : 'offline';
+    if (!a.online) first.classList.add('offline');
     cellText(tr, (a.caps || (M.seen[name] || {}).caps || []).join(', '), 'caps');
     cellText(tr, positions[name]);
     cellText(tr, M.steps[name]);
