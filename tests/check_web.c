@@ -12,7 +12,9 @@
     driven by puppeteer-core (installed by scripts/deps.sh into
     tests/web/node_modules), which waits until the page shows three agents
     and 100 % coverage, fails on any console error and saves a screenshot
-    as build/<rel|san>/web-view.png. A second browser test, the
+    as build/<rel|san>/web-view.png; then the run's recording is served
+    with --replay and the page's time slider is driven back and forth
+    (build/<rel|san>/web-replay.png). A second browser test, the
     scene-director's revision loop, needs the workflow (not in this
     build): it is not written yet, on purpose, rather than skipped here.
 */
@@ -539,15 +541,28 @@ START_TEST (test_browser_live_and_replay)
         free (memdir);
     }
     tproc_t *node = tproc_start ((const char *[]) { "node", script, url, shot, "3", NULL }, false, NULL);
-    int status = tproc_wait (node, DEADLINE_MS + 30000);
+    //  The tap prints a JSON line per frame: read them while the browser
+    //  works, or its stdout pipe fills, it stops reading the tap socket and
+    //  the broker drops the frames the recording should have.
+    int64_t deadline = pclock_mono_ms () + DEADLINE_MS + 30000;
+    while (!tproc_exited (node) && pclock_mono_ms () < deadline) {
+        tproc_read (tap, 20);
+        tproc_read (node, 20);
+    }
+    int status = tproc_wait (node, 1000);
     ck_assert_msg (status == 0, "the browser test failed (%d):\n%s\n%s\nparley-web:\n%s", status,
                    tproc_out (node), tproc_err (node), tproc_err (web));
     ck_assert_ptr_nonnull (strstr (tproc_out (node), "ok: 3 agents, 100 % coverage"));
     ck_assert_msg (access (shot, R_OK) == 0, "no screenshot at %s", shot);
     for (int i = 0; i < 3; i++) {
-        ck_assert_int_eq (tproc_wait (agents [i], DEADLINE_MS), 0);
+        while (!tproc_exited (agents [i]) && pclock_mono_ms () < deadline) {
+            tproc_read (tap, 20);
+            tproc_read (agents [i], 20);
+        }
+        ck_assert_int_eq (tproc_wait (agents [i], 1000), 0);
         tproc_destroy (&agents [i]);
     }
+    ck_assert_ptr_null (strstr (tproc_out (tap), "\"kind\":\"dropped\""));
     tproc_signal (web, SIGTERM);
     ck_assert_int_eq (tproc_wait (web, DEADLINE_MS), 0);
     tproc_signal (tap, SIGINT);
@@ -564,6 +579,16 @@ START_TEST (test_browser_live_and_replay)
     ck_assert_ptr_nonnull (strstr (stream->buf, "\"type\":\"ACT\""));
     ck_assert_ptr_nonnull (strstr (stream->buf, "\"key\":\"world.explored_by_all\""));
     s_stream_close (&stream);
+    //  And in the browser, with the slider.
+    char shot2 [1024];
+    snprintf (shot2, sizeof shot2, "%s/../web-replay.png", bins);
+    tproc_t *node2 = tproc_start ((const char *[]) { "node", script, url2, shot2, "3", "replay", NULL },
+                                  false, NULL);
+    status = tproc_wait (node2, DEADLINE_MS + 30000);
+    ck_assert_msg (status == 0, "the replay browser test failed (%d):\n%s\n%s", status,
+                   tproc_out (node2), tproc_err (node2));
+    ck_assert_ptr_nonnull (strstr (tproc_out (node2), "ok (replay): 3 agents"));
+    tproc_destroy (&node2);
     tproc_signal (replay, SIGTERM);
     ck_assert_int_eq (tproc_wait (replay, DEADLINE_MS), 0);
 

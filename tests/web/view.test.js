@@ -1,7 +1,11 @@
 // view.test.js - parley-web in a real browser: Debian's chromium, headless,
 // driven by puppeteer-core over the DevTools protocol (no browser download).
 //
-//   node tests/web/view.test.js URL SCREENSHOT.png [AGENTS]
+//   node tests/web/view.test.js URL SCREENSHOT.png [AGENTS [replay]]
+//
+// With "replay", URL serves a recording (parley-web --replay): the page must
+// end at the same three agents and 100 % coverage, show the time slider,
+// and show less coverage when the slider is moved back to the start.
 //
 // Opens URL (a parley-web serving a broker with AGENTS heuristic agents
 // exploring, default 3), waits until the page shows that many agents and
@@ -16,7 +20,8 @@ const os = require('os');
 const path = require('path');
 const puppeteer = require('puppeteer-core');
 
-const [url, shot, agentsArg] = process.argv.slice(2);
+const [url, shot, agentsArg, mode] = process.argv.slice(2);
+const replay = mode === 'replay';
 const agents = Number(agentsArg || 3);
 const chromium = process.env.PARLEY_CHROMIUM || '/usr/bin/chromium';
 const DEADLINE_MS = Number(process.env.PARLEY_WEB_TEST_DEADLINE_MS || 45000);
@@ -61,12 +66,34 @@ async function main() {
     }));
     const fail = (why) => { throw new Error(why + ': ' + JSON.stringify(view)); };
     if (view.connected !== 'connected') fail('the event stream is not connected');
+    if (replay && !/replay/.test(await page.$eval('#mode', (e) => e.textContent))) fail('not in replay mode');
     if (!view.agents.every((a) => /^Agent\d+$/.test(a))) fail('unexpected agent rows');
     if (!view.caps.every((c) => c.includes('explore'))) fail('roles (caps) missing');
     if (!view.steps.every((s) => /^\d+$/.test(s))) fail('steps missing');
     if (view.timeline < 10) fail('the timeline is (nearly) empty');
     if (!view.state.includes('world')) fail('the state tree has no world keys');
     if (view.grid[0] < 20) fail('the grid was not drawn');
+    if (replay) {
+      const slider = await page.evaluate(() => ({
+        shown: !document.getElementById('replay').hidden,
+        max: Number(document.getElementById('slider').max) }));
+      if (!slider.shown || slider.max < 10) fail('no replay slider: ' + JSON.stringify(slider));
+      // Back to the first event: the world as the recording began.
+      await page.evaluate(() => {
+        const s = document.getElementById('slider');
+        s.value = '0';
+        s.dispatchEvent(new Event('input'));
+      });
+      await page.waitForFunction(() => !/coverage: 100 %/.test(document.getElementById('coverage').textContent),
+                                 { timeout: DEADLINE_MS });
+      await page.evaluate(() => {
+        const s = document.getElementById('slider');
+        s.value = s.max;
+        s.dispatchEvent(new Event('input'));
+      });
+      await page.waitForFunction(() => /coverage: 100 %/.test(document.getElementById('coverage').textContent),
+                                 { timeout: DEADLINE_MS });
+    }
     // A full body on demand: click a SEND and see its JSON.
     await page.select('#filter-agent', view.agents[0]);
     await page.waitForFunction(() => document.querySelectorAll('#timeline li[data-tseq]').length > 0,
@@ -78,7 +105,8 @@ async function main() {
     await page.select('#filter-agent', '');
     await page.screenshot({ path: shot, fullPage: false });
     if (errors.length) throw new Error('browser errors:\n' + errors.join('\n'));
-    console.log(`ok: ${view.agents.length} agents, 100 % coverage, ${view.timeline} timeline rows; screenshot ${shot}`);
+    console.log(`ok${replay ? ' (replay)' : ''}: ${view.agents.length} agents, 100 % coverage, ` +
+                `${view.timeline} timeline rows; screenshot ${shot}`);
   } finally {
     await browser.close();
     fs.rmSync(profile, { recursive: true, force: true });

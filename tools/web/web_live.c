@@ -11,6 +11,11 @@
 #include "web_feed.h"
 #include "web_live.h"
 
+//  Marker GETs (one per turn of the loop, which waits up to 200 ms)
+//  before giving up on finding the view's own connection; its frames then
+//  stay in the timeline, which is harmless.
+#define WEB_LIVE_MARKERS 300
+
 //  Every state key into the hub, a page of 512 keys at a time.
 static parley_err_t
 s_snapshot (parley_client_t *client, web_hub_t *hub)
@@ -158,6 +163,7 @@ web_live_run (const web_live_config_t *config, web_hub_t *hub)
     bool agents_due = true;
     int64_t next_agents = 0;
     uint64_t epoch = parley_client_epoch (client);
+    int markers = 0;
     zpoller_t *poller = sub? zpoller_new (sub, NULL): NULL;
     while (!zsys_interrupted) {
         if (parley_client_epoch (client) != epoch) {
@@ -183,7 +189,8 @@ web_live_run (const web_live_config_t *config, web_hub_t *hub)
             agents_due = false;
             next_agents = now + config->agents_ms;
         }
-        if (sub && !web_feed_knows_self (feed)) {
+        if (sub && !web_feed_knows_self (feed) && markers < WEB_LIVE_MARKERS) {
+            markers++;
             //  The marker GET (web_feed.h); repeated until the tap, whose
             //  subscription takes a moment to reach the broker, shows it.
             const char *marker = name;
