@@ -27,7 +27,9 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "pclock.h"
+#include "pcurve.h"
 #include "tools/web/web_hub.h"
 #include "tools/web/web_server.h"
 #include "lib/testbroker.h"
@@ -672,6 +674,65 @@ START_TEST (test_actions_live)
 }
 END_TEST
 
+//  With CURVE: the view reads and taps with a key that has the tap right,
+//  and acts with it when it also has agent and admin; without the tap
+//  right the broker refuses the observer and parley-web exits 1.
+START_TEST (test_curve)
+{
+    tproc_dir_t *dir = tproc_dir_new ();
+    char keys [1024], allow [1024], server [1100], viewer [1100], stranger [1100], why [512];
+    snprintf (keys, sizeof keys, "%s/keys", tproc_dir_name (dir));
+    snprintf (allow, sizeof allow, "%s/allow", tproc_dir_name (dir));
+    ck_assert_int_eq (mkdir (allow, 0700), 0);
+    ck_assert_msg (pcurve_keygen (keys, "broker", NULL, PCURVE_RIGHT_AGENT, why, sizeof why) == 0, "%s", why);
+    ck_assert_msg (pcurve_keygen (keys, "viewer", "*", PCURVE_RIGHT_TAP | PCURVE_RIGHT_AGENT | PCURVE_RIGHT_ADMIN,
+                                  why, sizeof why) == 0, "%s", why);
+    ck_assert_msg (pcurve_keygen (keys, "scout", "*", PCURVE_RIGHT_AGENT, why, sizeof why) == 0, "%s", why);
+    snprintf (server, sizeof server, "%s/broker", keys);
+    snprintf (viewer, sizeof viewer, "%s/viewer", keys);
+    snprintf (stranger, sizeof stranger, "%s/scout", keys);
+    char copy [4096];
+    snprintf (copy, sizeof copy, "cp '%s' '%s' '%s/'", viewer, stranger, allow);
+    ck_assert_int_eq (system (copy), 0);
+    testbroker_t *broker = testbroker_start ((const char *[]) { "--curve-keys", keys,
+                                                                "--curve-allow", allow, NULL });
+    ck_assert_ptr_nonnull (broker);
+
+    char *ready = tproc_dir_path (dir, "web.ready");
+    tproc_t *web = tproc_start ((const char *[]) { "parley-web", "--broker", testbroker_router (broker),
+        "--bind", "127.0.0.1:0", "--ready-file", ready, "--allow-actions", "--curve-key", viewer,
+        "--curve-server-key", server, NULL }, true, NULL);
+    char *url = s_wait_url (ready, web);
+    uint16_t port = s_port (url);
+    s_stream_t *stream = s_stream_open (port, "/events");
+    //  The snapshot came through: the world's keys are in the model.
+    ck_assert_msg (s_stream_wait (stream, "\"world.objects\"", DEADLINE_MS), "%s\n%s",
+                   stream->buf, tproc_err (web));
+    const char *set = "{\"key\":\"plan\",\"value\":7}";
+    s_reply_t reply = s_http (port, "POST", "/api/actions/state-set", "application/json", set, strlen (set));
+    ck_assert_msg (reply.status == 200, "%ld %s", reply.status, reply.body);
+    free (reply.body);
+    //  Seen twice: as a STATE_UPDATE on the tap, and as the WRITE frame.
+    ck_assert_msg (s_stream_wait (stream, "\"key\":\"plan\",\"seq\":", DEADLINE_MS), "%s", stream->buf);
+    ck_assert_msg (s_stream_wait (stream, "\"type\":\"WRITE\"", DEADLINE_MS), "%s", stream->buf);
+    s_stream_close (&stream);
+    tproc_signal (web, SIGTERM);
+    ck_assert_int_eq (tproc_wait (web, DEADLINE_MS), 0);
+    tproc_destroy (&web);
+
+    //  A key without the tap right: refused, exit 1.
+    tproc_t *refused = tproc_run ((const char *[]) { "parley-web", "--broker", testbroker_router (broker),
+        "--bind", "127.0.0.1:0", "--curve-key", stranger, "--curve-server-key", server, NULL }, true);
+    ck_assert_msg (tproc_status (refused) == 1, "%d: %s", tproc_status (refused), tproc_err (refused));
+    ck_assert_ptr_nonnull (strstr (tproc_err (refused), "UNAUTHORIZED"));
+    tproc_destroy (&refused);
+    free (url);
+    free (ready);
+    ck_assert_int_eq (testbroker_stop (&broker), 0);
+    tproc_dir_destroy (&dir);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -690,6 +751,7 @@ main (void)
     tcase_add_test (binary, test_flags_and_exit_codes);
     tcase_add_test (binary, test_observer_reads);
     tcase_add_test (binary, test_actions_live);
+    tcase_add_test (binary, test_curve);
     tcase_add_test (binary, test_browser_live_and_replay);
     suite_add_tcase (suite, binary);
     int rc = testsuite_run (suite);
