@@ -29,6 +29,7 @@
 #   tools/tap/*.c                 -> parley-tap
 #   tools/keygen/*.c              -> parley-keygen
 #   tools/ctl/*.c                 -> parley-ctl (with libparley_client.a)
+#   tools/web/*.c + tools/web/assets/ -> parley-web (the page embedded at build time)
 #   tests/check_*.c               -> one Check binary each, linked with everything
 
 PREFIX  ?= /usr/local
@@ -60,7 +61,7 @@ CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-protot
 LDFLAGS += $(SANFLAGS)
 
 # pkg-config is asked once, lazily, so `make deps` can install it first.
-PKGS := libzmq libczmq msgpack libcurl jansson yaml-0.1 zlib
+PKGS := libzmq libczmq msgpack libcurl jansson yaml-0.1 zlib libmicrohttpd
 PKG_CFLAGS = $(eval PKG_CFLAGS := $$(shell pkg-config --cflags $(PKGS)))$(PKG_CFLAGS)
 PKG_LIBS   = $(eval PKG_LIBS := $$(shell pkg-config --libs $(PKGS)))$(PKG_LIBS)
 CHECK_CFLAGS = $(eval CHECK_CFLAGS := $$(shell pkg-config --cflags check))$(CHECK_CFLAGS)
@@ -76,6 +77,11 @@ TAP_SRC    := $(wildcard tools/tap/*.c)
 CLIENT_SRC := $(wildcard client/*.c)
 KEYGEN_SRC := $(wildcard tools/keygen/*.c)
 CTL_SRC    := $(wildcard tools/ctl/*.c)
+# parley-web reuses parley-tap's decoding, discovery and replay: both link
+# libparley_tap.a (tools/tap/*.c but main.c) rather than copies.
+TAPLIB_SRC := $(filter-out tools/tap/main.c,$(TAP_SRC))
+WEB_SRC    := $(filter-out tools/web/main.c,$(wildcard tools/web/*.c))
+WEB_ASSETS := $(wildcard tools/web/assets/*)
 TEST_SRC   := $(wildcard tests/check_*.c)
 TESTLIB_SRC := $(wildcard tests/lib/*.c)
 BENCH_SRC  := $(wildcard bench/*.c)
@@ -88,9 +94,13 @@ LIB_BROKER := $(BUILD)/libparley_broker.a
 LIB_AGENT  := $(BUILD)/libparley_agent.a
 LIB_TEST   := $(BUILD)/libparley_testlib.a
 LIB_CLIENT := $(BUILD)/libparley_client.a
-PARLEY_LIBS := $(LIB_BROKER) $(LIB_AGENT) $(LIB_CLIENT) $(LIB_PROTO) $(LIB_COMMON)
+LIB_TAP    := $(BUILD)/libparley_tap.a
+LIB_WEB    := $(BUILD)/libparley_web.a
+WEB_GEN    := $(BUILD)/gen/web_assets.c
+PARLEY_LIBS := $(LIB_BROKER) $(LIB_AGENT) $(LIB_WEB) $(LIB_TAP) $(LIB_CLIENT) $(LIB_PROTO) $(LIB_COMMON)
 
-BINARIES := $(BIN)/parley-broker $(BIN)/parley-agent $(BIN)/parley-tap $(BIN)/parley-keygen $(BIN)/parley-ctl
+BINARIES := $(BIN)/parley-broker $(BIN)/parley-agent $(BIN)/parley-tap $(BIN)/parley-keygen \
+            $(BIN)/parley-ctl $(BIN)/parley-web
 TESTS    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
@@ -133,6 +143,8 @@ $(LIB_BROKER): $(call obj,$(BROKER_SRC))
 $(LIB_AGENT):  $(call obj,$(AGENT_SRC))
 $(LIB_TEST):   $(call obj,$(TESTLIB_SRC))
 $(LIB_CLIENT): $(call obj,$(CLIENT_SRC))
+$(LIB_TAP):    $(call obj,$(TAPLIB_SRC))
+$(LIB_WEB):    $(call obj,$(WEB_SRC) $(WEB_GEN))
 $(BUILD)/%.a:
 	@mkdir -p $(dir $@)
 	@rm -f $@
@@ -142,7 +154,7 @@ $(BUILD)/empty.o: | check-deps
 	@mkdir -p $(dir $@)
 	echo 'typedef int parley_empty_t;' | $(CC) -x c -c - -o $@
 
-$(foreach l,$(LIB_COMMON) $(LIB_PROTO) $(LIB_BROKER) $(LIB_AGENT) $(LIB_TEST) $(LIB_CLIENT),$(eval $(l): | $(BUILD)/empty.o))
+$(foreach l,$(LIB_COMMON) $(LIB_PROTO) $(LIB_BROKER) $(LIB_AGENT) $(LIB_TEST) $(LIB_CLIENT) $(LIB_TAP) $(LIB_WEB),$(eval $(l): | $(BUILD)/empty.o))
 
 $(BIN)/parley-broker: $(call obj,broker/main.c) $(LIB_BROKER) $(LIB_PROTO) $(LIB_COMMON)
 	@mkdir -p $(dir $@)
@@ -152,7 +164,18 @@ $(BIN)/parley-agent: $(call obj,agent/main.c) $(LIB_AGENT) $(LIB_CLIENT) $(LIB_P
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
 
-$(BIN)/parley-tap: $(call obj,$(TAP_SRC)) $(LIB_CLIENT) $(LIB_PROTO) $(LIB_COMMON)
+$(BIN)/parley-tap: $(call obj,tools/tap/main.c) $(LIB_TAP) $(LIB_CLIENT) $(LIB_PROTO) $(LIB_COMMON)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
+
+# parley-web: the page, script and style sheet become a C file (xxd -i).
+$(WEB_GEN): $(WEB_ASSETS) scripts/web-assets.sh
+	@mkdir -p $(dir $@)
+	./scripts/web-assets.sh $@ tools/web/assets
+
+$(call obj,$(WEB_SRC) tools/web/main.c): CFLAGS += -Itools/tap
+
+$(BIN)/parley-web: $(call obj,tools/web/main.c) $(LIB_WEB) $(LIB_TAP) $(LIB_CLIENT) $(LIB_PROTO) $(LIB_COMMON)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
 

@@ -128,6 +128,7 @@ broker_new (const broker_config_t *config, bool *network, char *why, size_t why_
     penc_init (&self->event);
     self->seqs = calloc (cfg->max_batch ? cfg->max_batch : 1, sizeof (uint64_t));
     self->agents = agents_new (cfg->max_agents);
+    self->observers = observers_new ();
     mailroom_limits_t limits = {
         .max_inbox = cfg->max_inbox,
         .max_inbox_bytes = cfg->max_inbox_bytes,
@@ -217,6 +218,7 @@ broker_destroy (broker_t **self_p)
         durable_close (self);
         mailroom_destroy (&self->mailroom);
         agents_destroy (&self->agents);
+        observers_destroy (&self->observers);
         world_destroy (&self->world);
         workflow_destroy (&self->workflow);
         state_destroy (&self->state);

@@ -19,6 +19,7 @@
 #include "auth.h"
 #include "workflow.h"
 #include "conn_watch.h"
+#include "observers.h"
 #include "journal.h"
 
 #define BROKER_ENDPOINT_MAX 512
@@ -77,6 +78,7 @@ struct _broker_t {
     char tap_advertised [BROKER_ENDPOINT_MAX];
 
     agents_t *agents;
+    observers_t *observers;     //  connections that said HELLO observe
     mailroom_t *mailroom;
     state_t *state;
     world_t *world;             //  NULL when the scenario says world: none

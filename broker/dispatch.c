@@ -171,6 +171,14 @@ dispatch_may (broker_t *self, request_t *req, unsigned right, const char *what)
     return false;
 }
 
+//  Requests that read and change nothing, answered to a connection that
+//  said HELLO observe (PROTOCOL.md, HELLO). They do not use req->agent.
+static bool
+s_read_only (pmsg_type_t type)
+{
+    return type == PMSG_GET || type == PMSG_SNAPSHOT || type == PMSG_AGENTS || type == PMSG_STATS;
+}
+
 static void
 s_handle (broker_t *self, const conn_id_t *conn, const void *data, size_t size,
           size_t extra_frames, request_t *req)
@@ -219,6 +227,13 @@ s_handle (broker_t *self, const conn_id_t *conn, const void *data, size_t size,
         dispatch_error (self, req->id, PERR_NOT_REQUEST,
                         "%s is a %s, not a request", pmsg_type_name (req->type),
                         pmsg_type_kind (req->type) == PMSG_REPLY ? "reply" : "event");
+    }
+    else
+    if (!req->agent && s_read_only (req->type) && observers_has (self->observers, req->serial)) {
+        //  An observer (a view, an operator's tool) reads without
+        //  registering: the rights of HELLO observe suffice.
+        if (dispatch_may (self, req, PCURVE_RIGHT_TAP, pmsg_type_name (req->type)))
+            s_handlers [req->type] (self, req);
     }
     else
     if (!req->agent && req->type != PMSG_HELLO)

@@ -109,7 +109,7 @@ static void
 s_welcome_observer (broker_t *self, request_t *req, const char *id)
 {
     penc_t *enc = &self->reply;
-    penc_begin (enc, PMSG_WELCOME, req->id, 10);
+    penc_begin (enc, PMSG_WELCOME, req->id, 12);
     penc_kv_uint (enc, "version", PROTO_VERSION);
     penc_kv_cstr (enc, "agent", id);
     penc_kv_cstr (enc, "pub", self->pub_advertised);
@@ -119,6 +119,9 @@ s_welcome_observer (broker_t *self, request_t *req, const char *id)
     penc_kv_uint (enc, "max_body", self->config.max_body);
     penc_kv_uint (enc, "max_batch", self->config.max_batch);
     penc_kv_uint (enc, "acked", 0);
+    penc_kv_uint (enc, "state_seq", state_seq (self->state));
+    penc_key (enc, "world");
+    world_encode_summary (self->world, enc);
     penc_kv_uint (enc, "origin", self->origin);
 }
 
@@ -166,7 +169,13 @@ handle_hello (broker_t *self, request_t *req)
         return;
     }
     if (pmsg_bool (req->msg, "observe", false)) {
-        if (dispatch_may (self, req, PCURVE_RIGHT_TAP, "HELLO observe"))
+        if (!dispatch_may (self, req, PCURVE_RIGHT_TAP, "HELLO observe"))
+            ;
+        else
+        if (!observers_add (self->observers, req->serial, req->conn_fd))
+            dispatch_error (self, req->id, PERR_TOO_MANY_AGENTS,
+                            "the broker serves at most %d observers at once", OBSERVERS_MAX);
+        else
             s_welcome_observer (self, req, id);
         return;
     }

@@ -49,6 +49,7 @@ session_end_closed (broker_t *self)
     while ((fd = conn_watch_next (self->conn_watch)) != -1) {
         if (fd < 0)
             continue;
+        observers_drop_fd (self->observers, fd);
         //  O(agents) per closed connection: closes are rare next to
         //  requests, and this keeps no index to maintain per HELLO/BYE.
         for (size_t i = 0; i < agents_size (self->agents); i++) {

@@ -11,6 +11,10 @@
 # the key in PARLEY_LLM_API_KEY or OPENAI_API_KEY). With a model URL the
 # policy is "llm" unless PARLEY_POLICY says otherwise.
 #
+# parley-web serves the live view at http://127.0.0.1:8080/ (--web-bind,
+# PARLEY_WEB_BIND; "off" for none); --stay keeps the broker and the view up
+# after the agents are done, until Ctrl-C.
+#
 # Everything runs on 127.0.0.1 with ports the broker picks (reported in its
 # ready file), memories go to a temporary directory, and every process this
 # script started is stopped on exit or Ctrl-C. Exit status: 0 when every
@@ -18,7 +22,7 @@
 set -u
 
 usage() {
-    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
     cat <<EOF
 
 Options:
@@ -29,6 +33,8 @@ Options:
   --delay MS          pause between an agent's steps (default 250)
   --llm-url URL       --llm-model MODEL    use a chat model (policy llm)
   --embed-url URL     --embed-model MODEL  use an embeddings server
+  --web-bind H:P      where parley-web serves the view (default 127.0.0.1:8080; off: none)
+  --stay              keep the broker and the view running after the agents end
   --keep              keep the temporary directory (logs, memories)
   -h, --help          this text
 EOF
@@ -37,7 +43,8 @@ EOF
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${PARLEY_BIN_DIR:-$here/build/rel/bin}
 [ -x "$bin/parley-agent" ] || bin=$here/bin
-agents=3 world_size=20 seed=7 max_steps=30 delay=250 keep=0
+agents=3 world_size=20 seed=7 max_steps=30 delay=250 keep=0 stay=0
+web_bind=${PARLEY_WEB_BIND:-127.0.0.1:8080}
 llm_url=${PARLEY_LLM_URL:-} llm_model=${PARLEY_LLM_MODEL:-}
 embed_url=${PARLEY_EMBED_URL:-} embed_model=${PARLEY_EMBED_MODEL:-}
 
@@ -52,6 +59,8 @@ while [ $# -gt 0 ]; do
         --llm-model) llm_model=$2; shift ;;
         --embed-url) embed_url=$2; shift ;;
         --embed-model) embed_model=$2; shift ;;
+        --web-bind) web_bind=$2; shift ;;
+        --stay) stay=1 ;;
         --keep) keep=1 ;;
         -h|--help) usage; exit 0 ;;
         *) echo "demo: unknown option '$1' (try --help)" >&2; exit 2 ;;
@@ -75,12 +84,17 @@ fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/parley-demo.XXXXXX")
 pids=()
 broker_pid=
+web_pid=
 
 cleanup() {
     local status=$?
     trap - EXIT INT TERM
     for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null; done
     for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null; done
+    if [ -n "$web_pid" ]; then
+        kill -TERM "$web_pid" 2>/dev/null
+        wait "$web_pid" 2>/dev/null
+    fi
     if [ -n "$broker_pid" ]; then
         kill -TERM "$broker_pid" 2>/dev/null
         wait "$broker_pid" 2>/dev/null
@@ -112,6 +126,24 @@ fi
 echo "== Parley demo: $agents agents, line of $world_size positions, policy $policy" \
      "(embedder: ${embed_url:-built-in})"
 echo "== broker $router (watch live: $bin/parley-tap --tap $tap)"
+if [ "$web_bind" != off ] && [ -x "$bin/parley-web" ]; then
+    "$bin/parley-web" --broker "$router" --bind "$web_bind" --ready-file "$tmp/web.ready" \
+        --log-level warn 2>"$tmp/web.log" &
+    web_pid=$!
+    for _ in $(seq 1 50); do
+        [ -s "$tmp/web.ready" ] && break
+        kill -0 "$web_pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    url=$(sed -n 's/^url=//p' "$tmp/web.ready" 2>/dev/null)
+    if [ -n "$url" ]; then
+        echo "== live view: $url"
+    else
+        echo "demo: parley-web did not start (port taken? try --web-bind 127.0.0.1:0):" >&2
+        cat "$tmp/web.log" >&2
+        web_pid=
+    fi
+fi
 echo
 
 agent_env=(PARLEY_POLICY="$policy")
@@ -164,4 +196,9 @@ echo "What each agent found:"
 for i in $(seq 1 "$agents"); do
     sed -n 's/^\[\(Agent[0-9]*\)\] found:/  \1:/p' "$tmp/Agent$i.out"
 done
+if [ "$stay" = 1 ] && [ -n "$web_pid" ]; then
+    echo
+    echo "== the view stays at $url; Ctrl-C to end"
+    wait "$web_pid"
+fi
 exit $failed

@@ -19,9 +19,9 @@ prefix=${PARLEY_DEPS_PREFIX:-$here/.deps}
 # Debian package -> how we recognise it is there.
 packages="pkg-config gcc g++ make dpkg-dev libzmq3-dev libczmq-dev libmsgpack-dev
 libcurl4-openssl-dev libfaiss-dev libopenblas-dev check libjansson-dev libyaml-dev
-python3 iproute2 systemd docker-compose zlib1g-dev help2man
+python3 iproute2 systemd docker-compose zlib1g-dev help2man libmicrohttpd-dev chromium nodejs npm xxd
 python3-zmq python3-msgpack python3-pytest python3-pytest-asyncio python3-setuptools python3-pip"
-pc_modules="libzmq libczmq msgpack libcurl check jansson yaml-0.1 zlib"
+pc_modules="libzmq libczmq msgpack libcurl check jansson yaml-0.1 zlib libmicrohttpd"
 
 log() { printf 'deps: %s\n' "$*" >&2; }
 
@@ -46,7 +46,8 @@ missing_packages() {
              /usr/bin/systemd-analyze /usr/bin/docker-compose /usr/bin/help2man \
              /usr/lib/python3/dist-packages/zmq /usr/lib/python3/dist-packages/msgpack \
              /usr/lib/python3/dist-packages/pytest /usr/lib/python3/dist-packages/pytest_asyncio \
-             /usr/lib/python3/dist-packages/setuptools /usr/lib/python3/dist-packages/pip; do
+             /usr/lib/python3/dist-packages/setuptools /usr/lib/python3/dist-packages/pip \
+             /usr/bin/chromium /usr/bin/node /usr/bin/npm /usr/bin/xxd; do
         [ -e "$f" ] || missing="$missing $f"
     done
     ls /usr/lib/x86_64-linux-gnu/libopenblas* /usr/lib/*/openblas*/libblas* >/dev/null 2>&1 \
@@ -122,16 +123,28 @@ build_faiss_c() {
     log "built $prefix/lib/libfaiss_c.a (${#objs[@]} objects)"
 }
 
+# The browser test drives Debian's chromium with puppeteer-core, installed
+# from tests/web/package-lock.json into tests/web/node_modules (not committed;
+# puppeteer-core downloads no browser).
+have_web_modules() { [ -f "$here/tests/web/node_modules/puppeteer-core/package.json" ]; }
+install_web_modules() {
+    log "installing tests/web's node modules (npm ci)"
+    (cd "$here/tests/web" && npm ci --no-audit --no-fund --loglevel=error)
+}
+
 need_pkgs=$(missing_packages)
 need_faiss=0; have_faiss_c || need_faiss=1
+need_web=0; have_web_modules || need_web=1
 
 if [ "${1:-}" = "--check" ]; then
-    [ -z "$need_pkgs" ] && [ "$need_faiss" = 0 ] && exit 0
+    [ -z "$need_pkgs" ] && [ "$need_faiss" = 0 ] && [ "$need_web" = 0 ] && exit 0
     [ -n "$need_pkgs" ] && log "missing Debian packages"
     [ "$need_faiss" = 1 ] && log "missing libfaiss_c.a"
+    [ "$need_web" = 1 ] && log "missing tests/web/node_modules"
     exit 1
 fi
 
 [ -z "$need_pkgs" ] || install_packages
 [ "$need_faiss" = 0 ] || build_faiss_c
+[ "$need_web" = 0 ] || install_web_modules
 exit 0

@@ -9,7 +9,9 @@ bin=$1
 out=$2
 command -v help2man >/dev/null || { echo "man.sh: help2man is missing (make deps)" >&2; exit 1; }
 # The paragraph after "Usage:", joined, up to its first ": " or ". ".
-name=$("$bin" --help | awk 'NR > 2 && /^$/ { exit } NR > 2 { printf "%s ", $0 }' \
+# awk reads to the end: quitting early would kill the binary with SIGPIPE
+# mid-help, which pipefail reports as a failure.
+name=$("$bin" --help | awk 'NR > 2 && /^$/ { done = 1 } NR > 2 && !done { printf "%s ", $0 }' \
        | sed -e 's/[:.] .*//' -e 's/[ .:]*$//')
 tmp="$out.tmp.$$"
 mkdir -p "$(dirname "$out")"

@@ -18,7 +18,7 @@ import re
 import subprocess
 import sys
 
-BINARIES = ["parley-broker", "parley-agent", "parley-tap", "parley-keygen", "parley-ctl"]
+BINARIES = ["parley-broker", "parley-agent", "parley-tap", "parley-keygen", "parley-ctl", "parley-web"]
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 README = os.path.join(ROOT, "README.md")
 

@@ -72,6 +72,9 @@ START_TEST (test_not_hello)
 {
     s_broker = testcheck_start (NULL);
     testclient_t *client = testclient_new (testbroker_router (s_broker));
+    //  The reads too: only a connection that said HELLO observe may make
+    //  them without an id (check_web.c, test_observer_reads), so a client
+    //  whose broker restarted learns it from any request.
     pmsg_type_t types [] = { PMSG_FETCH, PMSG_HEARTBEAT, PMSG_AGENTS, PMSG_STATS,
                              PMSG_PERCEIVE, PMSG_SNAPSHOT, PMSG_BYE };
     for (size_t i = 0; i < sizeof types / sizeof types [0]; i++) {

@@ -131,6 +131,8 @@ parley_err_t parley_client_set_security (parley_client_t *self, const char *curv
                                          const char *curve_server_key, const char *token_file);
 //  An observer (the tap, operator tools) says HELLO with `observe`: it
 //  learns the endpoints but is not registered as an agent and gets no mail.
+//  It may read (parley_client_get, _snapshot, _agents, _stats); anything
+//  else is refused by the broker with NOT_HELLO.
 void parley_client_set_observe (parley_client_t *self, bool observe);
 
 //  What WELCOME said, as of the last HELLO.

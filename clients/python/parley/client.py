@@ -45,8 +45,9 @@ class Client:
       another agent (until it says BYE or is forgotten) instead of raising
       ``IdInUse``; ``connect_timeout`` still bounds the wait.
     - ``observe=True``: the endpoints only, nothing registered (taps and
-      tools): not in AGENTS, no mail, no heartbeats; subscribe() works,
-      requests raise ``ObserverOnly``.
+      tools): not in AGENTS, no mail, no heartbeats; subscribe() and the
+      reads (get, snapshot, agents, stats) work, other requests raise
+      ``ObserverOnly``.
     - ``dedup`` (default on): FETCH leaves out mail handed out before.
     - ``curve_key`` (this client's pair: FILE and FILE_secret) and
       ``curve_server_key`` (the broker's public certificate), as written

@@ -26,7 +26,8 @@ same way for both:
   a plain FETCH starts again at ``acked``), unless ``dedup`` is off; a new
   WELCOME ``origin`` (the broker restarted) resets that watermark;
 - ``observe``: HELLO asks for the endpoints only; nothing is registered,
-  so there are no heartbeats and every other request fails ObserverOnly;
+  so there are no heartbeats and every request but the reads (GET, SNAPSHOT,
+  AGENTS, STATS) fails ObserverOnly;
 - every call has a deadline: past it the call fails with Timeout.
 """
 from __future__ import annotations
@@ -45,6 +46,9 @@ Done = Callable[[Any, Optional[BaseException]], None]
 
 DISCONNECTED, CONNECTING, READY, CLOSED = "disconnected", "connecting", "ready", "closed"
 
+
+# The reads a broker answers without HELLO, so an observer may make them.
+OBSERVER_READS = frozenset(("GET", "SNAPSHOT", "AGENTS", "STATS"))
 
 class Pending:
     __slots__ = ("request", "id", "frame", "call_deadline", "reply_deadline", "done",
@@ -143,7 +147,7 @@ class Session:
         frame = codec.encode(request.type, rid, request.fields)
         deadline = now + (self.call_timeout if timeout is None else timeout)
         p = Pending(request, rid, frame, deadline, done, internal)
-        if self.observe and self.phase != CLOSED:
+        if self.observe and self.phase != CLOSED and request.type not in OBSERVER_READS:
             done(None, errors.ObserverOnly("an observer registered nothing; the broker "
                                            "would answer NOT_HELLO", request=request.type))
         elif self.phase == CLOSED:

@@ -130,8 +130,9 @@ async def test_token_file_and_observer(broker, tmp_path):
         again = await parley.aio.Client.connect(broker.router, "A",
                                                 token_file=str(token_file))
         assert [i.agent for i in await again.agents()] == ["A"]    # the observer is not listed
+        assert (await tap.stats()).agents >= 1                       # reads are answered
         with pytest.raises(errors.ObserverOnly):
-            await tap.stats()
+            await tap.fetch()
         await again.close()
     finally:
         await tap.bye()

@@ -136,9 +136,12 @@ def test_observe_registers_nothing(broker, raw):
     welcome = watcher.call("HELLO", agent="Tap", observe=True)
     assert welcome["t"] == "WELCOME" and welcome["pub"] and welcome["acked"] == 0
     assert "token" not in welcome
-    assert watcher.call("AGENTS")["error"] == "NOT_HELLO"
+    # Reads are answered; anything that needs an id is not.
+    assert watcher.call("AGENTS")["agents"] == []
+    assert watcher.call("FETCH")["error"] == "NOT_HELLO"
     assert agent.call("HELLO", agent="A")["t"] == "WELCOME"
     assert [i["agent"] for i in agent.call("AGENTS")["agents"]] == ["A"]
+    assert [i["agent"] for i in watcher.call("AGENTS")["agents"]] == ["A"]
     # The observer's name stays free.
     assert agent.call("SEND", messages=[{"to": "Tap", "body": "x"}])["errors"][0]["code"] == 20
 

@@ -118,8 +118,9 @@ def test_observer_is_not_an_agent(broker):
         try:
             assert tap.welcome.pub and not tap.welcome.token
             assert [i.agent for i in a.agents()] == ["A"]
+            assert [i.agent for i in tap.agents()] == ["A"]     # reads are answered
             with pytest.raises(errors.ObserverOnly):
-                tap.stats()
+                tap.fetch()
             tap.subscribe("state.")
             seen = []
             deadline = time.monotonic() + 10
