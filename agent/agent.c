@@ -1,11 +1,13 @@
 /*  agent - one Parley agent. See agent.h.
 
-    Owns every part the nodes use through the shared store (agent_shared.h):
-    this file creates and destroys them; the nodes only use them.
+    Owns every part the stages use (agent_state.h): this file creates and
+    destroys them; the stages only use them. The loop is agent_step() until
+    it says otherwise.
 */
 #include <assert.h>
 #include "agent.h"
-#include "agent_shared.h"
+#include "agent_state.h"
+#include "agent_step.h"
 #include "conn_mailbox.h"
 #include "conn_state.h"
 #include "conn_world.h"
@@ -14,8 +16,7 @@
 #include "plog.h"
 
 struct _agent_t {
-    agent_shared_t shared;
-    flow_t *flow;
+    agent_state_t state;
     agent_config_t config;
 };
 
@@ -39,7 +40,7 @@ s_retention (agentmem_t *mem)
 static void
 s_keepalive (void *arg)
 {
-    agent_shared_t *a = (agent_shared_t *) arg;
+    agent_parts_t *a = (agent_parts_t *) arg;
     if (a->link)
         parley_client_keepalive (a->link);
 }
@@ -48,7 +49,7 @@ s_keepalive (void *arg)
 static bool
 s_cancelled (void *arg)
 {
-    agent_shared_t *a = (agent_shared_t *) arg;
+    agent_parts_t *a = (agent_parts_t *) arg;
     return a->stop && *a->stop;
 }
 
@@ -64,51 +65,51 @@ s_open_memory (agent_t *self, char *err, size_t err_size)
     embedder_options_t eo;
     embedder_options_default (&eo);
     eo.http.tick = s_keepalive;
-    eo.http.tick_arg = &self->shared;
+    eo.http.tick_arg = &self->state.parts;
     eo.http.cancel = s_cancelled;
     eo.url = self->config.embed_url && *self->config.embed_url? self->config.embed_url: NULL;
     eo.model = self->config.embed_model;
     if (eo.url)     //  a server's dimension: as told, or learnt with one probe
         eo.dim = (int) self->config.embed_dim;
-    self->shared.embedder = embedder_new (&eo, err, err_size);
-    if (!self->shared.embedder)
+    self->state.parts.embedder = embedder_new (&eo, err, err_size);
+    if (!self->state.parts.embedder)
         return -1;
     if (eo.url && eo.dim > 0) {
         char why[400];
-        if (embedder_probe (self->shared.embedder, why, sizeof (why)) != 0) {
+        if (embedder_probe (self->state.parts.embedder, why, sizeof (why)) != 0) {
             snprintf (err, err_size, "the embedding server does not fit --embed-dim %d: %s; "
                       "the memory was not touched", eo.dim, why);
             return -1;
         }
     }
-    int dim = embedder_dim (self->shared.embedder);
-    self->shared.vec = (float *) zmalloc (sizeof (float) * (size_t) dim);
+    int dim = embedder_dim (self->state.parts.embedder);
+    self->state.parts.vec = (float *) zmalloc (sizeof (float) * (size_t) dim);
     vmemory_options_t vo;
     vmemory_options_default (&vo);
     vo.dir = self->config.memory_dir && *self->config.memory_dir? self->config.memory_dir: NULL;
     vo.dim = dim;
     if (self->config.index && *self->config.index)
         vo.factory = self->config.index;
-    self->shared.memory_durable = vo.dir != NULL;
+    self->state.parts.memory_durable = vo.dir != NULL;
     char identity[EMBEDDER_ID_MAX];
-    embedder_id_of (self->shared.embedder, identity, sizeof (identity));
+    embedder_id_of (self->state.parts.embedder, identity, sizeof (identity));
     embedder_id_result_t id = vo.dir? embedder_id_check (vo.dir, identity, err, err_size)
                                     : EMBEDDER_ID_SAME;
     if (id == EMBEDDER_ID_DIFFERENT || id == EMBEDDER_ID_UNREADABLE)
         return -1;
-    self->shared.vmem = vmemory_open (&vo, err, err_size);
-    if (!self->shared.vmem && vo.dir) {
+    self->state.parts.vmem = vmemory_open (&vo, err, err_size);
+    if (!self->state.parts.vmem && vo.dir) {
         //  A corrupt or foreign memory must not keep the agent down: keep
         //  the files for a post-mortem and start fresh.
         plog_error ("memory in %s unusable (%s); moving it aside", vo.dir, err);
         if (vmemory_move_aside (vo.dir, err, err_size) == 0) {
-            self->shared.vmem = vmemory_open (&vo, err, err_size);
+            self->state.parts.vmem = vmemory_open (&vo, err, err_size);
             id = EMBEDDER_ID_ABSENT;
         }
     }
-    if (!self->shared.vmem)
+    if (!self->state.parts.vmem)
         return -1;
-    size_t count = vmemory_count (self->shared.vmem);
+    size_t count = vmemory_count (self->state.parts.vmem);
     if (id == EMBEDDER_ID_ABSENT) {
         if (count > 0)
             plog_warn ("memory in %s has no record of the embedder that made it (it predates "
@@ -124,7 +125,7 @@ s_open_memory (agent_t *self, char *err, size_t err_size)
 static int
 s_policies (agent_t *self, char *err, size_t err_size)
 {
-    agent_shared_t *a = &self->shared;
+    agent_parts_t *a = &self->state.parts;
     a->heuristic = policy_heuristic_new (self->config.seed, a->id);
     const char *name = self->config.policy? self->config.policy: "heuristic";
     if (streq (name, "heuristic")) {
@@ -138,7 +139,7 @@ s_policies (agent_t *self, char *err, size_t err_size)
     llm_options_t lo;
     llm_options_default (&lo);
     lo.http.tick = s_keepalive;
-    lo.http.tick_arg = &self->shared;
+    lo.http.tick_arg = &self->state.parts;
     lo.http.cancel = s_cancelled;
     lo.url = self->config.llm_url;
     lo.model = self->config.llm_model;
@@ -164,7 +165,7 @@ s_captioner (agent_t *self, char *err, size_t err_size)
     llm_options_t lo;
     llm_options_default (&lo);
     lo.http.tick = s_keepalive;
-    lo.http.tick_arg = &self->shared;
+    lo.http.tick_arg = &self->state.parts;
     lo.http.cancel = s_cancelled;
     lo.url = url;
     lo.model = self->config.caption_model;
@@ -178,14 +179,14 @@ s_captioner (agent_t *self, char *err, size_t err_size)
         snprintf (err, err_size, "caption model: %s (--caption-url needs --caption-model)", why);
         return -1;
     }
-    self->shared.captioner = captioner_new (llm);
+    self->state.parts.captioner = captioner_new (llm);
     return 0;
 }
 
 static void
 s_parts (agent_t *self)
 {
-    agent_shared_t *a = &self->shared;
+    agent_parts_t *a = &self->state.parts;
     a->link = parley_client_new (self->config.broker, a->id);
     parley_client_add_cap (a->link, "explore");
     parley_client_add_cap (a->link, policy_name (a->policy));
@@ -218,9 +219,6 @@ s_parts (agent_t *self)
     s_retention (a->mem);
     a->steps = steplog_new ();
     a->map = teammap_new ();
-    self->flow = flow_new ();
-    int rc = agent_flow_build (self->flow);
-    assert (rc == 0);
 }
 
 agent_t *
@@ -236,7 +234,7 @@ agent_new (const agent_config_t *config, char *err, size_t err_size)
     }
     agent_t *self = (agent_t *) zmalloc (sizeof (agent_t));
     self->config = *config;
-    agent_shared_t *a = &self->shared;
+    agent_parts_t *a = &self->state.parts;
     snprintf (a->id, sizeof (a->id), "%s", config->id);
     a->max_steps = config->max_steps > 0? (uint64_t) config->max_steps: 20;
     a->top_k = config->top_k > 0? (size_t) config->top_k: VMEMORY_DEFAULT_TOP_K;
@@ -251,6 +249,7 @@ agent_new (const agent_config_t *config, char *err, size_t err_size)
     a->progress = config->progress;
     a->context_tokens = config->context_tokens > 0? (size_t) config->context_tokens: 0;
     a->llm_vision = config->llm_vision;
+    a->store = config->memory_store_set? config->memory_store & AGENT_STORE_ALL: AGENT_STORE_ALL;
     if (s_open_memory (self, err, err_size) != 0 || s_policies (self, err, err_size) != 0
     ||  s_captioner (self, err, err_size) != 0) {
         agent_destroy (&self);
@@ -267,8 +266,7 @@ agent_destroy (agent_t **self_p)
     agent_t *self = *self_p;
     if (!self)
         return;
-    agent_shared_t *a = &self->shared;
-    flow_destroy (&self->flow);
+    agent_parts_t *a = &self->state.parts;
     connector_destroy (&a->world);
     connector_destroy (&a->mailbox);
     connector_destroy (&a->state);
@@ -283,37 +281,19 @@ agent_destroy (agent_t **self_p)
     vmemory_destroy (&a->vmem);
     embedder_destroy (&a->embedder);
     free (a->vec);
-    zlistx_destroy (&a->step_obs);
-    free (a->last_action);
-    free (a->context);
-    free (a->refused_answer);
-    free (a->mail_text);
-    free (a->visible_caption);
     captioner_destroy (&a->captioner);
-    answer_destroy (&a->answer);
+    agent_state_free_records (&self->state);
     free (self);
     *self_p = NULL;
-}
-
-static bool
-s_guard (void *shared, const char *node)
-{
-    agent_shared_t *a = (agent_shared_t *) shared;
-    if (a->stop && *a->stop)
-        return false;
-    if (a->link)
-        parley_client_process (a->link);
-    return true;
 }
 
 int
 agent_connect (agent_t *self, volatile sig_atomic_t *stop, char *err, size_t err_size)
 {
     assert (self);
-    agent_shared_t *a = &self->shared;
+    agent_parts_t *a = &self->state.parts;
     a->stop = stop;
     parley_client_set_stop (a->link, stop);
-    flow_set_guard (self->flow, s_guard);
     if (parley_client_connect (a->link) != PARLEY_OK) {
         snprintf (err, err_size, "%s", parley_client_error_text (a->link));
         return -1;
@@ -332,6 +312,11 @@ agent_connect (agent_t *self, volatile sig_atomic_t *stop, char *err, size_t err
     }
     a->actions[a->action_count++] = "stay";
     a->actions[a->action_count++] = "end";
+    //  The role's channels are joined before the first step, so their
+    //  messages from now on are in the first FETCH (not with --no-messages:
+    //  that ablation joins none).
+    for (size_t i = 0; i < self->config.channel_count && !a->no_messages; i++)
+        agent_team_listen (a, &self->state.team, self->config.channels[i]);
     plog_info ("connected to %s: %s world %" PRIu64 "x%" PRIu64 ", %" PRIu64 " objects, "
                "policy %s", self->config.broker, w->world_kind, w->world_width,
                w->world_height, w->objects_total, policy_name (a->policy));
@@ -342,8 +327,12 @@ int
 agent_run (agent_t *self)
 {
     assert (self);
-    agent_shared_t *a = &self->shared;
-    const char *result = flow_run (self->flow, a);
+    agent_state_t *s = &self->state;
+    agent_parts_t *a = &s->parts;
+    stage_outcome_t result;
+    do
+        result = agent_step (s);
+    while (result == STAGE_OK);
     char err[256];
     //  The last words go out even after a stop signal, but once and
     //  briefly: a broker that is gone must not keep the agent from exiting.
@@ -353,7 +342,7 @@ agent_run (agent_t *self)
     parley_client_set_timeout (a->link, 1000, 0);
     //  Leaving releases the claim (and hands over the last visits).
     team_facts_set_own_claim (a->facts, TEAM_NO_CELL);
-    agent_team_sync (a, true);
+    agent_team_sync (a, s->perceived.step, true);
     //  Mail is acknowledged only once the memory holding it is on disk.
     if (vmemory_save (a->vmem, err, sizeof (err)) != 0)
         plog_warn ("saving memory failed: %s", err);
@@ -362,17 +351,17 @@ agent_run (agent_t *self)
         if (conn_mailbox_committed (a->mailbox) > 0)
             parley_client_ack (a->link, conn_mailbox_committed (a->mailbox));
     }
-    agent_shared_report_model (a);
+    agent_report_model (a);
     parley_client_bye (a->link, false);
-    if (streq (result, "stopped") || (a->stop && *a->stop)) {
-        snprintf (a->end_reason, sizeof (a->end_reason), "stopped by a signal");
+    if (result == STAGE_STOP || (a->stop && *a->stop)) {
+        snprintf (s->ending.reason, sizeof (s->ending.reason), "stopped by a signal");
         return AGENT_STOPPED;
     }
-    if (streq (result, "end")) {
+    if (result == STAGE_END) {
         if (a->policy != a->heuristic) {
             policy_llm_report_t r;
             policy_llm_report (a->policy, &r);
-            if (r.totals.ok == 0 && a->step > 0) {
+            if (r.totals.ok == 0 && s->perceived.step > 0) {
                 plog_error ("the model was never reached: %" PRIu64 " calls failed, %" PRIu64
                             " decisions skipped; every step was decided by the heuristic",
                             r.totals.failed, r.skipped);
@@ -381,8 +370,9 @@ agent_run (agent_t *self)
         }
         return AGENT_DONE;
     }
-    snprintf (a->end_reason, sizeof (a->end_reason), "node %s failed",
-              flow_last_node (self->flow)? flow_last_node (self->flow): "?");
+    assert (result == STAGE_FAILED);
+    snprintf (s->ending.reason, sizeof (s->ending.reason), "stage %s failed",
+              stage_name (s->failed_stage));
     return AGENT_FAILED;
 }
 
@@ -395,7 +385,7 @@ s_cmp_int64 (const void *a, const void *b)
 
 //  Median and p90 of the kept step times, in ms (0 when none).
 static void
-s_step_stats (agent_shared_t *a, double *median_ms, double *p90_ms)
+s_step_stats (const agent_counters_t *a, double *median_ms, double *p90_ms)
 {
     *median_ms = *p90_ms = 0;
     size_t n = a->step_samples < AGENT_STEP_SAMPLES? (size_t) a->step_samples: AGENT_STEP_SAMPLES;
@@ -417,22 +407,23 @@ agent_summary (agent_t *self, FILE *out)
     assert (self);
     if (!out)
         return;
-    agent_shared_t *a = &self->shared;
+    agent_parts_t *a = &self->state.parts;
+    const agent_counters_t *c = &self->state.counts;
     const world_view_t *view = conn_world_view (a->world);
     size_t found = conn_world_seen_count (a->world);
     parley_client_stats_t link;
     parley_client_counters (a->link, &link);
     double median_ms, p90_ms;
-    s_step_stats (a, &median_ms, &p90_ms);
+    s_step_stats (c, &median_ms, &p90_ms);
     fprintf (out, "[%s] SUMMARY steps=%" PRIu64 " position=%" PRIu64 " coverage=%.0f%% "
              "objects=%zu memories=%zu sent=%" PRIu64 " received=%" PRIu64 " suppressed=%" PRIu64
              " invalid_answers=%" PRIu64 " fallbacks=%" PRIu64 " hellos=%" PRIu64
              " keepalives=%" PRIu64 " step_ms_median=%.2f step_ms_p90=%.2f end=\"%s\"\n",
-             a->id, a->step, view->position, view->coverage * 100, found,
-             vmemory_count (a->vmem), a->msgs_sent, a->msgs_received, a->msgs_suppressed,
-             a->invalid_answers,
-             a->heuristic != a->policy? a->fallbacks: 0, link.hellos, link.keepalives,
-             median_ms, p90_ms, a->end_reason);
+             a->id, self->state.perceived.step, view->position, view->coverage * 100, found,
+             vmemory_count (a->vmem), c->msgs_sent, c->msgs_received, c->msgs_suppressed,
+             c->invalid_answers,
+             a->heuristic != a->policy? c->fallbacks: 0, link.hellos, link.keepalives,
+             median_ms, p90_ms, self->state.ending.reason);
     if (a->policy != a->heuristic) {
         policy_llm_report_t r;
         policy_llm_report (a->policy, &r);
@@ -456,11 +447,50 @@ agent_summary (agent_t *self, FILE *out)
 uint64_t
 agent_steps (agent_t *self)
 {
-    return self->shared.step;
+    return self->state.perceived.step;
 }
 
 const char *
 agent_end_reason (agent_t *self)
 {
-    return self->shared.end_reason;
+    return self->state.ending.reason;
+}
+
+bool
+agent_stage_stats (agent_t *self, stage_id_t id, stage_stats_t *stats)
+{
+    assert (self && stats);
+    if (id >= STAGE__COUNT)
+        return false;
+    *stats = self->state.stats [id];
+    return true;
+}
+
+uint64_t
+agent_stage_entries (agent_t *self)
+{
+    assert (self);
+    return self->state.entries;
+}
+
+uint64_t
+agent_memories_stored (agent_t *self)
+{
+    assert (self);
+    return self->state.counts.memories_stored;
+}
+
+const char *
+agent_memory_text (agent_t *self, size_t index)
+{
+    assert (self);
+    vmemory_t *vmem = self->state.parts.vmem;
+    return vmem && index < vmemory_count (vmem)? vmemory_text (vmem, index): NULL;
+}
+
+size_t
+agent_channel_count (agent_t *self)
+{
+    assert (self);
+    return self->state.team.channel_count;
 }

@@ -1,10 +1,11 @@
-/*  agent - one Parley agent: the parts, the flow, the summary.
+/*  agent - one Parley agent: the parts, the step loop, the summary.
 
     agent_new() builds everything that needs no network: the embedder, the
     private vector memory (loaded from its directory if one is there, so an
-    agent resumes with its memories), the policies, the connectors and the
-    flow. agent_connect() says HELLO (waiting for the broker as long as it
-    takes). agent_run() runs the node loop to its end and saves the memory.
+    agent resumes with its memories), the policies and the connectors.
+    agent_connect() says HELLO (waiting for the broker as long as it takes)
+    and joins the configured channels. agent_run() calls agent_step()
+    (agent_step.h) until the run ends, and saves the memory.
 */
 #ifndef PARLEY_AGENT_H
 #define PARLEY_AGENT_H
@@ -13,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "stage.h"
 
 typedef struct _agent_t agent_t;
 
@@ -50,12 +52,17 @@ typedef struct {
     bool no_shared_positions;       //  world.agent_positions is not read
     bool no_memory;                 //  no retrieval, nothing stored
     int64_t team_size;              //  wait for this many online agents first
+    //  A role file's settings (agent_role.h).
+    bool memory_store_set;          //  false: the memory stores every part
+    unsigned memory_store;          //  AGENT_STORE_* bits (agent_state.h)
+    char *const *channels;          //  channels joined at start (LISTEN)
+    size_t channel_count;
 } agent_config_t;
 
 //  Exit status of agent_run.
 #define AGENT_DONE 0                //  the loop ended normally
 #define AGENT_STOPPED 1             //  a signal stopped it
-#define AGENT_FAILED 2              //  a node failed without fallback
+#define AGENT_FAILED 2              //  a stage failed, its fallback too
 #define AGENT_NO_MODEL 3            //  the loop ended, but the model never answered once
 
 //  parley-agent's exit code for AGENT_NO_MODEL: the llm policy was asked to
@@ -76,5 +83,14 @@ void agent_summary (agent_t *self, FILE *out);
 //  For tests: what the run did.
 uint64_t agent_steps (agent_t *self);
 const char *agent_end_reason (agent_t *self);
+//  A stage's counts over the run; false for an unknown stage.
+bool agent_stage_stats (agent_t *self, stage_id_t id, stage_stats_t *stats);
+//  Stage entries over the run (six per full step).
+uint64_t agent_stage_entries (agent_t *self);
+uint64_t agent_memories_stored (agent_t *self);
+//  The text of memory `index` (in the order stored), or NULL.
+const char *agent_memory_text (agent_t *self, size_t index);
+//  Channels joined (at start and by ListenTo).
+size_t agent_channel_count (agent_t *self);
 
 #endif

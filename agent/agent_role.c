@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "agent_state.h"
 #include "agent_workflow.h"
 #include "plog.h"
 
@@ -30,6 +31,13 @@ agent_role_run (pconfig_t *config, agent_config_t *c, role_t **role,
         c->top_k = file->top_k;
     if (!pconfig_is_set (config, "index"))
         c->index = file->index;
+    //  What the memory stores, and the channels joined at start.
+    c->memory_store_set = true;
+    c->memory_store = ((file->store & ROLE_STORE_OBSERVATIONS)? AGENT_STORE_OBSERVATIONS: 0)
+                    | ((file->store & ROLE_STORE_MESSAGES)? AGENT_STORE_MESSAGES: 0)
+                    | ((file->store & ROLE_STORE_DECISIONS)? AGENT_STORE_DECISIONS: 0);
+    c->channels = file->channels;
+    c->channel_count = file->channel_count;
     //  The same token file as the step loop's (agent.c), so either can
     //  take the id over after the other.
     char token_file [1100] = "";

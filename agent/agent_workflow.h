@@ -3,7 +3,7 @@
     With --role, the agent says HELLO with the capability role:<name> and
     asks the broker for its WORKFLOW. A broker without one answers
     NO_WORKFLOW and the agent runs its usual step loop (the role file then
-    only sets its policy and memory settings). Otherwise it waits for its
+    sets its policy, its memory settings and the channels it joins). Otherwise it waits for its
     turn on WORKFLOW_EVENT (parley_client_workflow_events), and on each turn:
 
         1. GET the keys its role reads (connectors.state)

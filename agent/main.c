@@ -98,7 +98,7 @@ static const char *s_epilogue =
     "then a summary ([ID] SUMMARY ... and [ID] found: ...). Logs go to stderr.\n"
     "The loop ends on the end action, --max-steps, or a fully explored world.\n"
     "A lost broker is waited for (with backoff), never a reason to exit.\n"
-    "SIGINT/SIGTERM stop after the current node, save the memory and exit 0.\n"
+    "SIGINT/SIGTERM stop after the current stage, save the memory and exit 0.\n"
     "Exit code 4: --policy llm ran to its end but its model never answered once\n"
     "(every step was decided by the heuristic; see the MODEL summary line).";
 
@@ -170,7 +170,7 @@ main (int argc, char **argv)
     plog_init ("parley-agent", NULL);
     s_signals ();
     pconfig_t *config = pconfig_new ("parley-agent", "parley-agent [OPTIONS]",
-        "One Parley agent: explores the broker's world with the node loop Perception -> "
+        "One Parley agent: explores the broker's world with the step Perception -> "
         "RetrieveMemory -> Communication -> Decision -> Execution -> UpdateMemory, "
         "keeps a private FAISS memory and talks to its team through the broker.",
         s_epilogue, s_options, sizeof (s_options) / sizeof (s_options[0]));

@@ -1,4 +1,4 @@
-/*  check_agent_nodes - the agent's own nodes, run in-process against the
+/*  check_agent_nodes - the agent's own stages, run in-process against the
     real parley-broker over real sockets.
 
     - a move the world refuses (backward at the start of the line) reaches
@@ -13,7 +13,7 @@
 */
 #include <check.h>
 #include <czmq.h>
-#include "agent/agent_shared.h"
+#include "agent/agent_state.h"
 #include "agent/conn_state.h"
 #include "agent/conn_world.h"
 #include "lib/testbroker.h"
@@ -26,8 +26,7 @@
 
 typedef struct {
     testbroker_t *broker;
-    agent_shared_t a;
-    flow_t *perceive, *execute;
+    agent_state_t a;
 } nodes_t;
 
 static void
@@ -36,7 +35,7 @@ nodes_init (nodes_t *n, const char *id)
     n->broker = testbroker_start (NULL);
     ck_assert_ptr_nonnull (n->broker);
     memset (&n->a, 0, sizeof (n->a));
-    agent_shared_t *a = &n->a;
+    agent_parts_t *a = &n->a.parts;
     snprintf (a->id, sizeof (a->id), "%s", id);
     a->max_steps = 100;
     a->link = parley_client_new (testbroker_router (n->broker), id);
@@ -47,20 +46,27 @@ nodes_init (nodes_t *n, const char *id)
     a->world = conn_world_new (a->link);
     conn_world_set_shape (a->world, w->world_kind, w->world_width, w->world_height);
     a->state = conn_state_new (a->link, NULL, 0);
-    n->perceive = flow_new ();
-    flow_add (n->perceive, "Perception", node_perception (), NULL);
-    n->execute = flow_new ();
-    flow_add (n->execute, "Execution", node_execution (), NULL);
+}
+
+//  The two stages these tests run, as agent_step calls them.
+static stage_outcome_t
+perceive (nodes_t *n)
+{
+    return stage_perception (&n->a.parts, &n->a.perceived, &n->a.counts);
+}
+
+static stage_outcome_t
+execute (nodes_t *n)
+{
+    return stage_execution (&n->a.parts, &n->a.perceived, &n->a.decided, &n->a.team,
+                            &n->a.counts);
 }
 
 static void
 nodes_fini (nodes_t *n)
 {
-    agent_shared_t *a = &n->a;
-    flow_destroy (&n->perceive);
-    flow_destroy (&n->execute);
-    answer_destroy (&a->answer);
-    zlistx_destroy (&a->step_obs);
+    agent_parts_t *a = &n->a.parts;
+    agent_state_free_records (&n->a);
     connector_destroy (&a->world);
     connector_destroy (&a->state);
     parley_client_bye (a->link, false);
@@ -90,23 +96,24 @@ START_TEST (test_blocked_move_observed)
     //  either a move or a refusal, and the refusals are observed.
     nodes_t n;
     nodes_init (&n, "Walker");
-    agent_shared_t *a = &n.a;
+    agent_parts_t *a = &n.a.parts;
+    decided_t *d = &n.a.decided;
     ck_assert_uint_le (conn_world_width (a->world), MAX_ACTS - 2);
-    ck_assert_str_eq (flow_run (n.perceive, a), "default");
-    char *types = drain_types (a->step_obs);
+    ck_assert_int_eq (perceive (&n), STAGE_OK);
+    char *types = drain_types (n.a.perceived.obs);
     ck_assert_msg (strstr (types, "world.start,"), "%s", types);
     free (types);
     char *text = answer_format (NULL, "backward", "to the start", NULL, NULL, 0);
-    a->answer = answer_parse (text, strlen (text));
+    d->answer = answer_parse (text, strlen (text));
     free (text);
-    snprintf (a->action, sizeof (a->action), "backward");
+    snprintf (d->action, sizeof (d->action), "backward");
     int blocked = 0, moved = 0;
     for (int i = 0; i < MAX_ACTS; i++) {
         uint64_t before = conn_world_view (a->world)->position;
-        ck_assert_str_eq (flow_run (n.execute, a), "default");
-        ck_assert_str_eq (flow_run (n.perceive, a), "default");
+        ck_assert_int_eq (execute (&n), STAGE_OK);
+        ck_assert_int_eq (perceive (&n), STAGE_OK);
         uint64_t after = conn_world_view (a->world)->position;
-        types = drain_types (a->step_obs);
+        types = drain_types (n.a.perceived.obs);
         if (after == before) {
             ck_assert_msg (strstr (types, "world.blocked,"), "step %d at %" PRIu64 ": %s",
                            i, after, types);
@@ -128,34 +135,34 @@ START_TEST (test_message_targets_resolved)
 {
     nodes_t n;
     nodes_init (&n, "Sender");
-    agent_shared_t *a = &n.a;
+    decided_t *d = &n.a.decided;
     testclient_t *bob = testcheck_agent (n.broker, "Bob");
     testclient_t *carol = testcheck_agent (n.broker, "Carol");
     testmail_listen (carol, "news");
-    ck_assert_uint_eq (a->team_count, 0);       //  the team list knows nobody
+    ck_assert_uint_eq (n.a.team.count, 0);      //  the team list knows nobody
     const char *text = "```yaml\naction: stay\nreason: \"talk\"\n```\n"
                        "<MessageTo(Bob, '''hello Bob''')>\n"
                        "<MessageTo(news, '''to the channel''')>\n"
                        "<MessageTo(Bbo, '''misspelt''')>\n";
-    a->answer = answer_parse (text, strlen (text));
-    ck_assert_uint_eq (answer_directive_count (a->answer), 3);
-    snprintf (a->action, sizeof (a->action), "stay");
-    ck_assert_str_eq (flow_run (n.execute, a), "default");
-    ck_assert_uint_eq (a->msgs_sent, 2);
-    ck_assert_uint_eq (a->send_errors, 1);
+    d->answer = answer_parse (text, strlen (text));
+    ck_assert_uint_eq (answer_directive_count (d->answer), 3);
+    snprintf (d->action, sizeof (d->action), "stay");
+    ck_assert_int_eq (execute (&n), STAGE_OK);
+    ck_assert_uint_eq (n.a.counts.msgs_sent, 2);
+    ck_assert_uint_eq (n.a.counts.send_errors, 1);
     char bodies[256];
     ck_assert_uint_eq (testmail_fetch (bob, 0, 0, bodies, sizeof (bodies), NULL), 1);
     ck_assert_str_eq (bodies, "hello Bob");
     ck_assert_uint_eq (testmail_fetch (carol, 0, 0, bodies, sizeof (bodies), NULL), 1);
     ck_assert_str_eq (bodies, "to the channel");
-    ck_assert_ptr_nonnull (a->step_obs);
-    ck_assert_uint_eq (zlistx_size (a->step_obs), 1);
-    observation_t *obs = (observation_t *) zlistx_first (a->step_obs);
+    ck_assert_ptr_nonnull (n.a.perceived.obs);
+    ck_assert_uint_eq (zlistx_size (n.a.perceived.obs), 1);
+    observation_t *obs = (observation_t *) zlistx_first (n.a.perceived.obs);
     ck_assert_str_eq (observation_type (obs), "mail.undelivered");
     char *line = observation_render (obs);
     ck_assert_msg (strstr (line, "Your message to Bbo was not delivered"), "%s", line);
     //  And the step's line in the prompt's history says so.
-    ck_assert_str_eq (a->step_note, "message to Bbo not delivered (no agent or channel of that name)");
+    ck_assert_str_eq (d->note, "message to Bbo not delivered (no agent or channel of that name)");
     free (line);
     testclient_destroy (&bob);
     testclient_destroy (&carol);

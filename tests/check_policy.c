@@ -23,7 +23,7 @@
 */
 #include <check.h>
 #include <czmq.h>
-#include "agent/agent_shared.h"
+#include "agent/agent_state.h"
 #include "agent/conn_mailbox.h"
 #include "agent/conn_state.h"
 #include "agent/conn_world.h"
@@ -395,8 +395,7 @@ server_down (void)
 
 typedef struct {
     fixture_t f;
-    agent_shared_t a;
-    flow_t *flow;
+    agent_state_t a;
 } decision_t;
 
 static void
@@ -404,10 +403,10 @@ decision_init_breaker (decision_t *d, const char *model, int64_t breaker_ms)
 {
     fixture_init (&d->f, 3, false);
     memset (&d->a, 0, sizeof (d->a));
-    agent_shared_t *a = &d->a;
+    agent_parts_t *a = &d->a.parts;
     strcpy (a->id, "Agent1");
     a->max_steps = 20;
-    a->step = 1;
+    d->a.perceived.step = 1;
     a->world = d->f.world;
     a->mailbox = d->f.mailbox;
     a->state = d->f.state;
@@ -428,8 +427,15 @@ decision_init_breaker (decision_t *d, const char *model, int64_t breaker_ms)
     llm_t *llm = llm_new (&lo, err, sizeof (err));
     ck_assert_msg (llm, "%s", err);
     a->policy = policy_llm_new (llm, breaker_ms);
-    d->flow = flow_new ();
-    flow_add (d->flow, "Decision", node_decision (), NULL);
+}
+
+//  The Decision stage, as agent_step calls it.
+static stage_outcome_t
+run_decision (decision_t *d)
+{
+    agent_state_t *s = &d->a;
+    return stage_decision (&s->parts, &s->perceived, &s->recalled, &s->team, &s->decided,
+                           &s->counts);
 }
 
 static void
@@ -461,22 +467,18 @@ static policy_llm_report_t
 report (decision_t *d)
 {
     policy_llm_report_t r;
-    policy_llm_report (d->a.policy, &r);
+    policy_llm_report (d->a.parts.policy, &r);
     return r;
 }
 
 static void
 decision_fini (decision_t *d)
 {
-    agent_shared_t *a = &d->a;
-    flow_destroy (&d->flow);
+    agent_parts_t *a = &d->a.parts;
     policy_destroy (&a->policy);
     policy_destroy (&a->heuristic);
     agentmem_destroy (&a->mem);
-    answer_destroy (&a->answer);
-    free (a->context);
-    free (a->refused_answer);
-    free (a->last_action);
+    agent_state_free_records (&d->a);
     fixture_fini (&d->f);
 }
 
@@ -484,18 +486,18 @@ START_TEST (test_llm_good_answer)
 {
     decision_t d;
     decision_init (&d, "normal:policy-good");
-    ck_assert_str_eq (flow_run (d.flow, &d.a), "default");
-    ck_assert (!d.a.by_fallback);
-    ck_assert_uint_eq (d.a.invalid_answers, 0);
-    ck_assert_str_eq (d.a.action, "forward");
-    ck_assert_str_eq (answer_message (d.a.answer), "I found chair and lamp at position 3");
-    ck_assert_uint_eq (answer_directive_count (d.a.answer), 1);
-    ck_assert_str_eq (answer_directive (d.a.answer, 0)->target, "Agent2");
-    ck_assert_str_eq (answer_directive (d.a.answer, 0)->text, "Check position 4 (the door) > now");
+    ck_assert (stage_went_on (run_decision (&d)));
+    ck_assert (!d.a.decided.by_fallback);
+    ck_assert_uint_eq (d.a.counts.invalid_answers, 0);
+    ck_assert_str_eq (d.a.decided.action, "forward");
+    ck_assert_str_eq (answer_message (d.a.decided.answer), "I found chair and lamp at position 3");
+    ck_assert_uint_eq (answer_directive_count (d.a.decided.answer), 1);
+    ck_assert_str_eq (answer_directive (d.a.decided.answer, 0)->target, "Agent2");
+    ck_assert_str_eq (answer_directive (d.a.decided.answer, 0)->text, "Check position 4 (the door) > now");
     //  The thinking went into AgentMemory.
-    ck_assert_uint_eq (agentmem_thoughts (d.a.mem), 1);
+    ck_assert_uint_eq (agentmem_thoughts (d.a.parts.mem), 1);
     //  The prompt the model saw was built from the context.
-    ck_assert (strstr (d.a.context, "Current state:\n[world]\nPosition: 3"));
+    ck_assert (strstr (d.a.decided.context, "Current state:\n[world]\nPosition: 3"));
     decision_fini (&d);
 }
 END_TEST
@@ -506,16 +508,16 @@ START_TEST (test_llm_bad_answer_retried_then_fallback)
     //  answer, and it shows what the model was sent.
     decision_t d;
     decision_init (&d, "echo:policy-bad");
-    ck_assert_str_eq (flow_run (d.flow, &d.a), "default");
-    ck_assert_uint_eq (d.a.invalid_answers, 2);
+    ck_assert (stage_went_on (run_decision (&d)));
+    ck_assert_uint_eq (d.a.counts.invalid_answers, 2);
     //  The retry carried system, user, the bad answer and the correction.
-    ck_assert_msg (strncmp (d.a.refused_answer, "n=4 last=Your previous answer could not be used: ",
-                            48) == 0, "%s", d.a.refused_answer);
-    ck_assert (strstr (d.a.refused_answer + 48, "action"));
+    ck_assert_msg (strncmp (d.a.decided.refused_answer, "n=4 last=Your previous answer could not be used: ",
+                            48) == 0, "%s", d.a.decided.refused_answer);
+    ck_assert (strstr (d.a.decided.refused_answer + 48, "action"));
     //  Then the heuristic decided, and the agent goes on.
-    ck_assert (d.a.by_fallback);
-    ck_assert_uint_eq (d.a.fallbacks, 1);
-    ck_assert (streq (d.a.action, "forward") || streq (d.a.action, "backward"));
+    ck_assert (d.a.decided.by_fallback);
+    ck_assert_uint_eq (d.a.counts.fallbacks, 1);
+    ck_assert (streq (d.a.decided.action, "forward") || streq (d.a.decided.action, "backward"));
     ck_assert_uint_eq (report (&d).totals.calls, 2);
     ck_assert_uint_eq (report (&d).totals.failed, 0);
     decision_fini (&d);
@@ -528,12 +530,12 @@ START_TEST (test_llm_server_down_fallback)
     //  multiply them with a second try of its own.
     decision_t d;
     decision_init (&d, "always-500:policy-down");
-    ck_assert_str_eq (flow_run (d.flow, &d.a), "default");
-    ck_assert (d.a.by_fallback);
+    ck_assert (stage_went_on (run_decision (&d)));
+    ck_assert (d.a.decided.by_fallback);
     ck_assert_uint_eq (report (&d).totals.calls, 1);
     ck_assert_uint_eq (report (&d).totals.failed, 1);
     ck_assert_int_eq (report (&d).last_result, LLM_RESULT_UNREACHABLE);
-    ck_assert (streq (d.a.action, "forward") || streq (d.a.action, "backward"));
+    ck_assert (streq (d.a.decided.action, "forward") || streq (d.a.decided.action, "backward"));
     decision_fini (&d);
 }
 END_TEST
@@ -546,10 +548,10 @@ START_TEST (test_llm_garbled_reply_resends_original)
     const char *model = "malformed-then-ok:policy-resend";
     decision_t d;
     decision_init (&d, model);
-    ck_assert_str_eq (flow_run (d.flow, &d.a), "default");
-    ck_assert (!d.a.by_fallback);
-    ck_assert_str_eq (d.a.action, "forward");
-    ck_assert_uint_eq (d.a.invalid_answers, 0);
+    ck_assert (stage_went_on (run_decision (&d)));
+    ck_assert (!d.a.decided.by_fallback);
+    ck_assert_str_eq (d.a.decided.action, "forward");
+    ck_assert_uint_eq (d.a.counts.invalid_answers, 0);
     json_t *requests = server_requests (model);
     ck_assert_uint_eq (json_array_size (requests), 2);
     json_t *first = json_array_get (requests, 0), *second = json_array_get (requests, 1);
@@ -567,8 +569,8 @@ START_TEST (test_llm_refused_not_resent)
     const char *model = "501:policy-refused";
     decision_t d;
     decision_init (&d, model);
-    ck_assert_str_eq (flow_run (d.flow, &d.a), "default");
-    ck_assert (d.a.by_fallback);
+    ck_assert (stage_went_on (run_decision (&d)));
+    ck_assert (d.a.decided.by_fallback);
     ck_assert_int_eq (report (&d).last_result, LLM_RESULT_REFUSED);
     json_t *requests = server_requests (model);
     ck_assert_uint_eq (json_array_size (requests), 1);
@@ -586,8 +588,8 @@ START_TEST (test_llm_breaker_opens)
     decision_t d;
     decision_init_breaker (&d, model, 600000);
     for (int i = 0; i < 5; i++) {
-        ck_assert_str_eq (flow_run (d.flow, &d.a), "default");
-        ck_assert (d.a.by_fallback);
+        ck_assert (stage_went_on (run_decision (&d)));
+        ck_assert (d.a.decided.by_fallback);
     }
     policy_llm_report_t r = report (&d);
     ck_assert_uint_eq (r.totals.calls, 3);
@@ -612,10 +614,10 @@ START_TEST (test_llm_vision_image_part)
     size_t size;
     uint8_t *png = testimage_read ("lamp.png", &size);
     conn_world_feed_image (d.f.world, png, size, "png");
-    d.a.llm_vision = true;
-    d.a.context_tokens = 4096;
-    ck_assert_str_eq (flow_run (d.flow, &d.a), "default");
-    ck_assert (!d.a.by_fallback);
+    d.a.parts.llm_vision = true;
+    d.a.parts.context_tokens = 4096;
+    ck_assert (stage_went_on (run_decision (&d)));
+    ck_assert (!d.a.decided.by_fallback);
     json_t *requests = server_requests (model);
     ck_assert_uint_eq (json_array_size (requests), 1);
     json_t *messages = json_object_get (json_array_get (requests, 0), "messages");
@@ -640,9 +642,9 @@ START_TEST (test_llm_vision_image_part)
     model = "normal:policy-vision-small";
     decision_init (&d, model);
     conn_world_feed_image (d.f.world, png, size, "png");
-    d.a.llm_vision = true;
-    d.a.context_tokens = 1024;
-    ck_assert_str_eq (flow_run (d.flow, &d.a), "default");
+    d.a.parts.llm_vision = true;
+    d.a.parts.context_tokens = 1024;
+    ck_assert (stage_went_on (run_decision (&d)));
     requests = server_requests (model);
     messages = json_object_get (json_array_get (requests, 0), "messages");
     ck_assert (json_is_string (json_object_get (json_array_get (messages, 1), "content")));

@@ -1,0 +1,489 @@
+/*  stage_act - the stages that choose and do: Decision and Execution.
+
+    Decision builds the AgentMemory context, asks the primary policy, parses
+    the answer (answer.h) and validates it against the allowed actions. An
+    unusable answer is a failed try: stage_attempt retries it, and the retry
+    tells the model what was wrong (previous_answer / previous_error). A
+    call that got no answer at all (server down, not JSON) is not the
+    model's mistake: the retry resends the original request, and is skipped
+    when it cannot help (request refused, deadline passed, circuit open).
+    Every try of one decision shares one deadline (--llm-deadline-ms). When
+    the retries are spent the fallback lets the heuristic decide this step.
+    The agent never stops because of a bad answer.
+
+    Execution sends ACT (and feeds the OBSERVATION back to the world
+    connector; a failed ACT does not hold back the messages), sends
+    message_to_others to "all" and every MessageTo to its target in one
+    SEND, and applies ListenTo. A MessageTo target is a bare name: the
+    broker resolves it (`resolve`, PROTOCOL.md SEND) to an agent, else a
+    channel someone listens to, and refuses a name that is neither, so a
+    message to a teammate the team list does not know yet is not lost as a
+    post to a channel nobody reads. Every refused item becomes a
+    "mail.undelivered" observation, so the model reads in its next prompt
+    that the target does not exist. Names the protocol would refuse are
+    skipped with a warning (and observed the same way), so one bad
+    directive cannot sink the whole batch. With --no-messages nothing is
+    sent and no channel joined (what the policy asked for is counted).
+    Every few steps Execution also writes the agent's new visits and its
+    claim to the team's shared state (agent_team_sync), with one WRITE.
+*/
+#include <assert.h>
+#include "agent_state.h"
+#include "conn_state.h"
+#include "conn_world.h"
+#include "pclock.h"
+#include "plog.h"
+
+// ---------------------------------------------------------------------------
+//  Decision
+
+typedef struct {
+    agent_parts_t *parts;
+    const perceived_t *in;
+    const recalled_t *recalled;
+    const agent_team_t *team;
+    decided_t *out;
+    agent_counters_t *counts;
+} decision_t;
+
+static void
+s_input (const decision_t *self, policy_input_t *in, bool retry)
+{
+    agent_parts_t *p = self->parts;
+    decided_t *d = self->out;
+    memset (in, 0, sizeof (*in));
+    in->agent_id = p->id;
+    in->step = self->in->step;
+    in->max_steps = p->max_steps;
+    in->context = d->context;
+    in->memories = self->recalled->memories;
+    in->memory_count = self->recalled->count;
+    in->actions = p->actions;
+    in->action_count = p->action_count;
+    in->teammates = self->team->ptrs;
+    in->teammate_count = self->team->count;
+    in->world = p->world;
+    in->mailbox = p->mailbox;
+    in->state = p->state;
+    in->facts = p->facts;
+    //  Only an answer the model gave is told back to it.
+    if (retry && d->refused_answer) {
+        in->previous_answer = d->refused_answer;
+        in->previous_error = d->answer_error;
+    }
+    in->deadline_ms = d->deadline;
+    in->stop = p->stop;
+    in->steps = p->steps;
+    in->map = p->map;
+    in->channels = self->team->channel_ptrs;
+    in->channel_count = self->team->channel_count;
+    in->context_tokens = p->context_tokens;
+    in->visible_caption = self->in->visible_caption;
+    in->vision = p->llm_vision;
+}
+
+//  Asks `policy`; STAGE_OK when out->answer holds a valid answer.
+static stage_outcome_t
+s_ask (const decision_t *self, policy_t *policy, bool retry)
+{
+    agent_parts_t *p = self->parts;
+    decided_t *d = self->out;
+    policy_input_t in;
+    s_input (self, &in, retry);
+    char err[512];
+    int64_t start = pclock_mono_us ();
+    char *text = policy_decide (policy, &in, err, sizeof (err));
+    if (policy != p->heuristic)
+        d->model_us += pclock_mono_us () - start;
+    if (!text) {
+        snprintf (d->answer_error, sizeof (d->answer_error), "%s", err);
+        return STAGE_RETRY;
+    }
+    answer_t *answer = answer_parse (text, strlen (text));
+    if (answer && answer_validate (answer, p->actions, p->action_count, err, sizeof (err))) {
+        d->answer = answer;
+        free (text);
+        return STAGE_OK;
+    }
+    self->counts->invalid_answers++;
+    plog_info ("step %" PRIu64 ": %s answer refused: %s", self->in->step, policy_name (policy),
+               answer? err: "out of memory");
+    snprintf (d->answer_error, sizeof (d->answer_error), "%s", answer? err: "out of memory");
+    zstr_free (&d->refused_answer);
+    d->refused_answer = text;
+    answer_destroy (&answer);
+    return STAGE_RETRY;
+}
+
+static stage_outcome_t
+s_decision_try (void *arg)
+{
+    decision_t *self = (decision_t *) arg;
+    agent_parts_t *p = self->parts;
+    if (self->out->tries++ > 0 && p->policy != p->heuristic && !self->out->refused_answer
+    &&  !policy_llm_retry_useful (p->policy))
+        return STAGE_RETRY;
+    return s_ask (self, p->policy, true);
+}
+
+static stage_outcome_t
+s_decision_fallback (void *arg)
+{
+    decision_t *self = (decision_t *) arg;
+    agent_parts_t *p = self->parts;
+    decided_t *d = self->out;
+    self->counts->fallbacks++;
+    d->by_fallback = true;
+    if (p->heuristic != p->policy) {
+        //  An open circuit was logged once when it opened: not every step.
+        policy_llm_report_t r;
+        policy_llm_report (p->policy, &r);
+        if (r.breaker_open)
+            plog_debug ("step %" PRIu64 ": circuit open; the heuristic decides", self->in->step);
+        else
+            plog_warn ("step %" PRIu64 ": %s policy gave no usable answer (%s); "
+                       "the heuristic decides", self->in->step, policy_name (p->policy),
+                       d->answer_error);
+    }
+    d->answer_error[0] = 0;
+    if (s_ask (self, p->heuristic, false) == STAGE_OK)
+        return STAGE_FALLBACK;
+    //  Cannot happen with a correct heuristic; stay put rather than die.
+    char *text = answer_format (NULL, "stay", "no usable decision this step", NULL, NULL, 0);
+    d->answer = answer_parse (text, strlen (text));
+    free (text);
+    return d->answer? STAGE_FALLBACK: STAGE_FAILED;
+}
+
+//  The model's totals to the broker (HEARTBEAT's model_* fields), so a
+//  run's cost is visible per agent in AGENTS and on the tap while it runs.
+void
+agent_report_model (agent_parts_t *p)
+{
+    if (!p->link || p->policy == p->heuristic || parley_client_stopped (p->link))
+        return;
+    policy_llm_report_t r;
+    policy_llm_report (p->policy, &r);
+    const llm_totals_t *t = &r.totals;
+    parley_model_report_t report = {
+        .calls = t->calls, .ok = t->ok, .failed = t->failed, .skipped = r.skipped,
+        .retries = t->retries, .prompt_tokens = t->prompt_tokens,
+        .completion_tokens = t->completion_tokens,
+        .latency_ms = (uint64_t) (t->latency_us / 1000),
+        .latency_max_ms = (uint64_t) (t->latency_max_us / 1000)
+    };
+    //  Every later HEARTBEAT (keepalives too) carries it, so a restarted
+    //  broker learns it again; this one delivers it now.
+    parley_client_set_report (p->link, &report);
+    if (parley_client_heartbeat (p->link) != PARLEY_OK)
+        plog_debug ("model report not sent: %s", parley_client_error_text (p->link));
+}
+
+stage_outcome_t
+stage_decision (agent_parts_t *p, const perceived_t *in, const recalled_t *recalled,
+                const agent_team_t *team, decided_t *out, agent_counters_t *counts)
+{
+    assert (p && in && recalled && team && out && counts);
+    zstr_free (&out->context);
+    out->context = agentmem_build_context (p->mem, p->connectors, AGENT_CONNECTORS);
+    answer_destroy (&out->answer);
+    zstr_free (&out->refused_answer);
+    out->answer_error[0] = 0;
+    out->by_fallback = false;
+    out->tries = 0;
+    out->model_us = 0;
+    out->note[0] = 0;
+    out->deadline = p->llm_deadline_ms > 0? pclock_mono_ms () + p->llm_deadline_ms: 0;
+    decision_t self = { p, in, recalled, team, out, counts };
+    stage_outcome_t outcome = stage_attempt (STAGE_DECISION, p->stats, s_decision_try,
+                                             s_decision_fallback, &self);
+    if (outcome == STAGE_FAILED)
+        return outcome;
+    agent_report_model (p);
+    const char *thinking = answer_thinking (out->answer);
+    if (thinking && *thinking)
+        agentmem_record_thought (p->mem, thinking);
+    snprintf (out->action, sizeof (out->action), "%s", answer_action (out->answer));
+    zstr_free (&out->last_action);
+    out->last_action = zsys_sprintf ("%s (reason: %s)", out->action, answer_reason (out->answer));
+    return outcome;
+}
+
+// ---------------------------------------------------------------------------
+//  Execution
+
+typedef struct {
+    agent_parts_t *parts;
+    perceived_t *step;
+    decided_t *decided;
+    agent_team_t *team;
+    agent_counters_t *counts;
+} execution_t;
+
+//  PARLEY_OK when the broker answered (a refusal is counted), else the
+//  client's error.
+static parley_err_t
+s_act (execution_t *self)
+{
+    //  `step` makes the move idempotent (PROTOCOL.md, ACT): the client
+    //  resends this same frame after a lost reply or a reconnect, and the
+    //  broker answers a repeated (agent, step) with the OBSERVATION it gave
+    //  the first copy instead of moving again. Known edge: steps restart at
+    //  1 in a new process, so a restarted agent whose previous run's last
+    //  ACT had the same step gets that run's OBSERVATION once and does not
+    //  move that step (its position is still right).
+    agent_parts_t *p = self->parts;
+    const char *action = self->decided->action;
+    parley_observation_t obs;
+    parley_err_t rc = parley_client_act (p->link, action, self->step->step, &obs);
+    if (rc == PARLEY_OK) {
+        conn_world_feed_observation (p->world, &obs);
+        return 0;
+    }
+    if (rc >= PARLEY_ERR_TIMEOUT) {
+        plog_warn ("ACT %s failed: %s", action, parley_client_error_text (p->link));
+        return rc;
+    }
+    plog_warn ("ACT %s refused: %s", action, parley_client_error_text (p->link));
+    self->counts->act_errors++;
+    return PARLEY_OK;
+}
+
+//  Tells the model, in the next turn, that a message did not go out.
+static void
+s_undelivered (execution_t *self, const char *target, const char *why)
+{
+    perceived_t *step = self->step;
+    if (!step->obs)
+        step->obs = connector_observation_list ();
+    char *text = zsys_sprintf ("Your message to %.64s was not delivered: %s.", target, why);
+    if (text)
+        zlistx_add_end (step->obs, observation_new_text ("mail", "mail.undelivered", text));
+    free (text);
+    char *note = self->decided->note;
+    size_t size = sizeof (self->decided->note);
+    size_t used = strlen (note);
+    if (used + 1 < size)
+        snprintf (note + used, size - used, "%smessage to %.64s "
+                  "not delivered (%s)", used? "; ": "", target, why);
+}
+
+static bool
+s_item (execution_t *self, parley_outgoing_t *item, const char *target, const char *body)
+{
+    if (!pmsg_name_valid (target, strlen (target)) && !streq (target, "all")) {
+        plog_warn ("not sending to '%.64s': not a valid agent or channel name", target);
+        s_undelivered (self, target, "that is not a valid agent or channel name");
+        self->counts->send_errors++;
+        return false;
+    }
+    bool all = streq (target, "all");
+    //  A bare name goes out with `resolve`: the broker, which knows every
+    //  agent and channel, decides, and refuses a name that is neither.
+    item->to = all? target: NULL;
+    item->channel = all? NULL: target;
+    item->resolve = !all;
+    item->body = body;
+    item->body_len = strlen (body);
+    return true;
+}
+
+//  SENT's item errors -> observations (and a log line each).
+static void
+s_sent_errors (execution_t *self, const parley_sent_t *sent, const parley_outgoing_t *items,
+               size_t count)
+{
+    for (size_t i = 0; i < sent->error_count; i++) {
+        const parley_item_error_t *error = &sent->errors [i];
+        if (error->index >= count)
+            continue;
+        const parley_outgoing_t *item = &items [error->index];
+        const char *target = item->to? item->to: item->channel;
+        plog_warn ("message to %s refused: %s %s", target, parley_strerror (error->code),
+                   error->message);
+        if (error->code == PARLEY_ERR_NO_SUCH_TARGET || error->code == PARLEY_ERR_UNKNOWN_RECIPIENT)
+            s_undelivered (self, target, "no agent or channel of that name");
+        else
+            s_undelivered (self, target, *error->message? error->message: parley_strerror (error->code));
+    }
+}
+
+//  The client makes the SEND idempotent (a batch id, resent unchanged
+//  after a lost reply) and cuts bodies to the broker's max_body at a
+//  UTF-8 character boundary.
+static void
+s_send (execution_t *self, parley_outgoing_t *items, size_t count)
+{
+    agent_parts_t *p = self->parts;
+    agent_counters_t *counts = self->counts;
+    parley_sent_t sent;
+    if (parley_client_send (p->link, items, count, &sent) == PARLEY_OK) {
+        counts->msgs_sent += sent.accepted;
+        counts->send_errors += count - sent.accepted;
+        if (sent.accepted < count)
+            s_sent_errors (self, &sent, items, count);
+    }
+    else {
+        plog_warn ("SEND failed: %s", parley_client_error_text (p->link));
+        counts->send_errors += count;
+    }
+}
+
+//  Remembers a channel we listen to, for the prompt's message targets.
+static void
+s_listened (agent_team_t *team, const char *channel)
+{
+    for (size_t i = 0; i < team->channel_count; i++)
+        if (streq (team->channels[i], channel))
+            return;
+    if (team->channel_count == AGENT_MAX_CHANNELS)
+        return;
+    snprintf (team->channels[team->channel_count], PROTO_MAX_NAME + 1, "%s", channel);
+    team->channel_ptrs[team->channel_count] = team->channels[team->channel_count];
+    team->channel_count++;
+}
+
+int
+agent_team_listen (agent_parts_t *p, agent_team_t *team, const char *channel)
+{
+    assert (p && team && channel);
+    if (parley_client_listen (p->link, channel) != PARLEY_OK) {
+        plog_warn ("ListenTo(%.64s) failed: %s", channel, parley_client_error_text (p->link));
+        return -1;
+    }
+    s_listened (team, channel);
+    return 0;
+}
+
+//  --no-messages: nothing is sent and no channel is joined, whatever the
+//  policy asked for; what it asked for is counted.
+static bool
+s_suppressed (execution_t *self)
+{
+    if (!self->parts->no_messages)
+        return false;
+    const answer_t *answer = self->decided->answer;
+    const char *message = answer_message (answer);
+    self->counts->msgs_suppressed += message && *message;
+    for (size_t i = 0; i < answer_directive_count (answer); i++)
+        self->counts->msgs_suppressed += answer_directive (answer, i)->kind == ANSWER_MESSAGE_TO;
+    return true;
+}
+
+static void
+s_communicate (execution_t *self)
+{
+    if (s_suppressed (self))
+        return;
+    const answer_t *answer = self->decided->answer;
+    parley_outgoing_t items[ANSWER_MAX_DIRECTIVES + 1];
+    size_t count = 0;
+    const char *message = answer_message (answer);
+    if (message && *message && s_item (self, &items[count], "all", message))
+        count++;
+    for (size_t i = 0; i < answer_directive_count (answer); i++) {
+        const answer_directive_t *d = answer_directive (answer, i);
+        if (d->kind == ANSWER_LISTEN_TO)
+            agent_team_listen (self->parts, self->team, d->target);
+        else
+        if (d->text && *d->text && s_item (self, &items[count], d->target, d->text))
+            count++;
+    }
+    if (count > 0)
+        s_send (self, items, count);
+}
+//  The two values of the team's WRITE, msgpack: the new visits (an
+//  array of positions, for the union) and our claim ({id: position or
+//  nil}, for the merge).
+static void
+s_team_values (agent_parts_t *p, const uint64_t *visited, size_t count,
+               msgpack_sbuffer *visits, msgpack_sbuffer *claims)
+{
+    msgpack_packer pk;
+    msgpack_packer_init (&pk, visits, msgpack_sbuffer_write);
+    msgpack_pack_array (&pk, (uint32_t) count);
+    for (size_t i = 0; i < count; i++)
+        msgpack_pack_uint64 (&pk, visited[i]);
+    msgpack_packer_init (&pk, claims, msgpack_sbuffer_write);
+    msgpack_pack_map (&pk, 1);
+    size_t len = strlen (p->id);
+    msgpack_pack_str (&pk, len);
+    msgpack_pack_str_body (&pk, p->id, len);
+    uint64_t claim = team_facts_own_claim (p->facts);
+    if (claim == TEAM_NO_CELL)
+        msgpack_pack_nil (&pk);
+    else
+        msgpack_pack_uint64 (&pk, claim);
+}
+
+void
+agent_team_sync (agent_parts_t *p, uint64_t step, bool force)
+{
+    if (!p->facts)
+        return;
+    const uint64_t *visited;
+    size_t count = team_facts_unsynced (p->facts, &visited);
+    if (p->no_messages || !p->link || parley_client_stopped (p->link)
+    ||  (count == 0 && !team_facts_claim_changed (p->facts))
+    ||  (!force && step % TEAM_SYNC_EVERY != 0))
+        return;
+    msgpack_sbuffer visits, claims;
+    msgpack_sbuffer_init (&visits);
+    msgpack_sbuffer_init (&claims);
+    s_team_values (p, visited, count, &visits, &claims);
+    parley_op_t ops[] = {
+        { .op = PARLEY_OP_DECLARE, .key = STATE_KEY_TEAM_VISITED, .reducer = "union" },
+        { .op = PARLEY_OP_UPDATE, .key = STATE_KEY_TEAM_VISITED,
+          .value = visits.data, .value_size = visits.size },
+        { .op = PARLEY_OP_DECLARE, .key = STATE_KEY_TEAM_CLAIMS, .reducer = "merge" },
+        { .op = PARLEY_OP_UPDATE, .key = STATE_KEY_TEAM_CLAIMS,
+          .value = claims.data, .value_size = claims.size },
+    };
+    if (parley_client_write (p->link, ops, sizeof (ops) / sizeof (ops[0]), NULL) == PARLEY_OK)
+        team_facts_unsynced_clear (p->facts);
+    else
+        plog_warn ("writing the team state failed: %s", parley_client_error_text (p->link));
+    msgpack_sbuffer_destroy (&visits);
+    msgpack_sbuffer_destroy (&claims);
+}
+
+static stage_outcome_t
+s_execution_try (void *arg)
+{
+    execution_t *self = (execution_t *) arg;
+    agent_parts_t *p = self->parts;
+    if (!p->link)
+        return STAGE_OK;
+    //  The messages do not depend on the move: a failed ACT still sends
+    //  them, unless there is no broker to send them to (then SEND would
+    //  fail the same way, or block until the link is back).
+    bool end = streq (self->decided->action, "end");
+    parley_err_t rc = end? PARLEY_OK: s_act (self);
+    if (rc != PARLEY_OK) {
+        if (rc != PARLEY_ERR_STOPPED && rc != PARLEY_ERR_LOST)
+            s_communicate (self);
+        return STAGE_RETRY;
+    }
+    s_communicate (self);
+    agent_team_sync (p, self->step->step, end);
+    return STAGE_OK;
+}
+
+//  The ACT could not be delivered (stopped, or the broker kept failing):
+//  the step goes on; the next Perception sees where we really are.
+static stage_outcome_t
+s_execution_fallback (void *arg)
+{
+    ((execution_t *) arg)->counts->act_errors++;
+    return STAGE_FALLBACK;
+}
+
+stage_outcome_t
+stage_execution (agent_parts_t *p, perceived_t *step, decided_t *decided, agent_team_t *team,
+                 agent_counters_t *counts)
+{
+    assert (p && step && decided && team && counts);
+    execution_t self = { p, step, decided, team, counts };
+    return stage_attempt (STAGE_EXECUTION, p->stats, s_execution_try, s_execution_fallback,
+                          &self);
+}
