@@ -250,6 +250,8 @@ class Critic:
             summary = turn.summary
         except errors.NotTurnHolder:
             return                      # the turn moved on (a timeout gave it away)
+        except errors.ConnectionLost:
+            return                      # did it land? the next look at WORKFLOW tells
         except (errors.BrokerError, ValueError, TypeError) as why:
             # A turn that cannot be decided or sent ends the run with the
             # reason rather than leaving it stalled.

@@ -6,7 +6,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 import parley
 from parley import WorkflowStatus
@@ -86,7 +85,7 @@ def test_objects_latest():
     assert critic.objects_latest(None) == []
 
 
-def _team(broker_factory, tmp_path, python_critic):
+def _team(broker_factory, python_critic):
     """One scene director run; returns (critic stdout, the observer's view)."""
     broker = broker_factory("--scenario", str(SCENE))
     procs = {}
@@ -117,8 +116,8 @@ def _team(broker_factory, tmp_path, python_critic):
     return outs["critic"][0], info, states
 
 
-def test_python_critic_in_the_scene_team(broker_factory, tmp_path):
-    out, info, states = _team(broker_factory, tmp_path, python_critic=True)
+def test_python_critic_in_the_scene_team(broker_factory):
+    out, info, states = _team(broker_factory, python_critic=True)
     # The first layout overlaps: one failed validation, the fix, then done.
     assert info.status is WorkflowStatus.DONE and info.revisions == 1 and info.turn == 9, info
     assert "intersects" in out and "-> orchestrator (revision)" in out, out
@@ -130,7 +129,7 @@ def test_python_critic_in_the_scene_team(broker_factory, tmp_path):
     assert failed and failed[0]["validation_issues"][0]["category"] == "clipping"
     # The same run with the C critic leaves the very same state at every
     # checkpoint: every write of the Python critic is the C critic's.
-    _, c_info, c_states = _team(broker_factory, tmp_path, python_critic=False)
+    _, c_info, c_states = _team(broker_factory, python_critic=False)
     assert (c_info.status, c_info.turn, c_info.revisions) == (info.status, info.turn,
                                                               info.revisions)
     assert len(c_states) == len(states)
