@@ -12,12 +12,15 @@ classes of ``parley.errors``, one per protocol error code.
 from . import errors, security
 from .client import Client, Replica
 from .errors import ParleyError
-from .types import (AgentEvent, AgentInfo, Mail, MailItem, MailReady, Message, Observation,
-                    Sent, State, StateEntry, StateUpdate, Stats, Welcome, WorldEvent,
-                    WorldSummary, WriteOp, Written)
+from .types import (AgentEvent, AgentInfo, CheckpointEntry, CheckpointInfo, CheckpointList,
+                    CheckpointState, Mail, MailItem, MailReady, Message, Observation, Sent,
+                    State, StateEntry, StateUpdate, Stats, Welcome, WorkflowEvent,
+                    WorkflowEventKind, WorkflowInfo, WorkflowStatus, WorldEvent, WorldSummary,
+                    WriteOp, Written)
 
 __version__ = "0.1.0"
 __all__ = ["Client", "Replica", "ParleyError", "errors", "security", "AgentEvent", "AgentInfo", "Mail",
            "MailItem", "MailReady", "Message", "Observation", "Sent", "State", "StateEntry",
            "StateUpdate", "Stats", "Welcome", "WorldEvent", "WorldSummary", "WriteOp",
-           "Written"]
+           "Written", "CheckpointEntry", "CheckpointInfo", "CheckpointList", "CheckpointState",
+           "WorkflowEvent", "WorkflowEventKind", "WorkflowInfo", "WorkflowStatus"]

@@ -17,8 +17,9 @@ import zmq.asyncio
 from . import codec, errors, requests as rq, security
 from .replica import ReplicaCore
 from .session import CLOSED, Session
-from .types import (AgentInfo, Event, Mail, Message, Observation, Sent, State, Stats,
-                    Welcome, WriteOp, Written)
+from .types import (AgentInfo, CheckpointList, CheckpointState, Event, Mail, Message,
+                    Observation, Sent, State, Stats, Welcome, WorkflowEvent, WorkflowInfo,
+                    WorkflowStatus, WriteOp, Written)
 
 R = TypeVar("R")
 
@@ -51,6 +52,7 @@ class Client:
         self._poke = asyncio.Event()
         self._mail = asyncio.Event()
         self._event_ready = asyncio.Event()
+        self._workflow_ready = asyncio.Event()
         self._update_seen = asyncio.Event()
         self._welcomed = asyncio.Event()
 
@@ -105,6 +107,8 @@ class Client:
                 event = self.session.on_event(frames[0], frames[1])
                 if event is not None and self.session.events:
                     self._event_ready.set()
+                if self.session.workflow_queue:
+                    self._workflow_ready.set()
                 if self.session.mail_signal:
                     self._mail.set()
                 self._update_seen.set()
@@ -269,6 +273,52 @@ class Client:
 
     async def stats(self, timeout: Optional[float] = None) -> Stats:
         return await self.call(rq.stats(), timeout)
+
+    # ------------------------------------------------------------------
+    #  Workflow: as parley.Client's (say HELLO with caps=["role:<name>"])
+
+    async def workflow(self, timeout: Optional[float] = None) -> WorkflowInfo:
+        return await self.call(rq.workflow(), timeout)
+
+    async def handover(self, ops: Iterable[WriteOp] = (), next: Optional[str] = None,
+                       status: Optional[Union[WorkflowStatus, str]] = None,
+                       reason: Optional[str] = None,
+                       timeout: Optional[float] = None) -> WorkflowInfo:
+        return await self.call(rq.handover(ops, next, status, reason), timeout)
+
+    async def checkpoints(self, timeout: Optional[float] = None) -> CheckpointList:
+        return await self.call(rq.checkpoints(), timeout)
+
+    async def checkpoint(self, number: int,
+                         timeout: Optional[float] = None) -> CheckpointState:
+        return await self.call(rq.checkpoint(number), timeout)
+
+    async def checkpoint_diff(self, number: int, since: int,
+                              timeout: Optional[float] = None) -> CheckpointState:
+        return await self.call(rq.checkpoint(number, since), timeout)
+
+    async def resume(self, number: int, timeout: Optional[float] = None) -> WorkflowInfo:
+        return await self.call(rq.resume(number), timeout)
+
+    def workflow_events(self, on: bool = True) -> None:
+        self.session.set_workflow_events(on)
+        self._sync_sub()
+
+    def workflow_event(self) -> Optional[WorkflowEvent]:
+        return self.session.take_workflow_event()
+
+    async def wait_workflow_event(self, timeout: float) -> Optional[WorkflowEvent]:
+        deadline = time.monotonic() + timeout
+        while not self.session.workflow_queue:
+            self._workflow_ready.clear()
+            left = deadline - time.monotonic()
+            if left <= 0 or self.session.phase == CLOSED:
+                return None
+            try:
+                await asyncio.wait_for(self._workflow_ready.wait(), left)
+            except asyncio.TimeoutError:
+                return None
+        return self.session.take_workflow_event()
 
     # ------------------------------------------------------------------
     #  Events

@@ -21,8 +21,9 @@ import zmq
 from . import codec, errors, requests as rq, security
 from .replica import ReplicaCore
 from .session import CLOSED, Session
-from .types import (AgentInfo, Event, Mail, Message, Observation, Sent, State, Stats,
-                    Welcome, WriteOp, Written)
+from .types import (AgentInfo, CheckpointList, CheckpointState, Event, Mail, Message,
+                    Observation, Sent, State, Stats, Welcome, WorkflowEvent, WorkflowInfo,
+                    WorkflowStatus, WriteOp, Written)
 
 R = TypeVar("R")
 
@@ -197,7 +198,7 @@ class Client:
             except zmq.Again:
                 break
             if len(frames) == 2 and self.session.on_event(frames[0], frames[1]) is not None \
-                    and self.session.events:
+                    and (self.session.events or self.session.workflow_queue):
                 self._events.notify_all()
 
     def _flush(self) -> None:
@@ -318,6 +319,65 @@ class Client:
 
     def stats(self, timeout: Optional[float] = None) -> Stats:
         return self.call(rq.stats(), timeout)
+
+    # ------------------------------------------------------------------
+    #  Workflow (PROTOCOL.md 4.1): play a role by saying HELLO with the
+    #  capability "role:<name>" (caps=["role:critic"]).
+
+    def workflow(self, timeout: Optional[float] = None) -> WorkflowInfo:
+        """WORKFLOW: where the workflow stands (NoWorkflow without one)."""
+        return self.call(rq.workflow(), timeout)
+
+    def handover(self, ops: Iterable[WriteOp] = (), next: Optional[str] = None,
+                 status: Optional[Union[WorkflowStatus, str]] = None,
+                 reason: Optional[str] = None,
+                 timeout: Optional[float] = None) -> WorkflowInfo:
+        """HANDOVER: this turn's writes and the next role, all or nothing.
+        Raises NotTurnHolder, WorkflowEnded, NoWorkflow, BadField and every
+        WRITE error; ConnectionLost when the connection broke before the
+        reply (ask workflow() whether it took place)."""
+        return self.call(rq.handover(ops, next, status, reason), timeout)
+
+    def checkpoints(self, timeout: Optional[float] = None) -> CheckpointList:
+        return self.call(rq.checkpoints(), timeout)
+
+    def checkpoint(self, number: int, timeout: Optional[float] = None) -> CheckpointState:
+        """The whole state at checkpoint `number` (NoSuchCheckpoint if not kept)."""
+        return self.call(rq.checkpoint(number), timeout)
+
+    def checkpoint_diff(self, number: int, since: int,
+                        timeout: Optional[float] = None) -> CheckpointState:
+        """The keys whose value or reducer differ between `since` and `number`."""
+        return self.call(rq.checkpoint(number, since), timeout)
+
+    def resume(self, number: int, timeout: Optional[float] = None) -> WorkflowInfo:
+        """RESUME: fork the run from checkpoint `number` (CURVE: admin right)."""
+        return self.call(rq.resume(number), timeout)
+
+    def workflow_events(self, on: bool = True) -> None:
+        """Queue WORKFLOW_EVENTs (at most parley.session.WF_EVENT_QUEUE, the
+        oldest dropped and counted in session.workflow_dropped beyond
+        that); kept over reconnects. An event published before the
+        subscription joined is not queued: ask workflow() once after this."""
+        with self._lock:
+            self.session.set_workflow_events(on)
+        self._wake()
+
+    def workflow_event(self) -> Optional[WorkflowEvent]:
+        """The oldest queued WORKFLOW_EVENT, without waiting; None when none."""
+        with self._lock:
+            return self.session.take_workflow_event()
+
+    def wait_workflow_event(self, timeout: float) -> Optional[WorkflowEvent]:
+        """The oldest queued WORKFLOW_EVENT, waiting up to `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        with self._events:
+            while not self.session.workflow_queue:
+                left = deadline - time.monotonic()
+                if left <= 0 or self.session.phase == CLOSED:
+                    return None
+                self._events.wait(left)
+            return self.session.take_workflow_event()
 
     # ------------------------------------------------------------------
     #  Events

@@ -3,7 +3,8 @@
 A :class:`Request` is what a call needs: the type, its fields, how to read
 the reply, and whether it is safe to send again when the connection breaks
 before the reply (PROTOCOL.md: SEND with `batch`, ACT with `step`, FETCH,
-ACK and the reads are; WRITE, WORLD_RESET, UNLISTEN and BYE are not). The
+ACK and the reads are; WRITE, HANDOVER, RESUME, WORLD_RESET, UNLISTEN and
+BYE are not). The
 blocking and the asyncio client both turn these into frames through
 :class:`parley.session.Session`; neither builds a request itself.
 """
@@ -14,8 +15,9 @@ from typing import Any, Callable, Dict, Generic, Iterable, List, Mapping, Option
     Sequence, TypeVar, Union
 
 from . import codec, errors
-from .types import (AgentInfo, Mail, Message, Observation, Sent, State, Stats, Welcome,
-                    WriteOp, Written, _records)
+from .types import (AgentInfo, CheckpointList, CheckpointState, Mail, Message, Observation,
+                    Sent, State, Stats, Welcome, WorkflowInfo, WorkflowStatus, WriteOp,
+                    Written, _records)
 
 R = TypeVar("R")
 ACTIONS = ("forward", "backward", "left", "right", "stay")
@@ -142,3 +144,47 @@ def world_reset(seed: Optional[int] = None) -> Request[None]:
 
 def stats() -> Request[Stats]:
     return Request("STATS", {}, "STATS_REPLY", Stats.from_wire)
+
+
+# ---------------------------------------------------------------------------
+#  Workflow (PROTOCOL.md 4.1)
+
+def workflow() -> Request[WorkflowInfo]:
+    return Request("WORKFLOW", {}, "WORKFLOW_INFO", WorkflowInfo.from_wire)
+
+
+def handover(ops: Iterable[WriteOp] = (), next: Optional[str] = None,
+             status: Optional[Union[WorkflowStatus, str]] = None,
+             reason: Optional[str] = None) -> Request[WorkflowInfo]:
+    """HANDOVER: this turn's writes and the next role, one atomic request.
+    `next` is required unless `status` is done or failed; `status` None
+    leaves it as it is. Not safe to resend: a lost reply may hide a
+    hand-over that took place (the WORKFLOW tells)."""
+    st = WorkflowStatus(status) if status is not None else None
+    if st in (WorkflowStatus.PENDING, WorkflowStatus.UNKNOWN):
+        raise ValueError(f"a HANDOVER status is in_progress, revision, done or failed, "
+                         f"not {st.value!r}")
+    if next is None and st not in (WorkflowStatus.DONE, WorkflowStatus.FAILED):
+        raise ValueError("handover() needs next= unless the status is done or failed")
+    fields: Dict[str, Any] = {"ops": [op.wire() for op in ops] or None,
+                              "next": None if next is None else _name("role", next),
+                              "status": None if st is None else st.value,
+                              "reason": reason}
+    return Request("HANDOVER", fields, "WORKFLOW_INFO", WorkflowInfo.from_wire,
+                   resend_safe=False)
+
+
+def checkpoints() -> Request[CheckpointList]:
+    return Request("CHECKPOINTS", {}, "CHECKPOINT_LIST", CheckpointList.from_wire)
+
+
+def checkpoint(number: int, since: Optional[int] = None) -> Request[CheckpointState]:
+    """CHECKPOINT: the whole state at `number`, or with `since` what differs."""
+    return Request("CHECKPOINT", {"number": number, "since": since}, "CHECKPOINT_STATE",
+                   CheckpointState.from_wire)
+
+
+def resume(number: int) -> Request[WorkflowInfo]:
+    """RESUME: fork the run from checkpoint `number` (an operator's request)."""
+    return Request("RESUME", {"number": number}, "WORKFLOW_INFO", WorkflowInfo.from_wire,
+                   resend_safe=False)

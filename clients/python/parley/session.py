@@ -28,7 +28,11 @@ same way for both:
 - ``observe``: HELLO asks for the endpoints only; nothing is registered,
   so there are no heartbeats and every request but the reads (GET, SNAPSHOT,
   AGENTS, STATS) fails ObserverOnly;
-- every call has a deadline: past it the call fails with Timeout.
+- every call has a deadline: past it the call fails with Timeout;
+- WORKFLOW_EVENTs, once asked for (``set_workflow_events``), are kept in
+  their own queue of at most ``WF_EVENT_QUEUE`` (the oldest is dropped and
+  counted beyond that, as in the C client), apart from ``events``, so a
+  role agent's wake-ups are never crowded out by other traffic.
 """
 from __future__ import annotations
 
@@ -38,13 +42,18 @@ from collections import deque
 from typing import Any, Callable, Deque, Dict, List, Optional, Set
 
 from . import codec, errors, requests as rq, security
-from .types import Mail, MailReady, StateUpdate, Welcome, event_from_wire, Event
+from .types import (Mail, MailReady, StateUpdate, Welcome, WorkflowEvent, event_from_wire,
+                    Event)
 
 log = logging.getLogger("parley")
 
 Done = Callable[[Any, Optional[BaseException]], None]
 
 DISCONNECTED, CONNECTING, READY, CLOSED = "disconnected", "connecting", "ready", "closed"
+
+#: WORKFLOW_EVENTs kept at most (PARLEY_WF_EVENT_QUEUE in the C client)
+WF_EVENT_QUEUE = 64
+WF_TOPIC = "workflow."
 
 
 # The reads a broker answers without HELLO, so an observer may make them.
@@ -101,6 +110,10 @@ class Session:
         self.max_events = 10000
         self.events_dropped = 0
         self.listeners: List[Callable[[StateUpdate], None]] = []
+        #: WORKFLOW_EVENTs not yet taken; None until set_workflow_events(True)
+        self.workflow_queue: Optional[Deque[WorkflowEvent]] = None
+        self.workflow_events = 0        # WORKFLOW_EVENTs queued
+        self.workflow_dropped = 0       # dropped from a full queue
         self.mail_ready_seq = 0
         self.mail_signal = False
         # Counters a user (and the tests) can read.
@@ -133,6 +146,26 @@ class Session:
     def next_step(self) -> int:
         self._step += 1
         return self._step
+
+    # ------------------------------------------------------------------
+    #  Workflow events
+
+    def set_workflow_events(self, on: bool) -> None:
+        """Subscribes to ``workflow.`` and queues its events (kept over
+        reconnects), or stops and forgets the queue."""
+        if on:
+            if self.workflow_queue is None:
+                self.workflow_queue = deque()
+            self.subscriptions.add(WF_TOPIC)
+        else:
+            self.workflow_queue = None
+            if WF_TOPIC not in self.event_prefixes:
+                self.subscriptions.discard(WF_TOPIC)
+
+    def take_workflow_event(self) -> Optional[WorkflowEvent]:
+        if not self.workflow_queue:
+            return None
+        return self.workflow_queue.popleft()
 
     # ------------------------------------------------------------------
     #  Calls
@@ -351,6 +384,12 @@ class Session:
         if isinstance(event, StateUpdate):
             for listener in self.listeners:
                 listener(event)
+        if isinstance(event, WorkflowEvent) and self.workflow_queue is not None:
+            if len(self.workflow_queue) >= WF_EVENT_QUEUE:
+                self.workflow_queue.popleft()   # the oldest goes, counted
+                self.workflow_dropped += 1
+            self.workflow_queue.append(event)
+            self.workflow_events += 1
         name = topic.decode("utf-8", "replace")
         if event is not None and any(name.startswith(p) for p in self.event_prefixes):
             if len(self.events) >= self.max_events:

@@ -6,8 +6,9 @@ get their documented default. Unknown fields are ignored (the version rule).
 """
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Type, Union
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Type, Union
 
 from . import errors
 
@@ -391,6 +392,160 @@ class Stats:
 
 
 # ---------------------------------------------------------------------------
+#  Workflow (PROTOCOL.md 4.1)
+
+class WorkflowStatus(str, enum.Enum):
+    """A workflow's status. ``UNKNOWN`` stands for a status this client does
+    not know (a newer broker); the text as sent is kept in ``status_name``."""
+    PENDING = "pending"
+    IN_PROGRESS = "in_progress"
+    REVISION = "revision"
+    DONE = "done"
+    FAILED = "failed"
+    UNKNOWN = ""
+
+    @classmethod
+    def parse(cls, name: str) -> "WorkflowStatus":
+        try:
+            return cls(name) if name else cls.UNKNOWN
+        except ValueError:
+            return cls.UNKNOWN
+
+    @property
+    def ended(self) -> bool:
+        return self in (WorkflowStatus.DONE, WorkflowStatus.FAILED)
+
+
+class WorkflowEventKind(str, enum.Enum):
+    """WORKFLOW_EVENT ``event``; ``OTHER`` for one this client does not know."""
+    TURN = "turn"
+    PAUSED = "paused"
+    DONE = "done"
+    FAILED = "failed"
+    RESUMED = "resumed"
+    OTHER = ""
+
+    @classmethod
+    def parse(cls, name: str) -> "WorkflowEventKind":
+        try:
+            return cls(name) if name else cls.OTHER
+        except ValueError:
+            return cls.OTHER
+
+
+def _status(m: Mapping[str, Any], where: str) -> Tuple[WorkflowStatus, str]:
+    name = _want(m, "status", str, True, where=where)
+    return WorkflowStatus.parse(name), name
+
+
+@dataclass
+class WorkflowInfo:
+    """WORKFLOW_INFO: the reply to WORKFLOW, HANDOVER and RESUME."""
+    status: WorkflowStatus
+    turn: int
+    revisions: int
+    #: the status as sent (also a newer broker's status)
+    status_name: str = ""
+    holder: str = ""
+    agent: str = ""
+    paused: bool = False
+    max_revisions: int = 0
+    max_turns: int = 0
+    reason: str = ""
+    checkpoint: int = 0
+    seq: int = 0
+
+    @classmethod
+    def from_wire(cls, m: Mapping[str, Any]) -> "WorkflowInfo":
+        status, name = _status(m, "WORKFLOW_INFO")
+        return cls(status, _uint(m, "turn", True), _uint(m, "revisions", True), name,
+                   _want(m, "holder", str, False, ""), _want(m, "agent", str, False, ""),
+                   bool(_want(m, "paused", bool, False, False)), _uint(m, "max_revisions"),
+                   _uint(m, "max_turns"), _want(m, "reason", str, False, ""),
+                   _uint(m, "checkpoint"), _uint(m, "seq"))
+
+    @property
+    def ended(self) -> bool:
+        return self.status.ended
+
+
+@dataclass
+class CheckpointInfo:
+    """checkpoint_info: one checkpoint's workflow fields."""
+    number: int
+    turn: int
+    status: WorkflowStatus
+    status_name: str = ""
+    holder: str = ""
+    revisions: int = 0
+    #: keys changed since the previous checkpoint
+    changed: int = 0
+    #: bytes stored for it (keys + values changed)
+    bytes: int = 0
+
+    @classmethod
+    def from_wire(cls, m: Mapping[str, Any]) -> "CheckpointInfo":
+        w = "checkpoint_info"
+        status, name = _status(m, w)
+        return cls(_uint(m, "number", True, w), _uint(m, "turn", True, w), status, name,
+                   _want(m, "holder", str, False, "", w), _uint(m, "revisions", where=w),
+                   _uint(m, "changed", where=w), _uint(m, "bytes", where=w))
+
+
+@dataclass
+class CheckpointList:
+    """CHECKPOINT_LIST: every checkpoint kept, oldest first."""
+    checkpoints: List[CheckpointInfo]
+    #: checkpoints folded away by the broker's --checkpoints bound
+    dropped: int = 0
+
+    @classmethod
+    def from_wire(cls, m: Mapping[str, Any]) -> "CheckpointList":
+        return cls([CheckpointInfo.from_wire(c) for c in _records(m, "checkpoints", True)],
+                   _uint(m, "dropped"))
+
+
+@dataclass
+class CheckpointEntry:
+    """checkpoint_entry: a key at a checkpoint, or (``removed``) its absence."""
+    key: str
+    reducer: str = ""
+    value: Any = None
+    removed: bool = False
+
+    @classmethod
+    def from_wire(cls, m: Mapping[str, Any]) -> "CheckpointEntry":
+        w = "checkpoint_entry"
+        return cls(_want(m, "key", str, True, where=w), _want(m, "reducer", str, False, "", w),
+                   m.get("value"), bool(_want(m, "removed", bool, False, False, w)))
+
+
+@dataclass
+class CheckpointState:
+    """CHECKPOINT_STATE: the whole state at ``number``, or with ``since``
+    the keys that differ between the two checkpoints."""
+    number: int
+    info: CheckpointInfo
+    entries: List[CheckpointEntry]
+    since: Optional[int] = None
+
+    @classmethod
+    def from_wire(cls, m: Mapping[str, Any]) -> "CheckpointState":
+        info = _want(m, "info", dict, True)
+        since = m.get("since")
+        return cls(_uint(m, "number", True), CheckpointInfo.from_wire(info),
+                   [CheckpointEntry.from_wire(e) for e in _records(m, "entries", True)],
+                   None if since is None else _uint(m, "since"))
+
+    def values(self) -> Dict[str, Any]:
+        """key -> value of the entries that exist at ``number``."""
+        return {e.key: e.value for e in self.entries if not e.removed}
+
+    def removed(self) -> List[str]:
+        return [e.key for e in self.entries if e.removed]
+
+
+# ---------------------------------------------------------------------------
 #  Events
 
 @dataclass
@@ -427,7 +582,36 @@ class AgentEvent:
     event: str
 
 
-Event = Union[MailReady, StateUpdate, WorldEvent, AgentEvent]
+@dataclass
+class WorkflowEvent:
+    """WORKFLOW_EVENT (topic ``workflow.<event>``). A role agent acts when
+    ``kind`` is TURN, ``holder`` its role and ``agent`` its id."""
+    kind: WorkflowEventKind
+    #: the event as sent
+    name: str
+    status: WorkflowStatus
+    status_name: str
+    turn: int
+    revisions: int = 0
+    holder: str = ""
+    agent: str = ""
+    reason: str = ""
+    #: the checkpoint recorded at this boundary (None: not sent)
+    checkpoint: Optional[int] = None
+
+    @classmethod
+    def from_wire(cls, m: Mapping[str, Any]) -> "WorkflowEvent":
+        name = _want(m, "event", str, True)
+        status, status_name = _status(m, "WORKFLOW_EVENT")
+        checkpoint = m.get("checkpoint")
+        return cls(WorkflowEventKind.parse(name), name, status, status_name,
+                   _uint(m, "turn", True), _uint(m, "revisions"),
+                   _want(m, "holder", str, False, ""), _want(m, "agent", str, False, ""),
+                   _want(m, "reason", str, False, ""),
+                   None if checkpoint is None else _uint(m, "checkpoint"))
+
+
+Event = Union[MailReady, StateUpdate, WorldEvent, AgentEvent, WorkflowEvent]
 
 
 def event_from_wire(m: Mapping[str, Any]) -> Optional[Event]:
@@ -443,5 +627,7 @@ def event_from_wire(m: Mapping[str, Any]) -> Optional[Event]:
                           _uint(m, "explored"), _uint(m, "objects_total"))
     if t == "AGENT_EVENT":
         return AgentEvent(_want(m, "agent", str, True), _want(m, "event", str, True))
+    if t == "WORKFLOW_EVENT":
+        return WorkflowEvent.from_wire(m)
     return None
 
