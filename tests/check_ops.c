@@ -151,6 +151,12 @@ START_TEST (test_units_content)
         { "parley-agent@.service", "Requires=parley-keys.service" },
         { "parley-keys.service", "Type=oneshot" },
         { "parley-agent@.service", "StateDirectory=parley/%i" },
+        { "parley-broker.service", "StateDirectory=parley/broker" },
+        { "parley-broker.service", "LimitNOFILE=65536" },
+        { "parley-agent@.service", "LimitNOFILE=4096" },
+        //  Readiness and liveness come from the programs (sd_notify).
+        { "parley-broker.service", "WatchdogSec=30s" },
+        { "parley-broker.service", "LoadCredential=broker:/etc/parley/keys/private/broker" },
         { "parley.target", "Wants=parley-keys.service parley-broker.service" },
         { "parley.target", "WantedBy=multi-user.target" },
     };
@@ -158,7 +164,7 @@ START_TEST (test_units_content)
         "EnvironmentFile=-/etc/parley/parley.env", "Restart=on-failure", "DynamicUser=yes",
         "NoNewPrivileges=yes", "ProtectSystem=strict", "ProtectHome=yes", "PrivateTmp=yes",
         "RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX", "PartOf=parley.target",
-        "WantedBy=parley.target", "CapabilityBoundingSet=",
+        "WantedBy=parley.target", "CapabilityBoundingSet=", "Type=notify", "NotifyAccess=main",
     };
     char path [TESTOPS_DIR_MAX + 64], line [512];
     for (size_t i = 0; i < sizeof wanted / sizeof wanted [0]; i++) {
