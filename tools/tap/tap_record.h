@@ -2,7 +2,7 @@
 
     `parley-tap --record FILE` saves every TAP frame it receives, before any
     filter, so a later `--replay FILE` can apply other filters. The format is
-    small and documented here and in the README, so other tools can read it:
+    small and documented here and in docs/TAP.md, so other tools can read it:
 
         file    = magic record*
         magic   = the 8 bytes "PARLTAP1"
