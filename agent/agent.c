@@ -14,6 +14,7 @@
 #include "embedder_id.h"
 #include "pclock.h"
 #include "plog.h"
+#include "sdnotify.h"
 
 struct _agent_t {
     agent_state_t state;
@@ -320,6 +321,8 @@ agent_connect (agent_t *self, volatile sig_atomic_t *stop, char *err, size_t err
     plog_info ("connected to %s: %s world %" PRIu64 "x%" PRIu64 ", %" PRIu64 " objects, "
                "policy %s", self->config.broker, w->world_kind, w->world_width,
                w->world_height, w->objects_total, policy_name (a->policy));
+    //  A Type=notify unit is started once the broker has welcomed us.
+    sdnotify_ready ("connected");
     return 0;
 }
 
@@ -333,6 +336,7 @@ agent_run (agent_t *self)
     do
         result = agent_step (s);
     while (result == STAGE_OK);
+    sdnotify_stopping ();
     char err[256];
     //  The last words go out even after a stop signal, but once and
     //  briefly: a broker that is gone must not keep the agent from exiting.

@@ -3,7 +3,9 @@
     The loop (czmq zloop) has three readers, the ROUTER (dispatch.c), the
     ROUTER's monitor (closed connections end their sessions: conn_watch.h,
     session.c) and the tap's XPUB (subscriptions, tap.c), and two timers: the liveness sweep
-    (session.c) and the one-second stats tick. Everything runs on this one
+    (session.c) and the one-second stats tick; under systemd with
+    WatchdogSec= a third feeds the watchdog (sdnotify.h), and broker_run
+    tells systemd READY=1 before the loop and STOPPING=1 after it. Everything runs on this one
     thread, so the loop is the lock. czmq's signal handler turns SIGINT and
     SIGTERM into zsys_interrupted, which ends zloop_start after the current
     turn; broker_destroy then closes the sockets (the ROUTER lingers 200 ms
@@ -15,6 +17,7 @@
 #include "nofile.h"
 #include "pclock.h"
 #include "plog.h"
+#include "sdnotify.h"
 
 void
 broker_config_defaults (broker_config_t *config)
@@ -56,6 +59,15 @@ s_on_stats (zloop_t *loop, int timer_id, void *arg)
 {
     broker_t *self = arg;
     stats_tick (self);
+    return 0;
+}
+
+//  systemd's watchdog is fed from the loop itself: a loop stuck in a
+//  handler stops feeding it, and systemd restarts the broker.
+static int
+s_on_watchdog (zloop_t *loop, int timer_id, void *arg)
+{
+    sdnotify_watchdog ();
     return 0;
 }
 
@@ -193,6 +205,9 @@ broker_new (const broker_config_t *config, bool *network, char *why, size_t why_
     }
     if (self->durable)
         zloop_timer (self->loop, 1000, 0, durable_on_tick, self);
+    uint64_t watchdog_ms = sdnotify_watchdog_interval_ms ();
+    if (watchdog_ms)
+        zloop_timer (self->loop, (size_t) watchdog_ms, 0, s_on_watchdog, self);
     if (cfg->ready_file && *cfg->ready_file
     &&  sockets_write_ready_file (self, cfg->ready_file)) {
         snprintf (why, why_size, "cannot write ready file %s", cfg->ready_file);
@@ -238,9 +253,15 @@ broker_run (broker_t *self)
                self->world ? world_width (self->world) * (size_t) world_height (self->world) : 0,
                (unsigned long long) self->config.seed,
                self->config.drop_oldest ? "drop-oldest" : "reject");
+    //  The journal was recovered and every socket bound in broker_new:
+    //  from here on requests are served (Type=notify units wait for this).
+    char status [128];
+    snprintf (status, sizeof status, "serving %zu agents", agents_size (self->agents));
+    sdnotify_ready (status);
     zloop_start (self->loop);
     //  zloop returns on an interrupt or when a handler asked to stop; either
     //  way this is an orderly end.
+    sdnotify_stopping ();
     plog_info ("stopping: %zu agents, %llu messages queued",
                agents_size (self->agents),
                (unsigned long long) mailroom_counters (self->mailroom)->queued);

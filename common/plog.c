@@ -9,7 +9,12 @@
     The level is a process-wide setting read without a lock: a racing reader
     sees either the old or the new level, which is fine for logging. The
     program name and agent id are copied under a mutex because they are
-    strings. plog_limited() state belongs to one call site and is not
+    strings. When stderr is journald's stream ($JOURNAL_STREAM names its
+    device and inode, sd-daemon(3)), each line starts with "<N>", the
+    syslog priority of its level, so `journalctl -p warning` and the
+    journal's colours work; the prefix is not shown by journalctl. The
+    check is a getenv and an fstat, done at plog_init and plog_set_fd, so
+    it needs no libsystemd (this file is part of libparley). plog_limited() state belongs to one call site and is not
     thread-safe: give each thread its own plog_limit_t if several threads
     share a call site.
 */
@@ -18,8 +23,10 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pclock.h"
@@ -33,15 +40,38 @@ static char s_program [PLOG_NAME_MAX] = "parley";
 static char s_agent [PLOG_NAME_MAX] = "";
 static volatile int s_level = PLOG_INFO;
 static volatile int s_fd = 2;
+static volatile int s_journal = 0;      //  1: lines go to journald; prefix "<N>"
 
 static const char *s_names [] = { "trace", "debug", "info", "warn", "error", "off" };
 //  Upper-case and padded to five columns so messages line up.
 static const char *s_tags [] = { "TRACE", "DEBUG", "INFO ", "WARN ", "ERROR", "OFF  " };
 
+//  syslog priorities (LOG_DEBUG, LOG_DEBUG, LOG_INFO, LOG_WARNING, LOG_ERR).
+static const char *s_priorities [] = { "<7>", "<7>", "<6>", "<4>", "<3>", "<7>" };
+
 static void
 s_copy_name (char *dest, const char *src)
 {
     snprintf (dest, PLOG_NAME_MAX, "%s", src ? src : "");
+}
+
+//  True when $JOURNAL_STREAM is "<device>:<inode>" of `fd`: systemd
+//  connected it to journald. A child that inherits the variable but has
+//  its stderr redirected elsewhere does not match, so gets plain lines.
+static bool
+s_fd_is_journal (int fd)
+{
+    const char *stream = getenv ("JOURNAL_STREAM");
+    if (!stream || !*stream)
+        return false;
+    unsigned long long device, inode;
+    char tail;
+    if (sscanf (stream, "%llu:%llu%c", &device, &inode, &tail) != 2)
+        return false;
+    struct stat st;
+    if (fstat (fd, &st) != 0)
+        return false;
+    return (unsigned long long) st.st_dev == device && (unsigned long long) st.st_ino == inode;
 }
 
 void
@@ -51,6 +81,7 @@ plog_init (const char *program, const char *agent_id)
     s_copy_name (s_program, program ? program : "parley");
     s_copy_name (s_agent, agent_id);
     pthread_mutex_unlock (&s_mutex);
+    s_journal = s_fd_is_journal (s_fd);
 }
 
 void
@@ -85,6 +116,13 @@ plog_set_fd (int fd)
 {
     assert (fd >= 0);
     s_fd = fd;
+    s_journal = s_fd_is_journal (fd);
+}
+
+bool
+plog_journal (void)
+{
+    return s_journal;
 }
 
 bool
@@ -140,13 +178,14 @@ s_vlog (plog_level_t level, uint64_t suppressed, const char *format, va_list arg
     char stamp [32];
     pclock_iso8601 (pclock_wall_us (), stamp, sizeof stamp);
 
+    const char *priority = s_journal ? s_priorities [level] : "";
     pthread_mutex_lock (&s_mutex);
     int n;
     if (s_agent [0])
-        n = snprintf (line, sizeof line, "%s %s %s[%d] agent=%s: ", stamp,
+        n = snprintf (line, sizeof line, "%s%s %s %s[%d] agent=%s: ", priority, stamp,
                       s_tags [level], s_program, (int) getpid (), s_agent);
     else
-        n = snprintf (line, sizeof line, "%s %s %s[%d]: ", stamp,
+        n = snprintf (line, sizeof line, "%s%s %s %s[%d]: ", priority, stamp,
                       s_tags [level], s_program, (int) getpid ());
     pthread_mutex_unlock (&s_mutex);
 

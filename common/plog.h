@@ -6,6 +6,9 @@
 
         2026-11-21T08:40:01.123Z INFO  parley-broker[412] agent=Agent1: text
 
+    Under systemd the line starts with the level's syslog priority, "<6>"
+    here, which journald strips and stores as the entry's PRIORITY.
+
     The level comes from --log-level or PARLEY_LOG (trace, debug, info, warn,
     error). plog_limited() is for messages that a peer can trigger at will
     (bad frames, say): at most `burst` lines per second per call site, the
@@ -40,7 +43,12 @@ void plog_set_level (plog_level_t level);
 plog_level_t plog_get_level (void);
 bool plog_enabled (plog_level_t level);
 //  Where lines go; 2 (stderr) unless changed. Tests point it at a pipe.
+//  Also re-checks whether that descriptor is journald's stream.
 void plog_set_fd (int fd);
+//  True when lines carry journald priority prefixes ("<3>" for errors,
+//  "<4>" warnings, "<6>" info, "<7>" debug and trace): the log descriptor
+//  is the stream $JOURNAL_STREAM names (set by systemd for its services).
+bool plog_journal (void);
 //  Parses "trace|debug|info|warn|error|off" (case-insensitive); false if not.
 bool plog_level_parse (const char *text, plog_level_t *level);
 const char *plog_level_name (plog_level_t level);

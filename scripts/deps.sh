@@ -20,8 +20,8 @@ prefix=${PARLEY_DEPS_PREFIX:-$here/.deps}
 packages="pkg-config gcc g++ make dpkg-dev libzmq3-dev libczmq-dev libmsgpack-dev
 libcurl4-openssl-dev libfaiss-dev libopenblas-dev check libjansson-dev libyaml-dev
 python3 iproute2 systemd docker-compose zlib1g-dev help2man libmicrohttpd-dev chromium nodejs npm xxd
-python3-zmq python3-msgpack python3-pytest python3-pytest-asyncio python3-setuptools python3-pip"
-pc_modules="libzmq libczmq msgpack libcurl check jansson yaml-0.1 zlib libmicrohttpd"
+libsystemd-dev python3-zmq python3-msgpack python3-pytest python3-pytest-asyncio python3-setuptools python3-pip"
+pc_modules="libzmq libczmq msgpack libcurl check jansson yaml-0.1 zlib libmicrohttpd libsystemd"
 
 log() { printf 'deps: %s\n' "$*" >&2; }
 

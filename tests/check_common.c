@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -140,6 +141,65 @@ START_TEST (test_log_format)
     ck_assert_msg (testsuite_matches (text, pattern), "no match in: %s", text);
     //  A newline inside a message cannot start a fake log line.
     ck_assert (testsuite_matches (text, "Z ERROR check-common\\[[0-9]+\\]: third forged "));
+    free (text);
+    plog_set_fd (2);
+}
+END_TEST
+
+//  systemd's JOURNAL_STREAM names the device and inode of the stream it
+//  connected to journald; lines to that stream carry "<N>" priorities, lines
+//  to any other descriptor do not.
+static void
+s_set_journal_stream (int fd)
+{
+    struct stat st;
+    ck_assert_int_eq (fstat (fd, &st), 0);
+    char stream [64];
+    snprintf (stream, sizeof stream, "%llu:%llu",
+              (unsigned long long) st.st_dev, (unsigned long long) st.st_ino);
+    ck_assert_int_eq (setenv ("JOURNAL_STREAM", stream, 1), 0);
+}
+
+START_TEST (test_log_journal_priorities)
+{
+    s_capture_log ();
+    s_set_journal_stream (s_pipe [1]);
+    plog_set_fd (s_pipe [1]);
+    ck_assert (plog_journal ());
+    plog_trace ("t");
+    plog_debug ("d");
+    plog_info ("i");
+    plog_warn ("w");
+    plog_error ("e");
+    char *text = s_drain ();
+    //  The new pipe of s_drain is another inode: no prefix there.
+    ck_assert (!plog_journal ());
+    ck_assert_int_eq (tproc_count_lines (text), 5);
+    static const char *wanted [] = {
+        "^<7>[0-9-]+T[0-9:.]+Z TRACE check-common\\[[0-9]+\\]: t$",
+        "^<7>[0-9-]+T[0-9:.]+Z DEBUG check-common\\[[0-9]+\\]: d$",
+        "^<6>[0-9-]+T[0-9:.]+Z INFO  check-common\\[[0-9]+\\]: i$",
+        "^<4>[0-9-]+T[0-9:.]+Z WARN  check-common\\[[0-9]+\\]: w$",
+        "^<3>[0-9-]+T[0-9:.]+Z ERROR check-common\\[[0-9]+\\]: e$",
+    };
+    for (size_t i = 0; i < sizeof wanted / sizeof wanted [0]; i++)
+        ck_assert_msg (testsuite_matches (text, wanted [i]), "no %s in:\n%s", wanted [i], text);
+    free (text);
+
+    //  Another stream, a malformed variable, an empty one: plain lines.
+    static const char *others [] = { "1:2", "12", "1:2x", "", "a:b" };
+    for (size_t i = 0; i < sizeof others / sizeof others [0]; i++) {
+        setenv ("JOURNAL_STREAM", others [i], 1);
+        plog_set_fd (s_pipe [1]);
+        ck_assert_msg (!plog_journal (), "JOURNAL_STREAM=%s taken as journald", others [i]);
+        plog_error ("plain");
+    }
+    unsetenv ("JOURNAL_STREAM");
+    plog_init ("check-common", NULL);
+    ck_assert (!plog_journal ());
+    text = s_drain ();
+    ck_assert_int_eq (tproc_count_lines (text), 5);
+    ck_assert_ptr_null (strchr (text, '<'));
     free (text);
     plog_set_fd (2);
 }
@@ -346,6 +406,7 @@ s_suite (void)
     tc = tcase_create ("plog");
     tcase_add_test (tc, test_log_level_parse);
     tcase_add_test (tc, test_log_format);
+    tcase_add_test (tc, test_log_journal_priorities);
     tcase_add_test (tc, test_log_levels_filter);
     tcase_add_test (tc, test_log_long_line);
     tcase_add_test (tc, test_log_no_interleave);

@@ -137,6 +137,37 @@ START_TEST (test_units_verify_catches_mistakes)
 }
 END_TEST
 
+//  The hardening of the units, as `systemd-analyze security` rates it
+//  (0 safest .. 10), must not get worse: the broker 1.4, an agent 1.5.
+//  --threshold takes tenths and fails above them; one tenth less must
+//  fail, so the check is known to measure something.
+START_TEST (test_units_security)
+{
+    testops_setup ();
+    testops_require_tool ("systemd-analyze", "systemd");
+    static const struct {
+        const char *unit;
+        int tenths;
+    } units [] = { { "parley-broker.service", 14 }, { "parley-agent@.service", 15 } };
+    for (size_t i = 0; i < sizeof units / sizeof units [0]; i++) {
+        char path [TESTOPS_DIR_MAX + 64], ok [32], tight [32];
+        snprintf (path, sizeof path, "%s/systemd/%s", testops_root (), units [i].unit);
+        snprintf (ok, sizeof ok, "--threshold=%d", units [i].tenths);
+        snprintf (tight, sizeof tight, "--threshold=%d", units [i].tenths - 1);
+        char *argv [] = { "systemd-analyze", "security", "--offline=true", ok, path, NULL };
+        testops_result_t r = testops_run (NULL, argv);
+        ck_assert_msg (r.status == 0, "%s rates worse than %d tenths:\n%s", units [i].unit,
+                       units [i].tenths, r.output);
+        free (r.output);
+        argv [3] = tight;
+        r = testops_run (NULL, argv);
+        ck_assert_msg (r.status != 0, "%s rates better than %d tenths: tighten the check",
+                       units [i].unit, units [i].tenths);
+        free (r.output);
+    }
+}
+END_TEST
+
 //  What the units must contain, line by line.
 START_TEST (test_units_content)
 {
@@ -154,6 +185,12 @@ START_TEST (test_units_content)
         { "parley-agent@.service", "Requires=parley-keys.service" },
         { "parley-keys.service", "Type=oneshot" },
         { "parley-agent@.service", "StateDirectory=parley/%i" },
+        { "parley-broker.service", "StateDirectory=parley/broker" },
+        { "parley-broker.service", "LimitNOFILE=65536" },
+        { "parley-agent@.service", "LimitNOFILE=4096" },
+        //  Readiness and liveness come from the programs (sd_notify).
+        { "parley-broker.service", "WatchdogSec=30s" },
+        { "parley-broker.service", "LoadCredential=broker:/etc/parley/keys/private/broker" },
         { "parley.target", "Wants=parley-keys.service parley-broker.service" },
         { "parley.target", "WantedBy=multi-user.target" },
     };
@@ -161,7 +198,7 @@ START_TEST (test_units_content)
         "EnvironmentFile=-/etc/parley/parley.env", "Restart=on-failure", "DynamicUser=yes",
         "NoNewPrivileges=yes", "ProtectSystem=strict", "ProtectHome=yes", "PrivateTmp=yes",
         "RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX", "PartOf=parley.target",
-        "WantedBy=parley.target", "CapabilityBoundingSet=",
+        "WantedBy=parley.target", "CapabilityBoundingSet=", "Type=notify", "NotifyAccess=main",
     };
     char path [TESTOPS_DIR_MAX + 64], line [512];
     for (size_t i = 0; i < sizeof wanted / sizeof wanted [0]; i++) {
@@ -449,6 +486,7 @@ s_suite (void)
     tcase_add_test (tc, test_units_verify);
     tcase_add_test (tc, test_units_verify_catches_mistakes);
     tcase_add_test (tc, test_units_content);
+    tcase_add_test (tc, test_units_security);
     suite_add_tcase (suite, tc);
 
     tc = tcase_create ("install");

@@ -32,6 +32,51 @@ s_compose (const char *file, const char *profile, const char *command)
     return testops_run (testops_root (), argv);
 }
 
+//  The first port published beyond loopback in `docker-compose config`
+//  output (a malloc'ed copy of its line), or NULL when every published
+//  port is bound to 127.0.0.1. The output lists ports in short form,
+//  "- HOST_IP:HOST_PORT:CONTAINER_PORT/tcp", under "ports:".
+static char *
+s_port_beyond_loopback (const char *config)
+{
+    const char *at = config;
+    while ((at = strstr (at, "ports:\n"))) {
+        //  The list items are indented as deep as "ports:" itself.
+        const char *line_start = at;
+        while (line_start > config && line_start [-1] != '\n')
+            line_start--;
+        size_t indent = (size_t) (at - line_start);
+        at += strlen ("ports:\n");
+        while (strncmp (at, line_start, indent) == 0 && at [indent] == '-') {
+            const char *item = at + indent + 2;
+            size_t len = strcspn (item, "\n");
+            if (strncmp (item, "127.0.0.1:", 10) != 0)
+                return strndup (item, len);
+            at = item + len + (item [len] ? 1 : 0);
+        }
+    }
+    return NULL;
+}
+
+//  A copy of the part of `docker-compose config` output about one
+//  service, up to the next service (caller frees).
+static char *
+s_service (const char *config, const char *name)
+{
+    char header [64];
+    snprintf (header, sizeof header, "\n  %s:\n", name);
+    const char *start = strstr (config, header);
+    ck_assert_msg (start, "no service %s in:\n%s", name, config);
+    start++;
+    const char *end = start + 1;
+    while ((end = strstr (end, "\n  "))) {
+        if (end [3] != ' ')
+            break;
+        end++;
+    }
+    return end ? strndup (start, (size_t) (end + 1 - start)) : strdup (start);
+}
+
 START_TEST (test_compose_config)
 {
     testops_setup ();
@@ -74,6 +119,103 @@ START_TEST (test_compose_config)
     ck_assert_ptr_nonnull (strstr (agent, "memory:/var/lib/parley"));
     ck_assert_ptr_nonnull (strstr (agent, "PARLEY_BROKER: tcp://broker:5555"));
     free (r.output);
+}
+END_TEST
+
+//  Probes, start order, names, per-service settings and loopback ports.
+START_TEST (test_compose_operations)
+{
+    testops_setup ();
+    testops_require_tool ("docker-compose", "docker-compose");
+    char file [TESTOPS_DIR_MAX + 64];
+    snprintf (file, sizeof file, "%s/docker-compose.yml", testops_root ());
+    testops_result_t r = s_compose (file, "llm", NULL);
+    ck_assert_msg (r.status == 0, "docker-compose config:\n%s", r.output);
+    char *beyond = s_port_beyond_loopback (r.output);
+    ck_assert_msg (!beyond, "published beyond loopback: %s", beyond);
+    char *tap = s_service (r.output, "tap");
+    char *llm_pull = s_service (r.output, "llm-pull");
+    char *llm = s_service (r.output, "llm");
+    char *broker = s_service (r.output, "broker");
+    char *agent = s_service (r.output, "agent");
+
+    //  The broker is probed with parley-ctl health; the others wait for it.
+    ck_assert_ptr_nonnull (strstr (broker, "    healthcheck:\n"));
+    ck_assert_ptr_nonnull (strstr (broker, "      - parley-ctl\n"));
+    ck_assert_ptr_nonnull (strstr (broker, "      - health\n"));
+    ck_assert_ptr_nonnull (strstr (broker, "      - /var/lib/parley-team/team\n"));
+    const char *waits = "    depends_on:\n      broker:\n        condition: service_healthy\n";
+    ck_assert_msg (strstr (agent, waits), "agent:\n%s", agent);
+    ck_assert_msg (strstr (tap, waits), "tap:\n%s", tap);
+    ck_assert_ptr_nonnull (strstr (llm, "    healthcheck:\n"));
+    ck_assert_ptr_nonnull (strstr (llm_pull, "      llm:\n        condition: service_healthy\n"));
+
+    //  Readable names where a service runs once.
+    ck_assert_ptr_nonnull (strstr (broker, "    container_name: parley-broker\n"));
+    ck_assert_ptr_nonnull (strstr (broker, "    hostname: broker\n"));
+    ck_assert_ptr_nonnull (strstr (tap, "    container_name: parley-tap\n"));
+    ck_assert_ptr_nonnull (strstr (llm, "    container_name: parley-llm\n"));
+    ck_assert_ptr_nonnull (strstr (llm, "    hostname: llm\n"));
+
+    //  Each program gets its own meaning of a shared name: the broker binds
+    //  its tap, the tap connects through the broker; broker settings stay
+    //  out of the agents' environment.
+    ck_assert_ptr_nonnull (strstr (broker, "      PARLEY_TAP: tcp://*:5557\n"));
+    ck_assert_ptr_nonnull (strstr (broker, "      PARLEY_ADVERTISE_HOST: broker\n"));
+    ck_assert_ptr_null (strstr (tap, "PARLEY_TAP:"));
+    ck_assert_ptr_nonnull (strstr (tap, "      PARLEY_BROKER: tcp://broker:5555\n"));
+    ck_assert_ptr_nonnull (strstr (tap, "      PARLEY_CURVE_KEY: /var/lib/parley-tapkeys/tap\n"));
+    ck_assert_ptr_null (strstr (agent, "PARLEY_ROUTER"));
+    ck_assert_ptr_null (strstr (agent, "PARLEY_DATA_DIR"));
+    ck_assert_ptr_null (strstr (broker, "PARLEY_BROKER"));
+    free (tap);
+    free (llm_pull);
+    free (llm);
+    free (broker);
+    free (agent);
+    free (r.output);
+
+    //  One env file per service, named in the compose file.
+    char path [TESTOPS_DIR_MAX + 64];
+    snprintf (path, sizeof path, "%s/docker-compose.yml", testops_root ());
+    char *compose = testsuite_read_file (path, NULL);
+    static const char *services [] = { "broker", "agent", "tap" };
+    for (size_t i = 0; i < 3; i++) {
+        char line [128];
+        snprintf (line, sizeof line, "    env_file: [compose/%s.env]\n", services [i]);
+        ck_assert_msg (strstr (compose, line), "docker-compose.yml lacks %s", line);
+        snprintf (path, sizeof path, "%s/compose/%s.env", testops_root (), services [i]);
+        ck_assert_int_eq (access (path, R_OK), 0);
+    }
+    free (compose);
+}
+END_TEST
+
+//  The port check must be able to fail: every form of a published port
+//  that is not bound to loopback is caught.
+START_TEST (test_compose_ports_checked)
+{
+    testops_setup ();
+    testops_require_tool ("docker-compose", "docker-compose");
+    static const char *ports [] = { "\"5555:5555\"", "\"0.0.0.0:5555:5555\"", "\"5555\"",
+                                    "\"10.0.0.1:5555:5555\"" };
+    tproc_dir_t *work_dir = tproc_dir_new ();
+    ck_assert_ptr_nonnull (work_dir);
+    char file [PATH_MAX];
+    snprintf (file, sizeof file, "%s/docker-compose.yml", tproc_dir_name (work_dir));
+    for (size_t i = 0; i < sizeof ports / sizeof ports [0]; i++) {
+        char text [512];
+        snprintf (text, sizeof text, "services:\n  a:\n    image: x\n    ports:\n"
+                  "      - \"127.0.0.1:1:1\"\n      - %s\n", ports [i]);
+        ck_assert (tproc_write_file (file, text));
+        testops_result_t r = s_compose (file, NULL, NULL);
+        ck_assert_msg (r.status == 0, "%s", r.output);
+        char *beyond = s_port_beyond_loopback (r.output);
+        ck_assert_msg (beyond, "%s not caught in:\n%s", ports [i], r.output);
+        free (beyond);
+        free (r.output);
+    }
+    tproc_dir_destroy (&work_dir);
 }
 END_TEST
 
@@ -205,6 +347,8 @@ s_suite (void)
     TCase *tc = tcase_create ("docker");
     tcase_add_test (tc, test_compose_config);
     tcase_add_test (tc, test_compose_catches_mistakes);
+    tcase_add_test (tc, test_compose_operations);
+    tcase_add_test (tc, test_compose_ports_checked);
     tcase_add_test (tc, test_dockerfile);
     tcase_add_test (tc, test_runtime_packages);
     tcase_add_test (tc, test_docker_agent_script);

@@ -96,6 +96,33 @@ s_record_error (FILE *file, uint64_t tseq, const char *to)
     penc_fini (&enc);
 }
 
+//  MAIL to `to` carrying two messages, the first with `text`.
+static void
+s_record_mail (FILE *file, uint64_t tseq, const char *to, const char *text)
+{
+    penc_t enc;
+    penc_init (&enc);
+    penc_begin (&enc, PMSG_MAIL, tseq, 3);
+    penc_key (&enc, "messages");
+    msgpack_pack_array (penc_packer (&enc), 2);
+    msgpack_pack_map (penc_packer (&enc), 5);
+    penc_kv_uint (&enc, "seq", 41);
+    penc_kv_uint (&enc, "ts", 1763714401123456ull);
+    penc_kv_cstr (&enc, "from", "Agent1");
+    penc_kv_cstr (&enc, "to", to);
+    penc_kv_cstr (&enc, "body", text);
+    msgpack_pack_map (penc_packer (&enc), 5);
+    penc_kv_uint (&enc, "seq", 42);
+    penc_kv_uint (&enc, "ts", 1763714401123457ull);
+    penc_kv_cstr (&enc, "from", "Agent3");
+    penc_kv_cstr (&enc, "channel", "news");
+    penc_kv_cstr (&enc, "body", "short");
+    penc_kv_uint (&enc, "pending", 0);
+    penc_kv_uint (&enc, "acked", 40);
+    s_record_tap (file, tseq, "out", to, penc_data (&enc), penc_size (&enc));
+    penc_fini (&enc);
+}
+
 static FILE *
 s_new_file (const char *path)
 {
@@ -218,6 +245,71 @@ START_TEST (test_replay_filters)
                        tproc_out (run));
         tproc_destroy (&run);
     }
+    free (path);
+    tproc_dir_destroy (&dir);
+}
+END_TEST
+
+//  Bodies longer than a summary shows: cut on the line, whole with --full
+//  (escaped, for SEND and for every message of a MAIL), whole in --json.
+START_TEST (test_replay_full)
+{
+    tproc_dir_t *dir = tproc_dir_new ();
+    char *path = tproc_dir_path (dir, "long.rec");
+    //  300 bytes: quotes, a newline, UTF-8, a tail that a cut would lose.
+    char text [400] = "";
+    for (int i = 0; i < 28; i++)
+        strcat (text, "0123456789");
+    strcat (text, "\"q\"\n\xc3\xa9 THE-END");
+    FILE *file = s_new_file (path);
+    s_record_send (file, 1, "Agent1", "Agent2", text);
+    s_record_mail (file, 2, "Agent2", text);
+    s_record_error (file, 3, "Agent1");
+    fclose (file);
+
+    const char *plain [] = { "--replay", path, NULL };
+    tproc_t *run = tproc_tap (plain);
+    ck_assert_int_eq (tproc_status (run), 0);
+    ck_assert_int_eq (tproc_count_lines (tproc_out (run)), 3);
+    ck_assert_ptr_null (strstr (tproc_out (run), "THE-END"));
+    ck_assert_ptr_nonnull (strstr (tproc_out (run), "0123456789..."));
+    tproc_destroy (&run);
+
+    const char *full [] = { "--replay", path, "--full", NULL };
+    run = tproc_tap (full);
+    ck_assert_msg (tproc_status (run) == 0, "%s", tproc_err (run));
+    const char *out = tproc_out (run);
+    //  SEND: its line and one body line; MAIL: its line and two; ERROR: one.
+    ck_assert_msg (tproc_count_lines (out) == 6, "%s", out);
+    char want [600];
+    snprintf (want, sizeof want, "\n    [0] to Agent2: \"%.280s\\\"q\\\"\\n\xc3\xa9 THE-END\"\n", text);
+    ck_assert_msg (strstr (out, want), "no\n%s\nin\n%s", want, out);
+    snprintf (want, sizeof want, "\n    [0] #41 from Agent1 to Agent2: \"%.280s\\\"q\\\"\\n\xc3\xa9 THE-END\"\n",
+              text);
+    ck_assert_msg (strstr (out, want), "no\n%s\nin\n%s", want, out);
+    ck_assert_ptr_nonnull (strstr (out, "\n    [1] #42 from Agent3 #news: \"short\"\n"));
+    //  The summary lines are as without --full.
+    ck_assert (testsuite_matches (out, "^[0-9:.]+ in  Agent1 +SEND +id=1 1 msg: to Agent2 \"0123"));
+    tproc_destroy (&run);
+
+    //  Filters choose the frames; --full prints the bodies of those only.
+    const char *filtered [] = { "--replay", path, "--full", "--type", "MAIL", NULL };
+    run = tproc_tap (filtered);
+    ck_assert_int_eq (tproc_status (run), 0);
+    ck_assert_msg (tproc_count_lines (tproc_out (run)) == 3, "%s", tproc_out (run));
+    ck_assert_ptr_null (strstr (tproc_out (run), "[0] to Agent2"));
+    tproc_destroy (&run);
+
+    const char *json [] = { "--replay", path, "--json", "--full", NULL };
+    run = tproc_tap (json);
+    ck_assert_int_eq (tproc_status (run), 0);
+    json_t *lines = tproc_json_lines (tproc_out (run));
+    ck_assert_ptr_nonnull (lines);
+    ck_assert_int_eq (json_array_size (lines), 3);
+    json_t *messages = json_object_get (json_object_get (json_array_get (lines, 0), "msg"), "messages");
+    ck_assert_str_eq (json_string_value (json_object_get (json_array_get (messages, 0), "body")), text);
+    json_decref (lines);
+    tproc_destroy (&run);
     free (path);
     tproc_dir_destroy (&dir);
 }
@@ -361,6 +453,7 @@ main (void)
     tcase_add_test (offline, test_replay_text);
     tcase_add_test (offline, test_replay_json);
     tcase_add_test (offline, test_replay_filters);
+    tcase_add_test (offline, test_replay_full);
     tcase_add_test (offline, test_replay_corrupt);
     tcase_add_test (offline, test_replay_bad_tap);
     tcase_add_test (offline, test_usage);

@@ -40,6 +40,9 @@ static const pconfig_option_t s_options [] = {
       "only these message types, e.g. SEND,MAIL (repeatable)" },
     { "channel", 'C', PCONFIG_STR, NULL, NULL, 0, 0, "NAME[,NAME]",
       "only frames naming these channels (repeatable)" },
+    { "full", 'f', PCONFIG_BOOL, NULL, NULL, 0, 0, NULL,
+      "show every message body whole: text output adds one indented line per message of a "
+      "SEND or MAIL (summaries cut bodies at 60 bytes); --json always carries whole bodies in msg" },
     { "stats", 's', PCONFIG_BOOL, NULL, NULL, 0, 0, NULL,
       "show a table of messages/s per type and per agent, refreshed each second" },
     { "record", 'r', PCONFIG_STR, NULL, NULL, 0, 0, "FILE",
@@ -67,7 +70,7 @@ static const char *s_epilogue =
 "before HELLO, or the event topic), type and a summary. '#name' is a channel.\n"
 "A body that does not decode shows '!ERROR_NAME' as its type. Gaps in the tap\n"
 "sequence print '-- dropped N frames'. Totals go to stderr at exit (Ctrl-C).\n"
-"--record saves raw TAP frames in the format documented in README (magic\n"
+"--record saves raw TAP frames in the format documented in docs/TAP.md (magic\n"
 "\"PARLTAP1\", then [u32 length][u32 crc32][frame] records, big-endian).\n"
 "Exit code 1 also means: a corrupt or truncated --replay file, a --record\n"
 "write error, or --timeout-ms reached before --count frames.";
@@ -78,6 +81,7 @@ typedef struct {
     tap_stats_t *stats;
     tap_record_t *record;
     bool json;
+    bool full;                  //  --full: whole bodies under text lines
     bool stats_mode;
     bool tty;
     uint64_t count;             //  0 = unlimited
@@ -112,8 +116,11 @@ s_handle (s_app_t *app, const void *data, size_t size)
     if (shown && !app->stats_mode) {
         if (app->json)
             tap_json_print (stdout, frame);
-        else
+        else {
             tap_text_print (stdout, frame);
+            if (app->full)
+                tap_text_print_bodies (stdout, frame);
+        }
     }
     if (shown && app->count && tap_stats_shown (app->stats) >= app->count)
         app->done = true;
@@ -390,6 +397,7 @@ main (int argc, char **argv)
     }
     setvbuf (stdout, NULL, _IOLBF, 0);
     app.json = pconfig_bool (app.config, "json");
+    app.full = pconfig_bool (app.config, "full");
     app.stats_mode = pconfig_bool (app.config, "stats");
     app.tty = isatty (STDOUT_FILENO);
     app.count = (uint64_t) pconfig_int (app.config, "count");

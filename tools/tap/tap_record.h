@@ -2,7 +2,7 @@
 
     `parley-tap --record FILE` saves every TAP frame it receives, before any
     filter, so a later `--replay FILE` can apply other filters. The format is
-    small and documented here and in the README, so other tools can read it:
+    small and documented here and in docs/TAP.md, so other tools can read it:
 
         file    = magic record*
         magic   = the 8 bytes "PARLTAP1"
@@ -46,7 +46,7 @@ bool tap_record_write (tap_record_t *self, const void *data, size_t size,
 //  Flushes to the kernel; false on error.
 bool tap_record_flush (tap_record_t *self, char *why, size_t why_size);
 
-//  CRC-32 (IEEE), as zlib's crc32(0, data, size).
+//  CRC-32 (IEEE) of at most TAP_RECORD_MAX bytes: zlib's crc32().
 uint32_t tap_record_crc32 (const void *data, size_t size);
 
 #endif

@@ -465,6 +465,56 @@ tap_text_print (FILE *out, const tap_frame_t *frame)
     fprintf (out, "%s\n", buf);
 }
 
+//  One message item of a SEND or MAIL in full: "    [i] #seq from X to Y: "body"".
+//  The escaped body is built in a buffer sized from the body actually
+//  received (at most 4 output bytes per input byte, for \xNN), which the
+//  frame size (1 MiB) bounds.
+static void
+s_print_item (FILE *out, const msgpack_object *item, uint32_t index, bool mail)
+{
+    char head [TAP_TEXT_LINE];
+    s_line_t line = { head, sizeof head, 0 };
+    head [0] = 0;
+    s_add (&line, "    [%" PRIu32 "]", index);
+    if (mail) {
+        s_add (&line, " #%" PRIu64 " from ", pobj_uint (item, "seq", 0));
+        s_add_field_text (&line, item, "from", PROTO_MAX_NAME);
+    }
+    s_add_target (&line, item);
+    s_add (&line, ":");
+    size_t len = 0;
+    const char *body = pobj_str (item, "body", &len);
+    if (!body) {
+        fprintf (out, "%s (no body)\n", head);
+        return;
+    }
+    size_t size = len * 4 + 8;
+    char *text = (char *) malloc (size);
+    if (!text) {
+        fprintf (out, "%s (%zu bytes: out of memory)\n", head, len);
+        return;
+    }
+    size_t pos = 0;
+    text [0] = 0;
+    tap_text_escape (text, size, &pos, body, len, len);
+    fprintf (out, "%s \"%s\"\n", head, text);
+    free (text);
+}
+
+void
+tap_text_print_bodies (FILE *out, const tap_frame_t *frame)
+{
+    assert (out);
+    assert (frame);
+    const pmsg_t *msg = tap_frame_body (frame);
+    if (!msg || (pmsg_type (msg) != PMSG_SEND && pmsg_type (msg) != PMSG_MAIL))
+        return;
+    const msgpack_object *items = pmsg_field (msg, "messages");
+    uint32_t count = s_count (items);
+    for (uint32_t i = 0; i < count; i++)
+        s_print_item (out, &items->via.array.ptr [i], i, pmsg_type (msg) == PMSG_MAIL);
+}
+
 void
 tap_text_print_gap (FILE *out, uint64_t after_tseq, uint64_t before_tseq)
 {

@@ -21,7 +21,8 @@
 #include <stdio.h>
 #include "tap_frame.h"
 
-//  Longest message text shown in a summary, in bytes, before "...".
+//  Longest message text shown in a summary, in bytes, before "..."
+//  (--full prints every body whole on lines of its own).
 #define TAP_TEXT_MAX_BODY 60
 
 //  The summary of a decoded frame (no time/dir/peer/type), into buf.
@@ -29,6 +30,12 @@ void tap_text_summary (const pmsg_t *msg, char *buf, size_t size);
 //  The whole line, with a newline, on out.
 void tap_text_print (FILE *out, const tap_frame_t *frame);
 void tap_text_print_gap (FILE *out, uint64_t after_tseq, uint64_t before_tseq);
+//  --full: after a SEND or MAIL line, every message of the frame on its own
+//  indented line with its whole body, escaped but never cut:
+//      [0] to Agent2: "the whole text"
+//      [1] #42 from Agent1 #news: "..."          (MAIL: seq and sender)
+//  Nothing for other frames.
+void tap_text_print_bodies (FILE *out, const tap_frame_t *frame);
 
 //  Appends `text` escaped and cut at `max` bytes (adds "..." when cut).
 //  Shared with tap_json for the summary. `pos` is the current length.
