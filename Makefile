@@ -50,7 +50,7 @@ CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-protot
 LDFLAGS += $(SANFLAGS)
 
 # pkg-config is asked once, lazily, so `make deps` can install it first.
-PKGS := libzmq libczmq msgpack libcurl jansson yaml-0.1 zlib
+PKGS := libzmq libczmq msgpack libcurl jansson yaml-0.1 zlib libmicrohttpd
 PKG_CFLAGS = $(eval PKG_CFLAGS := $$(shell pkg-config --cflags $(PKGS)))$(PKG_CFLAGS)
 PKG_LIBS   = $(eval PKG_LIBS := $$(shell pkg-config --libs $(PKGS)))$(PKG_LIBS)
 CHECK_CFLAGS = $(eval CHECK_CFLAGS := $$(shell pkg-config --cflags check))$(CHECK_CFLAGS)

@@ -67,6 +67,7 @@ struct _agent_t {
     uint64_t model [AGENTS_MODEL_FIELDS];
     uint32_t model_mask;
     int conn_fd;                //  descriptor of `conn` (conn_watch.h), -1 unknown
+    uint64_t act_step;          //  `step` of its last ACT that had one (metrics); 0 none
 };
 
 typedef struct _agents_t agents_t;

@@ -64,6 +64,8 @@ handle_act (broker_t *self, request_t *req)
     }
     const msgpack_object *step_field = pmsg_field (req->msg, "step");
     uint64_t step = pmsg_uint (req->msg, "step", 0);
+    if (step_field)
+        agent->act_step = step;
     if (step_field
     &&  replay_answer (&agent->act_replay, step, PMSG_OBSERVATION, req->id, &self->reply))
         return;                 //  a retry: the same answer, no second move

@@ -20,8 +20,9 @@ prefix=${PARLEY_DEPS_PREFIX:-$here/.deps}
 packages="pkg-config gcc g++ make dpkg-dev libzmq3-dev libczmq-dev libmsgpack-dev
 libcurl4-openssl-dev libfaiss-dev libopenblas-dev check libjansson-dev libyaml-dev
 python3 iproute2 systemd docker-compose zlib1g-dev
-python3-zmq python3-msgpack python3-pytest python3-pytest-asyncio python3-setuptools python3-pip"
-pc_modules="libzmq libczmq msgpack libcurl check jansson yaml-0.1 zlib"
+python3-zmq python3-msgpack python3-pytest python3-pytest-asyncio python3-setuptools python3-pip
+libmicrohttpd-dev python3-prometheus-client"
+pc_modules="libzmq libczmq msgpack libcurl check jansson yaml-0.1 zlib libmicrohttpd"
 
 log() { printf 'deps: %s\n' "$*" >&2; }
 
@@ -46,7 +47,8 @@ missing_packages() {
              /usr/bin/systemd-analyze /usr/bin/docker-compose \
              /usr/lib/python3/dist-packages/zmq /usr/lib/python3/dist-packages/msgpack \
              /usr/lib/python3/dist-packages/pytest /usr/lib/python3/dist-packages/pytest_asyncio \
-             /usr/lib/python3/dist-packages/setuptools /usr/lib/python3/dist-packages/pip; do
+             /usr/lib/python3/dist-packages/setuptools /usr/lib/python3/dist-packages/pip \
+             /usr/lib/python3/dist-packages/prometheus_client; do
         [ -e "$f" ] || missing="$missing $f"
     done
     ls /usr/lib/x86_64-linux-gnu/libopenblas* /usr/lib/*/openblas*/libblas* >/dev/null 2>&1 \
