@@ -130,8 +130,10 @@ s_journal (broker_t *self, metrics_text_t *text)
     GAUGE ("parley_journal_snapshot_bytes", "Size of the newest snapshot.", stats.snapshot_bytes);
     COUNTER ("parley_journal_compactions_total", "Compactions finished.", stats.compactions);
     COUNTER ("parley_journal_write_errors_total", "Appends that failed.", stats.write_errors);
-    COUNTER ("parley_journal_sync_errors_total", "Syncs that failed.",
-             stats.sync_errors + durable_storage_errors (self));
+    COUNTER ("parley_journal_sync_errors_total", "Syncs that failed.", stats.sync_errors);
+    COUNTER ("parley_storage_errors_total",
+             "Journal records that could not be written (a request answered ERROR STORAGE among them).",
+             durable_storage_errors (self));
 }
 
 //  One family over the listed agents; `field` < 0 writes online instead.
