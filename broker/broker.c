@@ -177,6 +177,13 @@ broker_new (const broker_config_t *config, bool *network, char *why, size_t why_
     nofile_raise ();
     if (sockets_open (self, &network_error, why, why_size))
         goto err;
+    bool metrics_off = true;
+    if (!metrics_http_parse (cfg->metrics_bind, &metrics_off, why, why_size))
+        goto err;
+    if (!metrics_off && !(self->metrics_http = metrics_http_new (cfg->metrics_bind, why, why_size))) {
+        network_error = true;
+        goto err;
+    }
     self->conn_watch = conn_watch_new (self->router);
     if (!self->conn_watch) {
         snprintf (why, why_size, "cannot monitor the router: %s", zmq_strerror (zmq_errno ()));
@@ -192,6 +199,10 @@ broker_new (const broker_config_t *config, bool *network, char *why, size_t why_
     zloop_reader (self->loop, conn_watch_sock (self->conn_watch), session_on_closed, self);
     if (self->tap)
         zloop_reader (self->loop, tap_sock (self->tap), s_on_tap, self);
+    if (self->metrics_http) {
+        zmq_pollitem_t wanted = { NULL, metrics_http_fd (self->metrics_http), ZMQ_POLLIN, 0 };
+        zloop_poller (self->loop, &wanted, metrics_on_wanted, self);
+    }
     size_t sweep = cfg->liveness_ms / 4;
     sweep = sweep < 10 ? 10 : sweep > 1000 ? 1000 : sweep;
     zloop_timer (self->loop, sweep, 0, session_on_sweep, self);
@@ -227,6 +238,9 @@ broker_destroy (broker_t **self_p)
     assert (self_p);
     broker_t *self = *self_p;
     if (self) {
+        //  First: its thread may be waiting for the loop's page.
+        metrics_http_destroy (&self->metrics_http);
+        metrics_text_free (&self->metrics_page);
         zloop_destroy (&self->loop);
         conn_watch_destroy (&self->conn_watch);
         sockets_close (self);
@@ -253,6 +267,8 @@ broker_run (broker_t *self)
                self->world ? world_width (self->world) * (size_t) world_height (self->world) : 0,
                (unsigned long long) self->config.seed,
                self->config.drop_oldest ? "drop-oldest" : "reject");
+    if (self->metrics_http)
+        plog_info ("metrics at %s", metrics_http_url (self->metrics_http));
     //  The journal was recovered and every socket bound in broker_new:
     //  from here on requests are served (Type=notify units wait for this).
     char status [128];

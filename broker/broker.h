@@ -93,6 +93,10 @@ typedef struct {
     const char *curve_keys;
     const char *curve_allow;
     bool insecure;
+
+    //  Prometheus endpoint (metrics_http.h): HOST:PORT; NULL, "" or "off"
+    //  serves none.
+    const char *metrics_bind;
 } broker_config_t;
 
 void broker_config_defaults (broker_config_t *config);

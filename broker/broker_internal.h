@@ -21,6 +21,8 @@
 #include "conn_watch.h"
 #include "observers.h"
 #include "journal.h"
+#include "metrics.h"
+#include "metrics_http.h"
 
 #define BROKER_ENDPOINT_MAX 512
 //  MAIL replies stop adding messages at this many bytes so a reply always
@@ -92,6 +94,12 @@ struct _broker_t {
     uint64_t origin;            //  WELCOME.origin: wall clock us when the counters began
     bool origin_recovered;      //  origin came from the journal (durable.c)
     int64_t now_ms;             //  monotonic, refreshed per loop turn
+    //  Prometheus figures (metrics.h): counted by dispatch.c, rendered on
+    //  the loop thread when metrics_http asks (metrics_render.c).
+    metrics_t metrics;
+    perr_t reply_error;         //  the ERROR code of the request being handled
+    metrics_http_t *metrics_http;   //  NULL with --metrics-bind off
+    metrics_text_t metrics_page;    //  the render buffer, reused
 };
 
 //  What the dispatcher knows about one request.
@@ -141,6 +149,10 @@ void publish_state_changes (broker_t *self, uint64_t seq_before);
 void publish_world_event (broker_t *self, const char *event);
 //  Sends the event already encoded in self->event on `topic`.
 void publish_encoded (broker_t *self, const char *topic, size_t topic_len);
+
+//  metrics_render.c: the page, and the loop's reader of scrape requests.
+void metrics_render (broker_t *self, metrics_text_t *text);
+int metrics_on_wanted (zloop_t *loop, zmq_pollitem_t *item, void *arg);
 
 //  stats.c
 void stats_tick (broker_t *self);

@@ -3,7 +3,8 @@
 
     A monitor event is two frames: 6 bytes (uint16 event, int32 value, host
     order) then the endpoint. For ZMQ_EVENT_DISCONNECTED the value is the
-    descriptor. Only that event is asked for, so the pipe carries nothing
+    descriptor. That event and ZMQ_EVENT_ACCEPTED (counted for the
+    metrics' open connections) are asked for, so the pipe carries nothing
     else, and one DONTWAIT receive per event keeps the loop non-blocking.
 */
 #include <stdint.h>
@@ -15,6 +16,8 @@
 struct _conn_watch_t {
     void *router;               //  libzmq handle of the monitored ROUTER
     zsock_t *pair;              //  receives the monitor's events
+    uint64_t accepted;          //  ZMQ_EVENT_ACCEPTED seen (metrics)
+    uint64_t closed;            //  ZMQ_EVENT_DISCONNECTED seen
 };
 
 conn_watch_t *
@@ -28,7 +31,8 @@ conn_watch_new (zsock_t *router)
     //  The address only has to be unique in this process's context.
     char endpoint [64];
     snprintf (endpoint, sizeof endpoint, "inproc://parley-conn-watch-%p", (void *) self);
-    if (zmq_socket_monitor (self->router, endpoint, ZMQ_EVENT_DISCONNECTED) != 0) {
+    if (zmq_socket_monitor (self->router, endpoint,
+                            ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_ACCEPTED) != 0) {
         free (self);
         return NULL;
     }
@@ -96,8 +100,12 @@ conn_watch_next (conn_watch_t *self)
         more = zmq_msg_recv (&part, pair, ZMQ_DONTWAIT) != -1 && zmq_msg_more (&part);
         zmq_msg_close (&part);
     }
-    //  Another event kind cannot come (not subscribed); report it as
-    //  "nothing to end" rather than as the end of the queue.
+    //  ACCEPTED is only counted; report it as "nothing to end" rather
+    //  than as the end of the queue.
+    if (event == ZMQ_EVENT_ACCEPTED)
+        self->accepted++;
+    if (event == ZMQ_EVENT_DISCONNECTED)
+        self->closed++;
     return event == ZMQ_EVENT_DISCONNECTED && value >= 0 ? (int) value : -2;
 }
 
@@ -108,4 +116,13 @@ conn_watch_fd (zmq_msg_t *frame)
     //  ZMQ_SRCFD is marked deprecated in favour of metadata, but metadata
     //  has no descriptor; libzmq 4.3 still fills it for every stream engine.
     return zmq_msg_get (frame, ZMQ_SRCFD);
+}
+
+uint64_t
+conn_watch_open (conn_watch_t *self)
+{
+    assert (self);
+    //  A connection whose handshake failed may close without having been
+    //  counted as accepted on another transport; never show a negative.
+    return self->accepted > self->closed ? self->accepted - self->closed : 0;
 }

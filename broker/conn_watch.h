@@ -40,5 +40,8 @@ int conn_watch_next (conn_watch_t *self);
 //  The descriptor of the connection a received frame came on (-1 if not
 //  known, e.g. inproc).
 int conn_watch_fd (zmq_msg_t *frame);
+//  Connections accepted and not yet closed (metrics), as far as the
+//  events read so far tell.
+uint64_t conn_watch_open (conn_watch_t *self);
 
 #endif

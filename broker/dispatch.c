@@ -76,6 +76,7 @@ dispatch_error (broker_t *self, uint64_t id, perr_t code, const char *format, ..
     va_end (args);
     penc_error (&self->reply, id, code, "%s", text);
     self->counters.errors++;
+    self->reply_error = code;
 }
 
 //  The tap's "peer": the agent id, else the connection id in hex.
@@ -319,7 +320,15 @@ s_receive_one (broker_t *self)
     request_t req = { .conn_fd = conn_watch_fd (&body) };
     //  The handshake serial (and CURVE key) of the connection: auth.c.
     auth_parse (zmq_msg_gets (&body, "User-Id"), &req.serial, req.key);
+    //  Metrics: two vDSO clock reads and a few array increments.
+    int64_t started = pclock_mono_us ();
+    self->reply_error = PERR_NONE;
+    req.type = METRICS_TYPE_INVALID;
     s_handle (self, &conn, zmq_msg_data (&body), zmq_msg_size (&body), extra, &req);
+    int64_t took = pclock_mono_us () - started;
+    unsigned type = req.type < PMSG__COUNT && pmsg_type_kind (req.type) == PMSG_REQUEST
+                  ? (unsigned) req.type : METRICS_TYPE_INVALID;
+    metrics_request (&self->metrics, type, self->reply_error, took > 0 ? (uint64_t) took : 0);
     zmq_msg_close (&body);
     s_send_reply (self, &conn, envelope, &req);
     return true;

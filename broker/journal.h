@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "jfile.h"
+#include "metrics.h"
 
 typedef enum {
     JOURNAL_FSYNC_ALWAYS = 0,
@@ -83,7 +84,11 @@ typedef struct {
     uint64_t compactions;       //  finished since start
     uint64_t write_errors;      //  appends that failed
     uint64_t sync_errors;
+    uint64_t appended_bytes;    //  record bytes written (headers included) since start
 } journal_stats_t;
 void journal_stats (journal_t *self, journal_stats_t *stats);
+//  How long the policy's syncs took (the EVERYSEC thread's, or ALWAYS's
+//  once per loop turn); copied under the journal's mutex.
+void journal_sync_latency (journal_t *self, metrics_histogram_t *histogram);
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "broker.h"
+#include "metrics_http.h"
 #include "world.h"
 #include "pconfig.h"
 #include "plog.h"
@@ -108,6 +109,11 @@ static const pconfig_option_t s_options [] = {
       "(re-read when the directory changes)" },
     { "insecure", 0, PCONFIG_BOOL, "PARLEY_INSECURE", "false", 0, 0, NULL,
       "allow plain (no CURVE) endpoints beyond loopback: anyone who reaches them is trusted" },
+    //  Metrics (docs/METRICS.md)
+    { "metrics-bind", 0, PCONFIG_STR, "PARLEY_METRICS_BIND", "off", 0, 0, "HOST:PORT",
+      "serve Prometheus metrics at http://HOST:PORT/metrics (e.g. 127.0.0.1:9464; port 0 = "
+      "ephemeral, written to --ready-file as metrics=); \"off\" serves none. Read-only, "
+      "plain HTTP: keep it on loopback unless the network is trusted" },
 };
 
 static const char *s_epilogue =
@@ -182,6 +188,13 @@ s_fill (pconfig_t *config, broker_config_t *cfg)
     cfg->curve_keys = pconfig_str (config, "curve-keys");
     cfg->curve_allow = pconfig_str (config, "curve-allow");
     cfg->insecure = pconfig_bool (config, "insecure");
+    cfg->metrics_bind = pconfig_str (config, "metrics-bind");
+    bool metrics_off;
+    char metrics_why [256];
+    if (!metrics_http_parse (cfg->metrics_bind, &metrics_off, metrics_why, sizeof metrics_why)) {
+        fprintf (stderr, "parley-broker: %s\n", metrics_why);
+        return -1;
+    }
     cfg->checkpoints = (size_t) pconfig_int (config, "checkpoints");
     cfg->data_dir = pconfig_str (config, "data-dir");
     if (!cfg->data_dir) {

@@ -270,6 +270,8 @@ sockets_write_ready_file (broker_t *self, const char *path)
     fprintf (file, "router=%s\npub=%s\ntap=%s\npub_advertised=%s\ntap_advertised=%s\npid=%d\n",
              self->router_endpoint, self->pub_endpoint, self->tap_endpoint,
              self->pub_advertised, self->tap_advertised, (int) getpid ());
+    if (self->metrics_http)
+        fprintf (file, "metrics=%s\n", metrics_http_url (self->metrics_http));
     bool ok = fflush (file) == 0;
     ok = (fclose (file) == 0) && ok;
     //  rename is atomic: a reader sees the whole file or none.

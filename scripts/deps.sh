@@ -20,7 +20,8 @@ prefix=${PARLEY_DEPS_PREFIX:-$here/.deps}
 packages="pkg-config gcc g++ make dpkg-dev libzmq3-dev libczmq-dev libmsgpack-dev
 libcurl4-openssl-dev libfaiss-dev libopenblas-dev check libjansson-dev libyaml-dev
 python3 iproute2 systemd docker-compose zlib1g-dev help2man libmicrohttpd-dev chromium nodejs npm xxd
-libsystemd-dev python3-zmq python3-msgpack python3-pytest python3-pytest-asyncio python3-setuptools python3-pip"
+libsystemd-dev python3-zmq python3-msgpack python3-pytest python3-pytest-asyncio python3-setuptools python3-pip
+python3-prometheus-client"
 pc_modules="libzmq libczmq msgpack libcurl check jansson yaml-0.1 zlib libmicrohttpd libsystemd"
 
 log() { printf 'deps: %s\n' "$*" >&2; }
@@ -47,7 +48,8 @@ missing_packages() {
              /usr/lib/python3/dist-packages/zmq /usr/lib/python3/dist-packages/msgpack \
              /usr/lib/python3/dist-packages/pytest /usr/lib/python3/dist-packages/pytest_asyncio \
              /usr/lib/python3/dist-packages/setuptools /usr/lib/python3/dist-packages/pip \
-             /usr/bin/chromium /usr/bin/node /usr/bin/npm /usr/bin/xxd; do
+             /usr/bin/chromium /usr/bin/node /usr/bin/npm /usr/bin/xxd \
+             /usr/lib/python3/dist-packages/prometheus_client; do
         [ -e "$f" ] || missing="$missing $f"
     done
     ls /usr/lib/x86_64-linux-gnu/libopenblas* /usr/lib/*/openblas*/libblas* >/dev/null 2>&1 \
