@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Parley build. GNU Make.
 #
 #   make                 build bin/parley-broker, bin/parley-agent, bin/parley-tap

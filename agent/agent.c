@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  agent - one Parley agent. See agent.h.
 
     Owns every part the stages use (agent_state.h): this file creates and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  agent - one Parley agent: the parts, the step loop, the summary.
 
     agent_new() builds everything that needs no network: the embedder, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  agent_role - --role for parley-agent. See agent_role.h. */
 #include "agent_role.h"
 

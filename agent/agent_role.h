@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  agent_role - parley-agent's --role: a role file instead of the compiled
     in explorer.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  agent_state - what the agent's stages read and write, split by stage.
 
     A step (agent_step.h) calls six stage functions; each one's signature

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  agent_step - the agent's step. See agent_step.h. */
 #include <assert.h>
 #include <czmq.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  agent_step - one step of the agent, readable in one place.
 
         Perception -> RetrieveMemory -> Communication -> Decision

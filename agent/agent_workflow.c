@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  agent_workflow - the turn loop of a role in a workflow. See
     agent_workflow.h.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  agent_workflow - parley-agent playing a role in a scenario's workflow.
 
     With --role, the agent says HELLO with the capability role:<name> and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  agentmem - AgentMemory: thoughts, turns, retention, context.
     See agentmem.h.
 

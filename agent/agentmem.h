@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  agentmem - AgentMemory: thoughts and turns, and the context
     built from them.
 

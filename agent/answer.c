@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  answer - parse an LLM answer: YAML fields + the channel directives.
     See answer.h for the format and the contract.
 

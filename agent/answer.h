@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  answer - parse what a model (or the heuristic policy) answered.
 
     The reply format is a YAML block, usually fenced:

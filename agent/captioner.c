@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  captioner - image -> visible_caption, cached; see captioner.h. */
 #include <assert.h>
 #include <czmq.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  captioner - turns an image into `visible_caption`, the sentence the
     first source document queries memory with, through an OpenAI-compatible
     multimodal chat model (--caption-url, --caption-model).

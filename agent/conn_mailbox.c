@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  conn_mailbox - messages received. See conn_mailbox.h.
 
     Observations are produced from the batch once (observe marks it as

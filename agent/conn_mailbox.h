@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  conn_mailbox - the "mailbox" connector: messages received.
 
     Captures with FETCH, taking at most MAILBOX_MAX_BATCH messages (the

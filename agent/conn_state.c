@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  conn_state - shared-state keys the agent reads. See conn_state.h.
 
     Values are re-read whole each step (GET). That is fine for the world

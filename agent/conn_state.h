@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  conn_state - the "state" connector: shared-state keys the agent reads.
 
     Captures the configured keys with one GET (by default

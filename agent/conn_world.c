@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  conn_world - position and visible objects. See conn_world.h.
 
     "Seen" objects are kept in a zhashx (names are short, a world has tens

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  conn_world - the "world" connector: where the agent is and what it sees.
 
     Captures with PERCEIVE; Execution also feeds it the OBSERVATION that ACT

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  connector - the connector interface. See connector.h. */
 #include <assert.h>
 #include "connector.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  connector - a module with an id that watches one part of the agent's
     environment.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  embedder - text to unit vectors: builtin hashed n-grams or /v1/embeddings.
     See embedder.h for the contract.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  embedder - text to a fixed-dimension, L2-normalised float vector.
 
     Two kinds behind one interface:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  embedder_id - the embedder's identity beside the memory; see embedder_id.h.
 */
 #include <assert.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  embedder_id - which embedder made a memory's vectors, kept beside it.
 
     Vectors of two embedders live in two unrelated spaces: a memory built

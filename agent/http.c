@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  http - one JSON-over-HTTP POST client; see http.h for the contract.
 
     Retry policy, in one place: an attempt is retried when it timed out,

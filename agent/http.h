@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  http - one JSON-over-HTTP POST client for every OpenAI-compatible call.
 
     Both the chat client (llm.c) and the embeddings client (embedder.c) talk

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  llm - OpenAI-compatible /v1/chat/completions client; see llm.h.
 
     Validation is strict on purpose: a reply without choices[0].message

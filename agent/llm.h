@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  llm - OpenAI-compatible /v1/chat/completions client.
 
     Works with OpenAI, Ollama, llama.cpp server, vLLM. The request is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  parley-agent - one agent process.
 
     Needs only the broker's request endpoint and an id; everything else has

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  observation - one thing a connector noticed. See observation.h. */
 #include <assert.h>
 #include <czmq.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  observation - one thing a connector noticed, able to render itself.
 
     An observation carries its source connector's id and its own

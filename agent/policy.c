@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  policy - the policy interface. See policy.h. */
 #include <assert.h>
 #include <czmq.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  policy - how the agent decides: one interface, several policies.
 
     A policy reads a policy_input_t (identity, the AgentMemory context, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  policy_heuristic - the default policy: explores well, needs no server.
 
     What it knows about cells comes from structured facts only (team_facts:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  policy_llm - decisions by an OpenAI-compatible chat model.
 
     One call per decision: system + user (prompt.c). On a retry after an

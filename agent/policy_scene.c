@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  policy_scene - the scene director's roles but the critic. See
     policy_scene.h; every table below is the whole of a role's knowledge.
 */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  policy_scene - the scene director's built-in deterministic policies:
     one per role of scenarios/scene, so the team runs without a model.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  policy_scene_critic - validates the scene and either ends the run with
     a final report or sends it back for a revision.
 

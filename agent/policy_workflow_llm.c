@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  policy_workflow_llm - a workflow turn from a chat model. See
     policy_workflow_llm.h. */
 #include "policy_workflow_llm.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  policy_workflow_llm - a workflow turn decided by a chat model.
 
     The model gets the role's goal and instructions, the keys it reads (as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  prompt - the model's prompt. See prompt.h.
 
     The user message is built in parts: the parts that are never cut

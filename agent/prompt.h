@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  prompt - the text a model sees, built for a small model with a small
     context window.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  prompt_template - the prompt's words, defaults and overrides; see
     prompt_template.h. The defaults are written for small models: short
     sentences, the format stated once in the system message and recalled

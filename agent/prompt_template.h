@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  prompt_template - every sentence of the model's prompt that is not data,
     in one place, as named sections with defaults that can be overridden
     (a role file sets, say, `goal` and `role`; the rest stays default).

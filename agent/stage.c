@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  stage - the agent's shared retry and fallback rule. See stage.h. */
 #include <assert.h>
 #include <stddef.h>

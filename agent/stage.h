@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  stage - the outcomes of the agent's six stages and the one retry and
     fallback rule they all follow.
 

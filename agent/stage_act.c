@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  stage_act - the stages that choose and do: Decision and Execution.
 
     Decision builds the AgentMemory context, asks the primary policy, parses

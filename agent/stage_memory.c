@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  stage_memory - the private vector memory stages: RetrieveMemory and
     UpdateMemory, plus the end-of-step bookkeeping.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  stage_sense - the stages that look: Perception and Communication.
 
     Perception captures the world (PERCEIVE) and the shared-state keys

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  steplog - recent steps for the prompt; see steplog.h. */
 #include <assert.h>
 #include <czmq.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  steplog - the agent's recent steps, one short record each, for the
     prompt's history: what it did, from where to where, what it saw there
     and whether the world refused the move.

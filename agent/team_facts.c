@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  team_facts - cells and claims from structured facts. See team_facts.h.
 
     Reports are parsed with jansson, bounded (TEAM_MAX_REPORT bytes, at most

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  team_facts - what an agent knows about the cells of the world and about
     its teammates' intentions, from structured facts only.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  teammap - positions visited by the team; see teammap.h. */
 #include <assert.h>
 #include <czmq.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  teammap - which positions of the world the team has visited, as far
     as this agent knows: its own positions, and every teammate position the
     shared state (world.agent_positions) has shown it. For the prompt's map

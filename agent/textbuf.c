@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  textbuf - a growing text buffer. See textbuf.h.
 
     Out of memory aborts (assert), like czmq's own allocations: a text

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  textbuf - a growing text buffer, for renderings built piece by piece.
 
     Building a long text with repeated sprintf ("%s%s", text, more) copies

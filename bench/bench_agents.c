@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  bench_agents - 50 parley-agent processes against one broker.
 
     Starts a broker (a 64x64 grid world of unique names, so nobody runs

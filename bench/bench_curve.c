@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  bench_curve - relay throughput with CURVE against the same relay in
     plain mode, measured in the same run.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  bench_fanout - "all" fan-out to 100 agents: deliveries per second.
 
     One process holds 100 libparley agents and a sender. Each round the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  bench_journal - what durability costs, and how fast the broker recovers.
 
     In one run, three brokers that differ only in --data-dir/--fsync:

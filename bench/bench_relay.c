@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  bench_relay - broker relay throughput and request round trip, each
     beside a bare ZeroMQ baseline measured in the same run.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  bench_state - shared-state writes per second, with a replica.
 
     WRITE requests of `update` ops (replace reducer, a 64-byte str value,

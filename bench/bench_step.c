@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  bench_step - time of one agent loop step (no LLM) at 0, 10k and 100k
     memories, and the agent's memory cost per stored step.
 

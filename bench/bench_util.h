@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  bench_util - small helpers shared by the bench programs (the files in bench/).
 
     Each bench file is its own binary (the Makefile builds one per file), so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  bench_vmemory - search latency and save cost of the agent memory at N
     entries.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  bench_workflow - the workflow's two costs.
 
     1. Hand-over latency: two roles pass the turn back and forth through a

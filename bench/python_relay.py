@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """python_relay - the Python client's relay and round trip, beside pyzmq alone.
 
 Measured in one run, on one machine (scripts/bench.sh runs it; the ratios

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  agents - the registry. See agents.h. */
 #include <assert.h>
 #include <string.h>

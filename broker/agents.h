@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  agents - the registry: agent id <-> connection, liveness.
 
     An agent is registered by its first HELLO and stays registered (with its

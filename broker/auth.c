@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  auth - ZAP handler and key allowlist. See auth.h.
 
     ZAP (RFC 27) request frames: version "1.0", request id, domain,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  auth - who is on each connection: the broker's ZAP handler and its key
     allowlist.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  broker - the broker object: builds everything, runs the loop, tears down.
 
     The loop (czmq zloop) has three readers, the ROUTER (dispatch.c), the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  broker - the parley-broker daemon as one object.
 
     Owns everything the daemon has: the ROUTER, PUB and tap sockets, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  broker_internal - what the broker's own files share (not a public API).
 
     Like mosquitto_broker_internal.h: the broker object's fields, the request

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  channels - channel registry. See channels.h. */
 #include <assert.h>
 #include <string.h>

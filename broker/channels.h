@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  channels - named channels (the agents' "domains"): listeners and pending posts.
 
     A channel is created on first use (post or LISTEN). The broker's channel

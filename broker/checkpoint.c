@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  checkpoint - turn-boundary checkpoints as differences. See checkpoint.h.
 
     Three maps of key -> checkpoint_value_t:

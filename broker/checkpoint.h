@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  checkpoint - the workflow's checkpoints: the shared state and the
     workflow fields at every turn boundary, stored as differences.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  conn_watch - ROUTER disconnects through a libzmq socket monitor; see
     conn_watch.h for why a monitor and how descriptor reuse is handled.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  conn_watch - learns when a ROUTER connection closes.
 
     libzmq hides connections behind the ROUTER: a peer that disconnects, or

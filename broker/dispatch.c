@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  dispatch - from a ROUTER frame to a handler and back to one reply.
 
     Per request: receive the routing id and the body with zmq_msg_t (no czmq

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  durable - the broker's journal hooks: write-ahead logging of requests,
     recovery at start, group commit, compaction (docs/DURABILITY.md).
 

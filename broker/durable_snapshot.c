@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  durable_snapshot - the whole broker state as journal records, and back.
 
     Written by the compaction child (journal.c forks it) from the memory it

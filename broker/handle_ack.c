@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  ACK -> OK: release everything up to `seq` (clamped to what FETCH has
     returned; lower than the current position is ignored). The same as a
     FETCH's `ack`, for an agent that wants to acknowledge without reading. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  AGENTS -> AGENT_LIST: every registered agent, online or not. O(agents);
     it is an introspection request, not a hot path. */
 #include "broker_internal.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  BYE -> OK: the connection stops speaking for its agent.
 
     Default: the registration and queued mail stay, so the agent can come

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  CHECKPOINT -> CHECKPOINT_STATE: the state at checkpoint N, or with
     `since` M what differs between M and N, keys in bytewise order. */
 #include "broker_internal.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  CHECKPOINTS -> CHECKPOINT_LIST: every kept checkpoint, oldest first,
     with the workflow fields and what each one stored. */
 #include "broker_internal.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  FETCH -> MAIL: the agent's mail after its acknowledged position.
 
     The optional `ack` is applied first (it releases what the agent

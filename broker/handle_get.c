@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  GET and SNAPSHOT -> STATE: entries with the state_seq they are
     consistent with. Nothing can write between the read and the reply (the
     loop is the lock), so "snapshot at seq S" is exact.

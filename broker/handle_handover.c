@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  HANDOVER -> WORKFLOW_INFO: the turn holder's writes and the next role
     in one atomic request (workflow_batch.c does the work). */
 #include "broker_internal.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  HEARTBEAT -> OK. The dispatcher already refreshed the agent's liveness
     (every request does); this request exists for agents with nothing else
     to say, and carries an agent's optional model report (model_* fields),

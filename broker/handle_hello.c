@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  HELLO -> WELCOME: register the agent id on this connection.
 
     - A new id is registered (AGENT_EVENT joined).

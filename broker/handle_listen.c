@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  LISTEN / UNLISTEN -> OK.
 
     LISTEN creates the channel on first use and is idempotent. From then on

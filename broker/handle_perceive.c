@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  PERCEIVE and ACT -> OBSERVATION: the exploration world (world.c).
 
     The agent is the connection's HELLO identity: nobody can move another

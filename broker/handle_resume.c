@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  RESUME -> WORKFLOW_INFO: fork the run from a checkpoint
     (workflow_resume.c). It rewrites the shared state and the workflow for
     every agent, so on a CURVE broker it is an operator's request: the

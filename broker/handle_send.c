@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  SEND -> SENT: accept a batch of messages.
 
     Items are independent: each is posted on its own (mailroom.c), good ones

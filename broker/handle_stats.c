@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  STATS -> STATS_REPLY: see stats.c for what each number counts. */
 #include "broker_internal.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  WORKFLOW -> WORKFLOW_INFO: status, holder, turn and revisions. */
 #include "broker_internal.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  WORLD_RESET -> OK: forget positions and exploration and draw the world
     again (from `seed`, else the broker's --seed; a world loaded from a file
     keeps its objects). Publishes the rewritten world.* keys and then

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  WRITE -> WRITTEN: apply a batch of state ops atomically (state.c does
     the work and the rollback), then publish one STATE_UPDATE per changed key
     on "state.<key>" so replicas can follow (Clone pattern). A failed batch

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  jfile - checksummed record files; see jfile.h.
 
     The scan reads the whole file into memory with one read: recovery is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  jfile - one append-only file of checksummed records (the broker's
     journal logs and snapshots are both made of them).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  journal - data directory, generations, fsync policy, compaction; see
     journal.h. What is slow: recovery reads every file once (one read per
     file); compaction writes the whole state, but in a forked child, so the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  journal - the broker's data directory: a snapshot plus the logs written
     after it, a lock, the fsync policy and compaction.
 

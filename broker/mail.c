@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  mail - one accepted message in one allocation. See mail.h. */
 #include <assert.h>
 #include <stdlib.h>

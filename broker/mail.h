@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  mail - one accepted message, stored once and shared by every inbox.
 
     A message sent to "all" or to a channel reaches many agents. It is stored

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  mailbox - a ring of mail references. See mailbox.h for why a ring. */
 #include <assert.h>
 #include <stdlib.h>

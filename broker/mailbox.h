@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  mailbox - one agent's inbox: references to mail, ordered by seq.
 
     A ring buffer of mail_t pointers. Messages are appended in seq order (the

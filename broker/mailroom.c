@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  mailroom - posting, fan-out, bounds, ack and fetch. See mailroom.h.
 
     Cost per message: one malloc (mail_new), one pointer store per

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  mailroom - the seeds' message queue, done right.
 
     Accepts mail (to one agent, to "all", to a channel), places a reference

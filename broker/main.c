@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  parley-broker - the Parley broker daemon.
 
     Reads its settings (flags > PARLEY_* variables > config file > defaults,

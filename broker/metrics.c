@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  metrics - histograms and the text format's pieces; see metrics.h.
     The page itself is written by metrics_render.c.
 */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  metrics - the broker's Prometheus figures: what the loop counts on the
     hot path, and the text format it renders when scraped.
 

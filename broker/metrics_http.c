@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  metrics_http - GET /metrics through libmicrohttpd; see metrics_http.h
     for the threading. The only shared data is the page, the two request
     generations and the stopping flag, all under `mutex`.

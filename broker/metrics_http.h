@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  metrics_http - the Prometheus endpoint (GET /metrics) on libmicrohttpd.
 
     Why a thread and a hand-off, not MHD driven from the zloop: the broker's

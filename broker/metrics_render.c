@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  metrics_render - the Prometheus text page, written on the loop thread
     from the broker's live objects (metrics.h, metrics_http.h).
 

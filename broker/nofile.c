@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  nofile - raise RLIMIT_NOFILE to the hard limit; see nofile.h. */
 #include <errno.h>
 #include <string.h>

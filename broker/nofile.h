@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  nofile - the broker's descriptor limit.
 
     Every client connection is a descriptor; at the usual soft limit of

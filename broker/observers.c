@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  observers - connections that said HELLO observe; see observers.h.
 
     A small table: serial -> descriptor. Closing connections are looked

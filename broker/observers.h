@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  observers - the connections that said HELLO with `observe`: a view or
     an operator's tool that reads (GET, SNAPSHOT, AGENTS, STATS) without
     registering an id.

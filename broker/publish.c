@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  publish - events on the PUB socket (and their copy on the tap).
 
     Topics (PROTOCOL.md section 1): mail.<agent> MAIL_READY, state.<key>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  reducer - stored state values and the five reducers. See reducer.h for
     the layout and what each reducer costs.
 */

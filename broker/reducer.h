@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  reducer - one stored state value (sval_t) and the five reducers on it.
 
     Internal to state.c; split out so each file keeps one concern.

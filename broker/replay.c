@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  replay - the remembered answer to an agent's last keyed request.
     See replay.h.
 */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  session - an agent's connection going away: BYE, expiry, unroutable,
     the connection closing (conn_watch.h).
 

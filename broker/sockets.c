@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  sockets - the broker's three sockets, their options, and where they are.
 
     ROUTER (requests):

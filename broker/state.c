@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  state - the shared-state blackboard: store, atomic batches, sequence.
 
     Keys live in a zhashx (string keys, borrowed from the entry, so a key is

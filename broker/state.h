@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  state - the shared-state blackboard.
 
     A key -> msgpack value store owned by the broker. Each key has a reducer

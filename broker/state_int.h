@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  state_int - the state_t internals shared by state.c (store, batches),
     state_ops.c (parsing WRITE ops) and state_read.c (GET, SNAPSHOT).
     Not for use outside those files.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  state_ops - pass 1 of a state batch: turn the WRITE request's write_op
     maps (or the broker's raw ops) into checked iop_t, before anything in
     the store is touched. Shape errors (BAD_FIELD, BAD_REDUCER) are found

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  state_read - GET and SNAPSHOT on the state, and the encoders for STATE
     entries and STATE_UPDATE events. Values are copied as stored bytes
     (penc_raw), never re-encoded.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  state_reducer - the names of the shared state's reducers: how a WRITE's
     `update` combines with a key's value (PROTOCOL.md, WRITE). Shared by
     state (which keeps each key's reducer) and reducer (which implements

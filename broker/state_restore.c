@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  state_restore - putting a key back as the journal's snapshot recorded
     it: its reducer, its value and its own seq (state_apply_raw gives a
     fresh seq; a restored store must answer GET with the seq it had). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  stats - STATS_REPLY and the one-second message rates.
 
     Counters live where they are counted (mailroom, state, broker); this file

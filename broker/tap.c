@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  tap - frame mirror on an XPUB. See tap.h for the costs. */
 #include <assert.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  tap - mirrors every frame the broker receives, sends and publishes.
 
     The zguide's Espresso pattern: a second PUB-style socket on which each

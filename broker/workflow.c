@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  workflow - turns, hand-over, limits and the turn holder's liveness.
     See workflow.h; the HANDOVER batch is built in workflow_batch.c and
     RESUME in workflow_resume.c.

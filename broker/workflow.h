@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  workflow - turns on the blackboard: who holds the turn, hand-over,
     revisions, limits, checkpoints (PROTOCOL.md section 4.1).
 

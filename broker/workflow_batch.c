@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  workflow_batch - the one-batch writes of the workflow: the scenario's
     initial state, and HANDOVER.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  workflow_int - what the workflow's own files share (not a public API):
     the workflow record and the steps workflow.c, workflow_batch.c and
     workflow_resume.c call in each other.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  workflow_resume - going back to a checkpoint, and showing checkpoints.
 
     RESUME rebuilds the state at checkpoint N (checkpoints_state_at) and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  world - the exploration world: agents, moves, exploration, coverage,
     and its mirror in the shared state. See world.h for the rules.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  world - the exploration world the agents explore.
 
     A line of `width` positions (height 1) or a width x height grid. Every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  world_file - loading a world from a JSON file, strictly.
 
         {

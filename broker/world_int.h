@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  world_int - the object layout of a world (wmap_t), shared by world.c,
     world_map.c (building, generating) and world_file.c (JSON files).
     Not for use outside those files.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  world_map - building a world's object layout: interning names, cells,
     and generating one from a seed.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  world_snapshot - the world in the broker's journal snapshot: the seed of
     its current map, the explored names and the agents' positions (its
     world.* state keys travel with the state snapshot). See world.h. */

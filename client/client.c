@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  client - parley_client_t's life cycle, options, error texts and the
     scalar value helpers. See include/parley/client.h; the layers are in
     client_transport.c, client_session.c and client_request.c.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  client_events - libparley's event side: the SUB socket on the endpoint
     WELCOME names (mail.<agent>, world., state.<prefix> for the replica,
     workflow. when asked for), heartbeats when nothing else went out,

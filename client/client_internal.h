@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  client_internal - the parley_client_t internals shared by the files of
     libparley. Not installed: the public header keeps the type opaque.
 

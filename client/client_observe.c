@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  client_observe - what an operator tool needs beyond the typed requests:
     STATS as a list of every field the broker sent (so a newer broker's
     counters show without a new library), and any event by topic prefix,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  client_pipeline - libparley's requests in flight together: SEND, FETCH
     and WRITE posted without waiting, their replies collected by ticket
     (the request id) with the same typed results and errors as the

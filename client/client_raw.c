@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  client_raw - libparley's transport without the session. See client_raw.h. */
 #include <assert.h>
 #include "client_internal.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  client_raw - libparley's transport without the session layer, for code
     that must put on the wire what the typed requests never would: the
     protocol's own tests (malformed frames, requests before HELLO, a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  client_replica - a local copy of the shared state under one prefix,
     kept by the Clone pattern PROTOCOL.md describes: subscribe to
     state.<prefix> first, then SNAPSHOT (paged), then apply each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  client_request - libparley's request layer: the frame in self->enc sent
     and its reply awaited, sent again on a fresh session after a timeout or
     NOT_HELLO (the broker expired us, e.g. during a long model call), up to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  client_requests - one function per request: check the arguments,
     encode the fields, call, decode the reply into the typed result.
 

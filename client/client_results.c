@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  client_results - replies decoded into libparley's typed results.
 
     Fixed-size fields are copied into the result; strings of unbounded

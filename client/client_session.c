@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  client_session - libparley's session layer: a fresh DEALER, HELLO,
     WELCOME decoded, the event socket (re)connected to the endpoint WELCOME
     names, and every channel listened to before LISTENed again (a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  client_transport - libparley's sockets and frames: the one function
     that makes a socket (options, and later security, go there and only
     there), one send with the matching reply by request id, and replies

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  client_workflow - the workflow's requests (WORKFLOW, HANDOVER,
     CHECKPOINTS, CHECKPOINT, RESUME), their typed results, and the
     WORKFLOW_EVENT queue fed by the event socket (client_events.c).

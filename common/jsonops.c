@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  jsonops - JSON write ops as parley_op_t. See jsonops.h. */
 #include "jsonops.h"
 

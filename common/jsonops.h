@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  jsonops - state write ops written as JSON ({"op", "key", "value",
     "reducer"}), the way the scene policies, a model's answer and
     parley-ctl's command line give them, turned into libparley's typed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  mpjs - msgpack <-> jansson. See mpjs.h. */
 #include "mpjs.h"
 

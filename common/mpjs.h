@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  mpjs - msgpack values <-> jansson JSON values.
 
     The shared state holds msgpack; people and the built-in scene policies

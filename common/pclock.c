@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  pclock - time, in one place.
 
     Monotonic clock (CLOCK_MONOTONIC) for timeouts and durations, wall clock

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  pclock - time, in one place.
 
     Monotonic time for every timeout, interval and duration (it never jumps

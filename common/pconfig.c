@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  pconfig - one place for every setting of a binary.
 
     A binary declares its options once, in a pconfig_option_t table. This

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  pconfig - one place for every setting of a binary.
 
     Precedence, highest first: command-line flag, PARLEY_* environment

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  pconfig_help - prints --help from the option table.
 
     Kept apart from the parser so each file has one concern. The layout:

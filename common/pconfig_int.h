@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  pconfig_int - pconfig's insides, shared by pconfig.c (parsing) and
     pconfig_help.c (--help). Not for use outside common/.
 */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  pcurve - CurveZMQ certificates for Parley. See pcurve.h.
 
     zcert_load reads NAME_secret when it exists and NAME otherwise; a public

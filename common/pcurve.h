@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  pcurve - CurveZMQ keys for Parley: load a certificate, apply it to a
     socket, read what a key is allowed to do, and write new key pairs.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  plog - leveled logging to stderr.
 
     One line per call, built in a stack buffer and handed to the kernel in a

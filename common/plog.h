@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  plog - leveled logging to stderr.
 
     Every line carries an ISO-8601 UTC timestamp with milliseconds, the level,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  role - a role file, loaded into role_t. See role.h for the format.
 
     Every mapping is checked against a key table (ydoc_map), so a typo is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  role - one agent's role file (scenarios/<name>/roles/<role>.yaml).
 
     A role says who an agent is and what it may do, so one parley-agent

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  scenario - scenario.yaml and its role files. See scenario.h.
 
     The roles folder is read with glob(3) in name order, so the same

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  scenario - a team of one's own: scenarios/<name>/scenario.yaml plus
     the role files in scenarios/<name>/roles/<role>.yaml.
 

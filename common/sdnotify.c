@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  sdnotify - systemd readiness, stopping and watchdog notices; see
     sdnotify.h. sd_notify sends one datagram to $NOTIFY_SOCKET per call
     (a few microseconds); the watchdog is fed at most a few times a second.

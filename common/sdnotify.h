@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  sdnotify - tells systemd how a Type=notify service is doing.
 
     A thin layer over libsystemd's sd_notify(3): READY=1 once the service

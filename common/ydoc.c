@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  ydoc - a YAML file read through typed checks. See ydoc.h.
 
     The whole file is read first (bounded by YDOC_MAX_FILE) and handed to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  ydoc - a YAML file loaded whole (libyaml's document API), read through
     small typed checks that name the file, the line and the key on error.
 

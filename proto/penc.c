@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  penc - builds one frame in a reusable msgpack sbuffer. See pmsg.h.
 
     penc_begin() empties the buffer, so one penc_t serves a whole connection

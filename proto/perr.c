@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  perr - names of the protocol's error codes.
 
     A table indexed by code, so perr_name() is a bounds check and a load; the

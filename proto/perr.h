@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  perr - the protocol's error codes.
 
     One numbering for the wire (ERROR.code), the decoder and the broker's

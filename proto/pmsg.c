@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  pmsg - decode one frame: bounded walk, unpack into a zone, envelope,
     schema. See pmsg.h for the contract and PROTOCOL.md for the rules.
 

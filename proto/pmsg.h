@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  pmsg - Parley wire messages: decode (strict, bounded) and encode.
 
     Every request, reply and event is ONE msgpack map: the envelope keys

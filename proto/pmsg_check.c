@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  pcheck - schema validation of a decoded map. See pmsg_check.h.
 
     Rules (PROTOCOL.md section 2, "Strictness"):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  pcheck - validates a decoded msgpack map against a schema (internal).
 
     Used by pmsg_decode. Keeps the path of the field being checked (at most

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  pmsg_get - typed getters over a decoded message and its nested maps.
 
     The schema already checked every known field's kind, so a getter only

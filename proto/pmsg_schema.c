@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  pmsg_schema - the schema table: every message type and record of the
     protocol, with its fields, kinds, limits and whether each is required.
 

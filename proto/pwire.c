@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  pwire - bounded structural check of one msgpack frame, before unpacking.
 
     msgpack-c's unpacker trusts declared counts: `dd ff ff ff ff` (an array

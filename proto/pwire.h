@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  pwire - the bounded structural walk over raw msgpack bytes (internal).
 
     pmsg_decode uses the counts to size its zone in one chunk: every object

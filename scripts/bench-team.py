@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """bench-team - how much a team is worth, measured from outside.
 
 Runs real parley-broker and parley-agent processes (heuristic policy by

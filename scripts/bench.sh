@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # bench.sh - runs Parley's benchmarks and their baselines, writes the tables.
 #
 #   PARLEY_BIN_DIR=build/rel/bin ./scripts/bench.sh build/rel/bench/bench_*   (what `make bench` runs)

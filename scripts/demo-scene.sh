@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # demo-scene.sh - the scene director: six roles take turns on a blackboard.
 #
 #   make demo-scene                  built-in deterministic policies, no model

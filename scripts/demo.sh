@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # demo.sh - a broker and N agents exploring together on loopback.
 #
 #   make demo                      3 agents, heuristic policy, built-in embedder

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # deps.sh - install everything Parley needs to build and test on Debian 12.
 #
 # Idempotent and fast when nothing is missing: the check at the top only asks

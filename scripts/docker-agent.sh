@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # docker-agent.sh - the agent container's entry (installed in the image as
 # /usr/local/bin/parley-docker-agent by the Dockerfile).
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # docker-broker.sh - the broker container's entry (installed in the image as
 # /usr/local/bin/parley-docker-broker by the Dockerfile).
 #

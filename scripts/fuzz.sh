@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # fuzz.sh [SECONDS] - bounded libFuzzer runs of the parsers that eat untrusted input.
 #
 # Targets (FUZZ_TARGETS, default "decode answer"), each run for SECONDS

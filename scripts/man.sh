@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # man.sh BINARY OUT - a man page (section 1) for a Parley binary, made by
 # help2man from its own --help and --version, so the page says exactly what
 # the binary accepts. The NAME line is the first sentence of the --help

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """readme-flags.py - keep README.md's flag reference equal to the binaries' --help.
 
 Every binary documents its flags once, in its pconfig option table, which

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # run-tests.sh VAR=VALUE... -- TEST_BINARY...
 # Runs each Check suite with the given environment, prints Check's own summary
 # lines, and ends with one line "tests: N passed, N failed" over all suites

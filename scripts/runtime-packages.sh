@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # runtime-packages.sh BINARY... - print the Debian packages that provide
 # the shared libraries the given binaries load, one per line.
 #

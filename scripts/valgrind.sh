@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # valgrind.sh BIN_DIR TEST_BINARY...
 # Runs each Check suite under valgrind with CK_FORK=no, so the tests run in
 # the suite's own process where valgrind sees them (forked children are not

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # web-assets.sh - the C file holding parley-web's page (tools/web/web_assets.h).
 #
 # Usage: scripts/web-assets.sh OUT.c DIR

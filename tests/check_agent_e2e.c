@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_agent_e2e - real parley-broker, real parley-agent processes over
     real loopback sockets.
 

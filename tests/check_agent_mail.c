@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_agent_mail - the agent's mailbox against a real broker: every
     message reaches the steps, none is acknowledged before the agent
     committed it (its memory holding the mail saved), and a restarted

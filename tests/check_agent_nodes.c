@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_agent_nodes - the agent's own stages, run in-process against the
     real parley-broker over real sockets.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_agent_step - one step of the agent (agent_step.h) and the retry
     and fallback rule its stages share (stage.h).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_agentmem - AgentMemory (agent/agentmem.h): thoughts and turns,
     retention per type (limit, dedupe), the entry cap, and the exact
     context text, including connectors and observations that fail to render.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_answer - the answer parser on the corpus in tests/answers/
     (realistic good and broken LLM answers), plus limits, validation
     messages, the formatter's round trip and a garbage sweep.  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_bounds - the broker's resource bounds against the real binary:
     the global bound on queued bytes (QUEUES_FULL), a client that sends
     requests and never reads the replies (the broker keeps at most

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_broker_badinput - hostile and broken frames against the real
     broker: random bytes, truncated msgpack, trailing bytes, wrong types,
     huge declared lengths, deep nesting, multi-frame requests, empty frames,

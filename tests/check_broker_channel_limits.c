@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_broker_channel_limits - the broker's channels at their edges,
     over real sockets:
     - SEND to a "$..." channel is a RESERVED_NAME item error, like LISTEN

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_broker_channels - channels over real sockets: listen, unlisten,
     late fetch, posts reaching only the listeners of the moment, WELCOME
     listing an agent's channels, and a full channel under both overflow

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_broker_mail - the mailroom over real sockets: point-to-point,
     offline queueing, "all" exactly once to N agents, acknowledged delivery
     and redelivery, streaming (pipelined) FETCH, inbox overflow under both

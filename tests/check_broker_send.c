@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_broker_send - SEND's idempotence and its reply budget, over real
     sockets against the real broker (and a real parley-agent):
     - a SEND resent after a lost reply is not posted twice: a SEND

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_broker_session - sessions against the real broker over loopback:
     HELLO/WELCOME, NOT_HELLO, duplicate ids, takeover after BYE and after
     liveness expiry, BYE (with and without forget), AGENTS, stamping of the

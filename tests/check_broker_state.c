@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_broker_state - the shared state over the wire: WRITE/GET/SNAPSHOT,
     every reducer and clear/set/delete on each, atomic batches, the
     protected world.* keys, and a replica built from SUB updates plus a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_broker_world - the exploration world over the wire: PERCEIVE and
     ACT, edges on a line and a grid, BAD_ACTION, coverage by unique names,
     the "explored" event (once) and WORLD_RESET with its event and state,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_broker_world_limits - the world's own state writes (world.* keys)
     are outside the clients' state limits: a client that filled the store
     (STATE_FULL) must not make PERCEIVE, ACT or an agent leaving the world

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_captioner - captions of the view's image (visible_caption)
     against tests/openai_server.py: the exact request (one user message,
     the instruction and the image as an image_url part), the cache by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_checkpoints - the workflow's checkpoints over the wire: list,
     show and diff; resume from every checkpoint of a recorded run reaches
     the same final state as the uninterrupted run; the retention bound;

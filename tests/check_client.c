@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_client - libparley, the C client, against the real broker: every
     request with its typed result and typed errors (SEND's resolve, the
     model report, the OBSERVATION's image too), requests pipelined

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_client_observe - libparley's operator side against the real
     broker: STATS as a generic field list (every field of the protocol's
     table, its unit by the naming rule, the broker's version), AGENTS'

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_client_workflow - libparley's workflow API against a real broker
     running the loop scenario (tests/lib/testflow.c): WORKFLOW, HANDOVER,
     CHECKPOINTS, CHECKPOINT (whole and diff), RESUME, their typed errors,

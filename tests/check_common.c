@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_common - tests for common/: pclock and plog (pconfig has its own
     suite, check_pconfig).
 

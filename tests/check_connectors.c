@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_connectors - the built-in connectors fed directly (no broker):
     the world's diffs (start, moved, edge, found, coverage, done), the
     mailbox's seed-003 rendering, seq de-duplication and batch limit, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_crash - the crash harness: the real broker with --fsync always is
     killed with SIGKILL at random moments while two writers update shared
     state and a sender queues mail for a silent agent, each with a request

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_ctl - parley-ctl as a person uses it, against a real broker: the
     workflow, a human turn submitted (updates and hand-over in one), the
     checkpoints listed, shown, compared and resumed, and its exit codes

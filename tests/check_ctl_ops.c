@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_ctl_ops - parley-ctl's operator commands against a real broker:
     status, agents, stats, state get|set|keys, health and tail, each in
     text and with --json (parsed here with jansson), and their exit codes:

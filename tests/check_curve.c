@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_curve - security against the real broker over loopback sockets:
     CURVE refusals (a plaintext client, an unknown key, a key asking for an
     id it does not name, a tap without the tap right, an agent key asking

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_docs - the README tells the truth about the binaries.
 
     README.md's flag tables are generated from each binary's --help (which

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_durable - the broker's journal against the real binary: a restart
     (SIGTERM or SIGKILL) keeps registrations, inboxes with their seqs,
     acknowledged positions, listens, the shared state with its seqs, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_durable_resume - what a restarted broker owes the agents that come
     back to it, against the real binary: the plain-mode resume token of an
     offline id survives the restart (from the log and from a snapshot), so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_embed - the builtin embedder: determinism, unit length and the
     property retrieval needs: similar texts land near each other.  */
 #include <check.h>

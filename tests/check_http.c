@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_http - http.c, llm.c and the /v1/embeddings side of embedder.c
     against tests/openai_server.py over real loopback HTTP (libcurl).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_mailroom - the broker's message queue in-process, without
     sockets: posting to one agent, to "all" and to a channel, the seq
     order, FETCH from the head or after the stream cursor, the ack clamp

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_metrics - the broker's Prometheus endpoint, scraped over real HTTP
     (libcurl) from a real broker: the page is read by tests/metrics_check.py
     (prometheus_client's parser plus strict checks of names, types, HELP and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_netns - Parley across machines: tests/netns_explore.sh as a Check test.
 
     The script puts the broker in one network namespace and three agents and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_ops - the systemd units and `make install` (the compose file,
     Dockerfile and container scripts are in check_ops_docker).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_ops_docker - docker-compose.yml, the Dockerfile, and the scripts
     the image relies on (scripts/runtime-packages.sh, scripts/docker-agent.sh).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_pconfig - tests for common/pconfig: flags > PARLEY_* env > config
     file > default, every error path with its message, --help, --version.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_policy - the decision policies.
 
     Heuristic: same seed and inputs give the same answers; it heads for

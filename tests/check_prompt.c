@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_prompt - the model's prompt, against golden files.
 
     The explore scenario on the default line world (10 positions), seen by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_proto - every message type of proto/, generically from the schema
     table: each round-trips (encode, decode, compare every field, re-encode
     to the same bytes), each schema rule rejects with the right code, every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_proto_api - proto/ by hand: typed getters on real frames
     (HELLO/WELCOME, SEND/MAIL, ERROR, raw values), the envelope rules,
     unknown fields, duplicate keys inside any-values, the to/channel rule,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_proto_wire - byte-level rejections of proto/: pwire_check's
     bounds (huge declared lengths, counts that exceed the bytes left, depth,
     object count, frame size, trailing bytes, 0xc1), every msgpack type

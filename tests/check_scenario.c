@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_scenario - scenario and role files: the shipped scenarios load
     into the structs they describe, YAML values become the msgpack the
     broker writes, and every bad file in tests/corpus/config gets exactly

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_scene - the scene director and the scenarios end to end.
 
     Unit: the revision routing table, the critic's checks at the edges of

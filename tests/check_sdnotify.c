@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_sdnotify - the broker and the agent under a Type=notify unit, as
     systemd sees them: a real AF_UNIX datagram socket named by
     $NOTIFY_SOCKET receives what libsystemd's sd_notify sends, and journald

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_signals - SIGTERM and SIGINT stop the real parley-broker and
     parley-tap within 2 s with exit code 0: the broker while a client keeps
     its ROUTER busy with thousands of pipelined requests, the tap while it

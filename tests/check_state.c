@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_state - the shared-state blackboard (broker/state.h), key by
     key: every reducer, clear and set on each, delete, declare conflicts,
     bad fields and protected keys. Batches, limits, change records and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_state_batch - the shared-state blackboard (broker/state.h) a
     batch at a time: atomic batches that roll back every kind of change,
     limits (keys, bytes, value size), one change record per key with

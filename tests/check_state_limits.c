@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_state_limits - what --max-state-bytes counts:
     - A union key keeps a membership set beside its encoded list (a copy of
       every element plus a hash item, ~100 B each). The set counts against

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_state_replica - the Clone pattern over the shared state.
 
     A random stream of WRITE batches (many of them failing: conflicts,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_tap - parley-tap as a user runs it: the real binary on real files.
 
     These cases write record files by hand (the format documented in

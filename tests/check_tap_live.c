@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_tap_live - parley-tap against a real broker.
 
     The broker is $PARLEY_BIN_DIR/parley-broker on ephemeral loopback ports

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_team - the team features with real processes: a real broker, real
     parley-agent processes over loopback, and parley-tap recording every
     frame.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_vmemory - the FAISS memory with real FAISS and real files:
     add/search, persist/reload, HNSW, the lock, and the ways the memory log
     can be bad (too short for its header, flipped header bytes, garbage, a

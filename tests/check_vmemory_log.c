@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_vmemory_log - the incremental memory files with real FAISS and
     real files: many small saves, the snapshot older/newer/other than the
     log, a torn tail cut at every byte of the last record, corruption in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_web - parley-web: its HTTP and SSE server in process, the binary's
     flags and exit codes, a replay, and the page in a real browser.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_workflow - turns over the wire against the real broker: the
     atomic HANDOVER, who may hand over, the revision loop ending at exactly
     N revisions (N+1 validations), the issue list cleared per revision,

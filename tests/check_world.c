@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  check_world - the exploration world (broker/world.h): generation by
     seed, moves at the edges of lines and grids, start positions, coverage
     by unique names with duplicates, done, reset, the state mirror, world

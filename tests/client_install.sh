@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # client_install.sh ROOT ENDPOINT - installs libparley into a temporary
 # DESTDIR with `make install-lib`, builds examples/c/example.c outside the
 # tree with exactly `cc example.c $(pkg-config --cflags --libs parley)`,

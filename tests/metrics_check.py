@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """metrics_check - reads a Prometheus text page (file argument) the way a
 scraper does and checks the conventions check_metrics asks for.
 

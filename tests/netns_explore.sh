@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # netns_explore.sh - Parley across machines, on one machine.
 #
 # Two network namespaces stand in for two hosts: the broker runs in one,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """A scripted OpenAI-compatible HTTP server for the agent's client tests.
 
 Listens on 127.0.0.1, port 0 (or argv[1]), prints the port on stdout and

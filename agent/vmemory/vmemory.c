@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  vmemory - an agent's private vector memory: FAISS index + texts.
     See vmemory.h for the contract; the files are vmemory_log.h (the
     truth), vmemory_snap.h (index snapshot) and vmemory_migrate.h.

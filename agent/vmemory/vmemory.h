@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  vmemory - an agent's private vector memory: FAISS index + texts.
 
     One vmemory_t per agent. Vectors go into a FAISS index built from a

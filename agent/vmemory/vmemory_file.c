@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  vmemory_file - shared file helpers of the vector memory and the reader
     of the old (version 1) texts.pmem + index.faiss format, kept only to
     migrate such memories to the log (vmemory_migrate.c). See

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  vmemory_file - files of an agent's vector memory: shared helpers and
     the reader of the old format.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  vmemory_log - the append-only memory log. See vmemory_log.h.
 
     Load maps the file (mmap, read-only) rather than reading it into a

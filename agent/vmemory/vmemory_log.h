@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  vmemory_log - the append-only memory log, source of truth of a memory.
 
     DIR/memory.log:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  vmemory_migrate - old texts.pmem memories to the log. See the header.
 
     Honest costs: one-off, O(memory): the old files are read and checked,

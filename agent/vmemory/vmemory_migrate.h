@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  vmemory_migrate - converts an old-format memory (texts.pmem +
     index.faiss, vmemory_file.h) to the log (vmemory_log.h), on first open.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  vmemory_record - the byte layout of memory.log. See vmemory_record.h. */
 #include "vmemory_record.h"
 #include "vmemory_file.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  vmemory_record - the byte layout of memory.log (described in
     vmemory_log.h): encoding and checking its header and its records.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  vmemory_snap - the index snapshot file. See vmemory_snap.h.
 
     Honest costs: writing a snapshot is O(index): ~100 MB at 100k Flat

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  vmemory_snap - index.faiss, a snapshot of the FAISS index of a memory.
 
     DIR/index.faiss:

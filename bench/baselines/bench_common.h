@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  bench_common - helpers for the baseline clients (nats, redis).
 
     These clients are built by scripts/bench.sh, not by the Makefile, after

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  nats_relay - baseline: nats-server core pub/sub relay through libnats.
 
     Usage: nats_relay URL COUNT SIZE

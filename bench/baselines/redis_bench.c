@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  redis_bench - baselines on redis-server through hiredis: pub/sub relay
     and SET, pipelined and not.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  example.c - a small complete Parley agent on libparley.
 
     It says HELLO, sends itself a message, fetches and acknowledges it,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  parley/client.h - libparley, the C client of the Parley broker.
 
     One typed client, layered as transport -> session -> request:

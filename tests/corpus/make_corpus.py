@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Writes the malformed-frame corpus (tests/corpus/*.bin).
 
 Each file is named <expected>-<what>.bin, where <expected> is the error the

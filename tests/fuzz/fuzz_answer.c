@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  fuzz_answer - libFuzzer target for the LLM answer parser (agent/answer.c).
 
     Model answers are untrusted input: whatever bytes arrive, parsing,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  fuzz_decode - libFuzzer target for the frame decoder.
 
     Properties checked on every input (abort() = a finding):

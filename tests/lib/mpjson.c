@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  mpjson - JSON text <-> msgpack for tests (see mpjson.h). */
 #include "mpjson.h"
 #include <jansson.h>

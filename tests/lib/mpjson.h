@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  mpjson - test helpers: JSON text <-> msgpack, so state and world tests
     can write values and assertions readably.
 

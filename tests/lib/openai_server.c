@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  openai_server - starts tests/openai_server.py; see openai_server.h.  */
 #include "openai_server.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  openai_server - starts tests/openai_server.py for a test suite.
 
     Run it from an unchecked fixture (in the parent, before Check forks):

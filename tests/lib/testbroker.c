@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  testbroker - spawn/stop the real broker. See testbroker.h. */
 #include <assert.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  testbroker - runs the real bin/parley-broker as a child process for tests.
 
     The broker binds every socket on an ephemeral loopback port

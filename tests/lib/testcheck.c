@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  testcheck - shared Check-asserting setup of the broker suites. See
     testcheck.h. */
 #include "testcheck.h"

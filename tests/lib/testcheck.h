@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  testcheck - Check-asserting shortcuts every broker suite shares: the
     EXPECT / EXPECT_ERROR reply checks, a broker that must come up and must
     exit 0 on SIGTERM, an agent that has said HELLO, an agent's entry in an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  testclient - DEALER/SUB helpers for tests, on libparley's transport
     (client_raw): the library makes the sockets and decodes the replies;
     requests are built here, since tests must also send what a correct

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  testclient - a DEALER client for tests: build a request, get the reply.
 
     Requests are built with the real encoder (penc) and replies go through

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  testflow - the workflow suites' shared steps: a small scenario written
     per test ("loop": a worker, a checker and a reviewer played by a
     person) with the test's own limits, agents that say HELLO with a role,

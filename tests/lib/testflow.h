@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  testflow - shared steps of the workflow suites (check_workflow,
     check_checkpoints). See testflow.c.
 */

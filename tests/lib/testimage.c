@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  testimage - see testimage.h. */
 #include <check.h>
 #include <czmq.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  testimage - images for the tests of image observations: the demo
     world's PNGs (scenarios/images) and an independent base64 encoder, so
     a test never checks the agent's encoder against itself.

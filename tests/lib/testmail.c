@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  testmail - shared helpers of the broker mail suites. See testmail.h. */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  testmail - helpers the broker's mail suites share (check_broker_mail,
     check_broker_channels): SEND of one message, FETCH into a comma-joined
     list of bodies, a STATS counter, LISTEN (an agent that said HELLO is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  testops - helpers of the operations suites; see testops.h. */
 #include <errno.h>
 #include <limits.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  testops - helpers of the operations suites (check_ops: systemd units and
     `make install`; check_ops_docker: compose file, Dockerfile, scripts).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  testproto - decode helper of the proto suites; see testproto.h. */
 #include <check.h>
 #include "testproto.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  testproto - decode what a test just encoded, the way the broker would:
     the real strict decoder (pmsg_decode) with the default limits. Shared
     by the proto suites (check_proto, check_proto_api).

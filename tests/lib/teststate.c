@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  teststate - helpers of the shared-state suites; see teststate.h. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  teststate - helpers the shared-state suites share (check_state,
     check_state_batch, check_world): apply a WRITE's ops written as JSON
     text, and read a key back as compact JSON, so each case reads like the

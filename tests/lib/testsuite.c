@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  testsuite - runner and data helpers every Check suite shares; see
     testsuite.h.
 */

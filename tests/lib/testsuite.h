@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  testsuite - what every Check suite needs around its tests.
 
     testsuite_run is each suite's main(): it runs the suite the same way

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  tproc - child processes for tests; see tproc.h.
 
     Output is kept in growing buffers capped at TPROC_MAX_OUTPUT each; past

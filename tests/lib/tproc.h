@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  tproc - test helpers: run binaries under test as child processes.
 
     For tests that exercise a binary the way a user does (parley-tap, the

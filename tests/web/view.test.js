@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // view.test.js - parley-web in a real browser: Debian's chromium, headless,
 // driven by puppeteer-core over the DevTools protocol (no browser download).
 //

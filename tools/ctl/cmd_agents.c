@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  parley-ctl agents: every registered agent, from AGENTS' agent_info:
     role (its capability role:<name>), online, last seen, step, inbox
     depth (pending), unacknowledged, model calls and tokens. This

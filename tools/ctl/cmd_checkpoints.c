@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  parley-ctl checkpoints: every kept checkpoint, oldest first. */
 #include <stdio.h>
 

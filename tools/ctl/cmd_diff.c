@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  parley-ctl diff N M: what differs from checkpoint N to checkpoint M
     ("- key" for a key removed). */
 #include "ctl.h"

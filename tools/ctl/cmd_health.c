@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  parley-ctl health: an exit status for probes (compose healthchecks,
     systemd, monitoring). Fast and bounded: main connects with two HELLO
     attempts within --timeout-ms, then one STATS.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  parley-ctl resume N: fork the run from checkpoint N (a CURVE broker
     wants a key with the admin right). */
 #include "ctl.h"

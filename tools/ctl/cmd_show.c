@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  parley-ctl show N: the shared state at checkpoint N, and what changed
     from N-1 (when N-1 is kept). */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  parley-ctl state get KEY... | set KEY JSON [KEY JSON]... | keys [PREFIX]
 
     get: each key's value as JSON (with its reducer and seq); a key that

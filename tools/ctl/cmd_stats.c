@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  parley-ctl stats: every STATS field the broker sends, with its unit and
     the protocol's sentence for it. The list comes from libparley's
     generic decoding (parley_client_stats_fields), so counters a newer

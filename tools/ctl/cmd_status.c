@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  parley-ctl status: is the broker up, and how is it. One STATS and one
     AGENTS; the journal's fields are every STATS field named journal_*, as
     the broker sends them (none: "not reported"). When the broker does not

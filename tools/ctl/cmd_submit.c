@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  parley-ctl --role R submit NEXT [OP KEY JSON]...: a person's turn. The
     state updates and the hand-over to NEXT go in one HANDOVER, atomic like
     any agent's. OP is update, set, clear or delete (clear and delete take

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  parley-ctl tail [TOPIC]...: the broker's events as they happen, by
     topic prefix (default agent., world., state., workflow.; "mail." adds
     the mail wake-ups). Through libparley's generic subscription. Runs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  parley-ctl watch [KEY]...: follows a workflow turn by turn. For each
     WORKFLOW_EVENT it prints who acted, what their turn changed (the
     difference between the event's checkpoint and the one before) and who

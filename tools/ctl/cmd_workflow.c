@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  parley-ctl workflow: status, holder, turn and revisions. */
 #include "ctl.h"
 #include "pconfig.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  ctl - what parley-ctl's subcommands share.
 
     main.c parses the flags, connects (libparley, HELLO as --id with the

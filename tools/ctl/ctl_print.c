@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  ctl_print - parley-ctl's output: text for people, --json for scripts,
     and the common error path of a request. */
 #include "ctl.h"

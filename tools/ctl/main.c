@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  parley-ctl - look at and steer a running broker from the command line.
 
     One subcommand per file (cmd_<name>.c) behind the table below; each

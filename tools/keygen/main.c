@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  parley-keygen - writes CurveZMQ key pairs for Parley.
 
     One key pair per run, in CZMQ's certificate format: DIR/NAME (public

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  parley-tap - watch a Parley broker's traffic, live or from a recording.
 
     The broker mirrors every frame it receives and sends, and every event it

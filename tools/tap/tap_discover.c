@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  tap_discover - HELLO observe, read WELCOME.tap; see tap_discover.h. */
 #include <czmq.h>
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  tap_discover - asks a broker where its tap socket is.
 
     The tap learns the tap endpoint from the `tap` field of WELCOME: it

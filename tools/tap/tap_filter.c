@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  tap_filter - frame selection for parley-tap; see tap_filter.h.
 
     The sets are short lists given on a command line, so a linear scan of a

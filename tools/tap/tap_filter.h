@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  tap_filter - which tap frames parley-tap shows.
 
     Three optional sets, each given as one or more comma lists:

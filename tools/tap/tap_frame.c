@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  tap_frame - a TAP frame and the Parley frame inside it; see tap_frame.h. */
 #include <czmq.h>
 #include <string.h>

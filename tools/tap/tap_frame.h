@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  tap_frame - one frame from the broker's tap socket, decoded twice.
 
     The tap socket carries TAP maps {tseq, ts, dir, peer, body}; `body` is a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  tap_json - JSON lines for parley-tap; see tap_json.h. Uses jansson; each
     line is built as a tree and dumped compact. That allocates per frame,
     which is fine at tap rates (a person or jq reads the output); --stats is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  tap_json - JSON lines for `parley-tap --json`, one object per line.
 
     Every line has "kind":

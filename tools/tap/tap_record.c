@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  tap_record - writes parley-tap record files. See tap_record.h for the
     format. stdio buffering is enough here: records arrive one by one from a
     socket, and we flush once a second and at exit (tap_record_flush), so a

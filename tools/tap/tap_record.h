@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  tap_record - the record file of parley-tap: writing it.
 
     `parley-tap --record FILE` saves every TAP frame it receives, before any

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  tap_replay - reads parley-tap record files; see tap_replay.h.
 
     One buffer is reused for every record and grows only to the largest

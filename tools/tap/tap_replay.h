@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  tap_replay - reads a parley-tap record file (format in tap_record.h).
 
     Strict: a bad magic, a record header cut short, a length of 0 or over

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  tap_stats - counters and the --stats table; see tap_stats.h. */
 #include <czmq.h>
 #include <inttypes.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  tap_stats - counts for parley-tap: frames, drops, rates per type and peer.
 
     Drops: the broker's tap PUB never blocks; when a subscriber is slow the

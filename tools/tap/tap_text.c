@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  tap_text - text lines for parley-tap; see tap_text.h.
 
     Lines are built in a fixed stack buffer (TAP_TEXT_LINE bytes) with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  tap_text - human-readable lines for parley-tap.
 
     One line per frame:

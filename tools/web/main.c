@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  parley-web - a live view of a Parley team in a web browser.
 
     A client of the broker through libparley (web_live), an HTTP server on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  web_actions - WORLD_RESET and WRITE for the page. See web_actions.h. */
 #include <assert.h>
 #include <czmq.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  web_actions - operator actions from the page, through libparley.
 
     Only with `parley-web --allow-actions`. The broker takes writes only

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  web_assets - the page, its script and style sheet, built into the
     binary (scripts/web-assets.sh turns tools/web/assets/ into a C file at
     build time with xxd -i), so parley-web needs no install tree and the

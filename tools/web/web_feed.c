@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  web_feed - TAP frames to hub events. See web_feed.h.
 
     Each frame is decoded twice (tap_frame: the TAP envelope, then the

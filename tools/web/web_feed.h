@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  web_feed - turns TAP frames into the hub's events.
 
     The same code reads the live tap socket and a parley-tap recording, so

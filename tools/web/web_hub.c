@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  web_hub - the model and the event ring shared by the feed and the
     HTTP streams. See web_hub.h.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  web_hub - what parley-web knows, and the stream of changes to it.
 
     One writer (the feed: the broker's tap and replica, or a recording)

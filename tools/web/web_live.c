@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  web_live - the broker side of parley-web. See web_live.h. */
 #include <assert.h>
 #include <czmq.h>

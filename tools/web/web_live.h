@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  web_live - feeds the hub from a running broker.
 
     Through libparley, as an observer (HELLO with `observe`, so the view

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  web_server - routes, the SSE stream and actions over libmicrohttpd.
     See web_server.h.
 */

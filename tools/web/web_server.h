@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*  web_server - the HTTP side of parley-web, on libmicrohttpd.
 
     Routes (anything else is 404; a known path with another method is 405

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """explorer.py - a Python agent that joins the C agents' exploration team.
 
 It plays by the same rules as parley-agent's heuristic policy, through the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """scene_critic.py - a Python agent that plays the scene director's critic.
 
 It takes the critic's place in scenarios/scene next to the five other

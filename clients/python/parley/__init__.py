@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """parley - a client for the Parley broker (proto/PROTOCOL.md).
 
     import parley

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """aio - the asyncio API: ``parley.aio.Client``, on zmq.asyncio.
 
 The same Session and the same requests as the blocking client; here the

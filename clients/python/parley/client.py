@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """client - the blocking API: ``parley.Client``.
 
 One background thread owns the sockets (a DEALER for requests, a SUB for

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """codec - frames to and from msgpack, with the protocol's limits.
 
 Requests are one msgpack map (PROTOCOL.md section 2): the envelope ``v``,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Exceptions: one class per protocol error code, plus the client's own.
 
 ``ERROR_CODES`` mirrors the C list in ``proto/perr.h`` / ``proto/perr.c``

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """replica - the state-replica rules both clients share (PROTOCOL.md §3, SNAPSHOT).
 
 The replica follows every STATE_UPDATE (it subscribes to all of ``state.``,

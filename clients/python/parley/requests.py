@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """requests - every request of the protocol, built once for both clients.
 
 A :class:`Request` is what a call needs: the type, its fields, how to read

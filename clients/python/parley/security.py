@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """security - CURVE keys and the plain-mode resume token (docs/SECURITY.md).
 
 CURVE: ``parley-keygen`` writes CZMQ certificates in ZPL (ZeroMQ Property

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """session - the connection's state machine, without any I/O.
 
 Both clients (the blocking one's I/O thread and the asyncio one's task)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """types - the replies, events and inputs of the protocol as dataclasses.
 
 Each ``from_wire`` checks the fields PROTOCOL.md marks required and their

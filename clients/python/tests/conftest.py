@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Fixtures: the real parley-broker (and parley-agent) binaries.
 
 The binaries come from $PARLEY_BIN_DIR (set by `make test`), else from the

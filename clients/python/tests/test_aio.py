@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The asyncio API: the same requests, session and replica rules."""
 import asyncio
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The examples run: a Python explorer in a team with two C parley-agents."""
 import re
 import select

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The package installs with pip, offline, from its pyproject.toml."""
 import shutil
 import subprocess

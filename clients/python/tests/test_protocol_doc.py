@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """PROTOCOL.md section 7 ("Lifecycle and exact behaviour"), checked against
 the real broker: each test names the paragraph it checks."""
 import time

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The state replica: SNAPSHOT pages plus STATE_UPDATEs, by PROTOCOL.md's seq rules."""
 import random
 import threading

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Every request of the protocol through parley.Client, against the real broker."""
 import re
 

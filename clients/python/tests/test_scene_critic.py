@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The Python critic (examples/scene_critic.py): its checks at the edges
 (those of tests/check_scene.c for the C critic), and a scene director run
 with five C role agents, compared with the same run by the C critic."""

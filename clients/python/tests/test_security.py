@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Resume tokens, observers, the duplicate filter across a broker restart,
 and CURVE with keys made by parley-keygen (docs/SECURITY.md), against the
 real broker."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The session: heartbeats during long waits, reconnects, resends, timeouts,
 and replies that break the protocol."""
 import signal

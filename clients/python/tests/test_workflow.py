@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The workflow requests (PROTOCOL.md 4.1) against a broker running
 tests/scenario_wf: a writer and a reviewer take turns on a draft."""
 import asyncio

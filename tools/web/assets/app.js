@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // parley-web's page: one EventSource on /events, one model, one render.
 // Every change arrives as an event (init, info, state, agents, msg, world,
 // dropped, reset, end); nothing is polled. A replay gets the recording's
