@@ -38,13 +38,7 @@
 static tproc_t *
 start_agent (const char *router, const char *id, const char *memdir, const char *const *extra)
 {
-    const char *argv[32] = { "parley-agent", "--broker", router, "--id", id,
-                             "--memory-dir", memdir, "--log-level", "info" };
-    size_t argc = 9;
-    for (size_t i = 0; extra && extra[i] && argc < 30; i++)
-        argv[argc++] = extra[i];
-    argv[argc] = NULL;
-    tproc_t *proc = tproc_start (argv, true, NULL);
+    tproc_t *proc = tproc_agent (router, id, memdir, "info", extra);
     ck_assert_ptr_nonnull (proc);
     return proc;
 }

@@ -39,13 +39,7 @@
 static tproc_t *
 s_agent (const char *router, const char *id, const char *memdir, const char *const *extra)
 {
-    const char *argv[40] = { "parley-agent", "--broker", router, "--id", id,
-                             "--memory-dir", memdir, "--log-level", "warn" };
-    size_t argc = 9;
-    for (size_t i = 0; extra && extra[i] && argc < 38; i++)
-        argv[argc++] = extra[i];
-    argv[argc] = NULL;
-    tproc_t *proc = tproc_start (argv, true, NULL);
+    tproc_t *proc = tproc_agent (router, id, memdir, "warn", extra);
     ck_assert_ptr_nonnull (proc);
     return proc;
 }

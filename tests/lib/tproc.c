@@ -347,3 +347,17 @@ tproc_write_file (const char *path, const char *text)
     bool ok = fwrite (text, 1, len, file) == len;
     return fclose (file) == 0 && ok;
 }
+
+tproc_t *
+tproc_agent (const char *router, const char *id, const char *memdir, const char *log_level,
+             const char *const *extra)
+{
+    assert (router && id && memdir && log_level);
+    const char *argv [48] = { "parley-agent", "--broker", router, "--id", id,
+                              "--memory-dir", memdir, "--log-level", log_level };
+    size_t argc = 9;
+    for (size_t i = 0; extra && extra [i] && argc < 45; i++)
+        argv [argc++] = extra [i];
+    argv [argc] = NULL;
+    return tproc_start (argv, true, NULL);
+}

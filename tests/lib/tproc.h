@@ -41,6 +41,11 @@ typedef struct _tproc_t tproc_t;
 //  NULL-terminated argv. Extra environment "NAME=value" strings in `env`
 //  (NULL-terminated, may be NULL).
 tproc_t *tproc_start (const char *const *argv, bool bin_dir, const char *const *env);
+//  parley-agent from PARLEY_BIN_DIR as `id` on `router`, its memory in
+//  `memdir`, logging at `log_level`, then the flags in `extra` (NULL-ended,
+//  may be NULL; at most 36). NULL if it cannot be started.
+tproc_t *tproc_agent (const char *router, const char *id, const char *memdir,
+                      const char *log_level, const char *const *extra);
 void tproc_destroy (tproc_t **self_p);          //  kills it if still running
 pid_t tproc_pid (tproc_t *self);
 //  Reads what is available for up to timeout_ms; false once stdout and
