@@ -13,6 +13,7 @@
 
     Usage: bench_curve [--count N] [--quick]
 */
+#include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -30,101 +31,84 @@
 
 static long s_count = 500000;
 
-//  A bench connection, CURVE when `key` is given (before connecting).
-static bench_conn_t *
-s_conn (const char *endpoint, const char *key, const char *server)
+//  A connected libparley client, CURVE when `key` is given; the bench
+//  dies when it cannot connect (see bench_client).
+static parley_client_t *
+s_client (const char *endpoint, const char *id, const char *key, const char *server)
 {
-    bench_conn_t *self = calloc (1, sizeof (bench_conn_t));
-    self->own_ctx = true;
-    self->ctx = zmq_ctx_new ();
-    self->sock = zmq_socket (self->ctx, ZMQ_DEALER);
-    int zero = 0, hwm = 1000000;
-    zmq_setsockopt (self->sock, ZMQ_LINGER, &zero, sizeof zero);
-    zmq_setsockopt (self->sock, ZMQ_SNDHWM, &hwm, sizeof hwm);
-    zmq_setsockopt (self->sock, ZMQ_RCVHWM, &hwm, sizeof hwm);
-    if (key) {
-        char why [256];
-        zcert_t *mine = pcurve_load (key, true, why, sizeof why);
-        zcert_t *theirs = pcurve_load (server, false, why, sizeof why);
-        if (!mine || !theirs) {
-            fprintf (stderr, "bench_curve: %s\n", why);
-            exit (1);
-        }
-        zcert_apply (mine, self->sock);
-        zmq_setsockopt (self->sock, ZMQ_CURVE_SERVERKEY, zcert_public_txt (theirs), 40);
-        zcert_destroy (&mine);
-        zcert_destroy (&theirs);
-    }
-    if (zmq_connect (self->sock, endpoint) != 0)
-        exit (1);
-    penc_init (&self->enc);
-    msgpack_unpacked_init (&self->unpacked);
-    zmq_msg_init (&self->frame);
-    self->next_id = 1;
-    return self;
+    parley_client_t *client = parley_client_new (endpoint, id);
+    parley_client_set_timeout (client, 30000, 2000);
+    parley_client_set_attempts (client, 1);
+    parley_client_set_connect_attempts (client, 20);
+    if (key)
+        bench_check (client, parley_client_set_security (client, key, server, NULL), "keys");
+    bench_check (client, parley_client_connect (client), "connect");
+    return client;
 }
 
+//  Waits for a mail wake-up (at most 5 ms) when the inbox was empty.
 static void
-s_fetch (bench_conn_t *conn, uint64_t ack, bool stream)
+s_await_mail (parley_client_t *client)
 {
-    penc_t *enc = bench_conn_begin (conn, PMSG_FETCH, 1 + (ack? 1: 0) + (stream? 1: 0));
-    if (ack)
-        penc_kv_uint (enc, "ack", ack);
-    penc_kv_uint (enc, "max", BATCH);
-    if (stream)
-        penc_kv_bool (enc, "stream", true);
-    bench_conn_send (conn);
+    if (parley_client_take_mail (client))
+        return;
+    struct pollfd item = { parley_client_fd (client), POLLIN, 0 };
+    if (item.fd >= 0 && !parley_client_process (client))
+        poll (&item, 1, 5);
+    parley_client_take_mail (client);
 }
 
-//  Child: receives s_count messages, writes its rate (msg/s) to result_fd.
+//  Child: receives s_count messages with DEPTH FETCHes in flight (the
+//  first plain, the ones behind it streaming), each acking what came
+//  before; writes its rate (msg/s) to result_fd.
 static void
 s_receiver (const char *router, const char *key, const char *server, int ready_fd, int result_fd)
 {
     bench_pin (0, 1);
-    bench_conn_t *conn = s_conn (router, key, server);
-    bench_hello (conn, "dst");
+    parley_client_t *client = s_client (router, "dst", key, server);
     if (write (ready_fd, "r", 1) != 1)
         _exit (1);
     long received = 0, first_batch = 0;
     uint64_t ack = 0;
     int64_t first = 0, last = 0;
-    int in_flight = 0;
+    parley_ticket_t tickets [DEPTH];
+    long head = 0, tail = 0;
     bool draining = false;
     while (received < s_count) {
-        while (!draining && in_flight < DEPTH) {
-            s_fetch (conn, ack, in_flight > 0);
-            in_flight++;
+        while (!draining && head - tail < DEPTH) {
+            bench_check (client, parley_client_post_fetch (client, ack, BATCH, head > tail,
+                                                           &tickets [head % DEPTH]), "FETCH");
+            head++;
         }
-        const msgpack_object *mail = bench_conn_recv (conn, 30000);
-        in_flight--;
-        bench_expect (mail, "MAIL");
-        const msgpack_object *items = pobj_get (mail, "messages");
-        size_t n = items->via.array.size;
-        if (n == 0) {
-            draining = in_flight > 0;
+        parley_mail_batch_t mail;
+        bench_check (client, parley_client_collect_mail (client, tickets [tail++ % DEPTH], &mail),
+                     "FETCH");
+        if (mail.count == 0) {
+            draining = head > tail;
             if (!draining)
-                pclock_sleep_ms (1);
+                s_await_mail (client);
             continue;
         }
-        if (in_flight == 0)
+        if (head == tail)
             draining = false;
-        ack = pobj_uint (&items->via.array.ptr [n - 1], "seq", 0);
+        ack = mail.messages [mail.count - 1].seq;
         last = pclock_mono_us ();
         if (received == 0) {
             first = last;
-            first_batch = (long) n;
+            first_batch = (long) mail.count;
         }
-        received += (long) n;
+        received += (long) mail.count;
     }
-    while (in_flight-- > 0)
-        bench_conn_recv (conn, 30000);
+    while (tail < head) {
+        parley_mail_batch_t mail;
+        bench_check (client, parley_client_collect_mail (client, tickets [tail++ % DEPTH], &mail),
+                     "FETCH");
+    }
     double rate = (double) (received - first_batch) * 1e6 / (double) (last - first);
     if (write (result_fd, &rate, sizeof rate) < 0)
         _exit (1);
-    penc_t *bye = bench_conn_begin (conn, PMSG_BYE, 1);
-    penc_kv_bool (bye, "forget", true);
-    bench_call (conn);
-    bench_conn_destroy (&conn);
+    bench_check (client, parley_client_ack (client, ack), "ACK");
+    bench_client_leave (&client);
     _exit (0);
 }
 
@@ -146,40 +130,38 @@ s_relay (const char *router, const char *key, const char *server)
     if (read (ready [0], &c, 1) != 1)
         exit (1);
     close (ready [0]);
-    bench_conn_t *conn = s_conn (router, key, server);
-    bench_hello (conn, "src");
-    char body [BODY];
+    parley_client_t *client = s_client (router, "src", key, server);
+    static char body [BODY];
+    static parley_outgoing_t items [BATCH];
     memset (body, 'x', sizeof body);
-    long sent = 0, in_flight = 0;
-    while (sent < s_count || in_flight > 0) {
-        if (sent < s_count && in_flight < 4) {
+    for (size_t i = 0; i < BATCH; i++)
+        items [i] = (parley_outgoing_t) { .to = "dst", .body = body, .body_len = sizeof body };
+    enum { WINDOW = 4 };
+    parley_ticket_t tickets [WINDOW];
+    long sent = 0, head = 0, tail = 0;
+    while (sent < s_count || tail < head) {
+        if (sent < s_count && head - tail < WINDOW) {
             size_t n = (size_t) (s_count - sent) < BATCH? (size_t) (s_count - sent): BATCH;
-            penc_t *enc = bench_conn_begin (conn, PMSG_SEND, 1);
-            penc_key (enc, "messages");
-            msgpack_packer *pk = penc_packer (enc);
-            msgpack_pack_array (pk, (uint32_t) n);
-            for (size_t i = 0; i < n; i++) {
-                msgpack_pack_map (pk, 2);
-                penc_kv_cstr (enc, "to", "dst");
-                penc_kv_str (enc, "body", body, sizeof body);
-            }
-            bench_conn_send (conn);
+            bench_check (client, parley_client_post_send (client, items, n,
+                                                          &tickets [head++ % WINDOW]), "SEND");
             sent += (long) n;
-            in_flight++;
             continue;
         }
-        bench_expect (bench_conn_recv (conn, 30000), "SENT");
-        in_flight--;
+        parley_sent_t sent_result;
+        bench_check (client, parley_client_collect_sent (client, tickets [tail++ % WINDOW],
+                                                         &sent_result), "SENT");
+        if (sent_result.accepted != sent_result.count) {
+            fprintf (stderr, "bench_curve: %zu messages refused\n",
+                     sent_result.count - sent_result.accepted);
+            exit (1);
+        }
     }
     double rate = 0;
     if (read (result [0], &rate, sizeof rate) != sizeof rate)
         exit (1);
     close (result [0]);
     waitpid (receiver, NULL, 0);
-    penc_t *enc = bench_conn_begin (conn, PMSG_BYE, 1);
-    penc_kv_bool (enc, "forget", true);
-    bench_call (conn);
-    bench_conn_destroy (&conn);
+    bench_client_leave (&client);
     return rate;
 }
 

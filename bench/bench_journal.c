@@ -43,96 +43,94 @@ s_start (const char *mode, const char *dir, const char *compact)
     return broker;
 }
 
-static void
-s_write_one (bench_conn_t *conn, long i, const char *value)
-{
-    char key [32];
-    snprintf (key, sizeof key, "bk%ld", i % 1000);
-    penc_t *enc = bench_conn_begin (conn, PMSG_WRITE, 1);
-    penc_key (enc, "ops");
-    msgpack_pack_array (penc_packer (enc), 1);
-    msgpack_pack_map (penc_packer (enc), 3);
-    penc_kv_cstr (enc, "op", "set");
-    penc_kv_cstr (enc, "key", key);
-    penc_kv_cstr (enc, "value", value);
-    bench_conn_send (conn);
-}
-
+//  256 WRITEs of one `set` op in flight, as bench_state does; ops/s.
 static double
 s_state (const char *router, long count)
 {
-    bench_conn_t *conn = bench_conn_new (router);
-    bench_hello (conn, "writer");
-    char value [65];
-    memset (value, 'v', 64);
-    value [64] = 0;
+    parley_client_t *client = bench_client (router, "writer");
+    static char keys [1000][16];
+    for (int i = 0; i < 1000; i++)
+        snprintf (keys [i], sizeof keys [i], "bk%d", i);
+    uint8_t value [80];
+    char text [65];
+    memset (text, 'v', 64);
+    text [64] = 0;
+    size_t value_size = parley_pack_str (value, sizeof value, text);
+    enum { WINDOW = 256 };
+    parley_ticket_t tickets [WINDOW];
     int64_t start = pclock_mono_us ();
     long sent = 0, done = 0;
     while (done < count) {
-        while (sent < count && sent - done < 256)
-            s_write_one (conn, sent++, value);
-        bench_expect (bench_conn_recv (conn, 30000), "WRITTEN");
+        while (sent < count && sent - done < WINDOW) {
+            parley_op_t op = { .op = PARLEY_OP_SET, .key = keys [sent % 1000],
+                               .value = value, .value_size = value_size };
+            bench_check (client, parley_client_post_write (client, &op, 1,
+                                                           &tickets [sent % WINDOW]), "WRITE");
+            sent++;
+        }
+        bench_check (client, parley_client_collect_written (client, tickets [done % WINDOW],
+                                                            NULL), "WRITTEN");
         done++;
     }
     double rate = (double) count * 1e6 / (double) (pclock_mono_us () - start);
-    bench_conn_destroy (&conn);
+    bench_client_leave (&client);
     return rate;
 }
 
-static void
-s_send_batch (bench_conn_t *conn, const char *to, int n, size_t size)
+//  One SEND of `n` messages of `size` bytes to `to`, posted.
+static parley_ticket_t
+s_post_batch (parley_client_t *client, const char *to, int n, size_t size)
 {
     static char body [4097];
+    static parley_outgoing_t items [4096];
     memset (body, 'm', size);
-    body [size] = 0;
-    penc_t *enc = bench_conn_begin (conn, PMSG_SEND, 1);
-    penc_key (enc, "messages");
-    msgpack_pack_array (penc_packer (enc), (uint32_t) n);
-    for (int i = 0; i < n; i++) {
-        msgpack_pack_map (penc_packer (enc), 2);
-        penc_kv_cstr (enc, "to", to);
-        penc_kv_cstr (enc, "body", body);
-    }
-    bench_conn_send (conn);
+    for (int i = 0; i < n; i++)
+        items [i] = (parley_outgoing_t) { .to = to, .body = body, .body_len = size };
+    parley_ticket_t ticket;
+    bench_check (client, parley_client_post_send (client, items, (size_t) n, &ticket), "SEND");
+    return ticket;
 }
 
-//  Sends `count` messages to dst, then fetches them all; messages/s.
+//  Sends `count` messages to dst (8 SENDs of 256 in flight), then fetches
+//  them all acknowledging as it goes; messages/s over both phases.
 static double
 s_relay (const char *router, long count)
 {
-    bench_conn_t *src = bench_conn_new (router);
-    bench_conn_t *dst = bench_conn_new (router);
-    bench_hello (src, "src");
-    bench_hello (dst, "dst");
+    parley_client_t *src = bench_client (router, "src");
+    parley_client_t *dst = bench_client (router, "dst");
+    enum { WINDOW = 8 };
+    parley_ticket_t tickets [WINDOW];
     int64_t start = pclock_mono_us ();
     long batches = count / 256, sent = 0, done = 0;
     while (done < batches) {
-        while (sent < batches && sent - done < 8) {
-            s_send_batch (src, "dst", 256, 64);
+        while (sent < batches && sent - done < WINDOW) {
+            tickets [sent % WINDOW] = s_post_batch (src, "dst", 256, 64);
             sent++;
         }
-        bench_expect (bench_conn_recv (src, 30000), "SENT");
+        parley_sent_t result;
+        bench_check (src, parley_client_collect_sent (src, tickets [done % WINDOW], &result),
+                     "SENT");
+        if (result.accepted != result.count) {
+            fprintf (stderr, "bench_journal: %zu of %zu messages refused\n",
+                     result.count - result.accepted, result.count);
+            exit (1);
+        }
         done++;
     }
     long received = 0;
     uint64_t ack = 0;
     while (received < batches * 256) {
-        penc_t *enc = bench_conn_begin (dst, PMSG_FETCH, ack ? 2 : 1);
-        penc_kv_uint (enc, "max", 4096);
-        if (ack)
-            penc_kv_uint (enc, "ack", ack);
-        const msgpack_object *reply = bench_call (dst);
-        bench_expect (reply, "MAIL");
-        const msgpack_object *messages = pobj_get (reply, "messages");
-        uint32_t n = messages ? messages->via.array.size : 0;
-        if (n == 0)
+        parley_mail_batch_t mail;
+        bench_check (dst, parley_client_fetch (dst, ack, 4096, false, &mail), "FETCH");
+        if (mail.count == 0)
             break;
-        ack = pobj_uint (&messages->via.array.ptr [n - 1], "seq", 0);
-        received += n;
+        ack = mail.messages [mail.count - 1].seq;
+        received += (long) mail.count;
     }
+    bench_check (dst, parley_client_ack (dst, ack), "ACK");
     double rate = (double) received * 1e6 / (double) (pclock_mono_us () - start);
-    bench_conn_destroy (&src);
-    bench_conn_destroy (&dst);
+    bench_client_leave (&src);
+    bench_client_leave (&dst);
     return rate;
 }
 
@@ -159,35 +157,37 @@ s_recovery_ms (testbroker_t *broker)
 static void
 s_fill (const char *router, long messages, long keys)
 {
-    bench_conn_t *conn = bench_conn_new (router);
-    bench_hello (conn, "filler");
-    bench_conn_t *silent = bench_conn_new (router);
-    bench_hello (silent, "silent");
+    parley_client_t *client = bench_client (router, "filler");
+    parley_client_t *silent = bench_client (router, "silent");
     for (long sent = 0; sent < messages; sent += 4096) {
         int n = messages - sent < 4096 ? (int) (messages - sent) : 4096;
-        s_send_batch (conn, "silent", n, 16);
-        bench_expect (bench_conn_recv (conn, 60000), "SENT");
+        parley_sent_t result;
+        bench_check (client, parley_client_collect_sent (client,
+                        s_post_batch (client, "silent", n, 16), &result), "SENT");
+        if (result.accepted != result.count) {
+            fprintf (stderr, "bench_journal: the fill lost messages\n");
+            exit (1);
+        }
     }
-    char value [33];
-    memset (value, 'k', 32);
-    value [32] = 0;
+    char text [33];
+    memset (text, 'k', 32);
+    text [32] = 0;
+    uint8_t value [48];
+    size_t value_size = parley_pack_str (value, sizeof value, text);
+    static parley_op_t ops [256];
+    static char names [256][32];
     for (long done = 0; done < keys; done += 256) {
         int n = keys - done < 256 ? (int) (keys - done) : 256;
-        penc_t *enc = bench_conn_begin (conn, PMSG_WRITE, 1);
-        penc_key (enc, "ops");
-        msgpack_pack_array (penc_packer (enc), (uint32_t) n);
         for (int i = 0; i < n; i++) {
-            char key [32];
-            snprintf (key, sizeof key, "key.%ld", done + i);
-            msgpack_pack_map (penc_packer (enc), 3);
-            penc_kv_cstr (enc, "op", "set");
-            penc_kv_cstr (enc, "key", key);
-            penc_kv_cstr (enc, "value", value);
+            snprintf (names [i], sizeof names [i], "key.%ld", done + i);
+            ops [i] = (parley_op_t) { .op = PARLEY_OP_SET, .key = names [i], .value = value,
+                                      .value_size = value_size };
         }
-        bench_expect (bench_call (conn), "WRITTEN");
+        bench_check (client, parley_client_write (client, ops, (size_t) n, NULL), "WRITE");
     }
-    bench_conn_destroy (&conn);
-    bench_conn_destroy (&silent);
+    //  The silent agent stays registered with its mail: no BYE.
+    parley_client_destroy (&client);
+    parley_client_destroy (&silent);
 }
 
 static void
