@@ -220,7 +220,9 @@ $(LIBPARLEY_SO): $(LIBPARLEY_OBJ) client/libparley.map
 	$(CC) -shared -Wl,-soname,libparley.so.1 -Wl,--version-script=client/libparley.map \
 	    $(LIBPARLEY_OBJ) $(shell pkg-config --libs libczmq libzmq msgpack) -lpthread -o $@
 
-test: $(BINARIES) $(TESTS) $(LIBPARLEY)
+# The benches are built (not run) by `make test` too, so a change that
+# breaks one fails here rather than at the next `make bench`.
+test: $(BINARIES) $(TESTS) $(LIBPARLEY) $(BENCHES)
 	@./scripts/run-tests.sh $(TEST_ENV) PARLEY_PYTHON=$(PYTHON) -- $(TESTS) $(PYTHON_TESTS)
 
 # The Python client (clients/python): pytest against the real binaries,
