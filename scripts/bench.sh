@@ -28,6 +28,9 @@ OUT=build/bench
 mkdir -p "$OUT"
 : "${PARLEY_BIN_DIR:=$ROOT/build/rel/bin}"
 export PARLEY_BIN_DIR
+# Every broker a bench starts keeps a journal (fsync everysec): the
+# default a user gets, so the figures are the product's (tests/lib/testbroker.c).
+export PARLEY_TESTBROKER_DURABLE=1
 QUICK=${BENCH_QUICK:-0}
 RESULTS=$OUT/results.txt
 LOG=$OUT/bench.log

@@ -3,6 +3,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,9 +74,15 @@ s_exec (testbroker_t *self, const char *const *args)
     argv [argc++] = "127.0.0.1";
     argv [argc++] = "--ready-file";
     argv [argc++] = self->ready;
-    //  In memory unless the test gives its own --data-dir (a later flag wins).
+    //  In memory unless the test gives its own --data-dir (a later flag
+    //  wins). The benches set PARLEY_TESTBROKER_DURABLE=1 (scripts/bench.sh):
+    //  their figures are the product's default, a journal in a data
+    //  directory (here the broker's own temporary one) with fsync everysec.
+    char data [320];
+    const char *durable = getenv ("PARLEY_TESTBROKER_DURABLE");
+    snprintf (data, sizeof data, "%s/data", self->dir);
     argv [argc++] = "--data-dir";
-    argv [argc++] = "none";
+    argv [argc++] = durable && strcmp (durable, "1") == 0 ? data : "none";
     for (size_t i = 0; args && args [i] && i < TESTBROKER_MAX_ARGS; i++)
         argv [argc++] = args [i];
     argv [argc] = NULL;
@@ -168,10 +175,21 @@ testbroker_signal (testbroker_t *self, int signum)
         kill (self->pid, signum);
 }
 
+static int
+s_remove_entry (const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+    (void) sb; (void) type; (void) ftw;
+    return remove (path);
+}
+
 static void
 s_remove_dir (testbroker_t *self)
 {
     char path [512];
+    //  The journal of a durable (bench) broker.
+    snprintf (path, sizeof path, "%s/data", self->dir);
+    if (access (path, F_OK) == 0)
+        nftw (path, s_remove_entry, 16, FTW_DEPTH | FTW_PHYS);
     const char *files [] = { "ready", "broker.log" };
     for (size_t i = 0; i < 2; i++) {
         snprintf (path, sizeof path, "%s/%s", self->dir, files [i]);
