@@ -182,6 +182,10 @@ void durable_hold_reply (broker_t *self, const conn_id_t *conn, bool envelope,
                          const agent_t *agent, const void *data, size_t size);
 //  End of a loop turn: sync (--fsync always) and send the held replies.
 //  -1 when the sync failed (the broker must stop).
+//  Writes the records gathered this turn; called before any reply or event
+//  leaves. False when they could not be written: the broker then stops
+//  (self->failed) and sends nothing more.
+bool durable_flush (broker_t *self);
 int durable_commit (broker_t *self);
 int durable_on_tick (zloop_t *loop, int timer_id, void *arg);
 int durable_compact (broker_t *self);

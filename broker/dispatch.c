@@ -121,6 +121,9 @@ dispatch_send (broker_t *self, const conn_id_t *conn, bool envelope, agent_t *ag
 {
     request_t reply_to = { .agent = agent };
     request_t *req = &reply_to;
+    //  Nothing is acknowledged before its journal records are written.
+    if (!durable_flush (self))
+        return;
     s_tap (self, "out", req->agent, conn, data, size);
     //  ROUTER_MANDATORY: the routing-id frame fails when the peer is gone
     //  (EHOSTUNREACH) or its pipe is full (EAGAIN, as we never block).
@@ -349,7 +352,7 @@ dispatch_on_router (zloop_t *loop, zsock_t *reader, void *arg)
     for (int i = 0; i < BROKER_DRAIN_BATCH; i++)
         if (!s_receive_one (self))
             break;
-    int rc = durable_commit (self);
+    int rc = durable_flush (self) ? durable_commit (self) : -1;
     publish_mail_ready (self);
     return rc;
 }

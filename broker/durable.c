@@ -206,6 +206,27 @@ durable_hold_reply (broker_t *self, const conn_id_t *conn, bool envelope, const 
     d->bytes_size += size;
 }
 
+bool
+durable_flush (broker_t *self)
+{
+    durable_t *d = self->durable;
+    if (!d || self->failed)
+        return !self->failed;
+    if (journal_flush (d->journal) == 0)
+        return true;
+    //  Requests of this turn are applied in memory but their records did
+    //  not reach the file (their disk space was reserved, so this is an
+    //  I/O error, not a full disk). Acknowledging them would promise what a
+    //  restart cannot give back: stop, as a failed sync under --fsync
+    //  always does; clients without replies retry against the restarted
+    //  broker.
+    d->storage_errors++;
+    plog_error ("cannot write the journal: %s; stopping so nothing unwritten is "
+                "acknowledged", strerror (errno));
+    self->failed = true;
+    return false;
+}
+
 int
 durable_commit (broker_t *self)
 {
@@ -451,6 +472,10 @@ durable_on_tick (zloop_t *loop, int timer_id, void *arg)
     durable_t *d = self->durable;
     if (!d)
         return 0;
+    //  Records appended outside a request turn (an agent forgotten by a
+    //  timer) are written within a second.
+    if (!durable_flush (self))
+        return -1;
     journal_tick (d->journal);
     if (journal_wants_compaction (d->journal))
         durable_compact (self);

@@ -45,15 +45,24 @@ typedef struct _jfile_t jfile_t;
 jfile_t *jfile_open (const char *path, char *why, size_t why_size);
 void jfile_destroy (jfile_t **self_p);
 const char *jfile_path (jfile_t *self);
+//  Bytes written and gathered.
 uint64_t jfile_size (jfile_t *self);
 //  The descriptor (for a syncing thread's own dup).
 int jfile_fd (jfile_t *self);
 
-//  Appends one record with one write(2) (to the page cache; see sync).
-//  On failure (ENOSPC, EIO...) the file is cut back to its size before, so
-//  no partial record stays, and -1 is returned with errno set.
+//  Appends one record: its disk space is reserved (fallocate) and it is
+//  gathered in memory until jfile_flush. -1 with errno (ENOSPC on a full
+//  disk) when it cannot be appended; nothing was then appended.
 int jfile_append (jfile_t *self, const void *payload, size_t size);
-//  fdatasync when something was appended since the last sync. 0 or -1.
+//  Writes what was gathered with one write(2) (to the page cache; see
+//  sync). On failure (EIO...) the file is cut back to its size before, so
+//  no partial record stays, the gathered records are dropped, and -1 is
+//  returned with errno set.
+int jfile_flush (jfile_t *self);
+//  Something appended and not yet flushed.
+bool jfile_pending (jfile_t *self);
+//  Flushes, then fdatasync when something was written since the last
+//  sync. 0 or -1.
 int jfile_sync (jfile_t *self);
 bool jfile_dirty (jfile_t *self);
 

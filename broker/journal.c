@@ -307,6 +307,21 @@ journal_append (journal_t *self, const void *payload, size_t size)
         return -1;
     }
     self->stats.appended_bytes += JFILE_HEADER + size;
+    return 0;
+}
+
+int
+journal_flush (journal_t *self)
+{
+    assert (self);
+    if (!self->log || !jfile_pending (self->log))
+        return 0;
+    if (jfile_flush (self->log) != 0) {
+        self->stats.write_errors++;
+        return -1;
+    }
+    //  Set after the write, so the syncer never clears it for bytes that
+    //  were still in memory.
     atomic_store (&self->unsynced, true);
     return 0;
 }

@@ -54,9 +54,15 @@ const char *journal_dir (journal_t *self);
 int journal_recover (journal_t *self, bool repair, jfile_record_fn *snapshot_fn,
                      jfile_record_fn *log_fn, void *arg, char *why, size_t why_size);
 
-//  Appends a record. -1 (errno set) when it could not be written: nothing
-//  of it stays in the file.
+//  Appends a record (its disk space reserved, its bytes gathered until
+//  journal_flush). -1 (errno set, ENOSPC on a full disk) when it cannot
+//  be appended: nothing of it stays.
 int journal_append (journal_t *self, const void *payload, size_t size);
+//  Writes what journal_append gathered (one write(2)); the broker calls it
+//  before any reply or event leaves and at the end of each loop turn, so
+//  nothing is acknowledged or shown before it is in the page cache. 0, or
+//  -1 with errno (the gathered records are then lost to the journal).
+int journal_flush (journal_t *self);
 //  True when replies must wait for journal_commit (ALWAYS with records
 //  not yet synced).
 bool journal_holds_replies (journal_t *self);

@@ -18,6 +18,9 @@ s_send (broker_t *self, const char *topic, size_t topic_len)
 {
     if (self->replaying)
         return;                 //  recovery re-runs history: nobody to tell
+    //  Nobody sees a change before its journal record is written.
+    if (!durable_flush (self))
+        return;
     const void *data = penc_data (&self->event);
     size_t size = penc_size (&self->event);
     if (tap_active (self->tap))
