@@ -3,6 +3,9 @@
     testcheck.h. */
 #include "testcheck.h"
 
+#include <czmq.h>
+#include "pclock.h"
+
 testbroker_t *
 testcheck_start (const char *const *args)
 {
@@ -54,4 +57,35 @@ testcheck_tap_joined (testbroker_t *broker, testsub_t *tap, int deadline_ms)
     testclient_destroy (&client);
     while ((event = testsub_recv (tap, NULL, 0, 200)))
         pmsg_destroy (&event);
+}
+
+testsub_t *
+testcheck_sub (testbroker_t *broker, const char *prefix)
+{
+    testsub_t *sub = testsub_new (testbroker_pub (broker), prefix);
+    ck_assert_ptr_nonnull (sub);
+    testclient_t *probe = testcheck_agent (broker, "SubProbe");
+    testsub_subscribe (sub, "mail.SubProbe");
+    int64_t deadline = pclock_mono_ms () + TESTCLIENT_TIMEOUT_MS;
+    bool live = false;
+    while (!live) {
+        ck_assert_msg (pclock_mono_ms () < deadline, "the SUB on %s never joined", prefix);
+        pmsg_t *sent = testclient_send_one (probe, "SubProbe", false, "probe");
+        EXPECT (sent, PMSG_SENT);
+        pmsg_destroy (&sent);
+        char topic [64];
+        pmsg_t *event;
+        while (!live && (event = testsub_recv (sub, topic, sizeof topic, 100))) {
+            live = streq (topic, "mail.SubProbe");
+            pmsg_destroy (&event);
+        }
+    }
+    //  The SUB filters what it receives too: no MAIL_READY still on its way
+    //  comes out of testsub_recv once the topic is dropped.
+    testsub_unsubscribe (sub, "mail.SubProbe");
+    pmsg_t *bye = testclient_call0 (probe, PMSG_BYE);
+    EXPECT (bye, PMSG_OK);
+    pmsg_destroy (&bye);
+    testclient_destroy (&probe);
+    return sub;
 }
