@@ -560,9 +560,8 @@ START_TEST (test_sigterm_during_model_call)
     tproc_t *agent = start_agent (testbroker_router (broker), "Thinker", "none", extra);
     //  The call is under way once the probe and the first PERCEIVE are
     //  done: wait for the connected line on stderr.
-    for (int i = 0; i < 100 && !strstr (tproc_err (agent), "connected to"); i++)
-        tproc_read (agent, 100);
-    ck_assert_msg (strstr (tproc_err (agent), "connected to"), "%s", tproc_err (agent));
+    ck_assert_msg (tproc_wait_for_err (agent, "connected to", DEADLINE_MS), "%s",
+                   tproc_err (agent));
     tproc_read (agent, 500);
     tproc_signal (agent, SIGTERM);
     int status = tproc_wait (agent, 5000);
