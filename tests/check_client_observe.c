@@ -23,7 +23,7 @@ static parley_client_t *
 s_connected (const char *router, const char *id)
 {
     parley_client_t *client = parley_client_new (router, id);
-    parley_client_set_timeout (client, 3000, 200);
+    parley_client_set_timeout (client, DEADLINE_MS, 200);
     ck_assert_int_eq (parley_client_connect (client), PARLEY_OK);
     return client;
 }

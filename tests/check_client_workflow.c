@@ -23,7 +23,7 @@ s_player (testbroker_t *broker, const char *id, const char *role)
         snprintf (cap, sizeof cap, "role:%s", role);
         parley_client_add_cap (client, cap);
     }
-    parley_client_set_timeout (client, 2000, 200);
+    parley_client_set_timeout (client, DEADLINE_MS, 200);
     parley_client_workflow_events (client, true);
     //  Its last subscription: s_events_live proves them all live with it.
     ck_assert_int_eq (parley_client_subscribe (client, "agent.EvProbe"), PARLEY_OK);
