@@ -26,6 +26,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include "agent/http.h"
+#include "pclock.h"
 #include "lib/testbroker.h"
 #include "lib/openai_server.h"
 #include "lib/testcheck.h"
@@ -123,8 +124,12 @@ START_TEST (test_broker_restart)
     ck_assert_msg (tproc_wait_for (agent, "step 3 ", DEADLINE_MS), "agent made no progress:\n%s",
                    tproc_err (agent));
     ck_assert_int_eq (testbroker_stop (&broker), 0);
-    //  While the broker is gone the agent keeps trying; it must not exit.
-    tproc_read (agent, 1500);
+    //  While the broker is gone the agent keeps trying; it must not exit
+    //  (1.5 s by the clock: tproc_read returns at each line it logs).
+    int64_t gone_until = pclock_mono_ms () + 1500;
+    for (int64_t left; (left = gone_until - pclock_mono_ms ()) > 0; )
+        if (!tproc_read (agent, (int) left))
+            break;
     ck_assert_msg (!tproc_exited (agent), "agent exited without a broker:\n%s", tproc_err (agent));
     broker = testbroker_start (args);
     ck_assert_ptr_nonnull (broker);
@@ -213,8 +218,15 @@ START_TEST (test_act_carries_step)
     int status = tproc_wait (agent, DEADLINE_MS);
     ck_assert_msg (status == 0, "exit %d\n%s", status, tproc_err (agent));
     uint64_t acts = 0, last = 0;
-    pmsg_t *event;
-    while ((event = testsub_recv (tap, NULL, 0, 500))) {
+    //  Up to the agent's BYE, its last frame: the tap keeps the broker's
+    //  order, so every ACT came before it (a pause in the stream proves
+    //  nothing on a loaded machine).
+    bool bye = false;
+    int64_t until = pclock_mono_ms () + DEADLINE_MS;
+    while (!bye) {
+        int64_t left = until - pclock_mono_ms ();
+        pmsg_t *event = left > 0? testsub_recv (tap, NULL, 0, (int) left): NULL;
+        ck_assert_msg (event, "the agent's BYE never showed on the tap");
         const msgpack_object *body = pmsg_field (event, "body");
         char dir[8] = "";
         pmsg_strcpy (event, "dir", dir, sizeof (dir));
@@ -224,6 +236,7 @@ START_TEST (test_act_carries_step)
             char why[128];
             pmsg_t *frame = pmsg_decode (body->via.bin.ptr, body->via.bin.size,
                                          pwire_default_limits (), &code, &id, why, sizeof (why));
+            bye |= frame && pmsg_type (frame) == PMSG_BYE;
             if (frame && pmsg_type (frame) == PMSG_ACT) {
                 uint64_t step = pmsg_uint (frame, "step", 0);
                 ck_assert_msg (step > 0, "ACT without step");
