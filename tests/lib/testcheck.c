@@ -89,3 +89,31 @@ testcheck_sub (testbroker_t *broker, const char *prefix)
     testclient_destroy (&probe);
     return sub;
 }
+
+void
+testcheck_sub_join (testsub_t *sub, testclient_t *agent)
+{
+    testsub_subscribe (sub, "state.subprobe");
+    int64_t deadline = pclock_mono_ms () + TESTCLIENT_TIMEOUT_MS;
+    bool live = false;
+    for (uint64_t n = 0; !live; n++) {
+        ck_assert_msg (pclock_mono_ms () < deadline, "the SUB never joined");
+        penc_t *enc = testclient_begin (agent, PMSG_WRITE, 1);
+        penc_key (enc, "ops");
+        msgpack_pack_array (penc_packer (enc), 1);
+        msgpack_pack_map (penc_packer (enc), 3);
+        penc_kv_cstr (enc, "op", "set");
+        penc_kv_cstr (enc, "key", "subprobe");
+        penc_kv_uint (enc, "value", n);
+        pmsg_t *reply = testclient_call (agent);
+        EXPECT (reply, PMSG_WRITTEN);
+        pmsg_destroy (&reply);
+        char topic [64];
+        pmsg_t *event;
+        while (!live && (event = testsub_recv (sub, topic, sizeof topic, 100))) {
+            live = streq (topic, "state.subprobe");
+            pmsg_destroy (&event);
+        }
+    }
+    testsub_unsubscribe (sub, "state.subprobe");
+}

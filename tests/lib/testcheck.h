@@ -43,5 +43,10 @@ void testcheck_tap_joined (testbroker_t *broker, testsub_t *tap, int deadline_ms
 //  too. Events of `prefix` that arrive meanwhile are dropped: call it
 //  before causing any. Fails the test after TESTCLIENT_TIMEOUT_MS.
 testsub_t *testcheck_sub (testbroker_t *broker, const char *prefix);
+//  The same proof for a SUB of the caller's, with no agent of its own:
+//  `agent` (one that said HELLO) writes the state key "subprobe" until its
+//  STATE_UPDATE arrives on `sub`, subscribed to it last. For suites whose
+//  counts a probe agent would change; the key stays in the state.
+void testcheck_sub_join (testsub_t *sub, testclient_t *agent);
 
 #endif
