@@ -39,7 +39,8 @@ void testcheck_tap_joined (testbroker_t *broker, testsub_t *tap, int deadline_ms
 //  after a sleep that a loaded machine outlasts): PROTOCOL.md's proof. It
 //  subscribes to mail.SubProbe last on the same socket, and an agent
 //  SubProbe mails itself every 100 ms until that MAIL_READY arrives, then
-//  says BYE. Subscriptions reach the broker in order, so `prefix` is live
+//  says BYE with forget (no trace left in AGENTS or the mail counts).
+//  Subscriptions reach the broker in order, so `prefix` is live
 //  too. Events of `prefix` that arrive meanwhile are dropped: call it
 //  before causing any. Fails the test after TESTCLIENT_TIMEOUT_MS.
 testsub_t *testcheck_sub (testbroker_t *broker, const char *prefix);
