@@ -265,13 +265,13 @@ s_announced (testsub_t *events, const char *name)
 START_TEST (test_liveness_expiry)
 {
     //  Sleepy says nothing after HELLO and must expire. 1 s rather than
-    //  less: the event subscription below has that long to be in place
-    //  before the expiry is published, and the watcher rarely needs s_watch's
-    //  second HELLO.
+    //  less: the watcher rarely needs s_watch's second HELLO. The event
+    //  subscription is proven live before Sleepy comes.
     const char *args [] = { "--heartbeat-ms", "50", "--liveness-ms", "1000", NULL };
     s_broker = testcheck_start (args);
     testsub_t *events = testsub_new (testbroker_pub (s_broker), "agent.Sleepy");
     testclient_t *watcher = testcheck_agent (s_broker, "Watcher");
+    testcheck_sub_join (events, watcher);
     testclient_t *sleepy = testclient_new (testbroker_router (s_broker));
     pmsg_t *welcome = testclient_hello (sleepy, "Sleepy");
     EXPECT (welcome, PMSG_WELCOME);
@@ -297,7 +297,6 @@ START_TEST (test_liveness_expiry)
     ck_assert_msg (offline, "Sleepy was never marked offline");
     //  The expiry was announced.
     bool announced = s_announced (events, "expired");
-    //  Subscriptions race the first events; the expiry comes well after.
     ck_assert_msg (announced, "no AGENT_EVENT expired for Sleepy");
     //  The old connection is no longer Sleepy...
     pmsg_t *reply = testclient_call0 (sleepy, PMSG_HEARTBEAT);
@@ -337,6 +336,7 @@ START_TEST (test_forget_after)
     s_broker = testcheck_start (args);
     testsub_t *events = testsub_new (testbroker_pub (s_broker), "agent.Sleepy");
     testclient_t *watcher = testcheck_agent (s_broker, "Watcher");
+    testcheck_sub_join (events, watcher);
     testclient_t *sleepy = testcheck_agent (s_broker, "Sleepy");
     pmsg_t *reply = testclient_send_one (watcher, "Sleepy", false, "queued for you");
     EXPECT (reply, PMSG_SENT);

@@ -23,10 +23,51 @@ s_player (testbroker_t *broker, const char *id, const char *role)
         snprintf (cap, sizeof cap, "role:%s", role);
         parley_client_add_cap (client, cap);
     }
-    parley_client_set_timeout (client, 2000, 200);
+    parley_client_set_timeout (client, DEADLINE_MS, 200);
     parley_client_workflow_events (client, true);
+    //  Its last subscription: s_events_live proves them all live with it.
+    ck_assert_int_eq (parley_client_subscribe (client, "agent.EvProbe"), PARLEY_OK);
     ck_assert_int_eq (parley_client_connect (client), PARLEY_OK);
     return client;
+}
+
+//  Returns once the players' event subscriptions are live, instead of a
+//  sleep that a loaded machine outlasts (PROTOCOL.md, "Knowing that a
+//  subscription is live"): probe agents EvProbe<n> say HELLO, one every
+//  100 ms, until each player has seen an agent.EvProbe event, the topic its
+//  SUB subscribed to last; subscriptions reach the broker in order, so
+//  workflow. is live too. Then the players drop that topic and its events.
+static void
+s_events_live (testbroker_t *broker, parley_client_t *const *players, size_t count)
+{
+    bool seen [8] = { false };
+    ck_assert_uint_le (count, 8);
+    size_t left = count;
+    int64_t until = zclock_mono () + DEADLINE_MS;
+    for (int n = 0; left; n++) {
+        ck_assert_msg (zclock_mono () < until, "the players' events never became live");
+        char id [32];
+        snprintf (id, sizeof id, "EvProbe%d", n);
+        parley_client_t *probe = parley_client_new (testbroker_router (broker), id);
+        ck_assert_int_eq (parley_client_connect (probe), PARLEY_OK);
+        parley_client_destroy (&probe);
+        zclock_sleep (100);
+        for (size_t i = 0; i < count; i++) {
+            parley_client_process (players [i]);
+            parley_event_t event;
+            while (parley_client_event (players [i], &event))
+                if (!seen [i]) {
+                    seen [i] = true;
+                    left--;
+                }
+        }
+    }
+    for (size_t i = 0; i < count; i++) {
+        parley_client_unsubscribe (players [i], "agent.EvProbe");
+        parley_event_t event;
+        while (parley_client_event (players [i], &event))
+            ;
+    }
 }
 
 //  Waits for an event of `kind` naming `agent` (NULL: any); earlier ones
@@ -65,9 +106,9 @@ START_TEST (test_turns_and_checkpoints)
     parley_client_t *worker = s_player (broker, "W1", "worker");
     parley_client_t *checker = s_player (broker, "C1", "checker");
     //  W1's turn began at its HELLO, before its subscription: asked, not
-    //  waited for (as parley-agent does). The sleep lets the event
-    //  subscriptions reach the broker's PUB, as the other event suites do.
-    zclock_sleep (200);
+    //  waited for (as parley-agent does). The events that follow are
+    //  waited for, so the subscriptions must be live first.
+    s_events_live (broker, (parley_client_t *[]) { worker, checker }, 2);
 
     parley_workflow_t info;
     ck_assert_int_eq (parley_client_workflow (checker, &info), PARLEY_OK);
@@ -171,7 +212,7 @@ START_TEST (test_event_queue_bound)
     parley_client_t *worker = s_player (broker, "W1", "worker");
     parley_client_t *checker = s_player (broker, "C1", "checker");
     parley_client_t *watcher = s_player (broker, "Watcher", NULL);
-    zclock_sleep (200);
+    s_events_live (broker, (parley_client_t *[]) { watcher }, 1);
     int handovers = PARLEY_WF_EVENT_QUEUE + 6;
     for (int i = 0; i < handovers; i++)
         s_handover (i % 2 ? checker : worker, i % 2 ? "issues" : "work",

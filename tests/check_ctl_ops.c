@@ -89,7 +89,7 @@ s_agent (const char *router, const char *id, const char *role)
     char cap [80];
     snprintf (cap, sizeof cap, "role:%s", role);
     parley_client_add_cap (client, cap);
-    parley_client_set_timeout (client, 3000, 200);
+    parley_client_set_timeout (client, TESTCLIENT_TIMEOUT_MS, 200);
     ck_assert_int_eq (parley_client_connect (client), PARLEY_OK);
     return client;
 }
@@ -293,9 +293,7 @@ START_TEST (test_tail)
                             "tail", "state.tail.", "agent.Tailed", NULL };
     tproc_t *tail = tproc_start (argv, true, NULL);
     //  "tailing" on stderr once the subscriptions are in place.
-    for (int i = 0; i < 100 && !strstr (tproc_err (tail), "tailing"); i++)
-        tproc_read (tail, 100);
-    ck_assert_msg (strstr (tproc_err (tail), "tailing"), "%s", tproc_err (tail));
+    ck_assert_msg (tproc_wait_for_err (tail, "tailing", 20000), "%s", tproc_err (tail));
     parley_client_t *agent = s_agent (router, "Tailed", "scout");      //  agent.Tailed joined
     parley_op_t ops [] = {
         { .op = PARLEY_OP_SET, .key = "other.key", .value = "\x01", .value_size = 1 },

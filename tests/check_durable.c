@@ -462,7 +462,9 @@ START_TEST (test_compaction)
         testclient_t *w = testcheck_agent (broker, "W");
         ck_assert_int_eq (s_write (w, "set", "big", NULL, big, 0, false), 0);
         s_leave (&w);
-        int64_t deadline = pclock_mono_ms () + 10000;
+        //  The snapshot is written (and synced) by a child: on a busy disk
+        //  that takes a while.
+        int64_t deadline = pclock_mono_ms () + 30000;
         char line [64];
         snprintf (line, sizeof line, "snapshot.%d (", round + 1);
         while (!testbroker_log_contains (broker, line) && pclock_mono_ms () < deadline)

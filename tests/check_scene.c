@@ -274,8 +274,7 @@ START_TEST (test_llm_turn)
 {
     const char *args [] = { "--scenario", s_scenario ("scene"), NULL };
     testbroker_t *broker = testcheck_start (args);
-    testsub_t *sub = testsub_new (testbroker_pub (broker), "workflow.");
-    zclock_sleep (200);
+    testsub_t *sub = testcheck_sub (broker, "workflow.");
     const char *extra [] = { "--policy", "llm", "--llm-url", s_llm_url,
                              "--llm-model", "turn-bad-first:scene", NULL };
     tproc_t *agent = s_role_agent (testbroker_router (broker), "orchestrator", extra);

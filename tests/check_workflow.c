@@ -46,8 +46,7 @@ START_TEST (test_start_and_guards)
     EXPECT_ERROR (reply, PERR_NOT_TURN_HOLDER);
     pmsg_destroy (&reply);
 
-    testsub_t *sub = testsub_new (testbroker_pub (broker), "workflow.");
-    zclock_sleep (200);             //  PUB/SUB joins asynchronously
+    testsub_t *sub = testcheck_sub (broker, "workflow.");
     testclient_t *worker = testflow_agent (broker, "W1", "worker");
     pmsg_t *event = testflow_event (sub, "turn", "W1");
     pmsg_destroy (&event);
@@ -219,8 +218,7 @@ END_TEST
 START_TEST (test_dead_holder)
 {
     testbroker_t *broker = testflow_start (&testflow_default);
-    testsub_t *sub = testsub_new (testbroker_pub (broker), "workflow.");
-    zclock_sleep (200);
+    testsub_t *sub = testcheck_sub (broker, "workflow.");
     testclient_t *worker = testflow_agent (broker, "W1", "worker");
     testclient_t *spare = testflow_agent (broker, "W2", "worker");
     pmsg_t *event = testflow_event (sub, "turn", "W1");
@@ -257,8 +255,7 @@ START_TEST (test_turn_timeout)
 {
     const testflow_limits_t limits = { 3, 100, 300, "replace" };
     testbroker_t *broker = testflow_start (&limits);
-    testsub_t *sub = testsub_new (testbroker_pub (broker), "workflow.");
-    zclock_sleep (200);
+    testsub_t *sub = testcheck_sub (broker, "workflow.");
     testclient_t *worker = testflow_agent (broker, "W1", "worker");
     testclient_t *spare = testflow_agent (broker, "W2", "worker");
     //  W1 stays silent: W2 gets the turn, then stays silent too and,
@@ -274,8 +271,7 @@ START_TEST (test_turn_timeout)
 
     const testflow_limits_t alone = { 3, 100, 300, "fail" };
     broker = testflow_start (&alone);
-    sub = testsub_new (testbroker_pub (broker), "workflow.");
-    zclock_sleep (200);
+    sub = testcheck_sub (broker, "workflow.");
     worker = testflow_agent (broker, "W1", "worker");
     event = testflow_event (sub, "failed", NULL);
     ck_assert_msg (strstr (testflow_str (event, "reason"), "300 ms turn timeout"), "%s",

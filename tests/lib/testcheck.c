@@ -3,6 +3,9 @@
     testcheck.h. */
 #include "testcheck.h"
 
+#include <czmq.h>
+#include "pclock.h"
+
 testbroker_t *
 testcheck_start (const char *const *args)
 {
@@ -54,4 +57,68 @@ testcheck_tap_joined (testbroker_t *broker, testsub_t *tap, int deadline_ms)
     testclient_destroy (&client);
     while ((event = testsub_recv (tap, NULL, 0, 200)))
         pmsg_destroy (&event);
+}
+
+//  True once an event of `topic` arrives within 100 ms of the last one;
+//  the events before it are dropped.
+static bool
+s_saw (testsub_t *sub, const char *topic)
+{
+    char got [64];
+    pmsg_t *event;
+    while ((event = testsub_recv (sub, got, sizeof got, 100))) {
+        pmsg_destroy (&event);
+        if (streq (got, topic))
+            return true;
+    }
+    return false;
+}
+
+testsub_t *
+testcheck_sub (testbroker_t *broker, const char *prefix)
+{
+    testsub_t *sub = testsub_new (testbroker_pub (broker), prefix);
+    ck_assert_ptr_nonnull (sub);
+    testclient_t *probe = testcheck_agent (broker, "SubProbe");
+    testsub_subscribe (sub, "mail.SubProbe");
+    int64_t deadline = pclock_mono_ms () + TESTCLIENT_TIMEOUT_MS;
+    do {
+        ck_assert_msg (pclock_mono_ms () < deadline, "the SUB on %s never joined", prefix);
+        pmsg_t *sent = testclient_send_one (probe, "SubProbe", false, "probe");
+        EXPECT (sent, PMSG_SENT);
+        pmsg_destroy (&sent);
+    } while (!s_saw (sub, "mail.SubProbe"));
+    //  The SUB filters what it receives too: no MAIL_READY still on its way
+    //  comes out of testsub_recv once the topic is dropped.
+    testsub_unsubscribe (sub, "mail.SubProbe");
+    //  Gone without a trace: no registration, no mail left queued.
+    penc_t *enc = testclient_begin (probe, PMSG_BYE, 1);
+    penc_kv_bool (enc, "forget", true);
+    pmsg_t *bye = testclient_call (probe);
+    EXPECT (bye, PMSG_OK);
+    pmsg_destroy (&bye);
+    testclient_destroy (&probe);
+    return sub;
+}
+
+void
+testcheck_sub_join (testsub_t *sub, testclient_t *agent)
+{
+    testsub_subscribe (sub, "state.subprobe");
+    int64_t deadline = pclock_mono_ms () + TESTCLIENT_TIMEOUT_MS;
+    uint64_t n = 0;
+    do {
+        ck_assert_msg (pclock_mono_ms () < deadline, "the SUB never joined");
+        penc_t *enc = testclient_begin (agent, PMSG_WRITE, 1);
+        penc_key (enc, "ops");
+        msgpack_pack_array (penc_packer (enc), 1);
+        msgpack_pack_map (penc_packer (enc), 3);
+        penc_kv_cstr (enc, "op", "set");
+        penc_kv_cstr (enc, "key", "subprobe");
+        penc_kv_uint (enc, "value", n++);
+        pmsg_t *reply = testclient_call (agent);
+        EXPECT (reply, PMSG_WRITTEN);
+        pmsg_destroy (&reply);
+    } while (!s_saw (sub, "state.subprobe"));
+    testsub_unsubscribe (sub, "state.subprobe");
 }

@@ -35,5 +35,19 @@ const msgpack_object *testcheck_find_agent (const pmsg_t *list, const char *id);
 //  after about deadline_ms. The frames seen are dropped, so a process
 //  started afterwards is seen from its first frame.
 void testcheck_tap_joined (testbroker_t *broker, testsub_t *tap, int deadline_ms);
+//  A SUB on the broker's events under `prefix`, live when it returns (not
+//  after a sleep that a loaded machine outlasts): PROTOCOL.md's proof. It
+//  subscribes to mail.SubProbe last on the same socket, and an agent
+//  SubProbe mails itself every 100 ms until that MAIL_READY arrives, then
+//  says BYE with forget (no trace left in AGENTS or the mail counts).
+//  Subscriptions reach the broker in order, so `prefix` is live
+//  too. Events of `prefix` that arrive meanwhile are dropped: call it
+//  before causing any. Fails the test after TESTCLIENT_TIMEOUT_MS.
+testsub_t *testcheck_sub (testbroker_t *broker, const char *prefix);
+//  The same proof for a SUB of the caller's, with no agent of its own:
+//  `agent` (one that said HELLO) writes the state key "subprobe" until its
+//  STATE_UPDATE arrives on `sub`, subscribed to it last. For suites whose
+//  counts a probe agent would change; the key stays in the state.
+void testcheck_sub_join (testsub_t *sub, testclient_t *agent);
 
 #endif

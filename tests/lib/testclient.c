@@ -236,3 +236,19 @@ testsub_recv (testsub_t *self, char *topic, size_t topic_size, int timeout_ms)
         fprintf (stderr, "testsub: %s\n", why);
     return event;
 }
+
+void
+testsub_subscribe (testsub_t *self, const char *prefix)
+{
+    assert (self && prefix);
+    parley_err_t rc = parley_client_subscribe (self->raw, prefix);
+    assert (rc == PARLEY_OK);
+    (void) rc;
+}
+
+void
+testsub_unsubscribe (testsub_t *self, const char *prefix)
+{
+    assert (self && prefix);
+    parley_client_unsubscribe (self->raw, prefix);
+}

@@ -93,6 +93,10 @@ void testsub_destroy (testsub_t **self_p);
 //  timeout.
 pmsg_t *testsub_recv (testsub_t *self, char *topic, size_t topic_size, int timeout_ms);
 //  PUB/SUB joins asynchronously: this publishes nothing itself, so callers
-//  wait for a known event (e.g. their own first STATE_UPDATE) instead.
+//  wait for a known event (e.g. their own first STATE_UPDATE) instead, or
+//  take a SUB from testcheck_sub, live when it returns.
+//  Adds or drops a topic prefix on the same SUB socket.
+void testsub_subscribe (testsub_t *self, const char *prefix);
+void testsub_unsubscribe (testsub_t *self, const char *prefix);
 
 #endif

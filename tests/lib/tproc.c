@@ -219,17 +219,32 @@ tproc_read (tproc_t *self, int timeout_ms)
     return self->out.fd >= 0 || self->err.fd >= 0;
 }
 
+//  By the clock: tproc_read returns whenever output arrives, so a count of
+//  reads says nothing about how long a chatty child had.
+static bool
+s_wait_for (tproc_t *self, s_stream_t *stream, const char *needle, int timeout_ms)
+{
+    int64_t deadline = pclock_mono_ms () + timeout_ms;
+    while (!strstr (stream->data, needle)) {
+        int64_t left = deadline - pclock_mono_ms ();
+        if (left <= 0 || !tproc_read (self, (int) (left < 100? left: 100)))
+            return strstr (stream->data, needle) != NULL;
+    }
+    return true;
+}
+
 bool
 tproc_wait_for (tproc_t *self, const char *needle, int timeout_ms)
 {
-    assert (self);
-    int64_t deadline = pclock_mono_ms () + timeout_ms;
-    while (!strstr (self->out.data, needle)) {
-        int64_t left = deadline - pclock_mono_ms ();
-        if (left <= 0 || !tproc_read (self, (int) (left < 100? left: 100)))
-            return strstr (self->out.data, needle) != NULL;
-    }
-    return true;
+    assert (self && needle);
+    return s_wait_for (self, &self->out, needle, timeout_ms);
+}
+
+bool
+tproc_wait_for_err (tproc_t *self, const char *needle, int timeout_ms)
+{
+    assert (self && needle);
+    return s_wait_for (self, &self->err, needle, timeout_ms);
 }
 
 void

@@ -53,6 +53,8 @@ pid_t tproc_pid (tproc_t *self);
 bool tproc_read (tproc_t *self, int timeout_ms);
 //  Reads until `needle` appears in stdout or timeout_ms passes.
 bool tproc_wait_for (tproc_t *self, const char *needle, int timeout_ms);
+//  The same for stderr (where the binaries log).
+bool tproc_wait_for_err (tproc_t *self, const char *needle, int timeout_ms);
 const char *tproc_out (tproc_t *self);
 const char *tproc_err (tproc_t *self);
 void tproc_signal (tproc_t *self, int signum);

@@ -3,8 +3,9 @@
 
 The binaries come from $PARLEY_BIN_DIR (set by `make test`), else from the
 tree's build/rel/bin. Each broker runs on 127.0.0.1 with ports it picks
-(ready file), or on fixed ports when a test restarts it, and is killed
-when the test ends, whatever happened.
+(ready file), or on ipc endpoints in its own folder when a test restarts
+it at the same address, and is killed when the test ends, whatever
+happened.
 """
 from __future__ import annotations
 
@@ -43,9 +44,11 @@ class Broker:
         self.dir = Path(tempfile.mkdtemp(prefix="parley-py-"))
         self.args = list(args)
         if fixed_ports:
-            self.ports = [free_port(), free_port()]
-            self.router_ep = f"tcp://127.0.0.1:{self.ports[0]}"
-            self.pub_ep = f"tcp://127.0.0.1:{self.ports[1]}"
+            # ipc in the broker's own folder, not tcp ports picked now and
+            # bound again later: another process on the machine may take a
+            # port in between (the broker unlinks a stale socket file).
+            self.router_ep = f"ipc://{self.dir}/router"
+            self.pub_ep = f"ipc://{self.dir}/pub"
         else:
             self.router_ep = self.pub_ep = "tcp://127.0.0.1:*"
         self.proc: Optional[subprocess.Popen] = None
@@ -142,7 +145,8 @@ class Raw:
         rid = self.next_id
         self.next_id += 1
         self.sock.send(msgpack.packb({"v": 1, "t": t, "id": rid, **fields}, use_bin_type=True))
-        assert self.sock.poll(5000), f"no reply to {t}"
+        # 15 s, as the C suites' test client: a loaded machine is slow.
+        assert self.sock.poll(15000), f"no reply to {t}"
         reply = msgpack.unpackb(self.sock.recv(), raw=False, strict_map_key=False)
         assert reply["id"] == rid
         return reply
@@ -165,7 +169,7 @@ def raw(broker) -> Iterator:
         r.close()
 
 
-def wait_for(predicate, timeout: float = 5.0, step: float = 0.02) -> bool:
+def wait_for(predicate, timeout: float = 20.0, step: float = 0.02) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():

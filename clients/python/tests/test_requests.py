@@ -66,7 +66,7 @@ def test_fetch_max_and_pending(pair):
 def test_wait_mail_wakes_on_mail_ready(pair):
     a, b = pair
     # The SUB subscription comes up asynchronously: send until a wake-up arrives.
-    assert wait_for(lambda: (a.send_to("B", "ping"), b.wait_mail(0.1))[1], 5.0)
+    assert wait_for(lambda: (a.send_to("B", "ping"), b.wait_mail(0.1))[1], 20.0)
     assert b.fetch().messages
 
 

@@ -76,7 +76,7 @@ def test_token_survives_reconnects_in_memory(broker_factory):
         with c._lock:
             c.session._broken(time.monotonic())
         c._wake()
-        assert wait_for(lambda: c.session.reconnects == 1, 10)
+        assert wait_for(lambda: c.session.reconnects == 1, 20)
         assert c.stats().online == 1
     finally:
         c.close()
