@@ -68,11 +68,19 @@ s_syncer (void *arg)
         until.tv_sec += 1;
         pthread_cond_timedwait (&self->wake, &self->mutex, &until);
         if (self->sync_fd >= 0 && atomic_exchange (&self->unsynced, false)) {
+            //  The sync runs on a descriptor of its own, without the mutex:
+            //  the loop takes the mutex to switch logs and to read the
+            //  latency histogram, and a slow disk must not stall it there.
+            int fd = dup (self->sync_fd);
+            pthread_mutex_unlock (&self->mutex);
             int64_t started = pclock_mono_us ();
-            if (fdatasync (self->sync_fd) != 0) {
+            if (fd < 0 || fdatasync (fd) != 0) {
                 atomic_fetch_add (&self->sync_failures, 1);
                 atomic_store (&self->unsynced, true);
             }
+            if (fd >= 0)
+                close (fd);
+            pthread_mutex_lock (&self->mutex);
             s_observe_sync (self, started);
         }
     }
