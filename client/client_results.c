@@ -226,8 +226,12 @@ s_name (const msgpack_object *o, char *buf, size_t size)
 static void
 s_mail_record (const msgpack_object *item, parley_mail_t *m)
 {
-    memset (m, 0, sizeof (*m));
+    //  Field by field rather than a memset of the whole record (three
+    //  65-byte name buffers): the names are NUL-terminated strings.
+    m->seq = m->ts = 0;
+    m->from [0] = m->to [0] = m->channel [0] = 0;
     m->body = "";
+    m->body_len = 0;
     if (item->type != MSGPACK_OBJECT_MAP)
         return;
     unsigned seen = 0;

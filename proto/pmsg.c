@@ -3,11 +3,15 @@
     schema. See pmsg.h for the contract and PROTOCOL.md for the rules.
 
     The hot path (SEND batches of thousands of small messages, decoded by
-    the broker) allocates exactly once: a msgpack zone whose first chunk is
-    sized from pwire_scan's object count, holding the pmsg_t, a copy of the
-    frame (the unpacked strings point into it) and every msgpack_object.
-    The schema check walks the unpacked tree once; field lookups are linear
-    over small schemas (at most 19 fields), which beats hashing at that size.
+    the broker; MAIL replies, decoded by every client) reads the frame
+    once: pwire_unpack checks each header and builds its msgpack_object in
+    the same walk (msgpack-c's unpacker, which trusts declared counts, is
+    not used). One msgpack zone holds the pmsg_t, a copy of the frame (the
+    strings point into it) and the objects; its first chunk is sized for a
+    typical frame. The schema check walks the unpacked tree once; a field
+    is looked up first at the schema position after the previous field
+    (encoders write fields in schema order), then linearly over the small
+    schema, comparing bytes without strlen.
     Duplicate keys: known fields are tracked in a 64-bit mask; unknown keys
     (rare) are sorted and compared, so a map of many unknown keys costs
     n log n, never n^2.
@@ -90,49 +94,45 @@ s_check_envelope (pcheck_t *ctx, const s_envelope_t *env, pmsg_type_t *type,
     return PERR_NONE;
 }
 
-//  Zone bytes for the whole decode: the frame copy, one msgpack_object per
-//  object below the root, alignment per container table, and the pmsg_t.
+//  The zone's first chunk: the pmsg_t, the frame copy, and room for the
+//  objects of a typical frame (about one msgpack_object per 8 bytes; mail
+//  records of short bodies come close). A frame with more objects grows
+//  the zone by further chunks; their total is bounded by the walk (at
+//  most one object per frame byte).
 static size_t
-s_zone_size (size_t size, const pwire_stats_t *stats)
+s_zone_size (size_t size)
 {
-    return sizeof (pmsg_t) + size + stats->objects * sizeof (msgpack_object)
-         + stats->containers * MSGPACK_ZONE_ALIGN + 256;
+    return sizeof (pmsg_t) + size + (size / 8 + 8) * sizeof (msgpack_object) + 256;
 }
 
 static perr_t
 s_unpack (const void *data, size_t size, const pwire_limits_t *limits,
           pmsg_t **self_p, char *why, size_t why_size)
 {
-    pwire_stats_t stats;
-    perr_t rc = pwire_scan (data, size, limits, &stats, why, why_size);
-    if (rc)
-        return rc;
-    msgpack_zone *zone = msgpack_zone_new (s_zone_size (size, &stats));
+    if (!limits)
+        limits = pwire_default_limits ();
+    //  The walk reports these first; checked before sizing the zone.
+    if (size > limits->max_frame || size == 0 || !data)
+        return pwire_scan (data, size, limits, NULL, why, why_size);
+    msgpack_zone *zone = msgpack_zone_new (s_zone_size (size));
     if (!zone)
         return pwire_fail (why, why_size, PERR_INTERNAL, "out of memory");
     pmsg_t *self = msgpack_zone_malloc (zone, sizeof (pmsg_t));
     char *copy = msgpack_zone_malloc_no_align (zone, size);
-    if (!self || !copy)
-        goto nomem;
+    if (!self || !copy) {
+        msgpack_zone_free (zone);
+        return pwire_fail (why, why_size, PERR_INTERNAL, "out of memory");
+    }
     memcpy (copy, data, size);
     memset (self, 0, sizeof (*self));
     self->zone = zone;
-    size_t offset = 0;
-    msgpack_unpack_return ret = msgpack_unpack (copy, size, &offset, zone, &self->root);
-    if (ret == MSGPACK_UNPACK_NOMEM_ERROR)
-        goto nomem;
-    if (ret != MSGPACK_UNPACK_SUCCESS || offset != size) {
-        //  pwire_scan accepted it, so this is a disagreement between the two
-        //  parsers: report it as malformed rather than trust either.
+    perr_t rc = pwire_unpack (copy, size, limits, zone, &self->root, why, why_size);
+    if (rc) {
         msgpack_zone_free (zone);
-        return pwire_fail (why, why_size, PERR_MALFORMED,
-                           "msgpack unpacker rejected the frame (%d)", (int) ret);
+        return rc;
     }
     *self_p = self;
     return PERR_NONE;
-nomem:
-    msgpack_zone_free (zone);
-    return pwire_fail (why, why_size, PERR_INTERNAL, "out of memory");
 }
 
 pmsg_t *

@@ -29,6 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "perr.h"
 
 #define PROTO_VERSION 1
@@ -238,13 +239,47 @@ msgpack_packer *penc_packer (penc_t *self);
 const void *penc_data (const penc_t *self);
 size_t penc_size (const penc_t *self);
 
-void penc_key (penc_t *self, const char *key);
 void penc_cstr (penc_t *self, const char *text);                    //  value only
 void penc_str (penc_t *self, const char *text, size_t len);         //  value only
-void penc_kv_cstr (penc_t *self, const char *key, const char *text);
-void penc_kv_str (penc_t *self, const char *key, const char *text, size_t len);
-void penc_kv_bin (penc_t *self, const char *key, const void *data, size_t len);
-void penc_kv_uint (penc_t *self, const char *key, uint64_t value);
+//  The key/value writers with the key's length given; the inline
+//  functions below pass strlen (key), which the compiler folds for a
+//  literal key, so the hot encoders (MAIL records) never count bytes.
+void penc_key_n (penc_t *self, const char *key, size_t key_len);
+void penc_kv_str_n (penc_t *self, const char *key, size_t key_len,
+                    const char *text, size_t len);
+void penc_kv_bin_n (penc_t *self, const char *key, size_t key_len,
+                    const void *data, size_t len);
+void penc_kv_uint_n (penc_t *self, const char *key, size_t key_len, uint64_t value);
+
+static inline void
+penc_key (penc_t *self, const char *key)
+{
+    penc_key_n (self, key, strlen (key));
+}
+
+static inline void
+penc_kv_str (penc_t *self, const char *key, const char *text, size_t len)
+{
+    penc_kv_str_n (self, key, strlen (key), text, len);
+}
+
+static inline void
+penc_kv_cstr (penc_t *self, const char *key, const char *text)
+{
+    penc_kv_str_n (self, key, strlen (key), text, strlen (text));
+}
+
+static inline void
+penc_kv_bin (penc_t *self, const char *key, const void *data, size_t len)
+{
+    penc_kv_bin_n (self, key, strlen (key), data, len);
+}
+
+static inline void
+penc_kv_uint (penc_t *self, const char *key, uint64_t value)
+{
+    penc_kv_uint_n (self, key, strlen (key), value);
+}
 void penc_kv_int (penc_t *self, const char *key, int64_t value);
 void penc_kv_num (penc_t *self, const char *key, double value);
 void penc_kv_bool (penc_t *self, const char *key, bool value);

@@ -433,7 +433,13 @@ pmsg_type_from_name (const char *name, size_t len, pmsg_type_t *type)
         return false;
     for (int i = 0; i < PMSG__COUNT; i++) {
         const char *candidate = s_types [i].name;
-        if (strlen (candidate) == len && memcmp (candidate, name, len) == 0) {
+        //  Byte by byte up to the first difference: no strlen per
+        //  candidate. The candidate's NUL ends it, so a name holding a
+        //  NUL never matches and nothing is read past the candidate.
+        size_t i_byte = 0;
+        while (i_byte < len && candidate [i_byte] && candidate [i_byte] == name [i_byte])
+            i_byte++;
+        if (i_byte == len && candidate [len] == 0) {
             if (type)
                 *type = (pmsg_type_t) i;
             return true;
