@@ -26,6 +26,8 @@
 
 struct _pmsg_t {
     msgpack_zone *zone;         //  owns everything, self included
+    void (*release) (void *);   //  adopted frame: frees it on destroy
+    void *release_arg;
     pmsg_type_t type;
     uint64_t id;
     msgpack_object root;
@@ -100,13 +102,17 @@ s_check_envelope (pcheck_t *ctx, const s_envelope_t *env, pmsg_type_t *type,
 //  the zone by further chunks; their total is bounded by the walk (at
 //  most one object per frame byte).
 static size_t
-s_zone_size (size_t size)
+s_zone_size (size_t size, bool copy)
 {
-    return sizeof (pmsg_t) + size + (size / 8 + 8) * sizeof (msgpack_object) + 256;
+    return sizeof (pmsg_t) + (copy ? size : 0) + (size / 8 + 8) * sizeof (msgpack_object)
+         + 256;
 }
 
+//  Into *self_p, a message whose strings point into a copy of the frame,
+//  or into the frame itself when `copy` is false (the caller then gives
+//  the message the frame's ownership).
 static perr_t
-s_unpack (const void *data, size_t size, const pwire_limits_t *limits,
+s_unpack (const void *data, size_t size, const pwire_limits_t *limits, bool copy,
           pmsg_t **self_p, char *why, size_t why_size)
 {
     if (!limits)
@@ -114,19 +120,20 @@ s_unpack (const void *data, size_t size, const pwire_limits_t *limits,
     //  The walk reports these first; checked before sizing the zone.
     if (size > limits->max_frame || size == 0 || !data)
         return pwire_scan (data, size, limits, NULL, why, why_size);
-    msgpack_zone *zone = msgpack_zone_new (s_zone_size (size));
+    msgpack_zone *zone = msgpack_zone_new (s_zone_size (size, copy));
     if (!zone)
         return pwire_fail (why, why_size, PERR_INTERNAL, "out of memory");
     pmsg_t *self = msgpack_zone_malloc (zone, sizeof (pmsg_t));
-    char *copy = msgpack_zone_malloc_no_align (zone, size);
-    if (!self || !copy) {
+    char *bytes = copy ? msgpack_zone_malloc_no_align (zone, size) : (char *) data;
+    if (!self || !bytes) {
         msgpack_zone_free (zone);
         return pwire_fail (why, why_size, PERR_INTERNAL, "out of memory");
     }
-    memcpy (copy, data, size);
+    if (copy)
+        memcpy (bytes, data, size);
     memset (self, 0, sizeof (*self));
     self->zone = zone;
-    perr_t rc = pwire_unpack (copy, size, limits, zone, &self->root, why, why_size);
+    perr_t rc = pwire_unpack (bytes, size, limits, zone, &self->root, why, why_size);
     if (rc) {
         msgpack_zone_free (zone);
         return rc;
@@ -142,10 +149,10 @@ pmsg_decode (const void *data, size_t size, const pwire_limits_t *limits,
     return pmsg_decode_with_type (data, size, limits, err, id_out, NULL, NULL, why, why_size);
 }
 
-pmsg_t *
-pmsg_decode_with_type (const void *data, size_t size, const pwire_limits_t *limits,
-                       perr_t *err, uint64_t *id_out, pmsg_type_t *type_out,
-                       bool *type_known, char *why, size_t why_size)
+static pmsg_t *
+s_decode (const void *data, size_t size, const pwire_limits_t *limits, bool copy,
+          perr_t *err, uint64_t *id_out, pmsg_type_t *type_out,
+          bool *type_known, char *why, size_t why_size)
 {
     pmsg_t *self = NULL;
     uint64_t id = 0;
@@ -153,7 +160,7 @@ pmsg_decode_with_type (const void *data, size_t size, const pwire_limits_t *limi
     pmsg_type_t type = PMSG_HELLO;
     if (why && why_size)
         why [0] = 0;
-    perr_t rc = s_unpack (data, size, limits, &self, why, why_size);
+    perr_t rc = s_unpack (data, size, limits, copy, &self, why, why_size);
     if (rc)
         goto done;
 
@@ -187,14 +194,44 @@ done:
     return self;
 }
 
+pmsg_t *
+pmsg_decode_with_type (const void *data, size_t size, const pwire_limits_t *limits,
+                       perr_t *err, uint64_t *id_out, pmsg_type_t *type_out,
+                       bool *type_known, char *why, size_t why_size)
+{
+    return s_decode (data, size, limits, true, err, id_out, type_out, type_known,
+                     why, why_size);
+}
+
+pmsg_t *
+pmsg_decode_adopt (const void *data, size_t size, const pwire_limits_t *limits,
+                   void (*release) (void *), void *release_arg,
+                   perr_t *err, uint64_t *id_out, char *why, size_t why_size)
+{
+    assert (release);
+    pmsg_t *self = s_decode (data, size, limits, false, err, id_out, NULL, NULL,
+                             why, why_size);
+    if (self) {
+        self->release = release;
+        self->release_arg = release_arg;
+    }
+    else
+        release (release_arg);
+    return self;
+}
+
 void
 pmsg_destroy (pmsg_t **self_p)
 {
     assert (self_p);
     if (*self_p) {
-        msgpack_zone *zone = (*self_p)->zone;
+        pmsg_t *self = *self_p;
         *self_p = NULL;
-        msgpack_zone_free (zone);   //  self lives in the zone
+        void (*release) (void *) = self->release;
+        void *release_arg = self->release_arg;
+        msgpack_zone_free (self->zone);     //  self lives in the zone
+        if (release)
+            release (release_arg);
     }
 }
 

@@ -182,6 +182,14 @@ pmsg_t *pmsg_decode (const void *data, size_t size, const pwire_limits_t *limits
 pmsg_t *pmsg_decode_with_type (const void *data, size_t size, const pwire_limits_t *limits,
                                perr_t *err, uint64_t *id_out, pmsg_type_t *type_out,
                                bool *type_known, char *why, size_t why_size);
+//  As pmsg_decode, without copying the frame: the message's strings point
+//  into `data`, which the message now owns. release (release_arg) frees
+//  the frame when the message is destroyed, or at once when the decode
+//  fails. For a receiver that holds each frame in a buffer of its own
+//  (a zframe): a MAIL reply is then never copied.
+pmsg_t *pmsg_decode_adopt (const void *data, size_t size, const pwire_limits_t *limits,
+                           void (*release) (void *), void *release_arg,
+                           perr_t *err, uint64_t *id_out, char *why, size_t why_size);
 void pmsg_destroy (pmsg_t **self_p);
 
 pmsg_type_t pmsg_type (const pmsg_t *self);

@@ -373,16 +373,24 @@ s_unknown_unique (pcheck_t *self, const msgpack_object *map, const pschema_t *sc
 static perr_t
 s_check_one_of (pcheck_t *self, const pschema_t *schema, uint64_t present)
 {
-    //  The first-byte tests keep this scan to about a compare per field.
-    int to = -1, channel = -1;
-    for (size_t i = 0; i < schema->count; i++) {
-        const char *name = schema->fields [i].name;
-        if (name [0] == 't' && name [1] == 'o' && name [2] == 0)
-            to = (int) i;
-        else
-        if (name [0] == 'c' && strcmp (name, "channel") == 0)
-            channel = (int) i;
+    //  The positions of the two in the schema, remembered for the last
+    //  schema seen by this thread: a MAIL or SEND batch checks thousands
+    //  of records of one schema in a row.
+    static _Thread_local const pschema_t *last;
+    static _Thread_local int last_to, last_channel;
+    if (schema != last) {
+        last_to = last_channel = -1;
+        for (size_t i = 0; i < schema->count; i++) {
+            const char *name = schema->fields [i].name;
+            if (strcmp (name, "to") == 0)
+                last_to = (int) i;
+            else
+            if (strcmp (name, "channel") == 0)
+                last_channel = (int) i;
+        }
+        last = schema;
     }
+    int to = last_to, channel = last_channel;
     if (to < 0 || channel < 0)
         return PERR_NONE;
     bool has_to = present & (1ull << to), has_channel = present & (1ull << channel);
