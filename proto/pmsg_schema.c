@@ -489,13 +489,19 @@ pmsg_record_schema_at (size_t index)
     return index < N (s_records) ? &s_records [index] : NULL;
 }
 
-//  Range tests rather than isalnum(): locale-free and branch-light,
-//  since every to/from/channel of every message passes through here.
-static bool
+//  A table rather than isalnum(): locale-free, and one lookup per
+//  character, since every to/from/channel of every message passes here.
+#define S_RANGE(from, to) [from ... to] = true
+static const bool s_name_chars [256] = {
+    S_RANGE ('a', 'z'), S_RANGE ('A', 'Z'), S_RANGE ('0', '9'),
+    ['_'] = true, ['.'] = true, [':'] = true, ['-'] = true
+};
+#undef S_RANGE
+
+static inline bool
 s_name_char (unsigned char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-        || c == '_' || c == '.' || c == ':' || c == '-';
+    return s_name_chars [c];
 }
 
 bool
