@@ -18,6 +18,7 @@
 */
 #include <assert.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,14 +50,16 @@ s_find_envelope (pcheck_t *ctx, const msgpack_object *root, s_envelope_t *env)
         const msgpack_object *val = &root->via.map.ptr [i].val;
         if (key->type != MSGPACK_OBJECT_STR)
             return pcheck_fail (ctx, PERR_MALFORMED, "top-level key %u is not a string", i);
+        //  By size and bytes: this runs for every top-level key.
         const msgpack_object **slot = NULL;
-        if (pobj_streq (key, "v"))
+        const char *text = key->via.str.ptr;
+        if (key->via.str.size == 1 && text [0] == 'v')
             slot = &env->v;
         else
-        if (pobj_streq (key, "t"))
+        if (key->via.str.size == 1 && text [0] == 't')
             slot = &env->t;
         else
-        if (pobj_streq (key, "id"))
+        if (key->via.str.size == 2 && text [0] == 'i' && text [1] == 'd')
             slot = &env->id;
         if (!slot)
             continue;
@@ -68,9 +71,10 @@ s_find_envelope (pcheck_t *ctx, const msgpack_object *root, s_envelope_t *env)
     return PERR_NONE;
 }
 
+//  known/named: what pmsg_type_from_name said of "t" (looked up once).
 static perr_t
-s_check_envelope (pcheck_t *ctx, const s_envelope_t *env, pmsg_type_t *type,
-                  uint64_t *id)
+s_check_envelope (pcheck_t *ctx, const s_envelope_t *env, bool known, pmsg_type_t named,
+                  pmsg_type_t *type, uint64_t *id)
 {
     if (env->id && env->id->type != MSGPACK_OBJECT_NIL) {
         if (env->id->type != MSGPACK_OBJECT_POSITIVE_INTEGER)
@@ -90,9 +94,10 @@ s_check_envelope (pcheck_t *ctx, const s_envelope_t *env, pmsg_type_t *type,
         return pcheck_fail (ctx, PERR_BAD_FIELD, "\"t\" must be a string");
     const char *name = env->t->via.str.ptr;
     uint32_t len = env->t->via.str.size;
-    if (!pmsg_type_from_name (name, len, type))
+    if (!known)
         return pcheck_fail (ctx, PERR_UNKNOWN_TYPE, "unknown message type \"%.*s\"",
                             (int) (len > 64 ? 64 : len), name);
+    *type = named;
     return PERR_NONE;
 }
 
@@ -111,6 +116,33 @@ s_zone_size (size_t size, bool copy)
 //  Into *self_p, a message whose strings point into a copy of the frame,
 //  or into the frame itself when `copy` is false (the caller then gives
 //  the message the frame's ownership).
+//  One spare zone for small frames (a request or reply of one message,
+//  one op: most of them), kept across decodes so that such a frame costs
+//  no malloc and free of a zone. One slot, exchanged atomically, so any
+//  thread may take or give it; a zone that finds the slot full is freed.
+#define S_SPARE_CHUNK 4096
+static _Atomic (msgpack_zone *) s_spare;
+
+static msgpack_zone *
+s_zone_take (size_t want)
+{
+    if (want > S_SPARE_CHUNK)
+        return msgpack_zone_new (want);
+    msgpack_zone *zone = atomic_exchange (&s_spare, NULL);
+    return zone ? zone : msgpack_zone_new (S_SPARE_CHUNK);
+}
+
+static void
+s_zone_give (msgpack_zone *zone)
+{
+    if (zone->chunk_size == S_SPARE_CHUNK) {
+        msgpack_zone_clear (zone);          //  keeps its first chunk only
+        zone = atomic_exchange (&s_spare, zone);
+    }
+    if (zone)
+        msgpack_zone_free (zone);
+}
+
 static perr_t
 s_unpack (const void *data, size_t size, const pwire_limits_t *limits, bool copy,
           pmsg_t **self_p, char *why, size_t why_size)
@@ -120,13 +152,13 @@ s_unpack (const void *data, size_t size, const pwire_limits_t *limits, bool copy
     //  The walk reports these first; checked before sizing the zone.
     if (size > limits->max_frame || size == 0 || !data)
         return pwire_scan (data, size, limits, NULL, why, why_size);
-    msgpack_zone *zone = msgpack_zone_new (s_zone_size (size, copy));
+    msgpack_zone *zone = s_zone_take (s_zone_size (size, copy));
     if (!zone)
         return pwire_fail (why, why_size, PERR_INTERNAL, "out of memory");
     pmsg_t *self = msgpack_zone_malloc (zone, sizeof (pmsg_t));
     char *bytes = copy ? msgpack_zone_malloc_no_align (zone, size) : (char *) data;
     if (!self || !bytes) {
-        msgpack_zone_free (zone);
+        s_zone_give (zone);
         return pwire_fail (why, why_size, PERR_INTERNAL, "out of memory");
     }
     if (copy)
@@ -135,7 +167,7 @@ s_unpack (const void *data, size_t size, const pwire_limits_t *limits, bool copy
     self->zone = zone;
     perr_t rc = pwire_unpack (bytes, size, limits, zone, &self->root, why, why_size);
     if (rc) {
-        msgpack_zone_free (zone);
+        s_zone_give (zone);
         return rc;
     }
     *self_p = self;
@@ -173,7 +205,7 @@ s_decode (const void *data, size_t size, const pwire_limits_t *limits, bool copy
     if (!rc && env.t && env.t->type == MSGPACK_OBJECT_STR)
         known = pmsg_type_from_name (env.t->via.str.ptr, env.t->via.str.size, &type);
     if (!rc)
-        rc = s_check_envelope (&ctx, &env, &self->type, &id);
+        rc = s_check_envelope (&ctx, &env, known, type, &self->type, &id);
     if (!rc) {
         self->id = id;
         ctx.request = pmsg_type_kind (self->type) == PMSG_REQUEST;
@@ -229,7 +261,7 @@ pmsg_destroy (pmsg_t **self_p)
         *self_p = NULL;
         void (*release) (void *) = self->release;
         void *release_arg = self->release_arg;
-        msgpack_zone_free (self->zone);     //  self lives in the zone
+        s_zone_give (self->zone);           //  self lives in the zone
         if (release)
             release (release_arg);
     }
