@@ -208,6 +208,12 @@ L.append("| \"all\" fan-out to 100 agents | %s | | | ≥ 2M/s | %s |" % (fmt(p, 
          "" if p is None else ("yes" if p >= 2e6 else "**no**")))
 p = r.get("fanout_deliveries_1000")
 L.append("| \"all\" fan-out to 1,000 agents | %s | | | reported | |" % fmt(p, "deliveries/s"))
+for key, label in (("codec_mail_encode_record", "codec: encode one MAIL record (of 1,000, 64 B body)"),
+                   ("codec_mail_decode_record", "codec: decode one MAIL record (strict)"),
+                   ("codec_send1_decode", "codec: decode a SEND of one message"),
+                   ("codec_write1_decode", "codec: decode a WRITE of one op")):
+    v = r.get(key)
+    L.append("| %s | %s | | | | |" % (label, fmt(v, "ns")))
 row("state WRITE, 1 op, sync", "state_parley_sync", "state_redis_set_p1", "redis SET", "ops/s",
     1.0, target_text="≥ redis")
 row("bare ZeroMQ round trip, WRITE-sized frame, sync (the floor)", "state_echo_sync",
