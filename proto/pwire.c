@@ -22,6 +22,7 @@
 */
 #include <assert.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include "pwire.h"
@@ -243,13 +244,17 @@ s_scalar (const uint8_t *p, const s_head_t *h, msgpack_object *o)
 }
 
 //  One level of the walk: children still to read and, when building, where
-//  they go (an array's elements, or a map's key/value pairs).
+//  the next one goes. A map's table of n key/value pairs is filled as 2n
+//  objects in a row: msgpack_object_kv is a key and a value, nothing
+//  between or after them (checked below).
 typedef struct {
     uint64_t left;
-    uint64_t count;
-    msgpack_object *objects;    //  array elements, or NULL
-    msgpack_object_kv *pairs;   //  map pairs, or NULL
+    msgpack_object *next;
 } s_level_t;
+
+_Static_assert (sizeof (msgpack_object_kv) == 2 * sizeof (msgpack_object)
+             && offsetof (msgpack_object_kv, val) == sizeof (msgpack_object),
+                "msgpack_object_kv must be two msgpack_objects in a row");
 
 //  The walk behind pwire_scan and pwire_unpack. With a zone it also builds
 //  the msgpack_object tree (strings point into data), allocating a
@@ -275,7 +280,7 @@ s_walk (const void *data, size_t size, const pwire_limits_t *limits,
     unsigned max_depth = limits->max_depth < PWIRE_STACK ? limits->max_depth : PWIRE_STACK;
     s_level_t level [PWIRE_STACK + 1];
     unsigned top = 0;
-    level [0] = (s_level_t) { .left = 1, .count = 1 };
+    level [0] = (s_level_t) { .left = 1, .next = root };
     size_t pos = 0, objects = 0, containers = 0;
     uint64_t owed = 1;                  //  children owed by every open level
 
@@ -283,42 +288,70 @@ s_walk (const void *data, size_t size, const pwire_limits_t *limits,
         if (pos >= size)
             return pwire_fail (why, why_size, PERR_MALFORMED,
                                "frame truncated at byte %zu", size);
-        //  Fast path for the commonest objects, map keys and small values:
-        //  positive fixint and fixstr, the same checks as below, inline.
+        //  Fast path for the commonest objects: positive fixint, fixstr
+        //  (map keys, small values), fixmap and fixarray (records) - every
+        //  header that is its first byte alone. The same checks as below,
+        //  inline; when one fails, the general path finds and words it.
         uint8_t first = bytes [pos];
-        if (first <= 0xbf && (first <= 0x7f || first >= 0xa0)) {
-            uint64_t payload = first <= 0x7f ? 0 : first & 0x1f;
+        if (first <= 0xbf) {
+            bool is_int = first <= 0x7f, is_str = first >= 0xa0;
+            bool container = !is_int && !is_str;
+            uint64_t payload = is_str ? first & 0x1f : 0;
+            uint64_t children = !container ? 0 : first <= 0x8f ? 2u * (first & 0x0f)
+                                                              : first & 0x0fu;
             uint64_t after = size - pos - 1;
-            if (payload <= after && owed - 1 <= after - payload
-            &&  objects < limits->max_objects) {
+            if (payload <= after && children <= after - payload
+            &&  owed - 1 <= after - payload - children
+            &&  objects < limits->max_objects
+            &&  (!container || top + 1 <= max_depth)) {
                 owed--;
                 objects++;
-                if (zone) {
-                    s_level_t *at = &level [top];
-                    uint64_t index = at->count - at->left;
-                    msgpack_object *o = top == 0 ? root
-                                      : at->objects ? &at->objects [index]
-                                      : index % 2 ? &at->pairs [index / 2].val
-                                      : &at->pairs [index / 2].key;
-                    if (first <= 0x7f) {
+                msgpack_object *o = zone ? level [top].next++ : NULL;
+                level [top].left--;
+                if (container) {
+                    containers++;
+                    pos += 1;
+                    msgpack_object *table = NULL;
+                    if (o) {
+                        uint32_t n = first & 0x0f;
+                        o->type = first <= 0x8f ? MSGPACK_OBJECT_MAP : MSGPACK_OBJECT_ARRAY;
+                        o->via.array.size = n;
+                        o->via.array.ptr = NULL;
+                        if (n > 0) {
+                            table = msgpack_zone_malloc (zone, children * sizeof (msgpack_object));
+                            if (!table)
+                                return pwire_fail (why, why_size, PERR_INTERNAL, "out of memory");
+                            if (first <= 0x8f)
+                                o->via.map.ptr = (msgpack_object_kv *) table;
+                            else
+                                o->via.array.ptr = table;
+                        }
+                    }
+                    if (children > 0) {
+                        owed += children;
+                        level [++top] = (s_level_t) { .left = children, .next = table };
+                        continue;
+                    }
+                }
+                else {
+                    if (o && is_int) {
                         o->type = MSGPACK_OBJECT_POSITIVE_INTEGER;
                         o->via.u64 = first;
                     }
-                    else {
+                    else
+                    if (o) {
                         o->type = MSGPACK_OBJECT_STR;
                         o->via.str.ptr = (const char *) bytes + pos + 1;
                         o->via.str.size = (uint32_t) payload;
                     }
+                    pos += 1 + payload;
                 }
-                level [top].left--;
-                pos += 1 + payload;
                 while (top > 0 && level [top].left == 0)
                     top--;
                 if (top == 0 && level [0].left == 0)
                     break;
                 continue;
             }
-            //  Not so: the general path below finds and words the error.
         }
         s_head_t h;
         perr_t rc = s_read_head (bytes, size, pos, &h, why, why_size);
@@ -336,21 +369,14 @@ s_walk (const void *data, size_t size, const pwire_limits_t *limits,
         if (++objects > limits->max_objects)
             return pwire_fail (why, why_size, PERR_TOO_LARGE,
                                "more than %zu objects in one frame", limits->max_objects);
-        msgpack_object *o = NULL;
-        if (zone) {
-            s_level_t *at = &level [top];
-            uint64_t index = at->count - at->left;
-            o = top == 0 ? root
-              : at->objects ? &at->objects [index]
-              : index % 2 ? &at->pairs [index / 2].val : &at->pairs [index / 2].key;
-        }
+        msgpack_object *o = zone ? level [top].next++ : NULL;
         level [top].left--;
         if (h.container) {
             containers++;
             if (top + 1 > max_depth)
                 return pwire_fail (why, why_size, PERR_TOO_LARGE,
                                    "byte %zu: nesting deeper than %u", pos, max_depth);
-            s_level_t next = { .left = h.children, .count = h.children };
+            s_level_t next = { .left = h.children, .next = NULL };
             if (o) {
                 //  children <= bytes left <= max_frame: these sizes cannot overflow
                 uint32_t n = (uint32_t) (h.is_map ? h.children / 2 : h.children);
@@ -364,9 +390,10 @@ s_walk (const void *data, size_t size, const pwire_limits_t *limits,
                     if (!table)
                         return pwire_fail (why, why_size, PERR_INTERNAL, "out of memory");
                     if (h.is_map)
-                        next.pairs = o->via.map.ptr = table;
+                        o->via.map.ptr = table;
                     else
-                        next.objects = o->via.array.ptr = table;
+                        o->via.array.ptr = table;
+                    next.next = table;
                 }
             }
             pos += h.header;
