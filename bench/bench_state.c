@@ -15,6 +15,13 @@
     for the requests in flight) in a process of its own, forked like the
     replica: libparley's context must not cross a fork.
 
+    The floor: a bare ZeroMQ ROUTER echo (C, on CPU 0) answered by a
+    DEALER (CPU 1) with a frame of a one-op WRITE's size, one round trip
+    at a time and 256 in flight (state_echo_sync, state_echo_pipelined).
+    No broker can answer a WRITE faster than ZeroMQ carries the request
+    and its reply, so that figure beside redis SET's says how much of a
+    gap is the transport's.
+
     Usage: bench_state [--quick]
 */
 #include <signal.h>
@@ -73,6 +80,102 @@ s_replica (const char *pub, long expected, int ready_fd, int result_fd)
     zmq_close (sub);
     zmq_ctx_term (ctx);
     _exit (0);
+}
+
+// ---------------------------------------------------------------------
+//  The bare ZeroMQ floor
+
+//  A ROUTER that sends every request back, in a forked child on CPU 0;
+//  its endpoint into `endpoint`.
+static pid_t
+s_echo_start (char *endpoint, size_t size)
+{
+    int fds [2];
+    if (pipe (fds) != 0)
+        exit (1);
+    pid_t pid = fork ();
+    if (pid == 0) {
+        close (fds [0]);
+        bench_pin (0, 0);
+        void *ctx = zmq_ctx_new ();
+        void *router = zmq_socket (ctx, ZMQ_ROUTER);
+        if (zmq_bind (router, "tcp://127.0.0.1:*") != 0)
+            _exit (1);
+        char bound [256];
+        size_t len = sizeof bound;
+        zmq_getsockopt (router, ZMQ_LAST_ENDPOINT, bound, &len);
+        if (write (fds [1], bound, strlen (bound) + 1) < 0)
+            _exit (1);
+        close (fds [1]);
+        zmq_msg_t id, body;
+        zmq_msg_init (&id);
+        zmq_msg_init (&body);
+        while (zmq_msg_recv (&id, router, 0) >= 0 && zmq_msg_recv (&body, router, 0) >= 0) {
+            zmq_msg_send (&id, router, ZMQ_SNDMORE);
+            zmq_msg_send (&body, router, 0);
+        }
+        _exit (0);
+    }
+    close (fds [1]);
+    ssize_t got = read (fds [0], endpoint, size - 1);
+    close (fds [0]);
+    if (got <= 0)
+        exit (1);
+    endpoint [got] = 0;
+    return pid;
+}
+
+//  `total` round trips of a `frame_size` frame, `window` in flight;
+//  prints RESULT state_echo_<shape>.
+static void
+s_echo_run (const char *endpoint, const char *shape, long total, int window, size_t frame_size)
+{
+    void *ctx = zmq_ctx_new ();
+    void *dealer = zmq_socket (ctx, ZMQ_DEALER);
+    int zero = 0;
+    zmq_setsockopt (dealer, ZMQ_LINGER, &zero, sizeof zero);
+    zmq_connect (dealer, endpoint);
+    char frame [256], reply [256];
+    memset (frame, 'w', sizeof frame);
+    //  the connection first, not timed
+    zmq_send (dealer, frame, frame_size, 0);
+    zmq_recv (dealer, reply, sizeof reply, 0);
+    long sent = 0, received = 0;
+    int64_t start = pclock_mono_us ();
+    while (received < total) {
+        while (sent < total && sent - received < window) {
+            zmq_send (dealer, frame, frame_size, 0);
+            sent++;
+        }
+        if (zmq_recv (dealer, reply, sizeof reply, 0) < 0)
+            break;
+        received++;
+    }
+    double rate = (double) received * 1e6 / (double) (pclock_mono_us () - start);
+    char key [64];
+    snprintf (key, sizeof key, "state_echo_%s", shape);
+    bench_result (key, rate, "round trips/s");
+    zmq_close (dealer);
+    zmq_ctx_term (ctx);
+}
+
+//  Both shapes, in a forked child on CPU 1 (ZeroMQ contexts stay out of
+//  this process, which forks the Parley writers after).
+static void
+s_echo_floor (size_t frame_size)
+{
+    char endpoint [256];
+    pid_t server = s_echo_start (endpoint, sizeof endpoint);
+    pid_t client = fork ();
+    if (client == 0) {
+        bench_pin (0, 1);
+        s_echo_run (endpoint, "sync", 20000 / s_scale, 1, frame_size);
+        s_echo_run (endpoint, "pipelined", 200000 / s_scale, 256, frame_size);
+        _exit (0);
+    }
+    waitpid (client, NULL, 0);
+    kill (server, SIGKILL);
+    waitpid (server, NULL, 0);
 }
 
 static char s_keys [1000][8];          //  "bk0" .. "bk999"
@@ -175,6 +278,9 @@ main (int argc, char **argv)
             s_scale = 10;
     for (int i = 0; i < 1000; i++)
         snprintf (s_keys [i], sizeof s_keys [i], "bk%d", i);
+    //  A one-op WRITE of the writer below: envelope, ops [{op, key, value}]
+    //  with a 64-byte value: about 100 bytes.
+    s_echo_floor (100);
     const char *args [] = { "--log-level", "warn", NULL };
     testbroker_t *broker = testbroker_start (args);
     if (!broker)

@@ -68,13 +68,17 @@ publish_state_changes (broker_t *self, uint64_t seq_before)
     if (state_seq (self->state) == seq_before)
         return;
     char topic [8 + PROTO_MAX_KEY];
+    memcpy (topic, "state.", 6);
     size_t count = state_change_count (self->state);
     for (size_t i = 0; i < count; i++) {
         const state_change_t *change = state_change_at (self->state, i);
         penc_begin (&self->event, PMSG_STATE_UPDATE, 0, STATE_CHANGE_FIELDS);
         state_encode_change (change, &self->event);
-        int len = snprintf (topic, sizeof topic, "state.%s", change->key);
-        s_send (self, topic, (size_t) len);
+        //  A copy, not snprintf: one topic per changed key of every WRITE.
+        //  Keys are at most PROTO_MAX_KEY bytes (state_ops.c).
+        size_t len = strnlen (change->key, PROTO_MAX_KEY);
+        memcpy (topic + 6, change->key, len);
+        s_send (self, topic, 6 + len);
     }
 }
 

@@ -94,8 +94,10 @@ s_changes_reset (state_t *self)
 {
     for (size_t i = 0; i < self->change_count; i++)
         free ((char *) self->changes [i].key);
+    //  zhashx_purge walks every bucket: only when the hash was used.
+    if (self->change_count > STATE_TOUCH_LINEAR)
+        zhashx_purge (self->touched);
     self->change_count = 0;
-    zhashx_purge (self->touched);
 }
 
 state_t *
@@ -149,6 +151,7 @@ state_protect_prefix (state_t *self, const char *prefix)
         if (streq (self->protect [i], prefix))
             return;
     assert (self->protect_count < STATE_MAX_PROTECT);
+    self->protect_len [self->protect_count] = strlen (prefix);
     self->protect [self->protect_count++] = strdup (prefix);
     //  Keys already there become the broker's too.
     for (entry_t *entry = (entry_t *) zhashx_first (self->entries); entry;
@@ -165,7 +168,7 @@ bool
 state_is_protected (state_t *self, const char *key)
 {
     for (size_t i = 0; i < self->protect_count; i++)
-        if (strncmp (key, self->protect [i], strlen (self->protect [i])) == 0)
+        if (strncmp (key, self->protect [i], self->protect_len [i]) == 0)
             return true;
     return false;
 }
@@ -193,11 +196,25 @@ s_undo_push (state_t *self, undo_kind_t kind, entry_t *entry)
     return 0;
 }
 
+//  The change record index + 1 of `key` in this batch, 0: none yet. A
+//  small batch (the usual WRITE of one op) scans its few records; past
+//  STATE_TOUCH_LINEAR the touched hash holds them all.
+static uintptr_t
+s_touched (state_t *self, const char *key)
+{
+    if (self->change_count > STATE_TOUCH_LINEAR)
+        return (uintptr_t) zhashx_lookup (self->touched, key);
+    for (size_t i = 0; i < self->change_count; i++)
+        if (strcmp (self->changes [i].key, key) == 0)
+            return i + 1;
+    return 0;
+}
+
 //  Remembers the key (first touch) and the op, for the change records.
 static int
 s_touch (state_t *self, const char *key, state_op_t op, state_reducer_t reducer)
 {
-    uintptr_t at = (uintptr_t) zhashx_lookup (self->touched, key);
+    uintptr_t at = s_touched (self, key);
     if (!at) {
         if (self->change_count == self->change_cap) {
             size_t cap = self->change_cap? self->change_cap * 2: 16;
@@ -213,7 +230,11 @@ s_touch (state_t *self, const char *key, state_op_t op, state_reducer_t reducer)
         if (!(change->key = strdup (key)))
             return -1;
         at = ++self->change_count;
-        zhashx_insert (self->touched, change->key, (void *) at);
+        if (self->change_count == STATE_TOUCH_LINEAR + 1)
+            for (uintptr_t i = 0; i < STATE_TOUCH_LINEAR; i++)
+                zhashx_insert (self->touched, self->changes [i].key, (void *) (i + 1));
+        if (self->change_count > STATE_TOUCH_LINEAR)
+            zhashx_insert (self->touched, change->key, (void *) at);
     }
     self->changes [at - 1].op = op;
     self->changes [at - 1].reducer = reducer;

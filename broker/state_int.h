@@ -11,6 +11,12 @@
 #include "state.h"
 
 #define STATE_MAX_PROTECT 8
+//  Batches of up to this many ops parse into the state's own scratch
+//  (state_ops.c) instead of buffers allocated per WRITE.
+#define STATE_SCRATCH_OPS 16
+//  Up to this many changed keys in a batch are found by a linear scan of
+//  the change records; the touched hash is filled only above it.
+#define STATE_TOUCH_LINEAR 16
 
 typedef struct {
     char *key;                  //  also the zhashx key (borrowed)
@@ -54,9 +60,13 @@ struct _state_t {
     size_t undo_count, undo_cap;
     state_change_t *changes;    //  keys owned (strdup)
     size_t change_count, change_cap;
-    zhashx_t *touched;          //  key -> index + 1 in changes
+    zhashx_t *touched;          //  key -> index + 1 in changes, past STATE_TOUCH_LINEAR
     char *protect [STATE_MAX_PROTECT];
+    size_t protect_len [STATE_MAX_PROTECT];
     size_t protect_count;
+    //  Pass 1's scratch for small batches: no allocation per WRITE.
+    iop_t scratch_ops [STATE_SCRATCH_OPS];
+    char scratch_keys [STATE_SCRATCH_OPS][PROTO_MAX_KEY + 1];
 };
 
 //  Starts a batch: forgets the last batch's change records.

@@ -8,12 +8,15 @@
 #include "state_int.h"
 #include <string.h>
 
-//  Keys are copied NUL-terminated into one arena per batch.
+//  Keys are copied NUL-terminated into one arena per batch: the state's
+//  scratch for a batch of up to STATE_SCRATCH_OPS ops (a WRITE of one op
+//  then allocates nothing here), else buffers of the batch's own.
 typedef struct {
     iop_t *ops;
     char *keys;                 //  count * (PROTO_MAX_KEY + 1)
     msgpack_unpacked *raw;      //  state_apply_raw: decoded values
     size_t count;
+    bool scratch;               //  ops and keys are the state's
 } batch_t;
 
 static void
@@ -22,18 +25,29 @@ s_batch_free (batch_t *batch)
     if (batch->raw)
         for (size_t i = 0; i < batch->count; i++)
             msgpack_unpacked_destroy (&batch->raw [i]);
-    free (batch->ops);
-    free (batch->keys);
+    if (!batch->scratch) {
+        free (batch->ops);
+        free (batch->keys);
+    }
     free (batch->raw);
 }
 
 static perr_t
-s_batch_alloc (batch_t *batch, size_t count, bool raw, char *why, size_t why_size)
+s_batch_alloc (state_t *self, batch_t *batch, size_t count, bool raw,
+               char *why, size_t why_size)
 {
     memset (batch, 0, sizeof (*batch));
     batch->count = count;
-    batch->ops = (iop_t *) calloc (count, sizeof (iop_t));
-    batch->keys = (char *) malloc (count * (PROTO_MAX_KEY + 1));
+    if (count <= STATE_SCRATCH_OPS) {
+        batch->scratch = true;
+        batch->ops = self->scratch_ops;
+        batch->keys = &self->scratch_keys [0][0];
+        memset (batch->ops, 0, count * sizeof (iop_t));
+    }
+    else {
+        batch->ops = (iop_t *) calloc (count, sizeof (iop_t));
+        batch->keys = (char *) malloc (count * (PROTO_MAX_KEY + 1));
+    }
     if (raw) {
         batch->raw = (msgpack_unpacked *) calloc (count, sizeof (msgpack_unpacked));
         for (size_t i = 0; batch->raw && i < count; i++)
@@ -192,7 +206,7 @@ state_apply (state_t *self, const msgpack_object *ops, state_result_t *result,
     }
     size_t count = ops->via.array.size;
     batch_t batch;
-    perr_t rc = s_batch_alloc (&batch, count, false, why, why_size);
+    perr_t rc = s_batch_alloc (self, &batch, count, false, why, why_size);
     size_t i = 0;
     for (i = 0; i < count && !rc; i++)
         rc = s_parse_one (self, &ops->via.array.ptr [i], &batch.ops [i],
@@ -247,7 +261,7 @@ state_apply_raw (state_t *self, const state_raw_op_t *ops, size_t count,
         return s_finish (self, PERR_BAD_FIELD, 0, result, why, why_size);
     }
     batch_t batch;
-    perr_t rc = s_batch_alloc (&batch, count, true, why, why_size);
+    perr_t rc = s_batch_alloc (self, &batch, count, true, why, why_size);
     size_t i = 0;
     for (i = 0; i < count && !rc; i++)
         rc = s_parse_raw (&ops [i], &batch.ops [i], &batch.raw [i],

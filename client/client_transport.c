@@ -58,6 +58,13 @@ client_close_dealer (parley_client_t *self)
     self->session = false;
 }
 
+static void
+s_frame_release (void *frame)
+{
+    zframe_t *self = (zframe_t *) frame;
+    zframe_destroy (&self);
+}
+
 //  One reply frame from the DEALER, decoded. NULL when none came or it did
 //  not decode (counted in bad_frames and logged).
 pmsg_t *
@@ -69,9 +76,11 @@ client_recv_reply (parley_client_t *self, bool nowait)
     perr_t code;
     uint64_t got_id;
     char why [256];
-    pmsg_t *msg = pmsg_decode (zframe_data (frame), zframe_size (frame),
-                               pwire_default_limits (), &code, &got_id, why, sizeof (why));
-    zframe_destroy (&frame);
+    //  Decoded in place: the message keeps the frame (a MAIL reply is the
+    //  bulk of what a client receives, and is never copied).
+    pmsg_t *msg = pmsg_decode_adopt (zframe_data (frame), zframe_size (frame),
+                                     pwire_default_limits (), s_frame_release, frame,
+                                     &code, &got_id, why, sizeof (why));
     if (!msg) {
         self->stats.bad_frames++;
         plog_warn ("bad reply from broker: %s", why);

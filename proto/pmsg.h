@@ -29,6 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "perr.h"
 
 #define PROTO_VERSION 1
@@ -181,6 +182,14 @@ pmsg_t *pmsg_decode (const void *data, size_t size, const pwire_limits_t *limits
 pmsg_t *pmsg_decode_with_type (const void *data, size_t size, const pwire_limits_t *limits,
                                perr_t *err, uint64_t *id_out, pmsg_type_t *type_out,
                                bool *type_known, char *why, size_t why_size);
+//  As pmsg_decode, without copying the frame: the message's strings point
+//  into `data`, which the message now owns. release (release_arg) frees
+//  the frame when the message is destroyed, or at once when the decode
+//  fails. For a receiver that holds each frame in a buffer of its own
+//  (a zframe): a MAIL reply is then never copied.
+pmsg_t *pmsg_decode_adopt (const void *data, size_t size, const pwire_limits_t *limits,
+                           void (*release) (void *), void *release_arg,
+                           perr_t *err, uint64_t *id_out, char *why, size_t why_size);
 void pmsg_destroy (pmsg_t **self_p);
 
 pmsg_type_t pmsg_type (const pmsg_t *self);
@@ -238,13 +247,47 @@ msgpack_packer *penc_packer (penc_t *self);
 const void *penc_data (const penc_t *self);
 size_t penc_size (const penc_t *self);
 
-void penc_key (penc_t *self, const char *key);
 void penc_cstr (penc_t *self, const char *text);                    //  value only
 void penc_str (penc_t *self, const char *text, size_t len);         //  value only
-void penc_kv_cstr (penc_t *self, const char *key, const char *text);
-void penc_kv_str (penc_t *self, const char *key, const char *text, size_t len);
-void penc_kv_bin (penc_t *self, const char *key, const void *data, size_t len);
-void penc_kv_uint (penc_t *self, const char *key, uint64_t value);
+//  The key/value writers with the key's length given; the inline
+//  functions below pass strlen (key), which the compiler folds for a
+//  literal key, so the hot encoders (MAIL records) never count bytes.
+void penc_key_n (penc_t *self, const char *key, size_t key_len);
+void penc_kv_str_n (penc_t *self, const char *key, size_t key_len,
+                    const char *text, size_t len);
+void penc_kv_bin_n (penc_t *self, const char *key, size_t key_len,
+                    const void *data, size_t len);
+void penc_kv_uint_n (penc_t *self, const char *key, size_t key_len, uint64_t value);
+
+static inline void
+penc_key (penc_t *self, const char *key)
+{
+    penc_key_n (self, key, strlen (key));
+}
+
+static inline void
+penc_kv_str (penc_t *self, const char *key, const char *text, size_t len)
+{
+    penc_kv_str_n (self, key, strlen (key), text, len);
+}
+
+static inline void
+penc_kv_cstr (penc_t *self, const char *key, const char *text)
+{
+    penc_kv_str_n (self, key, strlen (key), text, strlen (text));
+}
+
+static inline void
+penc_kv_bin (penc_t *self, const char *key, const void *data, size_t len)
+{
+    penc_kv_bin_n (self, key, strlen (key), data, len);
+}
+
+static inline void
+penc_kv_uint (penc_t *self, const char *key, uint64_t value)
+{
+    penc_kv_uint_n (self, key, strlen (key), value);
+}
 void penc_kv_int (penc_t *self, const char *key, int64_t value);
 void penc_kv_num (penc_t *self, const char *key, double value);
 void penc_kv_bool (penc_t *self, const char *key, bool value);

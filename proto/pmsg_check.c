@@ -312,19 +312,41 @@ s_check_value (pcheck_t *self, const pfield_t *field, const msgpack_object *valu
 // ---------------------------------------------------------------------------
 //  Maps
 
-static int
-s_find_field (const pschema_t *schema, const msgpack_object *key)
+//  A str key equal to the NUL-terminated schema name, without strlen: the
+//  first differing byte (usually the first) ends it. A key holding a NUL
+//  never matches, since the name's NUL ends the compare first.
+static inline bool
+s_key_is (const msgpack_object *key, const char *name)
 {
-    for (size_t i = 0; i < schema->count; i++)
-        if (pobj_streq (key, schema->fields [i].name))
+    const char *bytes = key->via.str.ptr;
+    uint32_t size = key->via.str.size;
+    for (uint32_t i = 0; i < size; i++)
+        if (name [i] == 0 || name [i] != bytes [i])
+            return false;
+    return name [size] == 0;
+}
+
+//  The schema index of `key`, or -1. Encoders write a record's fields in
+//  schema order, so the field after the previous hit (*hint) is tried
+//  first: one compare per key in the usual case, a scan otherwise.
+static int
+s_find_field (const pschema_t *schema, const msgpack_object *key, size_t *hint)
+{
+    size_t count = schema->count;
+    size_t first = *hint < count ? *hint : 0;
+    for (size_t n = 0, i = first; n < count; n++, i = i + 1 < count ? i + 1 : 0)
+        if (s_key_is (key, schema->fields [i].name)) {
+            *hint = i + 1;
             return (int) i;
+        }
     return -1;
 }
 
 static bool
 s_is_envelope (const msgpack_object *key)
 {
-    return pobj_streq (key, "v") || pobj_streq (key, "t") || pobj_streq (key, "id");
+    return key->via.str.size <= 2
+        && (s_key_is (key, "v") || s_key_is (key, "t") || s_key_is (key, "id"));
 }
 
 //  Unknown keys are few in practice; only when there are several do we
@@ -338,10 +360,10 @@ s_unknown_unique (pcheck_t *self, const msgpack_object *map, const pschema_t *sc
     const msgpack_object **keys = s_scratch (self, unknown);
     if (!keys)
         return pcheck_fail (self, PERR_INTERNAL, "out of memory");
-    size_t n = 0;
+    size_t n = 0, hint = 0;
     for (uint32_t i = 0; i < map->via.map.size; i++) {
         const msgpack_object *key = &map->via.map.ptr [i].key;
-        if (s_find_field (schema, key) < 0 && !(envelope && s_is_envelope (key)))
+        if (s_find_field (schema, key, &hint) < 0 && !(envelope && s_is_envelope (key)))
             keys [n++] = key;
     }
     return s_no_duplicates (self, keys, n);
@@ -351,13 +373,24 @@ s_unknown_unique (pcheck_t *self, const msgpack_object *map, const pschema_t *sc
 static perr_t
 s_check_one_of (pcheck_t *self, const pschema_t *schema, uint64_t present)
 {
-    int to = -1, channel = -1;
-    for (size_t i = 0; i < schema->count; i++) {
-        if (strcmp (schema->fields [i].name, "to") == 0)
-            to = (int) i;
-        if (strcmp (schema->fields [i].name, "channel") == 0)
-            channel = (int) i;
+    //  The positions of the two in the schema, remembered for the last
+    //  schema seen by this thread: a MAIL or SEND batch checks thousands
+    //  of records of one schema in a row.
+    static _Thread_local const pschema_t *last;
+    static _Thread_local int last_to, last_channel;
+    if (schema != last) {
+        last_to = last_channel = -1;
+        for (size_t i = 0; i < schema->count; i++) {
+            const char *name = schema->fields [i].name;
+            if (strcmp (name, "to") == 0)
+                last_to = (int) i;
+            else
+            if (strcmp (name, "channel") == 0)
+                last_channel = (int) i;
+        }
+        last = schema;
     }
+    int to = last_to, channel = last_channel;
     if (to < 0 || channel < 0)
         return PERR_NONE;
     bool has_to = present & (1ull << to), has_channel = present & (1ull << channel);
@@ -371,12 +404,13 @@ s_check_fields (pcheck_t *self, const msgpack_object *map, const pschema_t *sche
                 bool envelope, uint64_t *present, size_t *unknown)
 {
     uint64_t seen = 0;
+    size_t hint = 0;
     for (uint32_t i = 0; i < map->via.map.size; i++) {
         const msgpack_object *key = &map->via.map.ptr [i].key;
         const msgpack_object *val = &map->via.map.ptr [i].val;
         if (key->type != MSGPACK_OBJECT_STR)
             return pcheck_fail (self, PERR_MALFORMED, "key %u is not a string", i);
-        int index = s_find_field (schema, key);
+        int index = s_find_field (schema, key, &hint);
         if (index < 0) {
             if (!(envelope && s_is_envelope (key)))
                 (*unknown)++;

@@ -10,14 +10,27 @@
 #include <string.h>
 #include "pmsg.h"
 
+//  The str's bytes equal the NUL-terminated text. No strlen: the compare
+//  stops at the first differing byte, which is usually the first, since
+//  getters look a name up among a map's few keys. A str holding a NUL
+//  never matches (the text's NUL ends the compare first).
+static inline bool
+s_str_is (const msgpack_object *o, const char *text)
+{
+    const char *bytes = o->via.str.ptr;
+    uint32_t size = o->via.str.size;
+    for (uint32_t i = 0; i < size; i++)
+        if (text [i] == 0 || text [i] != bytes [i])
+            return false;
+    return text [size] == 0;
+}
+
 bool
 pobj_streq (const msgpack_object *o, const char *text)
 {
     if (!o || o->type != MSGPACK_OBJECT_STR || !text)
         return false;
-    size_t len = strlen (text);
-    //  An empty str has a NULL ptr (msgpack-c); memcmp must not see it.
-    return o->via.str.size == len && (len == 0 || memcmp (o->via.str.ptr, text, len) == 0);
+    return s_str_is (o, text);
 }
 
 const msgpack_object *
@@ -27,7 +40,7 @@ pobj_get (const msgpack_object *map, const char *name)
         return NULL;
     for (uint32_t i = 0; i < map->via.map.size; i++) {
         const msgpack_object_kv *kv = &map->via.map.ptr [i];
-        if (pobj_streq (&kv->key, name))
+        if (kv->key.type == MSGPACK_OBJECT_STR && s_str_is (&kv->key, name))
             return kv->val.type == MSGPACK_OBJECT_NIL ? NULL : &kv->val;
     }
     return NULL;

@@ -29,11 +29,11 @@ fi
 
 flags=(-g -O1 -std=c11 -D_GNU_SOURCE -fno-omit-frame-pointer
        -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-       -I"$root" -I"$root/proto" -I"$root/common")
+       -I"$root" -I"$root/include" -I"$root/proto" -I"$root/common")
 # shellcheck disable=SC2207
-pkg_cflags=($(pkg-config --cflags msgpack libczmq yaml-0.1))
+pkg_cflags=($(pkg-config --cflags msgpack libczmq libzmq libsystemd jansson yaml-0.1))
 # shellcheck disable=SC2207
-pkg_libs=($(pkg-config --libs msgpack libczmq yaml-0.1))
+pkg_libs=($(pkg-config --libs msgpack libczmq libzmq libsystemd jansson yaml-0.1) -lz)
 
 # fuzz_one NAME SOURCES... -- SEED_DIR
 fuzz_one() {

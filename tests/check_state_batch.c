@@ -203,6 +203,66 @@ START_TEST (test_changes)
 }
 END_TEST
 
+//  Batches past the small-batch paths: more than 16 ops (pass 1 allocates
+//  its own buffers) and more than 16 changed keys (the touched hash takes
+//  over from the linear scan), repeats across the switch, then a failed
+//  big batch and small ones again.
+START_TEST (test_many_changes)
+{
+    state_t *state = state_new (NULL);
+    for (int round = 0; round < 3; round++) {
+        char json [8192];
+        size_t used = (size_t) snprintf (json, sizeof json, "[");
+        for (int i = 0; i < 60; i++)
+            used += (size_t) snprintf (json + used, sizeof json - used,
+                                       "%s{\"op\":\"set\",\"key\":\"k%d\",\"value\":%d}",
+                                       i ? "," : "", i % 25, i + round * 100);
+        snprintf (json + used, sizeof json - used, "]");
+        msgpack_unpacked u;
+        const msgpack_object *ops = mpjson_object (&u, json);
+        state_result_t result;
+        ck_assert_int_eq (state_apply (state, ops, &result, s_why, sizeof s_why), PERR_NONE);
+        msgpack_unpacked_destroy (&u);
+        ck_assert_uint_eq (result.changed, 25);
+        ck_assert_uint_eq (state_change_count (state), 25);
+        for (int k = 0; k < 25; k++) {
+            const state_change_t *change = state_change_at (state, (size_t) k);
+            char key [8], value [16];
+            snprintf (key, sizeof key, "k%d", k);
+            ck_assert_str_eq (change->key, key);
+            ck_assert_uint_eq (change->seq, (uint64_t) (round * 27 + k + 1));
+            //  the last write to key k: op 50 + k (k < 10) or 25 + k
+            snprintf (value, sizeof value, "%d", (k < 10 ? 50 + k : 25 + k) + round * 100);
+            char *text = mpjson_dump (change->value, change->size);
+            ck_assert_str_eq (text, value);
+            free (text);
+        }
+        //  A failing batch of many keys leaves nothing, then a small one
+        //  finds no stale record of the big one.
+        APPLY_ERR (state, "[{\"op\":\"set\",\"key\":\"a1\",\"value\":1},{\"op\":\"set\",\"key\":\"a2\",\"value\":1},"
+                   "{\"op\":\"set\",\"key\":\"a3\",\"value\":1},{\"op\":\"set\",\"key\":\"a4\",\"value\":1},"
+                   "{\"op\":\"set\",\"key\":\"a5\",\"value\":1},{\"op\":\"set\",\"key\":\"a6\",\"value\":1},"
+                   "{\"op\":\"set\",\"key\":\"a7\",\"value\":1},{\"op\":\"set\",\"key\":\"a8\",\"value\":1},"
+                   "{\"op\":\"set\",\"key\":\"a9\",\"value\":1},{\"op\":\"set\",\"key\":\"b1\",\"value\":1},"
+                   "{\"op\":\"set\",\"key\":\"b2\",\"value\":1},{\"op\":\"set\",\"key\":\"b3\",\"value\":1},"
+                   "{\"op\":\"set\",\"key\":\"b4\",\"value\":1},{\"op\":\"set\",\"key\":\"b5\",\"value\":1},"
+                   "{\"op\":\"set\",\"key\":\"b6\",\"value\":1},{\"op\":\"set\",\"key\":\"b7\",\"value\":1},"
+                   "{\"op\":\"set\",\"key\":\"b8\",\"value\":1},{\"op\":\"set\",\"key\":\"b9\",\"value\":1},"
+                   "{\"op\":\"clear\",\"key\":\"nothing\"}]", PERR_NO_SUCH_KEY);
+        ck_assert_uint_eq (state_change_count (state), 0);
+        ck_assert_str_eq (teststate_value (state, "a1"), "<absent>");
+        APPLY_OK (state, "[{\"op\":\"set\",\"key\":\"a1\",\"value\":1},{\"op\":\"set\",\"key\":\"a1\",\"value\":2}]");
+        ck_assert_uint_eq (state_change_count (state), 1);
+        APPLY_OK (state, "[{\"op\":\"delete\",\"key\":\"a1\"}]");
+        ck_assert_uint_eq (state_change_count (state), 1);
+        //  25 seqs for the big batch, none for the failed one, one each
+        //  for the two small ones
+        ck_assert_uint_eq (state_seq (state), (uint64_t) ((round + 1) * 27));
+    }
+    state_destroy (&state);
+}
+END_TEST
+
 static void
 count_visit (const state_entry_t *entry, void *arg)
 {
@@ -265,6 +325,7 @@ state_batch_suite (void)
     tcase_add_test (tc, test_atomic);
     tcase_add_test (tc, test_limits);
     tcase_add_test (tc, test_changes);
+    tcase_add_test (tc, test_many_changes);
     tcase_add_test (tc, test_snapshot);
     suite_add_tcase (s, tc);
     return s;
