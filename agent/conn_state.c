@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*  conn_state - shared-state keys the agent reads. See conn_state.h.
 
-    Values are re-read whole each step (GET). That is fine for the world
-    keys at the sizes the demo uses; a big blackboard would keep a replica
-    instead (parley_client_replica: SNAPSHOT + STATE_UPDATE).
+    With the link's replica on (conn_state_use_replica: the agent's
+    client keeps one by SNAPSHOT + STATE_UPDATE over the event socket) a
+    capture reads the keys from it, without a request, and re-reads a
+    value only when its seq changed since the last capture. Without it
+    the keys are read whole with one GET.
 */
 #include <assert.h>
 #include "conn_state.h"
@@ -14,6 +16,7 @@ typedef struct {
     char *key;
     char *text;                 //  current rendering, NULL if absent
     char *prev;                 //  rendering at the last observe
+    uint64_t seq;               //  replica: the seq last read (0: absent)
 } slot_t;
 
 typedef struct {
@@ -23,6 +26,7 @@ typedef struct {
 
 typedef struct {
     parley_client_t *link;
+    bool replica;               //  read the link's replica, not GET
     slot_t slots[STATE_MAX_KEYS];
     size_t count;
     zlistx_t *explored;         //  current names, in the value's order
@@ -208,12 +212,47 @@ s_feed (state_t *self, const char *key, const msgpack_object *value)
         s_take_claims (self, value);
 }
 
+//  A value's msgpack bytes fed as the key's current value.
+static void
+s_feed_bytes (state_t *self, const char *key, const void *value, size_t size)
+{
+    msgpack_unpacked unpacked;
+    msgpack_unpacked_init (&unpacked);
+    if (value && msgpack_unpack_next (&unpacked, (const char *) value, size, NULL)
+                 == MSGPACK_UNPACK_SUCCESS)
+        s_feed (self, key, &unpacked.data);
+    else
+        s_feed (self, key, NULL);
+    msgpack_unpacked_destroy (&unpacked);
+}
+
+static void
+s_capture_replica (state_t *self)
+{
+    for (size_t i = 0; i < self->count; i++) {
+        slot_t *slot = &self->slots[i];
+        const void *value = NULL;
+        size_t size = 0;
+        uint64_t seq = 0;
+        if (!parley_client_replica_get (self->link, slot->key, &value, &size, &seq))
+            seq = 0;
+        if (seq == slot->seq && (seq != 0 || !slot->text))
+            continue;           //  unchanged since the last capture
+        slot->seq = seq;
+        s_feed_bytes (self, slot->key, seq? value: NULL, size);
+    }
+}
+
 static int
 s_capture (void *impl, char *err, size_t err_size)
 {
     state_t *self = (state_t *) impl;
     if (!self->link || self->count == 0)
         return 0;
+    if (self->replica) {
+        s_capture_replica (self);
+        return 0;
+    }
     const char *keys [STATE_MAX_KEYS];
     for (size_t i = 0; i < self->count; i++)
         keys [i] = self->slots [i].key;
@@ -427,4 +466,21 @@ conn_state_has_key (connector_t *self, const char *key)
         if (streq (state->slots[i].key, key))
             return true;
     return false;
+}
+
+int
+conn_state_follow (connector_t *self)
+{
+    state_t *state = (state_t *) connector_impl (self);
+    for (size_t i = 0; i < state->count; i++)
+        if ((i == 0? parley_client_replica (state->link, state->slots[i].key)
+                   : parley_client_replica_add (state->link, state->slots[i].key)) != PARLEY_OK)
+            return -1;
+    return 0;
+}
+
+void
+conn_state_use_replica (connector_t *self, bool on)
+{
+    ((state_t *) connector_impl (self))->replica = on;
 }

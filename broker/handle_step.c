@@ -49,13 +49,15 @@ s_mail_fields (size_t fetch)
     return fetch ? 3 : 1;
 }
 
+//  `stream` as FETCH's; a resend reads from acked (plain), so the mail of
+//  the lost reply comes again.
 static void
-s_mail (broker_t *self, agent_t *agent, size_t fetch)
+s_mail (broker_t *self, agent_t *agent, size_t fetch, bool stream)
 {
     penc_t *enc = &self->reply;
     if (fetch) {
         penc_key (enc, "mail");
-        uint64_t pending = fetch_encode (self, agent, fetch, false, enc);
+        uint64_t pending = fetch_encode (self, agent, fetch, stream, enc);
         penc_kv_uint (enc, "pending", pending);
     }
     penc_kv_uint (enc, "acked", agent->acked);
@@ -76,7 +78,7 @@ handle_step (broker_t *self, request_t *req)
     &&  replay_answer_more (&agent->step_replay, step, PMSG_STEPPED, req->id,
                             s_mail_fields (fetch) + 1, &self->reply)) {
         penc_kv_bool (&self->reply, "replayed", true);
-        s_mail (self, agent, fetch);
+        s_mail (self, agent, fetch, false);
         return;
     }
     const msgpack_object *items = pmsg_field (msg, "messages");
@@ -150,5 +152,5 @@ handle_step (broker_t *self, request_t *req)
     if (step_field && !replay_keep (&agent->step_replay, step, enc, head, fields))
         plog_warn ("no memory to keep STEP %llu of %s: a resend would apply again",
                    (unsigned long long) step, agent->id);
-    s_mail (self, agent, fetch);
+    s_mail (self, agent, fetch, pmsg_bool (msg, "stream", false));
 }

@@ -120,11 +120,13 @@ struct _parley_client_t {
     char *workflow_reason;      //  its reason, NUL-terminated
     //  Replica
     bool replica_on;
-    char replica_prefix[PROTO_MAX_KEY + 1];
+    char replica_prefixes[PARLEY_REPLICA_PREFIXES][PROTO_MAX_KEY + 1];
+    size_t replica_prefix_count;
     zhashx_t *replica;          //  key -> client_replica_entry_t
     uint64_t replica_seq;       //  highest seq applied (for gaps, prefix "")
     uint64_t replica_epoch;     //  session of the last snapshot
     bool replica_stale;         //  a gap was seen: snapshot again
+    zhashx_t *replica_held;     //  key -> zframe_t *: its newest update, not yet decoded
     //  Generic events (client_observe.c): the topic prefixes subscribed,
     //  the queue (zframe_t * pairs: topic, body; oldest first) and the
     //  pair handed out last.
@@ -241,6 +243,9 @@ void client_events_destroy (parley_client_t *self);
 
 //  client_replica.c
 void client_replica_apply (parley_client_t *self, const pmsg_t *update);
+//  A STATE_UPDATE frame for `key` (the topic after "state."): applied now
+//  when the replica tells gaps, else held until the key is read.
+void client_replica_update (parley_client_t *self, const char *key, zframe_t *frame);
 void client_replica_refresh (parley_client_t *self);
 void client_replica_destroy (parley_client_t *self);
 

@@ -61,7 +61,8 @@ s_encode (parley_client_t *self, const parley_step_t *step)
         return rc;
     size_t fields = (step->step? 1: 0) + (step->ack? 1: 0) + (step->message_count? 1: 0)
                   + (step->op_count? 1: 0) + (step->action? 1: 0)
-                  + (!step->action && step->perceive? 1: 0) + (step->fetch? 1: 0);
+                  + (!step->action && step->perceive? 1: 0) + (step->fetch? 1: 0)
+                  + (step->fetch && step->stream? 1: 0);
     penc_t *enc = client_begin (self, PMSG_STEP, fields);
     if (step->step)
         penc_kv_uint (enc, "step", step->step);
@@ -78,6 +79,8 @@ s_encode (parley_client_t *self, const parley_step_t *step)
         penc_kv_bool (enc, "perceive", true);
     if (step->fetch)
         penc_kv_uint (enc, "fetch", step->fetch);
+    if (step->fetch && step->stream)
+        penc_kv_bool (enc, "stream", true);
     return PARLEY_OK;
 }
 

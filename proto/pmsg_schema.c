@@ -390,6 +390,7 @@ static const pfield_t s_step [] = {
     { "action", PF_STR, false, PROTO_MAX_TEXT, NULL, "a move, as ACT's" },
     { "perceive", PF_BOOL, false, 0, NULL, "without action: the observation of a PERCEIVE" },
     { "fetch", PF_UINT, false, 0, NULL, "return up to this many mail messages" },
+    { "stream", PF_BOOL, false, 0, NULL, "with fetch: continue after the mail handed out before, as FETCH's" },
 };
 static const pfield_t s_stepped [] = {
     { "step", PF_UINT, false, 0, NULL, "the request's step" },

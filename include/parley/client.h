@@ -332,6 +332,7 @@ typedef struct {
     const char *action;         //  a move, as parley_client_act's; NULL: none
     bool perceive;              //  without action: the observation of a PERCEIVE
     size_t fetch;               //  return up to this many mail messages; 0: none
+    bool stream;                //  with fetch: continue after the mail handed out before
 } parley_step_t;
 
 //  What one part of a STEP was refused with: code 0 when it was not.
@@ -667,6 +668,15 @@ parley_err_t parley_client_replica (parley_client_t *self, const char *prefix);
 bool parley_client_replica_get (parley_client_t *self, const char *key,
                                 const void **value, size_t *value_size, uint64_t *seq);
 size_t parley_client_replica_size (parley_client_t *self);
+//  Adds a prefix to the replica (after parley_client_replica; at most
+//  PARLEY_REPLICA_PREFIXES in all): its keys are copied (SNAPSHOT with
+//  that prefix) and followed too. A replica of several prefixes, like one
+//  of a prefix other than "", cannot tell a lost update by a seq gap: a
+//  key it missed is current again with its next update (which carries the
+//  whole value) or the snapshot a new session takes. So an agent follows
+//  just the keys it reads, and only their updates reach it.
+#define PARLEY_REPLICA_PREFIXES 8
+parley_err_t parley_client_replica_add (parley_client_t *self, const char *prefix);
 
 //  Any event, by topic prefix (PROTOCOL.md, event frames): "agent.",
 //  "world.", "state.<key prefix>", "workflow.", "mail.<agent>", "" for
