@@ -31,6 +31,7 @@ typedef struct {
     size_t count;
     zlistx_t *explored;         //  current names, in the value's order
     zhashx_t *explored_prev;    //  names at the last observe
+    bool explored_rebuilt;      //  the list was not only appended to since then
     agent_pos_t agents[STATE_MAX_AGENTS];
     size_t agent_count;
     uint64_t *visited;          //  team.visited, typed
@@ -59,6 +60,8 @@ s_put (out_t *out, const char *text, size_t len)
 static void
 s_render_value (out_t *out, const msgpack_object *o)
 {
+    if (out->used + 1 >= sizeof (out->buf))
+        return;                 //  full: the rest would be cut anyway
     char num[64];
     switch (o->type) {
         case MSGPACK_OBJECT_STR:
@@ -106,13 +109,41 @@ s_render_value (out_t *out, const msgpack_object *o)
     }
 }
 
+//  True if the names of the list are, in order, the first elements of
+//  `value`: a union only grows at its end, so the next value usually
+//  starts with the last one and only its tail is new.
+static bool
+s_explored_prefix (state_t *self, const msgpack_object *value, uint32_t *tail)
+{
+    size_t have = zlistx_size (self->explored);
+    if (!value || value->type != MSGPACK_OBJECT_ARRAY || have > value->via.array.size)
+        return false;
+    uint32_t i = 0;
+    for (const char *name = zlistx_first (self->explored); name;
+         name = zlistx_next (self->explored), i++) {
+        const msgpack_object *o = &value->via.array.ptr[i];
+        size_t len = strlen (name);
+        if (o->type != MSGPACK_OBJECT_STR || o->via.str.size != len
+        ||  memcmp (o->via.str.ptr, name, len) != 0)
+            return false;
+    }
+    *tail = i;
+    return true;
+}
+
 static void
 s_take_explored (state_t *self, const msgpack_object *value)
 {
-    zlistx_purge (self->explored);
+    //  Thousands of names: appending the tail spares as many allocations.
+    uint32_t first = 0;
+    if (!s_explored_prefix (self, value, &first)) {
+        zlistx_purge (self->explored);
+        self->explored_rebuilt = true;
+        first = 0;
+    }
     if (!value || value->type != MSGPACK_OBJECT_ARRAY)
         return;
-    for (uint32_t i = 0; i < value->via.array.size; i++) {
+    for (uint32_t i = first; i < value->via.array.size; i++) {
         const msgpack_object *o = &value->via.array.ptr[i];
         if (o->type == MSGPACK_OBJECT_STR) {
             //  memcpy, not sprintf: this list is thousands of names each step.
@@ -302,10 +333,15 @@ s_explored_diff (state_t *self)
         textbuf_add (buf, name);
     }
     textbuf_add (buf, ".");
-    zhashx_purge (self->explored_prev);
+    //  Only grown since the last observe: the new names join the set;
+    //  otherwise (names left, a reset) the set starts again.
+    if (self->explored_rebuilt)
+        zhashx_purge (self->explored_prev);
     for (const char *name = zlistx_first (self->explored); name;
          name = zlistx_next (self->explored))
-        zhashx_insert (self->explored_prev, name, (void *) "");
+        if (self->explored_rebuilt || !zhashx_lookup (self->explored_prev, name))
+            zhashx_insert (self->explored_prev, name, (void *) "");
+    self->explored_rebuilt = false;
     return textbuf_detach (&buf);
 }
 
