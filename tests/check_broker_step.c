@@ -4,7 +4,8 @@
     of the same step is answered the same and applies nothing twice (its
     mail read afresh); each part reports its own failure while the others
     apply; what no part can carry refuses the whole STEP; a STEP survives a
-    broker restart as the requests it replaces do; and libparley's
+    broker restart as the requests it replaces do; `stream` reads on where
+    the last STEP stopped (a resend from acked); and libparley's
     parley_client_step gives the typed parts, one request a step.
 */
 #include <check.h>
@@ -29,6 +30,7 @@ typedef struct {
     const char *action;
     bool perceive;
     uint64_t fetch;
+    bool stream;                //  with fetch
 } step_t;
 
 static pmsg_t *
@@ -37,7 +39,7 @@ s_step (testclient_t *client, const step_t *s)
     size_t messages = (s->body ? 1 : 0) + (s->body2 ? 1 : 0);
     size_t fields = (s->step ? 1 : 0) + (s->ack ? 1 : 0) + (messages ? 1 : 0)
                   + (s->add_key || s->bad_key ? 1 : 0) + (s->action ? 1 : 0)
-                  + (s->perceive ? 1 : 0) + (s->fetch ? 1 : 0);
+                  + (s->perceive ? 1 : 0) + (s->fetch ? 1 : 0) + (s->stream ? 1 : 0);
     penc_t *enc = testclient_begin (client, PMSG_STEP, fields);
     msgpack_packer *pk = penc_packer (enc);
     if (s->step)
@@ -90,6 +92,8 @@ s_step (testclient_t *client, const step_t *s)
         penc_kv_bool (enc, "perceive", true);
     if (s->fetch)
         penc_kv_uint (enc, "fetch", s->fetch);
+    if (s->stream)
+        penc_kv_bool (enc, "stream", true);
     return testclient_call (client);
 }
 
@@ -411,6 +415,56 @@ START_TEST (test_step_is_journaled)
 }
 END_TEST
 
+//  The body of the first mail item of a STEPPED ("" when none).
+static const char *
+s_first_body (const pmsg_t *reply, char *buf, size_t size)
+{
+    const msgpack_object *mail = testclient_array_at (reply, "mail", 0);
+    if (!mail || !pobj_strcpy (mail, "body", buf, size))
+        buf [0] = 0;
+    return buf;
+}
+
+START_TEST (test_stream_fetch)
+{
+    //  With stream, each STEP's mail continues after what the last one
+    //  handed out, while nothing is acknowledged; a resend reads from
+    //  acked again, so the mail of a lost reply comes back.
+    testbroker_t *broker = testcheck_start (NULL);
+    testclient_t *a = testcheck_agent (broker, "A");
+    testclient_t *b = testcheck_agent (broker, "B");
+    const char *bodies [] = { "one", "two", "three" };
+    for (int i = 0; i < 3; i++) {
+        pmsg_t *sent = testclient_send_one (b, "A", false, bodies [i]);
+        EXPECT (sent, PMSG_SENT);
+        pmsg_destroy (&sent);
+    }
+    char body [32];
+    step_t s = { .step = 1, .fetch = 1, .stream = true };
+    pmsg_t *reply = s_step (a, &s);
+    EXPECT (reply, PMSG_STEPPED);
+    ck_assert_str_eq (s_first_body (reply, body, sizeof body), "one");
+    ck_assert_uint_eq (pmsg_uint (reply, "pending", 0), 2);
+    pmsg_destroy (&reply);
+    s.step = 2;
+    reply = s_step (a, &s);
+    ck_assert_str_eq (s_first_body (reply, body, sizeof body), "two");
+    pmsg_destroy (&reply);
+    reply = s_step (a, &s);             //  step 2 again: a resend, read from acked
+    ck_assert (pmsg_bool (reply, "replayed", false));
+    ck_assert_str_eq (s_first_body (reply, body, sizeof body), "one");
+    pmsg_destroy (&reply);
+    //  Without stream, from acked as a plain FETCH.
+    step_t plain = { .step = 3, .fetch = 1 };
+    reply = s_step (a, &plain);
+    ck_assert_str_eq (s_first_body (reply, body, sizeof body), "one");
+    pmsg_destroy (&reply);
+    testclient_destroy (&a);
+    testclient_destroy (&b);
+    testcheck_stop (&broker);
+}
+END_TEST
+
 //  libparley: the typed parts, and one request for one step.
 START_TEST (test_client_step)
 {
@@ -493,6 +547,7 @@ main (void)
     tcase_add_test (tc, test_resend_applies_nothing_twice);
     tcase_add_test (tc, test_partial_failures);
     tcase_add_test (tc, test_step_is_journaled);
+    tcase_add_test (tc, test_stream_fetch);
     tcase_add_test (tc, test_client_step);
     suite_add_tcase (suite, tc);
     return testsuite_run (suite);
