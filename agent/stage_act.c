@@ -451,8 +451,11 @@ s_stepped (execution_t *self, const parley_stepped_t *done, const parley_outgoin
 //  The step's STEP: its `step` makes it idempotent (PROTOCOL.md, STEP):
 //  the client resends this same frame after a lost reply or a reconnect,
 //  and the broker answers a repeated (agent, step) from memory instead of
-//  moving and sending again. "end" does not move; it still sends the
-//  messages and the team's last write.
+//  moving and sending again. Steps restart at 1 in a new process, but the
+//  run's first request (Perception's look) is a STEP without a number,
+//  which makes the broker forget the previous run's: a step number is
+//  never taken for the last run's. "end" does not move; it still sends
+//  the messages and the team's last write.
 static stage_outcome_t
 s_execution_try (void *arg)
 {
