@@ -319,6 +319,17 @@ agent_connect (agent_t *self, volatile sig_atomic_t *stop, char *err, size_t err
     //  that ablation joins none).
     for (size_t i = 0; i < self->config.channel_count && !a->no_messages; i++)
         agent_team_listen (a, &self->state.team, self->config.channels[i]);
+    //  What the steps read without asking: the state keys from a replica
+    //  of just those keys (a SNAPSHOT each now, then their STATE_UPDATEs),
+    //  and the team from AGENT_EVENTs. A step then makes one request, its
+    //  STEP.
+    if (conn_state_follow (a->state) == 0)
+        conn_state_use_replica (a->state, true);
+    else
+        plog_warn ("no state replica (%s): the keys are read with GET each step",
+                   parley_client_error_text (a->link));
+    if (parley_client_subscribe (a->link, "agent.") != PARLEY_OK)
+        plog_warn ("no agent events: %s", parley_client_error_text (a->link));
     plog_info ("connected to %s: %s world %" PRIu64 "x%" PRIu64 ", %" PRIu64 " objects, "
                "policy %s", self->config.broker, w->world_kind, w->world_width,
                w->world_height, w->objects_total, policy_name (a->policy));

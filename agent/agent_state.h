@@ -92,7 +92,11 @@ typedef struct {
 typedef struct {
     char names[AGENT_MAX_TEAM][PROTO_MAX_NAME + 1];
     const char *ptrs[AGENT_MAX_TEAM];
+    bool online[AGENT_MAX_TEAM];
     size_t count;
+    bool listed;                        //  names came from an AGENTS reply (then AGENT_EVENTs)
+    uint64_t listed_epoch;              //  the session and the client's dropped-event
+    uint64_t listed_dropped;            //  count when it was read
     char channels[AGENT_MAX_CHANNELS][PROTO_MAX_NAME + 1];     //  listened to
     const char *channel_ptrs[AGENT_MAX_CHANNELS];
     size_t channel_count;
@@ -106,6 +110,7 @@ typedef struct {
     world_view_t seen;                  //  the view the decision is made on
     char *visible_caption;              //  the caption of this view, or NULL
     int64_t start_us;                   //  when the step began
+    bool viewed;                        //  the last STEP brought the next view and mail
 } perceived_t;
 
 //  RetrieveMemory: the memories for this view (texts owned by vmem).
@@ -198,6 +203,16 @@ void agent_report_model (agent_parts_t *parts);
 //  now with `force`. Late joiners read the team's knowledge there.
 #define TEAM_SYNC_EVERY 4
 void agent_team_sync (agent_parts_t *parts, uint64_t step, bool force);
+//  The same writes as ops for the step's STEP: how many (0: nothing due),
+//  with the values in `visits` and `claims` (the caller destroys them).
+#define TEAM_SYNC_OPS 4
+size_t agent_team_ops (agent_parts_t *parts, uint64_t step, bool force,
+                       parley_op_t ops[TEAM_SYNC_OPS], msgpack_sbuffer *visits,
+                       msgpack_sbuffer *claims);
+//  Mail most STEPs fetch (the mailbox's batch; 0 with --no-messages),
+//  and the position they acknowledge (what the mailbox committed).
+size_t agent_fetch_size (const agent_parts_t *parts);
+uint64_t agent_ack (const agent_parts_t *parts);
 //  Joins `channel` (LISTEN) and names it among the prompt's message
 //  targets; 0, or -1 when the broker refused (logged).
 int agent_team_listen (agent_parts_t *parts, agent_team_t *team, const char *channel);

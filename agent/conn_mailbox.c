@@ -4,6 +4,11 @@
     Observations are produced from the batch once (observe marks it as
     reported), so the same message is never a new observation twice.
 
+    The agent's STEP brings the next step's mail in its reply: Execution
+    stages it (conn_mailbox_stage) and the next capture takes it without
+    a request of its own. Without staged mail (the first step, a STEP that
+    failed) capture FETCHes as below.
+
     Acknowledgement lags on purpose: a FETCH asks for at most what one
     step's view holds, so nothing is taken that the step cannot see, and
     acknowledges only `committed`, the position the agent declared safe
@@ -23,6 +28,9 @@ typedef struct {
     parley_client_t *link;
     mail_view_t batch[MAILBOX_MAX_BATCH];
     size_t count;
+    mail_view_t staged[MAILBOX_MAX_BATCH];  //  for the next capture (conn_mailbox_stage)
+    size_t staged_count;
+    bool has_staged;
     bool reported;
     uint64_t last_seq;          //  highest seq handed to a step
     uint64_t committed;         //  acknowledged with the next FETCH
@@ -95,11 +103,29 @@ s_check_epoch (mailbox_t *self)
     self->epoch = epoch;
 }
 
+static void
+s_unstage (mailbox_t *self)
+{
+    for (size_t i = 0; i < self->staged_count; i++)
+        zstr_free (&self->staged[i].text);
+    self->staged_count = 0;
+    self->has_staged = false;
+}
+
 static int
 s_capture (void *impl, char *err, size_t err_size)
 {
     mailbox_t *self = (mailbox_t *) impl;
     s_clear (self);
+    if (self->has_staged) {
+        //  The mail the step's STEP brought: no request of our own.
+        for (size_t i = 0; i < self->staged_count; i++) {
+            const mail_view_t *m = &self->staged[i];
+            s_feed (self, m->seq, m->from, m->to, m->channel, m->text, strlen (m->text));
+        }
+        s_unstage (self);
+        return 0;
+    }
     if (!self->link)
         return 0;
     parley_client_take_mail (self->link);
@@ -175,6 +201,7 @@ s_destroy (void *impl)
 {
     mailbox_t *self = (mailbox_t *) impl;
     s_clear (self);
+    s_unstage (self);
     free (self);
 }
 
@@ -252,4 +279,27 @@ uint64_t
 conn_mailbox_committed (connector_t *self)
 {
     return ((mailbox_t *) connector_impl (self))->committed;
+}
+
+void
+conn_mailbox_stage (connector_t *self, const parley_mail_batch_t *mail)
+{
+    assert (mail);
+    mailbox_t *box = (mailbox_t *) connector_impl (self);
+    s_unstage (box);
+    if (box->link)
+        s_check_epoch (box);
+    for (size_t i = 0; i < mail->count && box->staged_count < MAILBOX_MAX_BATCH; i++) {
+        const parley_mail_t *m = &mail->messages [i];
+        mail_view_t *v = &box->staged[box->staged_count++];
+        v->seq = m->seq;
+        snprintf (v->from, sizeof (v->from), "%s", m->from);
+        snprintf (v->to, sizeof (v->to), "%s", m->to);
+        snprintf (v->channel, sizeof (v->channel), "%s", m->channel);
+        //  Cut as s_feed cuts; the text holds no NUL (a body with one is
+        //  cut there, which s_feed's "%.*s" did too).
+        v->text = zsys_sprintf ("%.*s", (int) (m->body_len > MAILBOX_MAX_TEXT + 3
+                                               ? MAILBOX_MAX_TEXT + 3: m->body_len), m->body);
+    }
+    box->has_staged = true;
 }

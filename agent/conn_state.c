@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*  conn_state - shared-state keys the agent reads. See conn_state.h.
 
-    Values are re-read whole each step (GET). That is fine for the world
-    keys at the sizes the demo uses; a big blackboard would keep a replica
-    instead (parley_client_replica: SNAPSHOT + STATE_UPDATE).
+    With the link's replica on (conn_state_use_replica: the agent's
+    client keeps one by SNAPSHOT + STATE_UPDATE over the event socket) a
+    capture reads the keys from it, without a request, and re-reads a
+    value only when its seq changed since the last capture. Without it
+    the keys are read whole with one GET.
 */
 #include <assert.h>
 #include "conn_state.h"
@@ -14,6 +16,7 @@ typedef struct {
     char *key;
     char *text;                 //  current rendering, NULL if absent
     char *prev;                 //  rendering at the last observe
+    uint64_t seq;               //  replica: the seq last read (0: absent)
 } slot_t;
 
 typedef struct {
@@ -23,10 +26,12 @@ typedef struct {
 
 typedef struct {
     parley_client_t *link;
+    bool replica;               //  read the link's replica, not GET
     slot_t slots[STATE_MAX_KEYS];
     size_t count;
     zlistx_t *explored;         //  current names, in the value's order
     zhashx_t *explored_prev;    //  names at the last observe
+    bool explored_rebuilt;      //  the list was not only appended to since then
     agent_pos_t agents[STATE_MAX_AGENTS];
     size_t agent_count;
     uint64_t *visited;          //  team.visited, typed
@@ -55,6 +60,8 @@ s_put (out_t *out, const char *text, size_t len)
 static void
 s_render_value (out_t *out, const msgpack_object *o)
 {
+    if (out->used + 1 >= sizeof (out->buf))
+        return;                 //  full: the rest would be cut anyway
     char num[64];
     switch (o->type) {
         case MSGPACK_OBJECT_STR:
@@ -102,13 +109,41 @@ s_render_value (out_t *out, const msgpack_object *o)
     }
 }
 
+//  True if the names of the list are, in order, the first elements of
+//  `value`: a union only grows at its end, so the next value usually
+//  starts with the last one and only its tail is new.
+static bool
+s_explored_prefix (state_t *self, const msgpack_object *value, uint32_t *tail)
+{
+    size_t have = zlistx_size (self->explored);
+    if (!value || value->type != MSGPACK_OBJECT_ARRAY || have > value->via.array.size)
+        return false;
+    uint32_t i = 0;
+    for (const char *name = zlistx_first (self->explored); name;
+         name = zlistx_next (self->explored), i++) {
+        const msgpack_object *o = &value->via.array.ptr[i];
+        size_t len = strlen (name);
+        if (o->type != MSGPACK_OBJECT_STR || o->via.str.size != len
+        ||  memcmp (o->via.str.ptr, name, len) != 0)
+            return false;
+    }
+    *tail = i;
+    return true;
+}
+
 static void
 s_take_explored (state_t *self, const msgpack_object *value)
 {
-    zlistx_purge (self->explored);
+    //  Thousands of names: appending the tail spares as many allocations.
+    uint32_t first = 0;
+    if (!s_explored_prefix (self, value, &first)) {
+        zlistx_purge (self->explored);
+        self->explored_rebuilt = true;
+        first = 0;
+    }
     if (!value || value->type != MSGPACK_OBJECT_ARRAY)
         return;
-    for (uint32_t i = 0; i < value->via.array.size; i++) {
+    for (uint32_t i = first; i < value->via.array.size; i++) {
         const msgpack_object *o = &value->via.array.ptr[i];
         if (o->type == MSGPACK_OBJECT_STR) {
             //  memcpy, not sprintf: this list is thousands of names each step.
@@ -208,12 +243,47 @@ s_feed (state_t *self, const char *key, const msgpack_object *value)
         s_take_claims (self, value);
 }
 
+//  A value's msgpack bytes fed as the key's current value.
+static void
+s_feed_bytes (state_t *self, const char *key, const void *value, size_t size)
+{
+    msgpack_unpacked unpacked;
+    msgpack_unpacked_init (&unpacked);
+    if (value && msgpack_unpack_next (&unpacked, (const char *) value, size, NULL)
+                 == MSGPACK_UNPACK_SUCCESS)
+        s_feed (self, key, &unpacked.data);
+    else
+        s_feed (self, key, NULL);
+    msgpack_unpacked_destroy (&unpacked);
+}
+
+static void
+s_capture_replica (state_t *self)
+{
+    for (size_t i = 0; i < self->count; i++) {
+        slot_t *slot = &self->slots[i];
+        const void *value = NULL;
+        size_t size = 0;
+        uint64_t seq = 0;
+        if (!parley_client_replica_get (self->link, slot->key, &value, &size, &seq))
+            seq = 0;
+        if (seq == slot->seq && (seq != 0 || !slot->text))
+            continue;           //  unchanged since the last capture
+        slot->seq = seq;
+        s_feed_bytes (self, slot->key, seq? value: NULL, size);
+    }
+}
+
 static int
 s_capture (void *impl, char *err, size_t err_size)
 {
     state_t *self = (state_t *) impl;
     if (!self->link || self->count == 0)
         return 0;
+    if (self->replica) {
+        s_capture_replica (self);
+        return 0;
+    }
     const char *keys [STATE_MAX_KEYS];
     for (size_t i = 0; i < self->count; i++)
         keys [i] = self->slots [i].key;
@@ -263,10 +333,15 @@ s_explored_diff (state_t *self)
         textbuf_add (buf, name);
     }
     textbuf_add (buf, ".");
-    zhashx_purge (self->explored_prev);
+    //  Only grown since the last observe: the new names join the set;
+    //  otherwise (names left, a reset) the set starts again.
+    if (self->explored_rebuilt)
+        zhashx_purge (self->explored_prev);
     for (const char *name = zlistx_first (self->explored); name;
          name = zlistx_next (self->explored))
-        zhashx_insert (self->explored_prev, name, (void *) "");
+        if (self->explored_rebuilt || !zhashx_lookup (self->explored_prev, name))
+            zhashx_insert (self->explored_prev, name, (void *) "");
+    self->explored_rebuilt = false;
     return textbuf_detach (&buf);
 }
 
@@ -427,4 +502,21 @@ conn_state_has_key (connector_t *self, const char *key)
         if (streq (state->slots[i].key, key))
             return true;
     return false;
+}
+
+int
+conn_state_follow (connector_t *self)
+{
+    state_t *state = (state_t *) connector_impl (self);
+    for (size_t i = 0; i < state->count; i++)
+        if ((i == 0? parley_client_replica (state->link, state->slots[i].key)
+                   : parley_client_replica_add (state->link, state->slots[i].key)) != PARLEY_OK)
+            return -1;
+    return 0;
+}
+
+void
+conn_state_use_replica (connector_t *self, bool on)
+{
+    ((state_t *) connector_impl (self))->replica = on;
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*  conn_state - the "state" connector: shared-state keys the agent reads.
 
-    Captures the configured keys with one GET (by default
+    Captures the configured keys from the client's state replica (no
+    request; conn_state_use_replica), or else with one GET (by default
     world.explored_by_all and world.agent_positions). Each value is kept as
     text (a compact rendering of the msgpack value); the two world keys are
     also kept typed, for the heuristic policy.
@@ -53,5 +54,11 @@ bool conn_state_team_claim_at (connector_t *self, size_t index, const char **age
                                uint64_t *position, bool *present);
 //  True if `key` is one of the keys this connector reads.
 bool conn_state_has_key (connector_t *self, const char *key);
+//  Turns the link's state replica on for exactly the configured keys
+//  (each its own prefix); 0, or -1 when the broker did not answer.
+int conn_state_follow (connector_t *self);
+//  Captures read the link's state replica (conn_state_follow) instead of
+//  sending GET.
+void conn_state_use_replica (connector_t *self, bool on);
 
 #endif

@@ -12,10 +12,15 @@
     the retries are spent the fallback lets the heuristic decide this step.
     The agent never stops because of a bad answer.
 
-    Execution sends ACT (and feeds the OBSERVATION back to the world
-    connector; a failed ACT does not hold back the messages), sends
-    message_to_others to "all" and every MessageTo to its target in one
-    SEND, and applies ListenTo. A MessageTo target is a bare name: the
+    Execution makes the step's one request, a STEP (PROTOCOL.md, STEP):
+    it acknowledges the mail committed so far, sends message_to_others to
+    "all" and every MessageTo to its target, writes the team's state when
+    it is due, moves, and fetches the next step's mail. The STEPPED reply
+    feeds the world connector (the observation after the move) and the
+    mailbox (the mail), so the next Perception and Communication need no
+    request; a refused move does not hold back the messages, nor the
+    reverse (each part reports its own outcome). ListenTo is a LISTEN of
+    its own (rare). A MessageTo target is a bare name: the
     broker resolves it (`resolve`, PROTOCOL.md SEND) to an agent, else a
     channel someone listens to, and refuses a name that is neither, so a
     message to a teammate the team list does not know yet is not lost as a
@@ -25,11 +30,12 @@
     skipped with a warning (and observed the same way), so one bad
     directive cannot sink the whole batch. With --no-messages nothing is
     sent and no channel joined (what the policy asked for is counted).
-    Every few steps Execution also writes the agent's new visits and its
-    claim to the team's shared state (agent_team_sync), with one WRITE.
+    Every few steps the STEP also carries the agent's new visits and its
+    claim for the team's shared state (agent_team_ops).
 */
 #include <assert.h>
 #include "agent_state.h"
+#include "conn_mailbox.h"
 #include "conn_state.h"
 #include "conn_world.h"
 #include "pclock.h"
@@ -221,35 +227,6 @@ typedef struct {
     agent_counters_t *counts;
 } execution_t;
 
-//  PARLEY_OK when the broker answered (a refusal is counted), else the
-//  client's error.
-static parley_err_t
-s_act (execution_t *self)
-{
-    //  `step` makes the move idempotent (PROTOCOL.md, ACT): the client
-    //  resends this same frame after a lost reply or a reconnect, and the
-    //  broker answers a repeated (agent, step) with the OBSERVATION it gave
-    //  the first copy instead of moving again. Known edge: steps restart at
-    //  1 in a new process, so a restarted agent whose previous run's last
-    //  ACT had the same step gets that run's OBSERVATION once and does not
-    //  move that step (its position is still right).
-    agent_parts_t *p = self->parts;
-    const char *action = self->decided->action;
-    parley_observation_t obs;
-    parley_err_t rc = parley_client_act (p->link, action, self->step->step, &obs);
-    if (rc == PARLEY_OK) {
-        conn_world_feed_observation (p->world, &obs);
-        return 0;
-    }
-    if (rc >= PARLEY_ERR_TIMEOUT) {
-        plog_warn ("ACT %s failed: %s", action, parley_client_error_text (p->link));
-        return rc;
-    }
-    plog_warn ("ACT %s refused: %s", action, parley_client_error_text (p->link));
-    self->counts->act_errors++;
-    return PARLEY_OK;
-}
-
 //  Tells the model, in the next turn, that a message did not go out.
 static void
 s_undelivered (execution_t *self, const char *target, const char *why)
@@ -309,27 +286,6 @@ s_sent_errors (execution_t *self, const parley_sent_t *sent, const parley_outgoi
     }
 }
 
-//  The client makes the SEND idempotent (a batch id, resent unchanged
-//  after a lost reply) and cuts bodies to the broker's max_body at a
-//  UTF-8 character boundary.
-static void
-s_send (execution_t *self, parley_outgoing_t *items, size_t count)
-{
-    agent_parts_t *p = self->parts;
-    agent_counters_t *counts = self->counts;
-    parley_sent_t sent;
-    if (parley_client_send (p->link, items, count, &sent) == PARLEY_OK) {
-        counts->msgs_sent += sent.accepted;
-        counts->send_errors += count - sent.accepted;
-        if (sent.accepted < count)
-            s_sent_errors (self, &sent, items, count);
-    }
-    else {
-        plog_warn ("SEND failed: %s", parley_client_error_text (p->link));
-        counts->send_errors += count;
-    }
-}
-
 //  Remembers a channel we listen to, for the prompt's message targets.
 static void
 s_listened (agent_team_t *team, const char *channel)
@@ -371,13 +327,14 @@ s_suppressed (execution_t *self)
     return true;
 }
 
-static void
-s_communicate (execution_t *self)
+//  The step's messages into `items` (ListenTo is applied at once);
+//  returns how many.
+static size_t
+s_messages (execution_t *self, parley_outgoing_t *items)
 {
     if (s_suppressed (self))
-        return;
+        return 0;
     const answer_t *answer = self->decided->answer;
-    parley_outgoing_t items[ANSWER_MAX_DIRECTIVES + 1];
     size_t count = 0;
     const char *message = answer_message (answer);
     if (message && *message && s_item (self, &items[count], "all", message))
@@ -390,9 +347,9 @@ s_communicate (execution_t *self)
         if (d->text && *d->text && s_item (self, &items[count], d->target, d->text))
             count++;
     }
-    if (count > 0)
-        s_send (self, items, count);
+    return count;
 }
+
 //  The two values of the team's WRITE, msgpack: the new visits (an
 //  array of positions, for the union) and our claim ({id: position or
 //  nil}, for the merge).
@@ -417,37 +374,88 @@ s_team_values (agent_parts_t *p, const uint64_t *visited, size_t count,
         msgpack_pack_uint64 (&pk, claim);
 }
 
-void
-agent_team_sync (agent_parts_t *p, uint64_t step, bool force)
+size_t
+agent_team_ops (agent_parts_t *p, uint64_t step, bool force, parley_op_t ops[TEAM_SYNC_OPS],
+                msgpack_sbuffer *visits, msgpack_sbuffer *claims)
 {
     if (!p->facts)
-        return;
+        return 0;
     const uint64_t *visited;
     size_t count = team_facts_unsynced (p->facts, &visited);
     if (p->no_messages || !p->link || parley_client_stopped (p->link)
     ||  (count == 0 && !team_facts_claim_changed (p->facts))
     ||  (!force && step % TEAM_SYNC_EVERY != 0))
-        return;
+        return 0;
+    s_team_values (p, visited, count, visits, claims);
+    ops[0] = (parley_op_t) { .op = PARLEY_OP_DECLARE, .key = STATE_KEY_TEAM_VISITED,
+                             .reducer = "union" };
+    ops[1] = (parley_op_t) { .op = PARLEY_OP_UPDATE, .key = STATE_KEY_TEAM_VISITED,
+                             .value = visits->data, .value_size = visits->size };
+    ops[2] = (parley_op_t) { .op = PARLEY_OP_DECLARE, .key = STATE_KEY_TEAM_CLAIMS,
+                             .reducer = "merge" };
+    ops[3] = (parley_op_t) { .op = PARLEY_OP_UPDATE, .key = STATE_KEY_TEAM_CLAIMS,
+                             .value = claims->data, .value_size = claims->size };
+    return TEAM_SYNC_OPS;
+}
+
+void
+agent_team_sync (agent_parts_t *p, uint64_t step, bool force)
+{
     msgpack_sbuffer visits, claims;
     msgpack_sbuffer_init (&visits);
     msgpack_sbuffer_init (&claims);
-    s_team_values (p, visited, count, &visits, &claims);
-    parley_op_t ops[] = {
-        { .op = PARLEY_OP_DECLARE, .key = STATE_KEY_TEAM_VISITED, .reducer = "union" },
-        { .op = PARLEY_OP_UPDATE, .key = STATE_KEY_TEAM_VISITED,
-          .value = visits.data, .value_size = visits.size },
-        { .op = PARLEY_OP_DECLARE, .key = STATE_KEY_TEAM_CLAIMS, .reducer = "merge" },
-        { .op = PARLEY_OP_UPDATE, .key = STATE_KEY_TEAM_CLAIMS,
-          .value = claims.data, .value_size = claims.size },
-    };
-    if (parley_client_write (p->link, ops, sizeof (ops) / sizeof (ops[0]), NULL) == PARLEY_OK)
+    parley_op_t ops[TEAM_SYNC_OPS];
+    size_t count = agent_team_ops (p, step, force, ops, &visits, &claims);
+    if (count && parley_client_write (p->link, ops, count, NULL) == PARLEY_OK)
         team_facts_unsynced_clear (p->facts);
     else
+    if (count)
         plog_warn ("writing the team state failed: %s", parley_client_error_text (p->link));
     msgpack_sbuffer_destroy (&visits);
     msgpack_sbuffer_destroy (&claims);
 }
 
+//  STEPPED's parts back into the agent: the messages' errors and counts,
+//  the team's write, the move, and the next step's view and mail.
+static void
+s_stepped (execution_t *self, const parley_stepped_t *done, const parley_outgoing_t *items,
+           size_t count, size_t ops)
+{
+    agent_parts_t *p = self->parts;
+    agent_counters_t *counts = self->counts;
+    if (count && done->has_sent) {
+        counts->msgs_sent += done->sent.accepted;
+        counts->send_errors += count - done->sent.accepted;
+        if (done->sent.accepted < count)
+            s_sent_errors (self, &done->sent, items, count);
+    }
+    if (ops && done->has_written)
+        team_facts_unsynced_clear (p->facts);
+    else
+    if (ops)
+        plog_warn ("writing the team state failed: %s %s",
+                   parley_strerror (done->ops_error.code), done->ops_error.message);
+    if (done->action_error.code) {
+        plog_warn ("ACT %s refused: %s", self->decided->action, done->action_error.message);
+        counts->act_errors++;
+    }
+    if (done->has_observation)
+        conn_world_feed_observation (p->world, &done->observation);
+    if (done->has_mail && p->mailbox)
+        conn_mailbox_stage (p->mailbox, &done->mail);
+    //  The next Perception starts from this view (and Communication from
+    //  this mail) without a request.
+    self->step->viewed = done->has_observation && (done->has_mail || !agent_fetch_size (p));
+}
+
+//  The step's STEP: its `step` makes it idempotent (PROTOCOL.md, STEP):
+//  the client resends this same frame after a lost reply or a reconnect,
+//  and the broker answers a repeated (agent, step) from memory instead of
+//  moving and sending again. Steps restart at 1 in a new process, but the
+//  run's first request (Perception's look) is a STEP without a number,
+//  which makes the broker forget the previous run's: a step number is
+//  never taken for the last run's. "end" does not move; it still sends
+//  the messages and the team's last write.
 static stage_outcome_t
 s_execution_try (void *arg)
 {
@@ -455,19 +463,41 @@ s_execution_try (void *arg)
     agent_parts_t *p = self->parts;
     if (!p->link)
         return STAGE_OK;
-    //  The messages do not depend on the move: a failed ACT still sends
-    //  them, unless there is no broker to send them to (then SEND would
-    //  fail the same way, or block until the link is back).
     bool end = streq (self->decided->action, "end");
-    parley_err_t rc = end? PARLEY_OK: s_act (self);
-    if (rc != PARLEY_OK) {
-        if (rc != PARLEY_ERR_STOPPED && rc != PARLEY_ERR_LOST)
-            s_communicate (self);
-        return STAGE_RETRY;
+    parley_outgoing_t items[ANSWER_MAX_DIRECTIVES + 1];
+    size_t count = s_messages (self, items);
+    msgpack_sbuffer visits, claims;
+    msgpack_sbuffer_init (&visits);
+    msgpack_sbuffer_init (&claims);
+    parley_op_t ops[TEAM_SYNC_OPS];
+    size_t op_count = agent_team_ops (p, self->step->step, end, ops, &visits, &claims);
+    stage_outcome_t outcome = STAGE_OK;
+    if (!end || count || op_count) {
+        parley_step_t step = {
+            .step = self->step->step, .ack = agent_ack (p),
+            .messages = items, .message_count = count, .ops = ops, .op_count = op_count,
+            .action = end? NULL: self->decided->action,
+            .fetch = end? 0: agent_fetch_size (p), .stream = true
+        };
+        parley_stepped_t done;
+        parley_err_t rc = parley_client_step (p->link, &step, &done);
+        if (rc == PARLEY_OK)
+            s_stepped (self, &done, items, count, op_count);
+        else {
+            //  Nothing of it applied (refused whole), or the broker did not
+            //  answer: the next Perception looks again.
+            plog_warn ("STEP %" PRIu64 " failed: %s", self->step->step,
+                       parley_client_error_text (p->link));
+            self->counts->send_errors += count;
+            if (rc < PARLEY_ERR_TIMEOUT)
+                self->counts->act_errors += !end;
+            else
+                outcome = STAGE_RETRY;
+        }
     }
-    s_communicate (self);
-    agent_team_sync (p, self->step->step, end);
-    return STAGE_OK;
+    msgpack_sbuffer_destroy (&visits);
+    msgpack_sbuffer_destroy (&claims);
+    return outcome;
 }
 
 //  The ACT could not be delivered (stopped, or the broker kept failing):

@@ -1,11 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*  stage_sense - the stages that look: Perception and Communication.
 
-    Perception captures the world (PERCEIVE) and the shared-state keys
-    (GET); Communication fetches the mail (FETCH, acknowledging what the
-    previous step processed; not with --no-messages), refreshes the team
-    list (AGENTS) and updates the team facts (team_facts.h) that every
-    policy is given. With --team-size N the first Perception waits until N
+    They send nothing in a running step: the previous step's STEP
+    (stage_act.c) brought the observation after its move and the mail,
+    the shared-state keys come from the client's replica (kept by
+    STATE_UPDATE events), and the team list from AGENT_EVENTs. Only what
+    the last STEP did not bring is asked for: on the first step (or after
+    a STEP that failed) Perception sends a STEP of its own that perceives
+    and fetches (acknowledging what the previous run committed), and
+    Communication reads the team list with AGENTS on the first step, after
+    a reconnect or lost events, or when mail comes from a sender the list
+    does not know. Communication then updates the team facts
+    (team_facts.h) that every policy is given. With --team-size N the first Perception waits until N
     agents are online, so a team starts together. Both
     diff their connectors into the step's observations; Communication, the
     last of the looking stages, then closes the previous action's turn in
@@ -25,7 +31,6 @@
 #include "plog.h"
 #include "textbuf.h"
 
-#define TEAM_REFRESH_STEPS 5
 #define TEAM_WAIT_MS 20             //  poll interval while waiting for the team
 
 static size_t s_team_present (agent_parts_t *p, int64_t window_ms);
@@ -38,15 +43,55 @@ typedef struct {
     perceived_t *out;
 } perception_t;
 
+size_t
+agent_fetch_size (const agent_parts_t *p)
+{
+    return p->no_messages || !p->mailbox? 0: MAILBOX_MAX_BATCH;
+}
+
+uint64_t
+agent_ack (const agent_parts_t *p)
+{
+    return p->mailbox? conn_mailbox_committed (p->mailbox): 0;
+}
+
+//  The view and the mail when the last STEP did not bring them: one STEP
+//  without a step number (so a number the previous run used is not taken
+//  for a resend), which acknowledges what was committed, perceives and
+//  reads the mail from the acknowledged position (a plain read: what a
+//  failed STEP handed out comes again, the duplicates are left out).
+static int
+s_look (agent_parts_t *p, char *err, size_t err_size)
+{
+    if (!p->link)
+        return connector_capture (p->world, err, err_size);
+    parley_step_t look = { .ack = agent_ack (p), .perceive = true,
+                           .fetch = agent_fetch_size (p) };
+    parley_stepped_t got;
+    if (parley_client_step (p->link, &look, &got) != PARLEY_OK) {
+        snprintf (err, err_size, "%s", parley_client_error_text (p->link));
+        return -1;
+    }
+    if (got.has_mail && p->mailbox)
+        conn_mailbox_stage (p->mailbox, &got.mail);
+    if (!got.has_observation) {
+        snprintf (err, err_size, "%s", got.action_error.message);
+        return -1;
+    }
+    conn_world_feed_observation (p->world, &got.observation);
+    return 0;
+}
+
 static stage_outcome_t
 s_perception_try (void *arg)
 {
     perception_t *self = (perception_t *) arg;
     char err[256];
-    if (connector_capture (self->parts->world, err, sizeof (err)) != 0) {
+    if (!self->out->viewed && s_look (self->parts, err, sizeof (err)) != 0) {
         plog_warn ("perceive failed: %s", err);
         return STAGE_RETRY;
     }
+    self->out->viewed = false;
     if (connector_capture (self->parts->state, err, sizeof (err)) != 0)
         plog_warn ("reading shared state failed: %s", err);
     return STAGE_OK;
@@ -134,18 +179,44 @@ agent_team_has (const agent_team_t *team, const char *name)
     return false;
 }
 
-//  AGENTS -> the team list (every registered agent but us); the online
-//  ones go to the team facts, which releases the claims of the others.
-//  Returns how many others are online.
-static size_t
-s_refresh_team (agent_parts_t *p, agent_team_t *team)
+//  The online teammates go to the team facts, which releases the claims
+//  of the others.
+static void
+s_team_online (agent_parts_t *p, const agent_team_t *team)
 {
     const char *online[AGENT_MAX_TEAM];
     size_t online_count = 0;
+    for (size_t i = 0; i < team->count; i++)
+        if (team->online[i])
+            online[online_count++] = team->names[i];
+    if (p->facts)
+        team_facts_set_online (p->facts, online, online_count);
+}
+
+static void
+s_team_mark (const agent_parts_t *p, parley_client_t *link, agent_team_t *team)
+{
+    parley_client_stats_t stats;
+    parley_client_counters (link, &stats);
+    team->listed = true;
+    team->listed_epoch = parley_client_epoch (link);
+    team->listed_dropped = stats.events_dropped;
+}
+
+//  AGENTS -> the team list (every registered agent but us). The agent.
+//  events (subscribed at connect) keep it from then on.
+static void
+s_refresh_team (agent_parts_t *p, agent_team_t *team)
+{
+    parley_client_t *link = p->link;
+    //  Events queued before the list are older than it.
+    parley_event_t event;
+    while (parley_client_event (link, &event))
+        ;
     parley_agent_list_t list;
-    if (parley_client_agents (p->link, &list) != PARLEY_OK) {
-        plog_debug ("AGENTS failed: %s", parley_client_error_text (p->link));
-        return 0;
+    if (parley_client_agents (link, &list) != PARLEY_OK) {
+        plog_debug ("AGENTS failed: %s", parley_client_error_text (link));
+        return;
     }
     team->count = 0;
     for (size_t i = 0; i < list.count && team->count < AGENT_MAX_TEAM; i++) {
@@ -153,14 +224,78 @@ s_refresh_team (agent_parts_t *p, agent_team_t *team)
         if (*name && !streq (name, p->id)) {
             snprintf (team->names[team->count], PROTO_MAX_NAME + 1, "%s", name);
             team->ptrs[team->count] = team->names[team->count];
-            if (list.agents [i].online)
-                online[online_count++] = team->names[team->count];
+            team->online[team->count] = list.agents [i].online;
             team->count++;
         }
     }
-    if (p->facts)
-        team_facts_set_online (p->facts, online, online_count);
-    return online_count;
+    s_team_mark (p, link, team);
+    s_team_online (p, team);
+}
+
+//  One AGENT_EVENT applied to the list: joined (online, added if new),
+//  left, expired, disconnected (offline), forgotten (removed).
+static void
+s_team_event (const agent_parts_t *p, agent_team_t *team, const parley_event_t *event)
+{
+    msgpack_unpacked unpacked;
+    msgpack_unpacked_init (&unpacked);
+    char name[PROTO_MAX_NAME + 1], what[32];
+    if (msgpack_unpack_next (&unpacked, (const char *) event->body, event->body_size, NULL)
+        == MSGPACK_UNPACK_SUCCESS
+    &&  pobj_strcpy (&unpacked.data, "agent", name, sizeof (name))
+    &&  pobj_strcpy (&unpacked.data, "event", what, sizeof (what)) && !streq (name, p->id)) {
+        size_t at = 0;
+        while (at < team->count && !streq (team->names[at], name))
+            at++;
+        if (streq (what, "forgotten")) {
+            if (at < team->count) {
+                for (size_t i = at; i + 1 < team->count; i++) {
+                    memcpy (team->names[i], team->names[i + 1], sizeof (team->names[i]));
+                    team->online[i] = team->online[i + 1];
+                }
+                team->count--;
+                for (size_t i = 0; i < team->count; i++)
+                    team->ptrs[i] = team->names[i];
+            }
+        }
+        else {
+            if (at == team->count && team->count < AGENT_MAX_TEAM) {
+                snprintf (team->names[at], PROTO_MAX_NAME + 1, "%s", name);
+                team->ptrs[at] = team->names[at];
+                team->count++;
+            }
+            if (at < team->count)
+                team->online[at] = streq (what, "joined");
+        }
+    }
+    msgpack_unpacked_destroy (&unpacked);
+}
+
+//  The AGENT_EVENTs since the last step; false when some may be lost (a
+//  new session, the client's event queue overflowed): then the list must
+//  be read again.
+static bool
+s_team_events (agent_parts_t *p, agent_team_t *team)
+{
+    parley_client_t *link = p->link;
+    parley_client_stats_t stats;
+    parley_client_counters (link, &stats);
+    if (!team->listed || team->listed_epoch != parley_client_epoch (link)
+    ||  team->listed_dropped != stats.events_dropped)
+        return false;
+    size_t applied = 0;
+    parley_event_t event;
+    while (parley_client_event (link, &event))
+        if (streq (event.type, "AGENT_EVENT")) {
+            s_team_event (p, team, &event);
+            applied++;
+        }
+    parley_client_counters (link, &stats);
+    if (team->listed_dropped != stats.events_dropped)
+        return false;
+    if (applied)
+        s_team_online (p, team);
+    return true;
 }
 
 //  Teammates online, or heard from since we said HELLO (`window_ms` ago,
@@ -218,8 +353,7 @@ s_communication_try (void *arg)
         plog_warn ("fetching mail failed: %s", err);
         return STAGE_RETRY;
     }
-    if (p->link && (self->step == 1 || self->step % TEAM_REFRESH_STEPS == 0
-                    || s_unknown_sender (p, self->team)))
+    if (p->link && (!s_team_events (p, self->team) || s_unknown_sender (p, self->team)))
         s_refresh_team (p, self->team);
     return STAGE_OK;
 }

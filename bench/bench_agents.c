@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/*  bench_agents - 50 parley-agent processes against one broker.
+/*  bench_agents - 50 parley-agent processes against one broker, then a
+    team of 10 for 200 steps each.
 
     Starts a broker (a 64x64 grid world of unique names, so nobody runs
     out of world) and
@@ -16,7 +17,13 @@
     No pinning here: 50 agents and the broker share both cores, which is the
     situation being measured.
 
-    Usage: bench_agents [--agents N] [--steps S] [--quick]
+    The team of 10 (a fresh broker, the same world, 200 steps each) is the
+    shape the original single-process Python program was measured in: 10
+    agents x 200 steps, 1,755 steps/s in total with the model stubbed, on a
+    machine of this kind (the issue's figure). It is printed beside ours
+    as a reference, not a same-run baseline.
+
+    Usage: bench_agents [--agents N] [--steps S] [--team N] [--team-steps S] [--quick]
 */
 #include <signal.h>
 
@@ -26,41 +33,22 @@
 
 #define MAX_AGENTS 256
 
-int
-main (int argc, char **argv)
+//  The original Python program's team figure (see above).
+#define PYTHON_TEAM_STEPS_PER_S 1755.0
+
+//  `count` agents x `steps` steps on a fresh broker; RESULT lines under
+//  `key` ("agents50", "team10"). 0 when every agent ran every step.
+static int
+s_run (const char *world, int count, int steps, const char *key)
 {
-    int count = 50, steps = 40;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp (argv [i], "--agents") == 0 && i + 1 < argc)
-            count = atoi (argv [++i]);
-        else if (strcmp (argv [i], "--steps") == 0 && i + 1 < argc)
-            steps = atoi (argv [++i]);
-        else if (strcmp (argv [i], "--quick") == 0)
-            steps = 10;
-    }
-    if (count < 1 || count > MAX_AGENTS)
-        return 2;
-    //  A world of unique object names (2 per cell): with the default pool
-    //  of ~40 names the team "explores everything" in a handful of steps and
-    //  the heuristic ends, which would measure start-up, not the loop.
-    tproc_dir_t *tmp = tproc_dir_new ();
-    char *world = tproc_dir_path (tmp, "world.json");
-    FILE *file = fopen (world, "w");
-    if (!file)
-        return 1;
-    fprintf (file, "{\"kind\": \"grid\", \"width\": 64, \"height\": 64, \"objects\": [");
-    for (int cell = 0; cell < 64 * 64; cell++)
-        fprintf (file, "%s[\"o%da\", \"o%db\"]", cell ? ", " : "", cell, cell);
-    fprintf (file, "]}\n");
-    fclose (file);
     const char *args [] = { "--log-level", "warn", "--world-file", world, NULL };
     testbroker_t *broker = testbroker_start (args);
-    free (world);
     if (!broker)
         return 1;
     pid_t broker_pid = testbroker_pid (broker);
     char steps_arg [16];
     snprintf (steps_arg, sizeof steps_arg, "%d", steps);
+    tproc_dir_t *tmp = tproc_dir_new ();
 
     static tproc_t *agents [MAX_AGENTS];
     double cpu0 = bench_cpu_seconds (broker_pid);
@@ -105,15 +93,71 @@ main (int argc, char **argv)
     }
     double seconds = (double) (pclock_mono_us () - start) / 1e6;
     double cpu = bench_cpu_seconds (broker_pid) - cpu0;
+    double rate = (double) total_steps / seconds;
     printf ("bench_agents: %d agents x %d steps: %ld steps in %.2f s, %d completed; "
             "broker CPU %.2f s (%.0f%% of one core)\n", count, steps, total_steps, seconds,
             completed, cpu, 100.0 * cpu / seconds);
-    bench_result ("agents50_steps_per_s", (double) total_steps / seconds, "steps/s");
-    bench_result ("agents50_broker_cpu", 100.0 * cpu / seconds, "%core");
-    bench_result ("agents50_completed", completed, "agents");
-    bench_result ("agents50_started", count, "agents");
+    char name [64];
+    snprintf (name, sizeof name, "%s_steps_per_s", key);
+    bench_result (name, rate, "steps/s");
+    snprintf (name, sizeof name, "%s_broker_cpu", key);
+    bench_result (name, 100.0 * cpu / seconds, "%core");
+    snprintf (name, sizeof name, "%s_completed", key);
+    bench_result (name, completed, "agents");
+    snprintf (name, sizeof name, "%s_started", key);
+    bench_result (name, count, "agents");
+    if (count == 10 && steps == 200) {
+        printf ("bench_agents: team of 10: %.2f x the original Python program's %.0f steps/s "
+                "(reference figure; target >= 3 x)\n", rate / PYTHON_TEAM_STEPS_PER_S,
+                PYTHON_TEAM_STEPS_PER_S);
+        snprintf (name, sizeof name, "%s_vs_python", key);
+        bench_result (name, rate / PYTHON_TEAM_STEPS_PER_S, "x");
+    }
     for (int i = 0; i < count; i++)
         tproc_destroy (&agents [i]);
     tproc_dir_destroy (&tmp);
     return testbroker_stop (&broker) == 0 && completed == count ? 0 : 1;
+}
+
+int
+main (int argc, char **argv)
+{
+    int count = 50, steps = 40, team = 10, team_steps = 200;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp (argv [i], "--agents") == 0 && i + 1 < argc)
+            count = atoi (argv [++i]);
+        else if (strcmp (argv [i], "--steps") == 0 && i + 1 < argc)
+            steps = atoi (argv [++i]);
+        else if (strcmp (argv [i], "--team") == 0 && i + 1 < argc)
+            team = atoi (argv [++i]);
+        else if (strcmp (argv [i], "--team-steps") == 0 && i + 1 < argc)
+            team_steps = atoi (argv [++i]);
+        else if (strcmp (argv [i], "--quick") == 0) {
+            steps = 10;
+            team_steps = 50;
+        }
+    }
+    if (count < 0 || count > MAX_AGENTS || team < 0 || team > MAX_AGENTS)
+        return 2;
+    //  A world of unique object names (2 per cell): with the default pool
+    //  of ~40 names the team "explores everything" in a handful of steps and
+    //  the heuristic ends, which would measure start-up, not the loop.
+    tproc_dir_t *tmp = tproc_dir_new ();
+    char *world = tproc_dir_path (tmp, "world.json");
+    FILE *file = fopen (world, "w");
+    if (!file)
+        return 1;
+    fprintf (file, "{\"kind\": \"grid\", \"width\": 64, \"height\": 64, \"objects\": [");
+    for (int cell = 0; cell < 64 * 64; cell++)
+        fprintf (file, "%s[\"o%da\", \"o%db\"]", cell ? ", " : "", cell, cell);
+    fprintf (file, "]}\n");
+    fclose (file);
+    int rc = 0;
+    if (count > 0)
+        rc |= s_run (world, count, steps, "agents50");
+    if (team > 0)
+        rc |= s_run (world, team, team_steps, "team10");
+    free (world);
+    tproc_dir_destroy (&tmp);
+    return rc;
 }

@@ -67,6 +67,7 @@ s_agent_destroy (agent_t **agent_p)
         mailbox_destroy (&agent->inbox);
         replay_forget (&agent->act_replay);
         replay_forget (&agent->send_replay);
+        replay_forget (&agent->step_replay);
         free (agent);
         *agent_p = NULL;
     }

@@ -62,6 +62,7 @@ struct _agent_t {
     //  without one).
     replay_t act_replay;
     replay_t send_replay;
+    replay_t step_replay;       //  STEP's parts, without the mail (handle_step.c)
     //  The model report of its last HEARTBEAT that had one (PROTOCOL.md,
     //  HEARTBEAT): kept as sent, listed by AGENTS. Bit i of model_mask
     //  says model[i] (named agents_model_fields[i]) was reported.

@@ -42,6 +42,14 @@
 //  kernel's net.core.somaxconn).
 #define BROKER_ACCEPT_BACKLOG 4096
 
+//  The error of one part of a STEP (handle_step.c): while the broker's
+//  part_error points at one, dispatch_error fills it instead of writing
+//  an ERROR reply.
+typedef struct {
+    perr_t code;                //  PERR_NONE: the part succeeded
+    char text [PROTO_MAX_TEXT];
+} part_error_t;
+
 typedef struct {
     uint64_t requests;          //  request frames received
     uint64_t replies;           //  reply frames sent
@@ -101,6 +109,7 @@ struct _broker_t {
     perr_t reply_error;         //  the ERROR code of the request being handled
     metrics_http_t *metrics_http;   //  NULL with --metrics-bind off
     metrics_text_t metrics_page;    //  the render buffer, reused
+    part_error_t *part_error;   //  a STEP part being applied (handle_step.c), or NULL
 };
 
 //  What the dispatcher knows about one request.
@@ -220,6 +229,35 @@ handler_fn handle_workflow;
 handler_fn handle_checkpoints;
 handler_fn handle_checkpoint;
 handler_fn handle_resume;
+handler_fn handle_step;
+
+//  handle_send.c: SEND's posting, shared with STEP. send_post posts every
+//  item as `from` (seqs in self->seqs, item errors encoded aside);
+//  send_fields is how many SENT fields send_encode then writes into `enc`
+//  (after the caller's map header), which also releases the outcome.
+typedef struct {
+    size_t count, accepted;
+    size_t errors, listed;      //  item errors, and those encoded in list
+    penc_t list;
+} send_outcome_t;
+void send_post (broker_t *self, agent_t *from, const msgpack_object *items,
+                send_outcome_t *out);
+size_t send_fields (const send_outcome_t *out);
+void send_encode (broker_t *self, send_outcome_t *out, penc_t *enc);
+//  handle_write.c: WRITE's ops applied (rights, workflow keys, the state
+//  batch, the STATE_UPDATEs); false with the error reported through
+//  dispatch_error.
+bool write_apply (broker_t *self, request_t *req, const msgpack_object *ops,
+                  state_result_t *result);
+//  handle_fetch.c: up to `max` of the agent's mail as a msgpack array
+//  into `enc` (after the caller's key), read as FETCH reads it; returns
+//  MAIL's `pending`.
+uint64_t fetch_encode (broker_t *self, agent_t *agent, size_t max, bool stream, penc_t *enc);
+//  handle_perceive.c: ACT's move (or PERCEIVE without `action`) with its
+//  events published and the agent's step counted; false with the error
+//  reported through dispatch_error.
+bool world_step (broker_t *self, request_t *req, const char *action, size_t action_len,
+                 const uint64_t *step, world_obs_t *obs);
 //  handle_checkpoints.c: one checkpoint_info record.
 void checkpoint_encode_info (const checkpoint_info_t *info, penc_t *enc);
 //  A request for the world when the scenario has none: ERROR written, true.

@@ -61,6 +61,7 @@ static handler_fn *s_handlers [PMSG__COUNT] = {
     [PMSG_CHECKPOINTS] = handle_checkpoints,
     [PMSG_CHECKPOINT] = handle_checkpoint,
     [PMSG_RESUME] = handle_resume,
+    [PMSG_STEP] = handle_step,
 };
 
 static plog_limit_t s_bad_frame_limit;
@@ -75,6 +76,13 @@ dispatch_error (broker_t *self, uint64_t id, perr_t code, const char *format, ..
     va_start (args, format);
     vsnprintf (text, sizeof text, format, args);
     va_end (args);
+    if (self->part_error) {
+        //  A STEP part (handle_step.c): the error belongs to that part of
+        //  its STEPPED, not to an ERROR reply.
+        self->part_error->code = code;
+        snprintf (self->part_error->text, sizeof self->part_error->text, "%s", text);
+        return;
+    }
     penc_error (&self->reply, id, code, "%s", text);
     self->counters.errors++;
     self->reply_error = code;

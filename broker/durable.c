@@ -23,7 +23,8 @@
     If the record cannot be written (a full disk, an I/O error) the request
     is refused with ERROR STORAGE before anything is applied, and reads go on;
     the next write tries again, so the broker recovers when space returns.
-    FETCH and ACK are the exception: their records are best effort (a lost
+    FETCH and ACK are the exception (and a STEP that only acknowledges
+    and fetches): their records are best effort (a lost
     one can only make mail come again after a restart, which at-least-once
     delivery allows), so agents keep draining their mail on a full disk;
     so is a plain BYE's (a lost one leaves the id held for its resume token
@@ -75,11 +76,22 @@ s_mutates (pmsg_type_t type)
     switch (type) {
         case PMSG_BYE: case PMSG_SEND: case PMSG_FETCH: case PMSG_ACK:
         case PMSG_LISTEN: case PMSG_UNLISTEN: case PMSG_WRITE:
-        case PMSG_PERCEIVE: case PMSG_ACT: case PMSG_WORLD_RESET:
+        case PMSG_PERCEIVE: case PMSG_ACT: case PMSG_WORLD_RESET: case PMSG_STEP:
             return true;
         default:
             return false;
     }
+}
+
+//  A STEP that only acknowledges and reads mail: its record is best
+//  effort, as FETCH's is.
+static bool
+s_step_reads_only (const pmsg_t *msg)
+{
+    const msgpack_object *items = pmsg_field (msg, "messages");
+    const msgpack_object *ops = pmsg_field (msg, "ops");
+    return (!items || items->via.array.size == 0) && (!ops || ops->via.array.size == 0)
+        && !pmsg_field (msg, "action") && !pmsg_bool (msg, "perceive", false);
 }
 
 //  `token` (HELLO only) is appended after the frame; NULL: none.
@@ -124,7 +136,8 @@ durable_request (broker_t *self, request_t *req, const void *frame, size_t size)
     //  A lost BYE record can only leave the id held for its resume token
     //  after a restart (until it is forgotten): the safe side.
     if (req->type == PMSG_FETCH || req->type == PMSG_ACK
-    ||  (req->type == PMSG_BYE && !pmsg_bool (req->msg, "forget", false)))
+    ||  (req->type == PMSG_BYE && !pmsg_bool (req->msg, "forget", false))
+    ||  (req->type == PMSG_STEP && s_step_reads_only (req->msg)))
         return true;
     dispatch_error (self, req->id, PERR_STORAGE,
                     "the broker cannot write its journal (%s); nothing was changed, "

@@ -14,28 +14,16 @@
 
     This is the relay's hot path: items are packed straight from the stored
     message (one msgpack write per field, the body copied once into the
-    reply buffer), nothing is allocated.
+    reply buffer), nothing is allocated. STEP's mail is encoded here too.
 */
 #include "broker_internal.h"
 
-void
-handle_fetch (broker_t *self, request_t *req)
+uint64_t
+fetch_encode (broker_t *self, agent_t *agent, size_t max, bool stream, penc_t *enc)
 {
-    agent_t *agent = req->agent;
     mailroom_t *room = self->mailroom;
-    const msgpack_object *ack = pmsg_field (req->msg, "ack");
-    if (ack)
-        mailroom_ack (room, agent, pmsg_uint (req->msg, "ack", 0));
-    size_t max = pmsg_uint (req->msg, "max", 0);
-    if (max == 0 || max > self->config.max_batch)
-        max = self->config.max_batch;
-
-    penc_t *enc = &self->reply;
     msgpack_packer *pk = penc_packer (enc);
-    bool stream = pmsg_bool (req->msg, "stream", false);
     size_t count = mailroom_fetch_begin (room, agent, max, BROKER_MAIL_REPLY_BUDGET, stream);
-    penc_begin (enc, PMSG_MAIL, req->id, 3);
-    penc_key (enc, "messages");
     msgpack_pack_array (pk, (uint32_t) count);
     const mail_t *mail;
     while ((mail = mailroom_fetch_next (room))) {
@@ -50,6 +38,23 @@ handle_fetch (broker_t *self, request_t *req)
         else
             penc_kv_str (enc, "body", mail_body (mail), mail->body_len);
     }
-    penc_kv_uint (enc, "pending", mailroom_fetch_remaining (room));
+    return mailroom_fetch_remaining (room);
+}
+
+void
+handle_fetch (broker_t *self, request_t *req)
+{
+    agent_t *agent = req->agent;
+    const msgpack_object *ack = pmsg_field (req->msg, "ack");
+    if (ack)
+        mailroom_ack (self->mailroom, agent, pmsg_uint (req->msg, "ack", 0));
+    size_t max = pmsg_uint (req->msg, "max", 0);
+    if (max == 0 || max > self->config.max_batch)
+        max = self->config.max_batch;
+    penc_t *enc = &self->reply;
+    penc_begin (enc, PMSG_MAIL, req->id, 3);
+    penc_key (enc, "messages");
+    uint64_t pending = fetch_encode (self, agent, max, pmsg_bool (req->msg, "stream", false), enc);
+    penc_kv_uint (enc, "pending", pending);
     penc_kv_uint (enc, "acked", agent->acked);
 }

@@ -12,21 +12,41 @@
     gets the very same OBSERVATION again, the world untouched. The stored
     answer is the encoded fields (a few hundred bytes an agent), kept
     across reconnects, dropped by a step-less ACT and by WORLD_RESET.
+    STEP's action goes through world_step too.
 */
 #include "broker_internal.h"
 #include "plog.h"
 
-static void
-s_reply (broker_t *self, request_t *req, perr_t err, const world_obs_t *obs,
-         const char *why, uint64_t before, const uint64_t *step)
+bool
+world_step (broker_t *self, request_t *req, const char *action, size_t action_len,
+            const uint64_t *step, world_obs_t *obs)
 {
+    if (broker_no_world (self, req))
+        return false;
+    char why [256] = "";
+    uint64_t before = state_seq (self->state);
+    perr_t err = action
+               ? world_act (self->world, req->agent->id, action, action_len, obs, why, sizeof why)
+               : world_perceive (self->world, req->agent->id, obs, why, sizeof why);
     if (err) {
         dispatch_error (self, req->id, err, "%s", why [0] ? why : "the world refused");
-        return;
+        return false;
+    }
+    if (action) {
+        req->agent->acts++;
+        if (step)
+            req->agent->step = *step;
     }
     publish_state_changes (self, before);
     if (obs->completed)
         publish_world_event (self, "explored");
+    return true;
+}
+
+//  OBSERVATION, remembered for a retry when the ACT carried a step.
+static void
+s_reply (broker_t *self, request_t *req, const world_obs_t *obs, const uint64_t *step)
+{
     size_t fields = world_observation_fields (obs);
     penc_begin (&self->reply, PMSG_OBSERVATION, req->id, fields);
     size_t head = penc_size (&self->reply);
@@ -40,13 +60,9 @@ s_reply (broker_t *self, request_t *req, perr_t err, const world_obs_t *obs,
 void
 handle_perceive (broker_t *self, request_t *req)
 {
-    if (broker_no_world (self, req))
-        return;
-    char why [256] = "";
     world_obs_t obs;
-    uint64_t before = state_seq (self->state);
-    perr_t err = world_perceive (self->world, req->agent->id, &obs, why, sizeof why);
-    s_reply (self, req, err, &obs, why, before, NULL);
+    if (world_step (self, req, NULL, 0, NULL, &obs))
+        s_reply (self, req, &obs, NULL);
 }
 
 void
@@ -54,8 +70,6 @@ handle_act (broker_t *self, request_t *req)
 {
     if (broker_no_world (self, req))
         return;
-    char why [256] = "";
-    world_obs_t obs;
     size_t len = 0;
     agent_t *agent = req->agent;
     const char *action = pmsg_str (req->msg, "action", &len);
@@ -70,12 +84,7 @@ handle_act (broker_t *self, request_t *req)
         return;                 //  a retry: the same answer, no second move
     if (!step_field)
         replay_forget (&agent->act_replay);
-    uint64_t before = state_seq (self->state);
-    perr_t err = world_act (self->world, agent->id, action, len, &obs, why, sizeof why);
-    if (err == PERR_NONE) {
-        agent->acts++;
-        if (step_field)
-            agent->step = step;
-    }
-    s_reply (self, req, err, &obs, why, before, step_field ? &step : NULL);
+    world_obs_t obs;
+    if (world_step (self, req, action, len, step_field ? &step : NULL, &obs))
+        s_reply (self, req, &obs, step_field ? &step : NULL);
 }

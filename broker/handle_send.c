@@ -161,49 +161,50 @@ s_encode_errors (broker_t *self, penc_t *list, const msgpack_object *items, size
     return listed;
 }
 
-//  Posts every item and writes SENT (request `id`) into self->reply.
-//  Returns the offset where SENT's own fields start, and their count in
-//  *fields, for the idempotent-SEND memory.
-static size_t
-s_post_all (broker_t *self, request_t *req, const msgpack_object *items, size_t *fields)
+void
+send_post (broker_t *self, agent_t *from, const msgpack_object *items, send_outcome_t *out)
 {
     uint32_t count = items->via.array.size;
     mailroom_errors_reset (self->mailroom);
-    uint64_t accepted = 0;
+    *out = (send_outcome_t) { .count = count };
     for (uint32_t i = 0; i < count; i++) {
-        self->seqs [i] = s_post (self, req->agent, i, &items->via.array.ptr [i]);
+        self->seqs [i] = s_post (self, from, i, &items->via.array.ptr [i]);
         if (self->seqs [i])
-            accepted++;
+            out->accepted++;
     }
     //  The errors go to a scratch encoder first: how many fit the budget
     //  decides whether SENT has `errors_omitted`, and so its field count,
     //  which the map header written first must know. Allocated only for a
     //  SEND with errors: not the hot path.
-    size_t errors = mailroom_errors_count (self->mailroom), listed = 0;
-    penc_t list;
-    penc_init (&list);
-    if (errors)
-        listed = s_encode_errors (self, &list, items, errors);
-    size_t omitted = errors - listed;
-    *fields = 2 + (errors ? 1 : 0) + (omitted ? 1 : 0);
-    penc_t *enc = &self->reply;
+    penc_init (&out->list);
+    out->errors = mailroom_errors_count (self->mailroom);
+    if (out->errors)
+        out->listed = s_encode_errors (self, &out->list, items, out->errors);
+}
+
+size_t
+send_fields (const send_outcome_t *out)
+{
+    return 2 + (out->errors ? 1 : 0) + (out->errors > out->listed ? 1 : 0);
+}
+
+void
+send_encode (broker_t *self, send_outcome_t *out, penc_t *enc)
+{
     msgpack_packer *pk = penc_packer (enc);
-    penc_begin (enc, PMSG_SENT, req->id, *fields);
-    size_t head = penc_size (enc);
-    penc_kv_uint (enc, "accepted", accepted);
+    penc_kv_uint (enc, "accepted", out->accepted);
     penc_key (enc, "seqs");
-    msgpack_pack_array (pk, count);
-    for (uint32_t i = 0; i < count; i++)
+    msgpack_pack_array (pk, (uint32_t) out->count);
+    for (size_t i = 0; i < out->count; i++)
         msgpack_pack_uint64 (pk, self->seqs [i]);
-    if (errors) {
+    if (out->errors) {
         penc_key (enc, "errors");
-        msgpack_pack_array (pk, (uint32_t) listed);
-        penc_raw (enc, penc_data (&list), penc_size (&list));
+        msgpack_pack_array (pk, (uint32_t) out->listed);
+        penc_raw (enc, penc_data (&out->list), penc_size (&out->list));
     }
-    if (omitted)
-        penc_kv_uint (enc, "errors_omitted", omitted);
-    penc_fini (&list);
-    return head;
+    if (out->errors > out->listed)
+        penc_kv_uint (enc, "errors_omitted", out->errors - out->listed);
+    penc_fini (&out->list);
 }
 
 void
@@ -229,8 +230,12 @@ handle_send (broker_t *self, request_t *req)
     if (batch_field
     &&  replay_answer (&agent->send_replay, batch, PMSG_SENT, req->id, &self->reply))
         return;
-    size_t fields;
-    size_t head = s_post_all (self, req, items, &fields);
+    send_outcome_t outcome;
+    send_post (self, agent, items, &outcome);
+    size_t fields = send_fields (&outcome);
+    penc_begin (&self->reply, PMSG_SENT, req->id, fields);
+    size_t head = penc_size (&self->reply);
+    send_encode (self, &outcome, &self->reply);
     if (!batch_field)
         replay_forget (&agent->send_replay);
     else

@@ -3,6 +3,7 @@
     the work and the rollback), then publish one STATE_UPDATE per changed key
     on "state.<key>" so replicas can follow (Clone pattern). A failed batch
     changes nothing, publishes nothing, and its ERROR names the op.
+    STEP's ops go through write_apply too.
     Deleting shared state (ops delete and clear) takes a key with the admin
     right in CURVE mode: a batch holding one is refused whole. */
 #include <string.h>
@@ -22,25 +23,30 @@ s_destroys (const msgpack_object *ops)
     return false;
 }
 
+bool
+write_apply (broker_t *self, request_t *req, const msgpack_object *ops, state_result_t *result)
+{
+    if (s_destroys (ops) && !dispatch_may (self, req, PCURVE_RIGHT_ADMIN, "WRITE delete/clear"))
+        return false;
+    if (workflow_rejects_write (self, req->id, ops))
+        return false;
+    char why [512] = "";
+    uint64_t before = state_seq (self->state);
+    perr_t err = state_apply (self->state, ops, result, why, sizeof why);
+    if (err) {
+        dispatch_error (self, req->id, err, "%s", why [0] ? why : "the write was rejected");
+        return false;
+    }
+    publish_state_changes (self, before);
+    return true;
+}
+
 void
 handle_write (broker_t *self, request_t *req)
 {
-    if (s_destroys (pmsg_field (req->msg, "ops"))
-    &&  !dispatch_may (self, req, PCURVE_RIGHT_ADMIN, "WRITE delete/clear"))
-        return;
-    char why [512] = "";
     state_result_t result = { 0 };
-    if (workflow_rejects_write (self, req->id, pmsg_field (req->msg, "ops")))
+    if (!write_apply (self, req, pmsg_field (req->msg, "ops"), &result))
         return;
-    uint64_t before = state_seq (self->state);
-    perr_t err = state_apply (self->state, pmsg_field (req->msg, "ops"), &result,
-                              why, sizeof why);
-    if (err) {
-        dispatch_error (self, req->id, err, "%s", why [0] ? why : "the write was rejected");
-        return;
-    }
-    //  Journal hook: a durable broker would record the batch here.
-    publish_state_changes (self, before);
     penc_begin (&self->reply, PMSG_WRITTEN, req->id, 2);
     penc_kv_uint (&self->reply, "seq", result.seq);
     penc_kv_uint (&self->reply, "changed", result.changed);

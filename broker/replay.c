@@ -29,10 +29,17 @@ bool
 replay_answer (const replay_t *self, uint64_t key, pmsg_type_t type, uint64_t id,
                penc_t *reply)
 {
+    return replay_answer_more (self, key, type, id, 0, reply);
+}
+
+bool
+replay_answer_more (const replay_t *self, uint64_t key, pmsg_type_t type, uint64_t id,
+                    size_t extra, penc_t *reply)
+{
     assert (self && reply);
     if (!self->data || self->key != key)
         return false;
-    penc_begin (reply, type, id, self->fields);
+    penc_begin (reply, type, id, self->fields + extra);
     penc_raw (reply, self->data, self->size);
     return true;
 }

@@ -36,6 +36,10 @@ bool replay_keep (replay_t *self, uint64_t key, const penc_t *reply, size_t head
 //  `type` reply with request id `id` into `reply` and returns true.
 bool replay_answer (const replay_t *self, uint64_t key, pmsg_type_t type, uint64_t id,
                     penc_t *reply);
+//  As replay_answer, for a reply with `extra` fields after the remembered
+//  ones, which the caller writes next (STEP's mail, read afresh).
+bool replay_answer_more (const replay_t *self, uint64_t key, pmsg_type_t type, uint64_t id,
+                         size_t extra, penc_t *reply);
 void replay_forget (replay_t *self);
 
 #endif

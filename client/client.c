@@ -57,6 +57,8 @@ parley_client_destroy (parley_client_t **self_p)
         free (self->arena.data);
         free (self->items);
         free (self->items2);
+        free (self->step_seqs);
+        free (self->step_errors);
         client_replica_destroy (self);
         client_pending_destroy (self);
         client_workflow_destroy (self);

@@ -29,8 +29,8 @@ client_open_sub (parley_client_t *self)
     zsock_set_subscribe (self->sub, "world.");
     if (self->workflow_on)
         zsock_set_subscribe (self->sub, "workflow.");
-    if (self->replica_on) {
-        snprintf (topic, sizeof (topic), "state.%s", self->replica_prefix);
+    for (size_t i = 0; self->replica_on && i < self->replica_prefix_count; i++) {
+        snprintf (topic, sizeof (topic), "state.%s", self->replica_prefixes [i]);
         zsock_set_subscribe (self->sub, topic);
     }
     client_events_subscribe_all (self);
@@ -53,20 +53,8 @@ s_event (parley_client_t *self, zmsg_t *msg)
     if (topic && strncmp (topic, "workflow.", 9) == 0)
         client_workflow_queue (self, zmsg_first (msg));
     else
-    if (topic && strncmp (topic, "state.", 6) == 0 && self->replica_on) {
-        zframe_t *frame = zmsg_first (msg);
-        perr_t code;
-        uint64_t id;
-        char why [256];
-        pmsg_t *update = frame? pmsg_decode (zframe_data (frame), zframe_size (frame),
-                                             pwire_default_limits (), &code, &id,
-                                             why, sizeof (why)): NULL;
-        if (update && pmsg_type (update) == PMSG_STATE_UPDATE)
-            client_replica_apply (self, update);
-        else
-            self->stats.bad_frames++;
-        pmsg_destroy (&update);
-    }
+    if (topic && strncmp (topic, "state.", 6) == 0 && self->replica_on)
+        client_replica_update (self, topic + 6, zmsg_first (msg));
     free (topic);
 }
 

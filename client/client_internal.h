@@ -101,6 +101,10 @@ struct _parley_client_t {
     size_t items_size;
     void *items2;               //  a second array (seqs + item errors)
     size_t items2_size;
+    void *step_seqs;            //  STEPPED: its sent part's arrays (items
+    size_t step_seqs_size;      //  holds its mail)
+    void *step_errors;
+    size_t step_errors_size;
     //  Mail: the highest seq handed out, for the duplicate filter.
     bool dedup;
     uint64_t handed_seq;
@@ -116,11 +120,13 @@ struct _parley_client_t {
     char *workflow_reason;      //  its reason, NUL-terminated
     //  Replica
     bool replica_on;
-    char replica_prefix[PROTO_MAX_KEY + 1];
+    char replica_prefixes[PARLEY_REPLICA_PREFIXES][PROTO_MAX_KEY + 1];
+    size_t replica_prefix_count;
     zhashx_t *replica;          //  key -> client_replica_entry_t
     uint64_t replica_seq;       //  highest seq applied (for gaps, prefix "")
     uint64_t replica_epoch;     //  session of the last snapshot
     bool replica_stale;         //  a gap was seen: snapshot again
+    zhashx_t *replica_held;     //  key -> zframe_t *: its newest update, not yet decoded
     //  Generic events (client_observe.c): the topic prefixes subscribed,
     //  the queue (zframe_t * pairs: topic, body; oldest first) and the
     //  pair handed out last.
@@ -161,6 +167,12 @@ parley_err_t client_error_reply (parley_client_t *self, const pmsg_t *reply);
 parley_err_t client_encode_send (parley_client_t *self, const parley_outgoing_t *items,
                                  size_t count, uint64_t *batch_p);
 void client_encode_fetch (parley_client_t *self, uint64_t ack, size_t max, bool stream);
+//  SEND's messages (STEP carries the same): checked (PARLEY_ERR_INVALID
+//  with the reason), and encoded as the "messages" field.
+parley_err_t client_messages_check (parley_client_t *self, const parley_outgoing_t *items,
+                                    size_t count);
+void client_messages_encode (parley_client_t *self, penc_t *enc, const parley_outgoing_t *items,
+                             size_t count);
 parley_err_t client_encode_write (parley_client_t *self, const parley_op_t *ops, size_t count);
 
 //  client_pipeline.c
@@ -183,6 +195,15 @@ void client_decode_mail (parley_client_t *self, parley_mail_batch_t *out);
 void client_decode_written (parley_client_t *self, parley_written_t *out);
 void client_decode_state (parley_client_t *self, parley_state_t *out);
 void client_decode_observation (parley_client_t *self, parley_observation_t *out);
+//  The same from a record of the reply (STEPPED's parts), with the arrays
+//  the result points into given by the caller.
+void client_decode_sent_in (parley_client_t *self, const msgpack_object *map, uint64_t batch,
+                            size_t count, parley_sent_t *out, void **seq_items,
+                            size_t *seq_size, void **error_items, size_t *error_size);
+void client_decode_mail_in (parley_client_t *self, const msgpack_object *map, const char *key,
+                            parley_mail_batch_t *out, void **mail_items, size_t *mail_size);
+void client_decode_observation_in (parley_client_t *self, const msgpack_object *map,
+                                   parley_observation_t *out);
 void client_decode_agents (parley_client_t *self, parley_agent_list_t *out);
 void client_decode_stats (parley_client_t *self, parley_stats_t *out);
 //  The model_* fields of HEARTBEAT and agent_info, by name and place in
@@ -222,6 +243,9 @@ void client_events_destroy (parley_client_t *self);
 
 //  client_replica.c
 void client_replica_apply (parley_client_t *self, const pmsg_t *update);
+//  A STATE_UPDATE frame for `key` (the topic after "state."): applied now
+//  when the replica tells gaps, else held until the key is read.
+void client_replica_update (parley_client_t *self, const char *key, zframe_t *frame);
 void client_replica_refresh (parley_client_t *self);
 void client_replica_destroy (parley_client_t *self);
 

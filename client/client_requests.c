@@ -40,15 +40,10 @@ s_name_ok (const char *name)
     return name && pmsg_name_valid (name, strlen (name));
 }
 
-//  Checks a SEND and encodes it into self->enc with a fresh batch id.
+//  Checks SEND's (and STEP's) messages before anything is encoded.
 parley_err_t
-client_encode_send (parley_client_t *self, const parley_outgoing_t *items, size_t count,
-                    uint64_t *batch_p)
+client_messages_check (parley_client_t *self, const parley_outgoing_t *items, size_t count)
 {
-    assert (self && (items || count == 0) && batch_p);
-    if (count == 0 || count > PROTO_MAX_BATCH)
-        return client_fail (self, PARLEY_ERR_INVALID, "SEND of %zu messages (1..%d)",
-                            count, PROTO_MAX_BATCH);
     for (size_t i = 0; i < count; i++)
         if ((items [i].to == NULL) == (items [i].channel == NULL)
         ||  (items [i].body == NULL && items [i].body_len > 0)
@@ -56,13 +51,14 @@ client_encode_send (parley_client_t *self, const parley_outgoing_t *items, size_
             return client_fail (self, PARLEY_ERR_INVALID,
                                 "message %zu: set exactly one of to/channel (channel with "
                                 "resolve), and a body", i);
+    return PARLEY_OK;
+}
+
+void
+client_messages_encode (parley_client_t *self, penc_t *enc, const parley_outgoing_t *items,
+                        size_t count)
+{
     size_t max_body = self->welcome.max_body;
-    //  The batch id makes the SEND idempotent: a resend after a lost reply
-    //  carries this same id, and the broker answers it with the first
-    //  SENT instead of posting again.
-    uint64_t batch = self->next_batch++;
-    penc_t *enc = client_begin (self, PMSG_SEND, 2);
-    penc_kv_uint (enc, "batch", batch);
     penc_key (enc, "messages");
     msgpack_pack_array (penc_packer (enc), count);
     for (size_t i = 0; i < count; i++) {
@@ -74,6 +70,27 @@ client_encode_send (parley_client_t *self, const parley_outgoing_t *items, size_
         const char *body = item->body? (const char *) item->body: "";
         penc_kv_str (enc, "body", body, s_body_len (body, item->body_len, max_body));
     }
+}
+
+//  Checks a SEND and encodes it into self->enc with a fresh batch id.
+parley_err_t
+client_encode_send (parley_client_t *self, const parley_outgoing_t *items, size_t count,
+                    uint64_t *batch_p)
+{
+    assert (self && (items || count == 0) && batch_p);
+    if (count == 0 || count > PROTO_MAX_BATCH)
+        return client_fail (self, PARLEY_ERR_INVALID, "SEND of %zu messages (1..%d)",
+                            count, PROTO_MAX_BATCH);
+    parley_err_t rc = client_messages_check (self, items, count);
+    if (rc != PARLEY_OK)
+        return rc;
+    //  The batch id makes the SEND idempotent: a resend after a lost reply
+    //  carries this same id, and the broker answers it with the first
+    //  SENT instead of posting again.
+    uint64_t batch = self->next_batch++;
+    penc_t *enc = client_begin (self, PMSG_SEND, 2);
+    penc_kv_uint (enc, "batch", batch);
+    client_messages_encode (self, enc, items, count);
     *batch_p = batch;
     return PARLEY_OK;
 }

@@ -156,24 +156,40 @@ client_decode_welcome (parley_client_t *self, const pmsg_t *msg)
     }
 }
 
+//  A field of a record that must be an array, or NULL.
+static const msgpack_object *
+s_map_array (const msgpack_object *map, const char *name)
+{
+    const msgpack_object *array = pobj_get (map, name);
+    return array && array->type == MSGPACK_OBJECT_ARRAY? array: NULL;
+}
+
 void
 client_decode_sent (parley_client_t *self, uint64_t batch, size_t count, parley_sent_t *out)
+{
+    client_decode_sent_in (self, pmsg_root (self->reply), batch, count, out,
+                           &self->items, &self->items_size, &self->items2, &self->items2_size);
+}
+
+void
+client_decode_sent_in (parley_client_t *self, const msgpack_object *map, uint64_t batch,
+                       size_t count, parley_sent_t *out, void **seq_items, size_t *seq_size,
+                       void **error_items, size_t *error_size)
 {
     memset (out, 0, sizeof (*out));
     out->batch = batch;
     out->count = count;
-    out->accepted = pmsg_uint (self->reply, "accepted", 0);
-    const msgpack_object *seqs = s_array (self->reply, "seqs");
-    const msgpack_object *errors = s_array (self->reply, "errors");
+    out->accepted = pobj_uint (map, "accepted", 0);
+    const msgpack_object *seqs = s_map_array (map, "seqs");
+    const msgpack_object *errors = s_map_array (map, "errors");
     size_t error_count = errors? errors->via.array.size: 0;
-    uint64_t *seq_out = (uint64_t *) s_items (&self->items, &self->items_size,
-                                              count, sizeof (uint64_t));
+    uint64_t *seq_out = (uint64_t *) s_items (seq_items, seq_size, count, sizeof (uint64_t));
     for (size_t i = 0; seqs && i < count && i < seqs->via.array.size; i++) {
         const msgpack_object *o = &seqs->via.array.ptr [i];
         seq_out [i] = o->type == MSGPACK_OBJECT_POSITIVE_INTEGER? o->via.u64: 0;
     }
     parley_item_error_t *err_out = (parley_item_error_t *)
-        s_items (&self->items2, &self->items2_size, error_count, sizeof (parley_item_error_t));
+        s_items (error_items, error_size, error_count, sizeof (parley_item_error_t));
     for (size_t i = 0; i < error_count; i++) {
         const msgpack_object *e = &errors->via.array.ptr [i];
         err_out [i].index = pobj_uint (e, "index", 0);
@@ -284,16 +300,24 @@ s_mail_record (const msgpack_object *item, parley_mail_t *m)
 void
 client_decode_mail (parley_client_t *self, parley_mail_batch_t *out)
 {
+    client_decode_mail_in (self, pmsg_root (self->reply), "messages", out,
+                           &self->items, &self->items_size);
+}
+
+void
+client_decode_mail_in (parley_client_t *self, const msgpack_object *map, const char *key,
+                       parley_mail_batch_t *out, void **mail_items, size_t *mail_size)
+{
     memset (out, 0, sizeof (*out));
     s_check_epoch (self);
-    out->pending = pmsg_uint (self->reply, "pending", 0);
-    out->acked = pmsg_uint (self->reply, "acked", 0);
-    const msgpack_object *items = s_array (self->reply, "messages");
+    out->pending = pobj_uint (map, "pending", 0);
+    out->acked = pobj_uint (map, "acked", 0);
+    const msgpack_object *items = s_map_array (map, key);
     size_t n = items? items->via.array.size: 0;
     //  Not cleared here: s_mail_record clears each record it fills (a MAIL
     //  reply of 1,000 records is ~230 kB of them; clearing twice cost 2 %
     //  of a fan-out client's time).
-    parley_mail_t *mail = (parley_mail_t *) s_items_raw (&self->items, &self->items_size,
+    parley_mail_t *mail = (parley_mail_t *) s_items_raw (mail_items, mail_size,
                                                          n, sizeof (parley_mail_t));
     size_t kept = 0;
     for (size_t i = 0; i < n; i++) {
@@ -364,25 +388,31 @@ client_decode_state (parley_client_t *self, parley_state_t *out)
 void
 client_decode_observation (parley_client_t *self, parley_observation_t *out)
 {
+    client_decode_observation_in (self, pmsg_root (self->reply), out);
+}
+
+void
+client_decode_observation_in (parley_client_t *self, const msgpack_object *map,
+                              parley_observation_t *out)
+{
     memset (out, 0, sizeof (*out));
-    const pmsg_t *msg = self->reply;
-    out->position = pmsg_uint (msg, "position", 0);
-    out->x = pmsg_uint (msg, "x", out->position);
-    out->y = pmsg_uint (msg, "y", 0);
-    pmsg_strcpy (msg, "outcome", out->outcome, sizeof (out->outcome));
-    out->explored = pmsg_uint (msg, "explored", 0);
-    out->objects_total = pmsg_uint (msg, "objects_total", 0);
-    out->coverage = pmsg_num (msg, "coverage", 0);
-    out->done = pmsg_bool (msg, "done", false);
-    size_t objects = s_strings (&self->arena, pmsg_field (msg, "objects"), &out->object_count);
-    size_t fresh = s_strings (&self->arena, pmsg_field (msg, "new_objects"), &out->new_count);
+    out->position = pobj_uint (map, "position", 0);
+    out->x = pobj_uint (map, "x", out->position);
+    out->y = pobj_uint (map, "y", 0);
+    pobj_strcpy (map, "outcome", out->outcome, sizeof (out->outcome));
+    out->explored = pobj_uint (map, "explored", 0);
+    out->objects_total = pobj_uint (map, "objects_total", 0);
+    out->coverage = pobj_num (map, "coverage", 0);
+    out->done = pobj_bool (map, "done", false);
+    size_t objects = s_strings (&self->arena, pobj_get (map, "objects"), &out->object_count);
+    size_t fresh = s_strings (&self->arena, pobj_get (map, "new_objects"), &out->new_count);
     out->objects = s_table (&self->arena, objects, out->object_count);
     out->new_objects = s_table (&self->arena, fresh, out->new_count);
     //  The image stays in the reply (valid until the next call), and only
     //  with a type the protocol names.
-    const msgpack_object *image = pmsg_field (msg, "image");
+    const msgpack_object *image = pobj_get (map, "image");
     char type [sizeof (out->image_type)] = "";
-    pmsg_strcpy (msg, "image_type", type, sizeof (type));
+    pobj_strcpy (map, "image_type", type, sizeof (type));
     if (image && image->type == MSGPACK_OBJECT_BIN && image->via.bin.size > 0
     &&  (streq (type, "png") || streq (type, "jpeg"))) {
         out->image = image->via.bin.ptr;

@@ -111,6 +111,9 @@ typedef enum {
     PMSG_CHECKPOINT_LIST,   //  reply
     PMSG_CHECKPOINT_STATE,  //  reply
     PMSG_WORKFLOW_EVENT,    //  event
+    //  One request for an agent's whole step.
+    PMSG_STEP,              //  request
+    PMSG_STEPPED,           //  reply
     PMSG__COUNT
 } pmsg_type_t;
 

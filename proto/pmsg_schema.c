@@ -104,6 +104,18 @@ static const pfield_t s_checkpoint_entry [] = {
     { "removed", PF_BOOL, false, 0, NULL, "the key does not exist at the later checkpoint" },
 };
 
+//  Replies whose fields STEPPED carries as records (defined with the
+//  replies below; the sizes say how many fields each has).
+static const pfield_t s_sent [4];
+static const pfield_t s_written [2];
+static const pfield_t s_observation [12];
+
+static const pfield_t s_part_error [] = {
+    { "code", PF_UINT, true, 0, NULL, "error code" },
+    { "error", PF_STR, true, PROTO_MAX_NAME, NULL, "the code's name" },
+    { "message", PF_STR, true, PROTO_MAX_TEXT, NULL, "a sentence for a person" },
+};
+
 static const pschema_t s_records [] = {
     SCHEMA (s_send_item, "send_item"),
     SCHEMA (s_mail_item, "mail_item"),
@@ -114,6 +126,10 @@ static const pschema_t s_records [] = {
     SCHEMA (s_world, "world"),
     SCHEMA (s_checkpoint_info, "checkpoint_info"),
     SCHEMA (s_checkpoint_entry, "checkpoint_entry"),
+    SCHEMA (s_sent, "sent_result"),
+    SCHEMA (s_written, "written_result"),
+    SCHEMA (s_observation, "observation"),
+    SCHEMA (s_part_error, "part_error"),
 };
 
 #define R_SEND_ITEM   (&s_records [0])
@@ -125,6 +141,10 @@ static const pschema_t s_records [] = {
 #define R_WORLD       (&s_records [6])
 #define R_CHECKPOINT_INFO  (&s_records [7])
 #define R_CHECKPOINT_ENTRY (&s_records [8])
+#define R_SENT_RESULT (&s_records [9])
+#define R_WRITTEN_RESULT (&s_records [10])
+#define R_OBSERVATION (&s_records [11])
+#define R_PART_ERROR  (&s_records [12])
 
 // ---------------------------------------------------------------------------
 //  Requests
@@ -211,7 +231,7 @@ static const pfield_t s_error [] = {
 static const pfield_t s_agent_list [] = {
     { "agents", PF_REC_ARRAY, true, PROTO_MAX_BATCH, R_AGENT_INFO, "registered agents" },
 };
-static const pfield_t s_sent [] = {
+static const pfield_t s_sent [4] = {
     { "accepted", PF_UINT, true, 0, NULL, "items accepted" },
     { "seqs", PF_UINT_ARRAY, true, PROTO_MAX_BATCH, NULL, "mail seq per item, 0 if rejected" },
     { "errors", PF_REC_ARRAY, false, PROTO_MAX_BATCH, R_ITEM_ERROR, "rejected items" },
@@ -222,7 +242,7 @@ static const pfield_t s_mail [] = {
     { "pending", PF_UINT, true, 0, NULL, "messages still queued" },
     { "acked", PF_UINT, true, 0, NULL, "acknowledged position" },
 };
-static const pfield_t s_written [] = {
+static const pfield_t s_written [2] = {
     { "seq", PF_UINT, true, 0, NULL, "state seq after the write" },
     { "changed", PF_UINT, true, 0, NULL, "keys changed" },
 };
@@ -231,7 +251,7 @@ static const pfield_t s_state [] = {
     { "entries", PF_REC_ARRAY, true, PROTO_MAX_STATE_ENTRIES, R_STATE_ENTRY, "state entries" },
     { "more", PF_BOOL, false, 0, NULL, "a paged SNAPSHOT left entries out: ask again" },
 };
-static const pfield_t s_observation [] = {
+static const pfield_t s_observation [12] = {
     { "position", PF_UINT, true, 0, NULL, "index along the line (y * width + x)" },
     { "x", PF_UINT, false, 0, NULL, "x coordinate" },
     { "y", PF_UINT, false, 0, NULL, "y coordinate" },
@@ -359,6 +379,32 @@ static const pfield_t s_workflow_event [] = {
     { "checkpoint", PF_UINT, false, 0, NULL, "the checkpoint recorded at this boundary" },
 };
 
+// ---------------------------------------------------------------------------
+//  STEP: an agent's whole step in one request (added after the workflow)
+
+static const pfield_t s_step [] = {
+    { "step", PF_UINT, false, 0, NULL, "the agent's step number: a repeat gets the same answer, applies nothing" },
+    { "ack", PF_UINT, false, 0, NULL, "acknowledge everything with seq <= ack first" },
+    { "messages", PF_REC_ARRAY, false, PROTO_MAX_BATCH, R_SEND_ITEM, "messages to send, as SEND's" },
+    { "ops", PF_REC_ARRAY, false, PROTO_MAX_BATCH, R_WRITE_OP, "state writes, atomic among themselves, as WRITE's" },
+    { "action", PF_STR, false, PROTO_MAX_TEXT, NULL, "a move, as ACT's" },
+    { "perceive", PF_BOOL, false, 0, NULL, "without action: the observation of a PERCEIVE" },
+    { "fetch", PF_UINT, false, 0, NULL, "return up to this many mail messages" },
+    { "stream", PF_BOOL, false, 0, NULL, "with fetch: continue after the mail handed out before, as FETCH's" },
+};
+static const pfield_t s_stepped [] = {
+    { "step", PF_UINT, false, 0, NULL, "the request's step" },
+    { "sent", PF_REC, false, 0, R_SENT_RESULT, "the messages' result, as SENT" },
+    { "written", PF_REC, false, 0, R_WRITTEN_RESULT, "the ops' result, as WRITTEN" },
+    { "ops_error", PF_REC, false, 0, R_PART_ERROR, "the ops were refused: none applied" },
+    { "observation", PF_REC, false, 0, R_OBSERVATION, "after the action (or PERCEIVE)" },
+    { "action_error", PF_REC, false, 0, R_PART_ERROR, "the action was refused" },
+    { "mail", PF_REC_ARRAY, false, PROTO_MAX_BATCH, R_MAIL_ITEM, "with fetch: mail, oldest first" },
+    { "pending", PF_UINT, false, 0, NULL, "with fetch: messages queued after these" },
+    { "acked", PF_UINT, true, 0, NULL, "acknowledged position after the ack" },
+    { "replayed", PF_BOOL, false, 0, NULL, "a repeated step answered from memory" },
+};
+
 static const pfield_t s_none [1] = { { NULL, PF_ANY, false, 0, NULL, NULL } };
 
 static const pschema_t s_types [PMSG__COUNT] = {
@@ -402,6 +448,8 @@ static const pschema_t s_types [PMSG__COUNT] = {
     [PMSG_CHECKPOINT_LIST] = SCHEMA (s_checkpoint_list, "CHECKPOINT_LIST"),
     [PMSG_CHECKPOINT_STATE] = SCHEMA (s_checkpoint_state, "CHECKPOINT_STATE"),
     [PMSG_WORKFLOW_EVENT] = SCHEMA (s_workflow_event, "WORKFLOW_EVENT"),
+    [PMSG_STEP] = SCHEMA (s_step, "STEP"),
+    [PMSG_STEPPED] = SCHEMA (s_stepped, "STEPPED"),
 };
 
 //  Types added after PMSG_TAP are not in request/reply/event order, so
@@ -416,6 +464,8 @@ static const pmsg_kind_t s_added_kinds [PMSG__COUNT] = {
     [PMSG_CHECKPOINT_LIST] = PMSG_REPLY,
     [PMSG_CHECKPOINT_STATE] = PMSG_REPLY,
     [PMSG_WORKFLOW_EVENT] = PMSG_EVENT,
+    [PMSG_STEP] = PMSG_REQUEST,
+    [PMSG_STEPPED] = PMSG_REPLY,
 };
 
 const char *

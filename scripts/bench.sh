@@ -277,6 +277,15 @@ L.append("| 50 agents: total steps/s | %s | | |" % fmt(r.get("agents50_steps_per
 L.append("| 50 agents: broker CPU | %s of one core | | |" % fmt(r.get("agents50_broker_cpu"), "%"))
 c, s = r.get("agents50_completed"), r.get("agents50_started")
 L.append("| 50 agents: completed all steps | %s of %s | all | %s |" % (fmt(c), fmt(s), "" if c is None else ("yes" if c == s else "**no**")))
+v = r.get("step_vs_python_0")
+L.append("| loop step, 0 memories, vs the original Python program's 0.28 ms (reference, not same-run) | %s | ≤ 1.0 x | %s |" % (
+    fmt(v, "x"), "" if v is None else ("yes" if v <= 1.0 else "**no**")))
+L.append("| team of 10 x 200 steps: total steps/s | %s | | |" % fmt(r.get("team10_steps_per_s"), "steps/s"))
+v = r.get("team10_vs_python")
+L.append("| team of 10 vs the original Python program's 1,755 steps/s (reference, not same-run) | %s | ≥ 3 x | %s |" % (
+    fmt(v, "x"), "" if v is None else ("yes" if v >= 3 else "**no**")))
+c, s = r.get("team10_completed"), r.get("team10_started")
+L.append("| team of 10: completed all steps | %s of %s | all | %s |" % (fmt(c), fmt(s), "" if c is None else ("yes" if c == s else "**no**")))
 L.append("")
 vm = [l.strip() for l in open(logfile) if l.startswith("vmemory factory=")]
 if vm:

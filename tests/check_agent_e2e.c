@@ -13,7 +13,8 @@
     - an agent resumes with its memories from its memory directory;
     - an llm agent whose model answers slower than the broker's liveness
       is kept alive by HEARTBEATs sent while it waits (not expired);
-    - every ACT carries the agent's step number (seen on the tap);
+    - a step makes one request, its STEP, which carries the step number
+      and the move (seen on the tap);
     - an agent killed before its memory was saved gets its mail again;
     - --help documents the flags, variables and exit codes; a bad id is a
       usage error.
@@ -201,12 +202,16 @@ START_TEST (test_help_and_usage)
 }
 END_TEST
 
-START_TEST (test_act_carries_step)
+START_TEST (test_one_request_per_step)
 {
-    //  Every ACT the agent sends names its step (for the broker's
-    //  idempotent ACT), seen on the broker's tap: the step field is there,
-    //  and rises by one from one ACT to the next, from 1 to 8. The tap has
-    //  joined before the agent starts, so no ACT is missed.
+    //  A step makes one broker request, its STEP, seen on the broker's
+    //  tap: it names its step, which rises by one from 1 to 8, and carries
+    //  the move. Between the first numbered STEP and the last the agent
+    //  sends nothing else that a step used to need (PERCEIVE, GET, FETCH,
+    //  SEND, WRITE, ACT, AGENTS): its view and mail come in STEPPED, the
+    //  state keys from its replica, the team from AGENT_EVENTs. Only the
+    //  replica's SNAPSHOT after a missed update would be allowed. The tap
+    //  has joined before the agent starts, so no frame is missed.
     testbroker_t *broker = testbroker_start (NULL);
     ck_assert_ptr_nonnull (broker);
     testsub_t *tap = testsub_new (testbroker_tap (broker), "");
@@ -217,9 +222,9 @@ START_TEST (test_act_carries_step)
     tproc_t *agent = start_agent (testbroker_router (broker), "Stepper", "none", extra);
     int status = tproc_wait (agent, DEADLINE_MS);
     ck_assert_msg (status == 0, "exit %d\n%s", status, tproc_err (agent));
-    uint64_t acts = 0, last = 0;
+    uint64_t steps = 0, last = 0, others = 0, snapshots = 0;
     //  Up to the agent's BYE, its last frame: the tap keeps the broker's
-    //  order, so every ACT came before it (a pause in the stream proves
+    //  order, so every STEP came before it (a pause in the stream proves
     //  nothing on a loaded machine).
     bool bye = false;
     int64_t until = pclock_mono_ms () + DEADLINE_MS;
@@ -228,29 +233,43 @@ START_TEST (test_act_carries_step)
         pmsg_t *event = left > 0? testsub_recv (tap, NULL, 0, (int) left): NULL;
         ck_assert_msg (event, "the agent's BYE never showed on the tap");
         const msgpack_object *body = pmsg_field (event, "body");
-        char dir[8] = "";
+        char dir[8] = "", peer[64] = "";
         pmsg_strcpy (event, "dir", dir, sizeof (dir));
-        if (body && body->type == MSGPACK_OBJECT_BIN && streq (dir, "in")) {
+        pmsg_strcpy (event, "peer", peer, sizeof (peer));
+        if (body && body->type == MSGPACK_OBJECT_BIN && streq (dir, "in")
+        &&  streq (peer, "Stepper")) {
             perr_t code;
             uint64_t id;
             char why[128];
             pmsg_t *frame = pmsg_decode (body->via.bin.ptr, body->via.bin.size,
                                          pwire_default_limits (), &code, &id, why, sizeof (why));
-            bye |= frame && pmsg_type (frame) == PMSG_BYE;
-            if (frame && pmsg_type (frame) == PMSG_ACT) {
-                uint64_t step = pmsg_uint (frame, "step", 0);
-                ck_assert_msg (step > 0, "ACT without step");
-                if (acts > 0)
+            ck_assert_ptr_nonnull (frame);
+            pmsg_type_t type = pmsg_type (frame);
+            bye |= type == PMSG_BYE;
+            uint64_t step = type == PMSG_STEP? pmsg_uint (frame, "step", 0): 0;
+            if (step) {
+                ck_assert_msg (pmsg_field (frame, "action"), "STEP %" PRIu64 " without a move", step);
+                if (steps > 0)
                     ck_assert_uint_eq (step, last + 1);
                 last = step;
-                acts++;
+                steps++;
             }
+            else
+            if (steps > 0 && last < 8) {
+                ck_assert_msg (type == PMSG_SNAPSHOT, "a %s inside the steps",
+                               pmsg_type_name (type));
+                snapshots++;
+            }
+            else
+                others++;
             pmsg_destroy (&frame);
         }
         pmsg_destroy (&event);
     }
-    ck_assert_uint_eq (acts, 8);
+    ck_assert_uint_eq (steps, 8);
     ck_assert_uint_eq (last, 8);
+    ck_assert_uint_le (snapshots, 2);
+    ck_assert_uint_gt (others, 0);          //  HELLO, the first look, BYE...
     testsub_destroy (&tap);
     tproc_destroy (&agent);
     testbroker_stop (&broker);
@@ -644,7 +663,7 @@ main (void)
     tcase_add_test (tc, test_broker_restart);
     tcase_add_test (tc, test_memory_resumes);
     tcase_add_test (tc, test_help_and_usage);
-    tcase_add_test (tc, test_act_carries_step);
+    tcase_add_test (tc, test_one_request_per_step);
     tcase_add_test (tc, test_kill_before_save_keeps_mail);
     suite_add_tcase (s, tc);
     TCase *signals = tcase_create ("signals");

@@ -5,7 +5,8 @@
       repeating the agent's last `batch` id gets the same SENT (with its
       own request id) and posts nothing, also after a re-HELLO; another id
       posts; a SEND without `batch` forgets.
-    - the agent puts a `batch` id in every SEND, increasing (seen on the tap).
+    - the agent's messages go out in its STEPs, each with its step number,
+      increasing (seen on the tap): the key that makes a resend harmless.
     - 4096 failing items with long names stay under the frame limit: the
       errors list has a byte budget, the rest is counted in
       `errors_omitted`, and `seqs` still has every item.
@@ -205,10 +206,12 @@ START_TEST (test_sent_errors_budget)
 }
 END_TEST
 
-START_TEST (test_agent_send_carries_batch)
+START_TEST (test_agent_send_carries_key)
 {
-    //  The heuristic agent reports to "all" every step: each of its SENDs,
-    //  seen on the tap, carries a batch id, each larger than the last.
+    //  The heuristic agent reports to "all" every step, in the step's STEP:
+    //  each STEP with messages, seen on the tap, carries its step number
+    //  (the key that makes a resend post nothing), each larger than the
+    //  last. A SEND of its own, were there one, would carry a batch id.
     testbroker_t *broker = testbroker_start (NULL);
     ck_assert_msg (broker, "broker did not start");
     testsub_t *tap = testsub_new (testbroker_tap (broker), "");
@@ -241,12 +244,14 @@ START_TEST (test_agent_send_carries_batch)
             pmsg_t *frame = pmsg_decode (body->via.bin.ptr, body->via.bin.size,
                                          pwire_default_limits (), &code, &id, why, sizeof why);
             bye |= frame && pmsg_type (frame) == PMSG_BYE;
-            if (frame && pmsg_type (frame) == PMSG_SEND) {
+            if (frame && pmsg_type (frame) == PMSG_SEND)
                 ck_assert_msg (pmsg_field (frame, "batch"), "SEND without batch");
-                uint64_t batch = pmsg_uint (frame, "batch", 0);
+            if (frame && pmsg_type (frame) == PMSG_STEP && pmsg_field (frame, "messages")) {
+                ck_assert_msg (pmsg_field (frame, "step"), "STEP with messages without step");
+                uint64_t step = pmsg_uint (frame, "step", 0);
                 if (sends > 0)
-                    ck_assert_uint_gt (batch, last);
-                last = batch;
+                    ck_assert_uint_gt (step, last);
+                last = step;
                 sends++;
             }
             pmsg_destroy (&frame);
@@ -269,7 +274,7 @@ main (void)
     tcase_add_test (tc, test_resent_batch_posted_once);
     tcase_add_test (tc, test_resent_batch_with_errors);
     tcase_add_test (tc, test_sent_errors_budget);
-    tcase_add_test (tc, test_agent_send_carries_batch);
+    tcase_add_test (tc, test_agent_send_carries_key);
     suite_add_tcase (suite, tc);
     return testsuite_run (suite);
 }

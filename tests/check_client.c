@@ -285,6 +285,65 @@ START_TEST (test_state_and_world)
 }
 END_TEST
 
+//  A replica of a few keys (each its own prefix) follows just those: the
+//  newest value of each after a burst of writes, nothing of other keys.
+START_TEST (test_replica_of_keys)
+{
+    testbroker_t *broker = testbroker_start (NULL);
+    ck_assert_ptr_nonnull (broker);
+    parley_client_t *reader = connected (testbroker_router (broker), "Reader");
+    parley_client_t *writer = connected (testbroker_router (broker), "Writer");
+    parley_op_t ops [3] = {
+        { .op = PARLEY_OP_SET, .key = "keys.a" }, { .op = PARLEY_OP_SET, .key = "keys.b" },
+        { .op = PARLEY_OP_SET, .key = "other.c" } };
+    unsigned char values [3][32];
+    for (int k = 0; k < 3; k++) {
+        ops [k].value = values [k];
+        ops [k].value_size = parley_pack_int (values [k], sizeof values [k], 0);
+    }
+    ck_assert_int_eq (parley_client_write (writer, ops, 3, NULL), PARLEY_OK);
+    ck_assert_int_eq (parley_client_replica (reader, "keys.a"), PARLEY_OK);
+    ck_assert_int_eq (parley_client_replica_add (reader, "keys.b"), PARLEY_OK);
+    ck_assert_int_eq (parley_client_replica_add (reader, "keys.b"), PARLEY_OK);    //  once
+    ck_assert_uint_eq (parley_client_replica_size (reader), 2);
+    //  Bursts of writes until the replica shows the last value of both
+    //  (the subscription becomes live at some point; later updates carry
+    //  the whole value, so the replica catches up without a gap check).
+    int64_t deadline = zclock_mono () + DEADLINE_MS;
+    bool caught_up = false;
+    int64_t last = 0;
+    for (int64_t i = 1; !caught_up && zclock_mono () < deadline; i++) {
+        for (int k = 0; k < 3; k++)
+            ops [k].value_size = parley_pack_int (values [k], sizeof values [k], i);
+        for (int burst = 0; burst < 5; burst++)
+            ck_assert_int_eq (parley_client_write (writer, ops, 3, NULL), PARLEY_OK);
+        last = i;
+        parley_client_wait (reader, 50);
+        caught_up = true;
+        for (int k = 0; k < 2; k++) {
+            const void *got;
+            size_t got_size;
+            int64_t number = -1;
+            caught_up &= parley_client_replica_get (reader, ops [k].key, &got, &got_size, NULL)
+                      && parley_value_int (got, got_size, &number) && number == last;
+        }
+    }
+    ck_assert (caught_up);
+    ck_assert (!parley_client_replica_get (reader, "other.c", NULL, NULL, NULL));
+    ck_assert_uint_eq (parley_client_replica_size (reader), 2);
+    //  At most PARLEY_REPLICA_PREFIXES.
+    for (int k = 2; k < PARLEY_REPLICA_PREFIXES; k++) {
+        char prefix [32];
+        snprintf (prefix, sizeof prefix, "more.%d", k);
+        ck_assert_int_eq (parley_client_replica_add (reader, prefix), PARLEY_OK);
+    }
+    ck_assert_int_eq (parley_client_replica_add (reader, "one.too.many"), PARLEY_ERR_INVALID);
+    parley_client_destroy (&reader);
+    parley_client_destroy (&writer);
+    testbroker_stop (&broker);
+}
+END_TEST
+
 //  The replica follows another agent's writes; mail wakes up a caller's
 //  own poll loop through the event fd.
 START_TEST (test_replica_and_fd)
@@ -575,6 +634,7 @@ main (void)
     tcase_add_test (tc, test_model_requests);
     tcase_add_test (tc, test_state_and_world);
     tcase_add_test (tc, test_replica_and_fd);
+    tcase_add_test (tc, test_replica_of_keys);
     tcase_add_test (tc, test_reconnect_relistens);
     tcase_add_test (tc, test_pipeline);
     tcase_add_test (tc, test_pipeline_lost);

@@ -8,10 +8,12 @@
       distinct8x8.json) within 1.1 x (cells - 1) steps, for three seeds.
       One agent alone is deterministic: its only inputs are its own
       observations, so this is a bound on behaviour, not on timing.
-    - Each ablation switch changes only what it names, as seen on the tap:
-      --no-messages sends no SEND, LISTEN, FETCH or WRITE and reads no
+    - Each ablation switch changes only what it names, as seen on the tap
+      (a STEP counts as the SEND, FETCH, WRITE, ACT or PERCEIVE whose part
+      it carries; a key is read when the agent's replica follows it):
+      --no-messages sends no message, LISTEN, fetch or write and reads no
       team.* key; --no-shared-positions leaves world.agent_positions out of
-      its GETs and nothing else; --no-memory changes no frame at all (and
+      what it reads and nothing else; --no-memory changes no frame at all (and
       stores no memory). The unswitched teammate sends what it always does.
     - The llm policy gets the same switches: against the scripted model
       server (tests/openai_server.py, whose answers carry a message to all
@@ -191,7 +193,9 @@ s_str (json_t *line, const char *key)
     return json_string_value (json_object_get (line, key));
 }
 
-//  What `agent` asked of the broker: request types and GET keys.
+//  What `agent` asked of the broker: request types, and the state keys it
+//  reads (by GET, or followed by its replica: a SNAPSHOT of the key). A
+//  STEP counts as each request whose part it carries.
 typedef struct {
     bool send, listen, fetch, write, get, perceive, act, agents;
     bool key_positions, key_explored, key_team;
@@ -217,7 +221,21 @@ s_requests (json_t *lines, const char *agent)
         r.act |= streq (type, "ACT");
         r.agents |= streq (type, "AGENTS");
         json_t *msg = json_object_get (line, "msg");
-        if (streq (type, "WRITE")) {
+        if (streq (type, "STEP")) {
+            r.send |= json_array_size (json_object_get (msg, "messages")) > 0;
+            r.fetch |= json_integer_value (json_object_get (msg, "fetch")) > 0;
+            r.act |= json_object_get (msg, "action") != NULL;
+            r.perceive |= json_is_true (json_object_get (msg, "perceive"));
+        }
+        if (streq (type, "SNAPSHOT")) {
+            const char *key = s_str (msg, "prefix");
+            r.get = true;
+            r.key_positions |= key && streq (key, "world.agent_positions");
+            r.key_explored |= key && streq (key, "world.explored_by_all");
+            r.key_team |= key && strncmp (key, "team.", 5) == 0;
+        }
+        if (streq (type, "WRITE")
+        ||  (streq (type, "STEP") && json_array_size (json_object_get (msg, "ops")) > 0)) {
             r.write = true;
             json_t *ops = json_object_get (msg, "ops");
             for (size_t k = 0; k < json_array_size (ops); k++) {
@@ -348,7 +366,7 @@ s_written (json_t *lines, const char *agent, bool *visited, size_t cells, json_i
         const char *dir = s_str (line, "dir"), *peer = s_str (line, "peer");
         const char *type = s_str (line, "type");
         if (!dir || !peer || !type || !streq (dir, "in") || !streq (peer, agent)
-        ||  !streq (type, "WRITE"))
+        ||  (!streq (type, "WRITE") && !streq (type, "STEP")))
             continue;
         json_t *ops = json_object_get (json_object_get (line, "msg"), "ops");
         for (size_t k = 0; k < json_array_size (ops); k++) {
@@ -381,7 +399,7 @@ s_first_claim (json_t *lines, const char *agent)
         const char *dir = s_str (line, "dir"), *peer = s_str (line, "peer");
         const char *type = s_str (line, "type");
         if (!dir || !peer || !type || !streq (dir, "in") || !streq (peer, agent)
-        ||  !streq (type, "SEND"))
+        ||  (!streq (type, "SEND") && !streq (type, "STEP")))
             continue;
         json_t *messages = json_object_get (json_object_get (line, "msg"), "messages");
         for (size_t k = 0; k < json_array_size (messages); k++) {

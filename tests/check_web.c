@@ -579,7 +579,7 @@ START_TEST (test_browser_live_and_replay)
     s_stream_t *stream = s_stream_open (s_port (url2), "/events");
     ck_assert_msg (s_stream_wait (stream, "event: end\n", DEADLINE_MS), "no end: %.2000s", stream->buf);
     ck_assert_ptr_nonnull (strstr (stream->buf, "\"mode\":\"replay\""));
-    ck_assert_ptr_nonnull (strstr (stream->buf, "\"type\":\"ACT\""));
+    ck_assert_ptr_nonnull (strstr (stream->buf, "\"type\":\"STEP\""));     //  the agents' moves
     ck_assert_ptr_nonnull (strstr (stream->buf, "\"key\":\"world.explored_by_all\""));
     s_stream_close (&stream);
     //  And in the browser, with the slider.

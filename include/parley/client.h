@@ -310,6 +310,60 @@ parley_err_t parley_client_act (parley_client_t *self, const char *action, uint6
 //  WORLD_RESET; a seed of zero keeps the broker's choice.
 parley_err_t parley_client_world_reset (parley_client_t *self, uint64_t seed);
 
+//  STEP: an agent's whole step in one request (PROTOCOL.md, STEP). The
+//  broker applies, in this order: the ack, the messages (as SEND), the ops
+//  (as WRITE: all or none), the action (as ACT; or, without one, a
+//  PERCEIVE when `perceive` is set), then reads up to `fetch` messages of
+//  mail. Every part is optional. With a `step` (non-zero) the request is
+//  idempotent: the client resends it after a lost reply or a reconnect
+//  and the broker answers a repeated step from memory without applying
+//  anything twice (its mail is read afresh). A step of 0 sends none: the
+//  STEP is always applied (and forgets the remembered one), so a resend
+//  could apply messages and ops twice. Give a step with those; a run's
+//  first STEP goes without one, so that a step number the previous run
+//  used is not taken for a resend.
+typedef struct {
+    uint64_t step;              //  the agent's step number; 0: none
+    uint64_t ack;               //  acknowledge everything up to it first; 0: nothing
+    const parley_outgoing_t *messages;  //  as parley_client_send's; may be NULL
+    size_t message_count;
+    const parley_op_t *ops;     //  as parley_client_write's; may be NULL
+    size_t op_count;
+    const char *action;         //  a move, as parley_client_act's; NULL: none
+    bool perceive;              //  without action: the observation of a PERCEIVE
+    size_t fetch;               //  return up to this many mail messages; 0: none
+    bool stream;                //  with fetch: continue after the mail handed out before
+} parley_step_t;
+
+//  What one part of a STEP was refused with: code 0 when it was not.
+typedef struct {
+    int code;                   //  parley_err_t
+    char message[256];          //  the broker's sentence, cut to fit
+} parley_part_error_t;
+
+typedef struct {
+    uint64_t step;
+    bool replayed;              //  a repeated step, answered from memory
+    bool has_sent;              //  the messages' result, as SEND's
+    parley_sent_t sent;
+    bool has_written;           //  the ops applied, as WRITE's
+    parley_written_t written;
+    parley_part_error_t ops_error;      //  the ops were refused: none applied
+    bool has_observation;       //  after the action (or PERCEIVE)
+    parley_observation_t observation;
+    parley_part_error_t action_error;   //  the action was refused
+    bool has_mail;              //  with fetch: the mail, duplicates left out as FETCH does
+    parley_mail_batch_t mail;
+    uint64_t acked;             //  the acknowledged position after the ack
+} parley_stepped_t;
+
+//  PARLEY_OK when the broker answered STEPPED (each part then says how it
+//  went); an error code when the whole STEP was refused (nothing applied:
+//  TOO_LARGE, STORAGE, ...) or not answered; PARLEY_ERR_INVALID for
+//  arguments refused before sending.
+parley_err_t parley_client_step (parley_client_t *self, const parley_step_t *step,
+                                 parley_stepped_t *result);
+
 //  The broker.
 
 //  What an agent's model calls cost so far (totals since it started), as
@@ -614,6 +668,15 @@ parley_err_t parley_client_replica (parley_client_t *self, const char *prefix);
 bool parley_client_replica_get (parley_client_t *self, const char *key,
                                 const void **value, size_t *value_size, uint64_t *seq);
 size_t parley_client_replica_size (parley_client_t *self);
+//  Adds a prefix to the replica (after parley_client_replica; at most
+//  PARLEY_REPLICA_PREFIXES in all): its keys are copied (SNAPSHOT with
+//  that prefix) and followed too. A replica of several prefixes, like one
+//  of a prefix other than "", cannot tell a lost update by a seq gap: a
+//  key it missed is current again with its next update (which carries the
+//  whole value) or the snapshot a new session takes. So an agent follows
+//  just the keys it reads, and only their updates reach it.
+#define PARLEY_REPLICA_PREFIXES 8
+parley_err_t parley_client_replica_add (parley_client_t *self, const char *prefix);
 
 //  Any event, by topic prefix (PROTOCOL.md, event frames): "agent.",
 //  "world.", "state.<key prefix>", "workflow.", "mail.<agent>", "" for

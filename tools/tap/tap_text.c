@@ -330,6 +330,30 @@ s_summary_replies (s_line_t *line, const pmsg_t *msg)
         case PMSG_OBSERVATION:
             s_summary_observation (line, msg);
             break;
+        case PMSG_STEPPED: {
+            const msgpack_object *sent = pmsg_field (msg, "sent");
+            const msgpack_object *obs = pmsg_field (msg, "observation");
+            if (pmsg_field (msg, "step"))
+                s_add (line, " step=%" PRIu64, pmsg_uint (msg, "step", 0));
+            if (pmsg_bool (msg, "replayed", false))
+                s_add (line, " replayed");
+            if (sent)
+                s_add (line, " accepted=%" PRIu64, pobj_uint (sent, "accepted", 0));
+            if (pmsg_field (msg, "written"))
+                s_add (line, " written");
+            if (pmsg_field (msg, "ops_error"))
+                s_add (line, " ops_error=%s", perr_name ((int) pobj_uint (pmsg_field (msg, "ops_error"), "code", 0)));
+            if (obs) {
+                s_add (line, " pos=%" PRIu64 " ", pobj_uint (obs, "position", 0));
+                s_add_field_text (line, obs, "outcome", 16);
+            }
+            if (pmsg_field (msg, "action_error"))
+                s_add (line, " action_error=%s", perr_name ((int) pobj_uint (pmsg_field (msg, "action_error"), "code", 0)));
+            if (pmsg_field (msg, "mail"))
+                s_add (line, " mail=%" PRIu32, s_count (pmsg_field (msg, "mail")));
+            s_add (line, " acked=%" PRIu64, pmsg_uint (msg, "acked", 0));
+            break;
+        }
         case PMSG_STATS_REPLY:
             s_add (line, " agents=%" PRIu64 " online=%" PRIu64 " queued=%" PRIu64
                    " in=%" PRIu64 " out=%" PRIu64 " rate_in=%.0f/s",
@@ -391,6 +415,22 @@ s_summary (s_line_t *line, const pmsg_t *msg)
             break;
         case PMSG_ACT:
             s_add_kv_text (line, msg, "action", 32);
+            break;
+        case PMSG_STEP:
+            //  The step and what it carries, one word a part.
+            if (pmsg_field (msg, "step"))
+                s_add (line, " step=%" PRIu64, pmsg_uint (msg, "step", 0));
+            if (pmsg_field (msg, "ack"))
+                s_add (line, " ack=%" PRIu64, pmsg_uint (msg, "ack", 0));
+            if (pmsg_field (msg, "messages"))
+                s_add (line, " messages=%" PRIu32, s_count (pmsg_field (msg, "messages")));
+            if (pmsg_field (msg, "ops"))
+                s_add (line, " ops=%" PRIu32, s_count (pmsg_field (msg, "ops")));
+            s_add_kv_text (line, msg, "action", 32);
+            if (pmsg_bool (msg, "perceive", false))
+                s_add (line, " perceive");
+            if (pmsg_field (msg, "fetch"))
+                s_add (line, " fetch=%" PRIu64, pmsg_uint (msg, "fetch", 0));
             break;
         case PMSG_WORLD_RESET:
             if (pmsg_field (msg, "seed"))

@@ -19,7 +19,7 @@ from . import codec, errors, requests as rq, security
 from .replica import ReplicaCore
 from .session import CLOSED, Session
 from .types import (AgentInfo, CheckpointList, CheckpointState, Event, Mail, Message,
-                    Observation, Sent, State, Stats, Welcome, WorkflowEvent, WorkflowInfo,
+                    Observation, Sent, State, Stats, Stepped, Welcome, WorkflowEvent, WorkflowInfo,
                     WorkflowStatus, WriteOp, Written)
 
 R = TypeVar("R")
@@ -267,6 +267,17 @@ class Client:
                   timeout: Optional[float] = None) -> Observation:
         return await self.call(rq.act(action, self.session.next_step() if step is None
                                       else step), timeout)
+
+    async def step(self, action: Optional[str] = None,
+                   messages: Iterable[Union[Message, Mapping[str, Any]]] = (),
+                   ops: Iterable[WriteOp] = (), ack: Optional[int] = None,
+                   fetch: Optional[int] = None, stream: bool = False, perceive: bool = False,
+                   step: Optional[int] = None, timeout: Optional[float] = None) -> Stepped:
+        """STEP, as parley.Client.step."""
+        if step is None:
+            step = self.session.next_step()
+        return await self.call(rq.step(step or None, ack, messages, ops, action, perceive,
+                                       fetch, stream, self.welcome.max_batch), timeout)
 
     async def world_reset(self, seed: Optional[int] = None,
                           timeout: Optional[float] = None) -> None:

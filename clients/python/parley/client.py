@@ -23,7 +23,7 @@ from . import codec, errors, requests as rq, security
 from .replica import ReplicaCore
 from .session import CLOSED, Session
 from .types import (AgentInfo, CheckpointList, CheckpointState, Event, Mail, Message,
-                    Observation, Sent, State, Stats, Welcome, WorkflowEvent, WorkflowInfo,
+                    Observation, Sent, State, Stats, Stepped, Welcome, WorkflowEvent, WorkflowInfo,
                     WorkflowStatus, WriteOp, Written)
 
 R = TypeVar("R")
@@ -314,6 +314,28 @@ class Client:
             with self._lock:
                 step = self.session.next_step()
         return self.call(rq.act(action, step), timeout)
+
+    def step(self, action: Optional[str] = None,
+             messages: Iterable[Union[Message, Mapping[str, Any]]] = (),
+             ops: Iterable[WriteOp] = (), ack: Optional[int] = None,
+             fetch: Optional[int] = None, stream: bool = False, perceive: bool = False,
+             step: Optional[int] = None, timeout: Optional[float] = None) -> Stepped:
+        """STEP: the agent's whole step in one request (PROTOCOL.md, STEP).
+
+        The broker applies the `ack`, the `messages` (as SEND), the `ops`
+        (as WRITE, all or none), the `action` (as ACT; without one,
+        `perceive` asks for the observation), then returns up to `fetch`
+        messages of mail (after earlier reads with `stream`). Each part
+        reports its own outcome in the result (a refused part is an
+        ``ops_error`` / ``action_error``, not an exception). `step` names
+        it for a safe resend; by default a fresh number, 0 for none (a
+        run's first STEP: always applied)."""
+        with self._lock:
+            max_batch = self.welcome.max_batch
+            if step is None:
+                step = self.session.next_step()
+        return self.call(rq.step(step or None, ack, messages, ops, action, perceive, fetch,
+                                 stream, max_batch), timeout)
 
     def world_reset(self, seed: Optional[int] = None, timeout: Optional[float] = None) -> None:
         self.call(rq.world_reset(seed), timeout)

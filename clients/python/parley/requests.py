@@ -3,7 +3,7 @@
 
 A :class:`Request` is what a call needs: the type, its fields, how to read
 the reply, and whether it is safe to send again when the connection breaks
-before the reply (PROTOCOL.md: SEND with `batch`, ACT with `step`, FETCH,
+before the reply (PROTOCOL.md: SEND with `batch`, ACT and STEP with `step`, FETCH,
 ACK and the reads are; WRITE, HANDOVER, RESUME, WORLD_RESET, UNLISTEN and
 BYE are not). The
 blocking and the asyncio client both turn these into frames through
@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, Generic, Iterable, List, Mapping, Option
 
 from . import codec, errors
 from .types import (AgentInfo, CheckpointList, CheckpointState, Mail, Message, Observation,
-                    Sent, State, Stats, Welcome, WorkflowInfo, WorkflowStatus, WriteOp,
+                    Sent, State, Stats, Stepped, Welcome, WorkflowInfo, WorkflowStatus, WriteOp,
                     Written, _records)
 
 R = TypeVar("R")
@@ -129,6 +129,39 @@ def snapshot(prefix: Optional[str] = None, after_key: Optional[str] = None,
 
 def perceive() -> Request[Observation]:
     return Request("PERCEIVE", {}, "OBSERVATION", Observation.from_wire)
+
+
+def step(step: Optional[int], ack: Optional[int] = None,
+         messages: Iterable[Union[Message, Mapping[str, Any]]] = (),
+         ops: Iterable[WriteOp] = (), action: Optional[str] = None, perceive: bool = False,
+         fetch: Optional[int] = None, stream: bool = False,
+         max_batch: int = codec.MAX_BATCH) -> Request[Stepped]:
+    """STEP: an agent's whole step in one request. With a `step` it is safe
+    to resend (the broker answers a repeat from memory); without one it is
+    applied every time, so only a STEP that sends and writes nothing is."""
+    items = [_message(m) for m in messages]
+    if len(items) > max_batch:
+        raise errors.TooLarge(f"{len(items)} messages; the broker takes at most {max_batch} "
+                              "per STEP", request="STEP")
+    wire = [op.wire() for op in ops]
+    fields: Dict[str, Any] = {"step": step, "ack": ack}
+    if items:
+        fields["messages"] = items
+    if wire:
+        fields["ops"] = wire
+    if action is not None:
+        if action not in ACTIONS:
+            raise errors.BadAction(f"unknown action {action!r} (one of {', '.join(ACTIONS)})",
+                                   request="STEP")
+        fields["action"] = action
+    elif perceive:
+        fields["perceive"] = True
+    if fetch:
+        fields["fetch"] = fetch
+        if stream:
+            fields["stream"] = True
+    return Request("STEP", fields, "STEPPED", Stepped.from_wire,
+                   resend_safe=step is not None or not (items or wire))
 
 
 def act(action: str, step: int) -> Request[Observation]:

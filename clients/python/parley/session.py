@@ -43,8 +43,8 @@ from collections import deque
 from typing import Any, Callable, Deque, Dict, List, Optional, Set
 
 from . import codec, errors, requests as rq, security
-from .types import (Mail, MailReady, StateUpdate, Welcome, WorkflowEvent, event_from_wire,
-                    Event)
+from .types import (Mail, MailReady, StateUpdate, Stepped, Welcome, WorkflowEvent,
+                    event_from_wire, Event)
 
 log = logging.getLogger("parley")
 
@@ -371,6 +371,8 @@ class Session:
             return
         if isinstance(result, Mail):
             result = self._filter_mail(result)
+        elif isinstance(result, Stepped) and result.mail is not None:
+            result.mail = self._filter_mail(result.mail)
         p.done(result, None)
 
     def on_event(self, topic: bytes, body: bytes) -> Optional[Event]:

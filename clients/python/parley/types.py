@@ -326,6 +326,57 @@ class Observation:
 
 
 @dataclass
+class PartError:
+    """A part of a STEP that was refused (``ops_error``, ``action_error``);
+    the other parts applied."""
+    code: int
+    name: str
+    message: str
+
+    @classmethod
+    def from_wire(cls, m: Mapping[str, Any]) -> "PartError":
+        w = "part_error"
+        return cls(_uint(m, "code", True, w), _want(m, "error", str, True, where=w),
+                   _want(m, "message", str, True, where=w))
+
+    def exception(self) -> errors.BrokerError:
+        return errors.from_code(self.code, self.name, self.message, "STEP")
+
+
+@dataclass
+class Stepped:
+    """STEPPED: how each part of a STEP went (PROTOCOL.md, STEP). A part
+    that was not sent is None; ``mail`` is None without ``fetch``."""
+    acked: int
+    step: Optional[int] = None
+    replayed: bool = False
+    sent: Optional[Sent] = None
+    written: Optional[Written] = None
+    ops_error: Optional[PartError] = None
+    observation: Optional[Observation] = None
+    action_error: Optional[PartError] = None
+    mail: Optional[Mail] = None
+
+    @classmethod
+    def from_wire(cls, m: Mapping[str, Any]) -> "Stepped":
+        def part(name: str, parse: Any) -> Any:
+            value = _want(m, name, dict, False)
+            return parse(value) if value is not None else None
+        acked = _uint(m, "acked", True)
+        mail = None
+        if m.get("mail") is not None:
+            mail = Mail([MailItem.from_wire(i) for i in _records(m, "mail", True)],
+                        _uint(m, "pending"), acked)
+        step = m.get("step")
+        return cls(acked, _uint(m, "step") if step is not None else None,
+                   bool(_want(m, "replayed", bool, False, False)),
+                   part("sent", Sent.from_wire), part("written", Written.from_wire),
+                   part("ops_error", PartError.from_wire),
+                   part("observation", Observation.from_wire),
+                   part("action_error", PartError.from_wire), mail)
+
+
+@dataclass
 class AgentInfo:
     agent: str
     online: bool

@@ -51,7 +51,8 @@ function applyMsg(m) {
   if (M.msgs.length > MAX_MSGS) M.msgs.shift();
   if (m.agent && m.dir === 'in' && m.type !== 'HELLO' && m.type) noteAgent(m.agent);
   if (m.type === 'HELLO' && m.dir === 'in' && m.caps && m.agent && !m.observe) M.seen[m.agent] = { caps: m.caps };
-  if (m.type === 'ACT' && m.dir === 'in') {
+  //  An agent's move: ACT, or the action of its STEP.
+  if ((m.type === 'ACT' || (m.type === 'STEP' && m.action)) && m.dir === 'in') {
     if (m.step !== undefined) M.steps[m.agent] = m.step;
     if (m.action) M.actions[m.agent] = m.action;
   }
