@@ -247,6 +247,7 @@ agent_new (const agent_config_t *config, char *err, size_t err_size)
     a->no_shared_positions = config->no_shared_positions;
     a->no_memory = config->no_memory;
     a->team_size = config->team_size > 0? (uint64_t) config->team_size: 0;
+    a->team_wait_ms = config->team_wait_ms;
     a->step_delay_ms = config->step_delay_ms;
     a->progress = config->progress;
     a->context_tokens = config->context_tokens > 0? (size_t) config->context_tokens: 0;

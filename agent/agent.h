@@ -53,6 +53,7 @@ typedef struct {
     bool no_shared_positions;       //  world.agent_positions is not read
     bool no_memory;                 //  no retrieval, nothing stored
     int64_t team_size;              //  wait for this many online agents first
+    int64_t team_wait_ms;           //  ... at most this long (0: as long as it takes)
     //  A role file's settings (agent_role.h).
     bool memory_store_set;          //  false: the memory stores every part
     unsigned memory_store;          //  AGENT_STORE_* bits (agent_state.h)

@@ -65,6 +65,7 @@ typedef struct {
     bool no_messages, no_shared_positions, no_memory;
     unsigned store;                     //  AGENT_STORE_* bits
     uint64_t team_size;                 //  online agents to wait for (0/1: none)
+    int64_t team_wait_ms;               //  at most this long (0: no limit)
     int64_t connected_ms;               //  monotonic time HELLO was answered
     size_t context_tokens;              //  the model's context window; 0: no limit
     bool llm_vision;                    //  the model sees the view's image

@@ -88,7 +88,10 @@ static const pconfig_option_t s_options[] = {
       "ablation: retrieve no memories and store none" },
     { "team-size", 0, PCONFIG_INT, "PARLEY_TEAM_SIZE", "0", 0, 4096, "N",
       "before the first step, wait until N agents (this one included) are online, "
-      "so a team starts together (as long as it takes; a signal stops it); 0 = do not wait" },
+      "so a team starts together (see --team-wait-ms; a signal stops it); 0 = do not wait" },
+    { "team-wait-ms", 0, PCONFIG_INT, "PARLEY_TEAM_WAIT_MS", "120000", 0, 86400000, "MS",
+      "with --team-size: start anyway after this long, with a warning naming who came "
+      "(any registered id counts, tools that say HELLO as agents too); 0 = wait as long as it takes" },
     { "quiet", 'q', PCONFIG_BOOL, "PARLEY_QUIET", "false", 0, 0, NULL,
       "no progress lines on stdout (the summary is still printed)" },
 };
@@ -163,6 +166,7 @@ s_fill (pconfig_t *config, agent_config_t *c, const char *id, const char *memory
     c->no_shared_positions = pconfig_bool (config, "no-shared-positions");
     c->no_memory = pconfig_bool (config, "no-memory");
     c->team_size = pconfig_int (config, "team-size");
+    c->team_wait_ms = pconfig_int (config, "team-wait-ms");
 }
 
 int

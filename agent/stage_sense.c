@@ -140,6 +140,28 @@ s_caption (agent_parts_t *p, perceived_t *out)
         plog_debug ("step %" PRIu64 ": no caption for the view: %s", out->step, err);
 }
 
+//  Until the team is online, a signal, or --team-wait-ms: a teammate that
+//  never comes (or an id that is not an agent, counted by mistake, that
+//  left) must not keep us waiting for ever without a word.
+static void
+s_wait_for_team (agent_parts_t *p)
+{
+    int64_t started = pclock_mono_ms ();
+    size_t present = 0;
+    while (!(p->stop && *p->stop)) {
+        present = s_team_present (p, pclock_mono_ms () - p->connected_ms);
+        if (present + 1 >= p->team_size)
+            return;
+        if (p->team_wait_ms > 0 && pclock_mono_ms () - started >= p->team_wait_ms) {
+            plog_warn ("starting with %zu of the %" PRIu64 " agents of --team-size after "
+                       "waiting %" PRId64 " ms (--team-wait-ms)", present + 1, p->team_size,
+                       p->team_wait_ms);
+            return;
+        }
+        parley_client_wait (p->link, TEAM_WAIT_MS);
+    }
+}
+
 stage_outcome_t
 stage_perception (agent_parts_t *p, perceived_t *out, agent_counters_t *counts)
 {
@@ -150,9 +172,8 @@ stage_perception (agent_parts_t *p, perceived_t *out, agent_counters_t *counts)
         out->obs = connector_observation_list ();
     //  A team that starts together: steps are only comparable between
     //  agents (and runs) when nobody had a head start.
-    while (out->step == 1 && p->team_size > 1 && p->link && !(p->stop && *p->stop)
-    &&     s_team_present (p, pclock_mono_ms () - p->connected_ms) + 1 < p->team_size)
-        parley_client_wait (p->link, TEAM_WAIT_MS);
+    if (out->step == 1 && p->team_size > 1 && p->link)
+        s_wait_for_team (p);
     perception_t self = { p, out };
     stage_outcome_t outcome = stage_attempt (STAGE_PERCEPTION, p->stats, s_perception_try,
                                              s_perception_fallback, &self);

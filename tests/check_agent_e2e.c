@@ -276,6 +276,24 @@ START_TEST (test_one_request_per_step)
 }
 END_TEST
 
+//  --team-size with a teammate that never comes: the agent waits at most
+//  --team-wait-ms, says so, and plays alone.
+START_TEST (test_team_wait_has_a_deadline)
+{
+    testbroker_t *broker = testbroker_start (NULL);
+    ck_assert_ptr_nonnull (broker);
+    const char *extra[] = { "--max-steps", "2", "--no-stop-when-explored", "--team-size", "3",
+                            "--team-wait-ms", "300", NULL };
+    tproc_t *agent = start_agent (testbroker_router (broker), "Lonely", "none", extra);
+    int status = tproc_wait (agent, DEADLINE_MS);
+    ck_assert_msg (status == 0, "exit %d\n%s", status, tproc_err (agent));
+    ck_assert_msg (strstr (tproc_err (agent), "starting with 1 of the 3 agents"), "%s",
+                   tproc_err (agent));
+    tproc_destroy (&agent);
+    testbroker_stop (&broker);
+}
+END_TEST
+
 //  One agent stopped by `signum` in the middle of a long step delay: it
 //  exits 0 well before the delay ends, says why, has saved its memory (a
 //  second run resumes it) and has said BYE (the broker lists it offline at
@@ -664,6 +682,7 @@ main (void)
     tcase_add_test (tc, test_memory_resumes);
     tcase_add_test (tc, test_help_and_usage);
     tcase_add_test (tc, test_one_request_per_step);
+    tcase_add_test (tc, test_team_wait_has_a_deadline);
     tcase_add_test (tc, test_kill_before_save_keeps_mail);
     suite_add_tcase (s, tc);
     TCase *signals = tcase_create ("signals");
