@@ -15,8 +15,10 @@
     them is arbitrary). Defaults: N = 0 10000 100000, --index
     flat,hnsw,ivf, --top-k 3 (the agent's default), dim 256, OpenMP
     threads as vmemory sets them (1 unless PARLEY_OMP_THREADS /
-    OMP_NUM_THREADS). RESULT lines: vmemory_query_us_<kind>_<N>,
-    vmemory_recall_<kind>_<N>, vmemory_add_us_<kind>_<N>.
+    OMP_NUM_THREADS). Also the mean and the slowest add (an ivf add that
+    (re)trains). RESULT lines: vmemory_query_us_<kind>_<N>,
+    vmemory_recall_<kind>_<N>, vmemory_add_us_<kind>_<N>,
+    vmemory_add_max_ms_<kind>_<N>.
 
     --save: save cost instead (first kind of --index). Fills a memory in
     a directory (a fresh mkdtemp under --dir, default /tmp) with N entries
@@ -55,7 +57,7 @@ s_text (char *text, size_t size, long i)
 }
 
 static vmemory_t *
-s_filled (long n, vmemory_index_kind_t kind, int dim, double *add_us)
+s_filled (long n, vmemory_index_kind_t kind, int dim, double *add_us, double *max_add_ms)
 {
     vmemory_options_t opts;
     vmemory_options_default (&opts);
@@ -68,16 +70,21 @@ s_filled (long n, vmemory_index_kind_t kind, int dim, double *add_us)
         exit (1);
     }
     float *v = malloc (sizeof (float) * (size_t) dim);
-    int64_t start = pclock_mono_us ();
+    int64_t start = pclock_mono_us (), slowest = 0;
     for (long i = 0; i < n; i++) {
         s_text (text, sizeof text, i);
         embed_builtin (text, strlen (text), v, dim);
+        int64_t t0 = pclock_mono_us ();
         if (vmemory_add (memory, v, text, err, sizeof err) != 0) {
             fprintf (stderr, "add: %s\n", err);
             exit (1);
         }
+        if (pclock_mono_us () - t0 > slowest)
+            slowest = pclock_mono_us () - t0;
     }
     *add_us = n ? (double) (pclock_mono_us () - start) / (double) n : 0;
+    *max_add_ms = slowest / 1e3;
+    vmemory_train_wait (memory);        //  ivf: search what N calls for
     free (v);
     return memory;
 }
@@ -130,7 +137,7 @@ s_recall (const s_answer_t *exact, const s_answer_t *got)
 
 static void
 s_report (const char *kind, long n, int dim, size_t top_k, const int64_t *times, double add_us,
-          double recall)
+          double max_add_ms, double recall)
 {
     char key [96];
     printf ("vmemory index=%s dim=%d entries=%ld: query (embed+search top%zu) median %lld us, "
@@ -138,7 +145,7 @@ s_report (const char *kind, long n, int dim, size_t top_k, const int64_t *times,
             (long long) times [QUERIES * 99 / 100]);
     if (recall >= 0)
         printf ("; recall@%zu vs flat %.3f", top_k, recall);
-    printf ("; add %.1f us/entry\n", add_us);
+    printf ("; add %.1f us/entry, slowest add %.1f ms\n", add_us, max_add_ms);
     snprintf (key, sizeof key, "vmemory_query_us_%s_%ld", kind, n);
     bench_result (key, (double) times [QUERIES / 2], "us");
     if (recall >= 0) {
@@ -147,6 +154,8 @@ s_report (const char *kind, long n, int dim, size_t top_k, const int64_t *times,
     }
     snprintf (key, sizeof key, "vmemory_add_us_%s_%ld", kind, n);
     bench_result (key, add_us, "us");
+    snprintf (key, sizeof key, "vmemory_add_max_ms_%s_%ld", kind, n);
+    bench_result (key, max_add_ms, "ms");
 }
 
 static void
@@ -154,18 +163,18 @@ s_run (long n, const vmemory_index_kind_t *kinds, int kind_count, size_t top_k, 
 {
     static s_answer_t exact [QUERIES], got [QUERIES];
     static int64_t times [QUERIES];
-    double add_us;
-    vmemory_t *flat = s_filled (n, VMEMORY_INDEX_FLAT, dim, &add_us);
+    double add_us, max_add_ms;
+    vmemory_t *flat = s_filled (n, VMEMORY_INDEX_FLAT, dim, &add_us, &max_add_ms);
     s_queries (flat, dim, top_k, exact, times);
     for (int i = 0; i < kind_count; i++)
         if (kinds [i] == VMEMORY_INDEX_FLAT)
-            s_report ("flat", n, dim, top_k, times, add_us, -1);
+            s_report ("flat", n, dim, top_k, times, add_us, max_add_ms, -1);
     for (int i = 0; i < kind_count; i++) {
         if (kinds [i] == VMEMORY_INDEX_FLAT)
             continue;
-        vmemory_t *memory = s_filled (n, kinds [i], dim, &add_us);
+        vmemory_t *memory = s_filled (n, kinds [i], dim, &add_us, &max_add_ms);
         s_queries (memory, dim, top_k, got, times);
-        s_report (vmemory_index_kind_name (kinds [i]), n, dim, top_k, times, add_us,
+        s_report (vmemory_index_kind_name (kinds [i]), n, dim, top_k, times, add_us, max_add_ms,
                   s_recall (exact, got));
         vmemory_destroy (&memory);
     }

@@ -263,12 +263,37 @@ START_TEST (test_neighbours_each_kind)
     }
     s_fill (memory, VMEMORY_IVF_TRAIN_MIN - 1, S_COUNT);
     ck_assert_uint_eq (vmemory_count (memory), S_COUNT);
+    //  Adds train in a thread; wait for it, so what follows is the same
+    //  in every run however fast the thread was.
+    vmemory_train_wait (memory);
     const char *factory [] = { "Flat", "HNSW32", "IVF128,Flat" };
     ck_assert_str_eq (vmemory_factory (memory), factory [kind]);
-    if (kind == VMEMORY_INDEX_IVF)              //  64 lists at 4096, 128 at 4992
+    if (kind == VMEMORY_INDEX_IVF)              //  64 lists from 4096, 128 from 4992
         ck_assert_uint_eq (vmemory_trainings (memory), 2);
     s_check_kind (memory, kind);
+    if (kind != VMEMORY_INDEX_HNSW) {
+        //  Every entry is in the index, those added while the thread
+        //  trained too: each finds itself (its own cell is probed first).
+        char err [256];
+        vmemory_hit_t hit;
+        for (size_t i = 0; i < S_COUNT; i++) {
+            ck_assert_int_eq (vmemory_search (memory, s_set + i * DIM, 1, &hit, err, sizeof err), 1);
+            ck_assert_msg (hit.score > 0.9999f, "entry %zu found %lld (%f)", i,
+                           (long long) hit.id, hit.score);
+        }
+    }
     vmemory_destroy (&memory);
+}
+END_TEST
+
+//  A memory destroyed while its training thread runs waits for it and
+//  leaks nothing (the sanitizer build checks the second part).
+START_TEST (test_destroy_while_training)
+{
+    vmemory_t *memory = s_open (NULL, VMEMORY_INDEX_IVF);
+    s_fill (memory, 0, VMEMORY_IVF_TRAIN_MIN);  //  the last add starts it
+    vmemory_destroy (&memory);
+    ck_assert_ptr_null (memory);
 }
 END_TEST
 
@@ -280,6 +305,7 @@ START_TEST (test_restart_each_kind)
     vmemory_index_kind_t kind = (vmemory_index_kind_t) _i;
     vmemory_t *memory = s_open (s_dir, kind);
     s_fill (memory, 0, S_COUNT - 10);
+    vmemory_train_wait (memory);
     s_save (memory);
     char factory [80];
     snprintf (factory, sizeof factory, "%s", vmemory_factory (memory));
@@ -397,6 +423,7 @@ s_suite (void)
     tcase_add_test (tc, test_kind_names);
     tcase_add_loop_test (tc, test_neighbours_each_kind, VMEMORY_INDEX_FLAT, VMEMORY_INDEX_IVF + 1);
     tcase_add_loop_test (tc, test_restart_each_kind, VMEMORY_INDEX_FLAT, VMEMORY_INDEX_IVF + 1);
+    tcase_add_test (tc, test_destroy_while_training);
     tcase_add_test (tc, test_switch_kinds);
     tcase_add_test (tc, test_bad_values);
     suite_add_tcase (suite, tc);

@@ -11,8 +11,11 @@
     slow. Writing it from a background thread was left for later (the
     index would need copying or locking while the loop adds to it). Flat
     search is a linear scan: O(entries * dim) per query; hnsw and ivf
-    (vmemory_index.h) are not, and an ivf add sometimes (re)trains, in
-    the caller's thread (seconds at 65k entries).
+    (vmemory_index.h) are not. An ivf add that starts a (re)training
+    copies the vectors (tens of ms at 100k); the k-means runs in a thread
+    (vmemory_train.h), and the add that finds it done moves the newest
+    vectors over (a few ms). vmemory_destroy waits for a training under
+    way.
 */
 #include "vmemory.h"
 
@@ -33,6 +36,7 @@
 #include "vmemory_log.h"
 #include "vmemory_migrate.h"
 #include "vmemory_snap.h"
+#include "vmemory_train.h"
 
 //  A snapshot is rewritten when the log records it does not cover reach
 //  a quarter of the memory (and at least snapshot_min). Why a quarter: a
@@ -43,6 +47,7 @@
 //  amortised O(1) per add, against O(N) per save before.
 #define S_SNAP_DIVISOR 4
 #define S_SNAP_MIN_DEFAULT 1024
+#define S_TRAIN_RETRY 1024
 
 struct _vmemory_t {
     FaissIndex *index;
@@ -53,6 +58,8 @@ struct _vmemory_t {
     vmemory_index_kind_t kind;
     char factory [VMEMORY_FILE_FACTORY_MAX + 1];    //  descriptor of `index`
     uint64_t trainings;         //  IVF trainings since open
+    vmemory_train_t *train;     //  an IVF training under way, or NULL
+    size_t train_next;          //  after a failed training: no new one before this count
     bool snap_due;              //  the index changed kind: snapshot it at the next save
     size_t max_text_bytes, max_entries;
     uint64_t truncated;
@@ -119,24 +126,53 @@ s_new_index (vmemory_t *self, char *err, size_t err_size)
     return self->index ? 0 : -1;
 }
 
-//  ivf: trains (or retrains) when the memory has grown enough for it
-//  (vmemory_index.h). A failure is a warning: the old index still holds
-//  every vector, and the next add tries again.
+//  ivf: applies a finished training; starts one when the memory has
+//  grown enough for it (vmemory_index.h). `background`: in a thread (an
+//  add: the step must not wait), else now (open, vmemory_train_wait). A
+//  failure is a warning: the old index still holds every vector, and the
+//  next try is S_TRAIN_RETRY adds later.
 static void
-s_maybe_train (vmemory_t *self)
+s_maybe_train (vmemory_t *self, bool background)
 {
     if (self->kind != VMEMORY_INDEX_IVF)
         return;
     char err [256];
-    int rc = vmemory_index_retrain (&self->index, self->factory, err, sizeof err);
-    if (rc < 0)
-        plog_warn ("vmemory: IVF training failed (%s); searching with %s meanwhile", err,
-                   self->factory);
-    if (rc > 0) {
+    if (self->train) {
+        if (background && !vmemory_train_done (self->train))
+            return;
+        FaissIndex *fresh = vmemory_train_finish (&self->train, self->index, self->factory,
+                                                  err, sizeof err);
+        if (!fresh) {
+            plog_warn ("vmemory: IVF training failed (%s); searching with %s meanwhile", err,
+                       self->factory);
+            self->train_next = self->count + S_TRAIN_RETRY;
+            return;
+        }
+        faiss_Index_free (self->index);
+        self->index = fresh;
         self->trainings++;
         self->snap_due = true;
         plog_info ("vmemory: %zu memories, now searched with %s", self->count, self->factory);
     }
+    size_t nlist = vmemory_index_ivf_nlist (self->count);
+    size_t have = vmemory_index_nlist (self->index);
+    if (nlist == 0 || (have && nlist < 2 * have) || self->count < self->train_next)
+        return;
+    self->train = vmemory_train_start (self->index, nlist, background, err, sizeof err);
+    if (!self->train) {
+        plog_warn ("vmemory: cannot start an IVF training (%s)", err);
+        self->train_next = self->count + S_TRAIN_RETRY;
+    }
+    else
+    if (!background)
+        s_maybe_train (self, false);
+}
+
+void
+vmemory_train_wait (vmemory_t *self)
+{
+    assert (self);
+    s_maybe_train (self, false);
 }
 
 //  Loads DIR from its log: the snapshot if it matches, plus the tail.
@@ -200,7 +236,7 @@ s_load_log (vmemory_t *self, char *err, size_t err_size)
     self->snap_next = self->covered;
     if (vmemory_log_add_vectors (self->log, self->covered, self->index, err, err_size) != 0)
         return -1;
-    s_maybe_train (self);
+    s_maybe_train (self, false);
     return 0;
 }
 
@@ -245,7 +281,7 @@ s_open_dir (vmemory_t *self, char *err, size_t err_size)
         else
         if (vmemory_index_tune (self->index, self->kind, err, err_size) != 0)
             return -1;
-        s_maybe_train (self);
+        s_maybe_train (self, false);
         return 0;
     }
     if (s_new_index (self, err, err_size) != 0)
@@ -308,6 +344,7 @@ vmemory_destroy (vmemory_t **self_p)
     vmemory_t *self = *self_p;
     if (!self)
         return;
+    vmemory_train_destroy (&self->train);      //  waits for its thread
     if (self->index)
         faiss_Index_free (self->index);
     for (size_t i = 0; i < self->count; i++)
@@ -366,7 +403,7 @@ vmemory_add (vmemory_t *self, const float *vec, const char *text, char *err, siz
         return -1;
     }
     self->texts [self->count++] = copy;
-    s_maybe_train (self);
+    s_maybe_train (self, true);
     return 0;
 }
 

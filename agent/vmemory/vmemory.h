@@ -110,6 +110,10 @@ const char *vmemory_factory (vmemory_t *self);
 vmemory_index_kind_t vmemory_index_kind (vmemory_t *self);
 //  IVF trainings done since open (the first one and retrains).
 uint64_t vmemory_trainings (vmemory_t *self);
+//  ivf: waits for a training under way (vmemory_add starts them in a
+//  thread) and applies it, and does any further one now due, so the
+//  index is what the memory's size calls for. Nothing for other kinds.
+void vmemory_train_wait (vmemory_t *self);
 //  Texts cut to max_text_bytes since open.
 uint64_t vmemory_truncated (vmemory_t *self);
 

@@ -1,12 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*  vmemory_index - index kinds, parameters and IVF training. See
     vmemory_index.h.
-
-    Honest costs: a retrain reconstructs every vector of the old index
-    (in chunks of S_CHUNK, so the extra RAM is one chunk plus the training
-    sample, never a second copy of the memory), runs k-means (10
-    iterations, FAISS's default for IVF) on the sample and re-adds every
-    vector: O(sample * nlist * dim) + O(N * dim), in the caller's thread.
+    IVF's training is in vmemory_train.c.
 */
 #include "vmemory_index.h"
 
@@ -21,8 +16,6 @@
 #include <faiss/c_api/IndexIVF_c.h>
 #include <faiss/c_api/error_c.h>
 #include <faiss/c_api/index_factory_c.h>
-
-#define S_CHUNK 4096
 
 static const char *s_names [] = { "flat", "hnsw", "ivf" };
 
@@ -149,70 +142,4 @@ vmemory_index_ivf_nlist (size_t count)
     while (nlist * 2 <= want && nlist * 2 <= VMEMORY_IVF_MAX_NLIST)
         nlist *= 2;
     return nlist;
-}
-
-//  Reconstructs vectors [from, from + n) of `index` into `out`.
-static int
-s_vectors (FaissIndex *index, size_t from, size_t n, float *out, char *err, size_t err_size)
-{
-    if (faiss_Index_reconstruct_n (index, (faiss_idx_t) from, (faiss_idx_t) n, out) != 0) {
-        snprintf (err, err_size, "FAISS cannot read the vectors back: %s", faiss_get_last_error ());
-        return -1;
-    }
-    return 0;
-}
-
-int
-vmemory_index_retrain (FaissIndex **index_p, char *desc, char *err, size_t err_size)
-{
-    assert (index_p && *index_p && desc);
-    FaissIndex *old = *index_p;
-    size_t count = (size_t) faiss_Index_ntotal (old);
-    size_t have = vmemory_index_nlist (old);
-    size_t nlist = vmemory_index_ivf_nlist (count);
-    if (nlist == 0 || (have && nlist < 2 * have))
-        return 0;
-    int dim = faiss_Index_d (old);
-    size_t sample = nlist * VMEMORY_IVF_SAMPLE_PER_LIST;
-    if (sample > count)
-        sample = count;
-    char name [VMEMORY_INDEX_DESC_MAX + 1];
-    snprintf (name, sizeof name, "IVF%zu,Flat", nlist);
-    float *x = malloc (sizeof (float) * (size_t) dim * (sample > S_CHUNK ? sample : S_CHUNK));
-    FaissIndex *index = x ? s_factory (dim, name, err, err_size) : NULL;
-    if (!x) {
-        snprintf (err, err_size, "out of memory");
-        return -1;
-    }
-    if (!index)
-        goto fail;
-    //  A strided sample, so old and new memories are both represented.
-    for (size_t i = 0; i < sample; i++)
-        if (s_vectors (old, i * count / sample, 1, x + i * (size_t) dim, err, err_size) != 0)
-            goto fail;
-    if (faiss_Index_train (index, (faiss_idx_t) sample, x) != 0) {
-        snprintf (err, err_size, "FAISS cannot train %s: %s", name, faiss_get_last_error ());
-        goto fail;
-    }
-    if (vmemory_index_tune (index, VMEMORY_INDEX_IVF, err, err_size) != 0)
-        goto fail;
-    for (size_t from = 0; from < count; from += S_CHUNK) {
-        size_t n = count - from < S_CHUNK ? count - from : S_CHUNK;
-        if (s_vectors (old, from, n, x, err, err_size) != 0)
-            goto fail;
-        if (faiss_Index_add (index, (faiss_idx_t) n, x) != 0) {
-            snprintf (err, err_size, "FAISS add failed: %s", faiss_get_last_error ());
-            goto fail;
-        }
-    }
-    free (x);
-    faiss_Index_free (old);
-    *index_p = index;
-    snprintf (desc, VMEMORY_INDEX_DESC_MAX + 1, "%s", name);
-    return 1;
-fail:
-    if (index)
-        faiss_Index_free (index);
-    free (x);
-    return -1;
 }

@@ -9,10 +9,11 @@
             the true nearest neighbours, which the approximate kinds only
             probably do.
       hnsw  a graph (HNSW, M = 32 links per node, efConstruction = 40,
-            efSearch = 64): a query visits a few thousand vectors whatever
-            N is. No training; an add costs a graph insertion (about 0.15
-            to 0.3 ms at dim 256 here, against 3 us for flat) and each
-            entry about 2 * M * 4 bytes of links beside its vector.
+            efSearch = 128): a query visits a few thousand vectors
+            whatever N is. No training; an add costs a graph insertion
+            (0.15 ms at 10k entries of dim 256 here, up to ~1 ms at 100k
+            on a loaded machine, against 3 us for flat) and each entry
+            about 2 * M * 4 bytes of links beside its vector.
       ivf   inverted lists (IVFn,Flat): k-means cells, a query scans the
             nprobe cells nearest to it. It needs training, so it starts
             as Flat and is trained once the memory holds
@@ -20,11 +21,17 @@
             two <= min(2 * sqrt(N), N / 39) (39 points per cell is FAISS's
             own floor for k-means), nprobe = max(8, nlist / 8). It is
             retrained, from its own vectors, when the N it holds calls
-            for twice its nlist (N about x4): rare, but that add is slow
-            (the k-means; vmemory_index_retrain says how much).
-    Why those numbers: docs/PERFORMANCE.md shows recall and time at 10k
-    and 100k; recall@3 against flat stays >= 0.95 with them on the
-    benchmark's memories.
+            for twice its nlist (N about x4). Training runs in a thread
+            while the memory goes on searching the old index
+            (vmemory_train.h).
+    Why those numbers (measured with bench_vmemory on the benchmark's
+    memories, which repeat the same words a lot, and on 30k of them for
+    HNSW's): M 16 costs more per query for the same recall; efConstruction
+    80 quadruples the add and does not raise recall there; efSearch 128
+    against 64 costs ~1.5x per query (still a fraction of a millisecond)
+    for a few points of recall (0.964 -> 0.974 at 30k). For ivf, nprobe
+    nlist / 8 keeps recall@3 >= 0.99 at 10k and 100k. docs/PERFORMANCE.md
+    has the figures.
 
     A descriptor names the index a memory holds, as FAISS's factory string
     ("Flat", "HNSW32", "IVF512,Flat"); the snapshot file records it, so a
@@ -46,7 +53,7 @@ typedef enum {
 
 #define VMEMORY_HNSW_M 32
 #define VMEMORY_HNSW_EF_CONSTRUCTION 40
-#define VMEMORY_HNSW_EF_SEARCH 64
+#define VMEMORY_HNSW_EF_SEARCH 128
 #define VMEMORY_IVF_TRAIN_MIN 4096
 #define VMEMORY_IVF_POINTS_PER_LIST 39
 #define VMEMORY_IVF_MAX_NLIST 4096
@@ -77,14 +84,5 @@ int vmemory_index_tune (FaissIndex *index, vmemory_index_kind_t kind, char *err,
 size_t vmemory_index_ivf_nlist (size_t count);
 //  The nlist of `index` (0 when it is not IVF).
 size_t vmemory_index_nlist (FaissIndex *index);
-
-//  IVF: when `*index_p` holds enough vectors for twice its nlist (or is
-//  still Flat and holds VMEMORY_IVF_TRAIN_MIN), trains a new IVF index on
-//  a strided sample of them, adds them all (in order: ids stay positions)
-//  and replaces *index_p (the old one is freed), `desc` updated. Returns
-//  1 when it retrained, 0 when nothing was due, -1 with `err` filled (the
-//  old index is left as it was). Cost at 65k vectors of dim 256:
-//  seconds (see docs/PERFORMANCE.md).
-int vmemory_index_retrain (FaissIndex **index_p, char *desc, char *err, size_t err_size);
 
 #endif
