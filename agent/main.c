@@ -44,7 +44,7 @@ static const pconfig_option_t s_options[] = {
       "private memory directory (default ./parley-memory/<id>); \"none\" keeps it in RAM" },
     { "memory-index", 0, PCONFIG_STR, "PARLEY_MEMORY_INDEX", "flat", 0, 0, "KIND",
       "the memory's FAISS index: flat (exact), hnsw or ivf (approximate, for 10,000s of "
-      "memories and more; docs/PERFORMANCE.md)" },
+      "memories and more; docs/MEMORY.md)" },
     { "top-k", 'k', PCONFIG_INT, "PARLEY_TOP_K", "3", 1, 256, "N",
       "memories retrieved per step" },
     { "max-steps", 'n', PCONFIG_INT, "PARLEY_MAX_STEPS", "20", 1, 1000000, "N",

@@ -13,9 +13,9 @@
     search is a linear scan: O(entries * dim) per query; hnsw and ivf
     (vmemory_index.h) are not. An ivf add that starts a (re)training
     copies the vectors (tens of ms at 100k); the k-means runs in a thread
-    (vmemory_train.h), and the add that finds it done moves the newest
-    vectors over (a few ms). vmemory_destroy waits for a training under
-    way.
+    (vmemory_train.h), and the adds after it moves the newest vectors over,
+    S_MOVES_PER_ADD at a time (a few ms). vmemory_destroy waits for a
+    training under way.
 */
 #include "vmemory.h"
 
@@ -48,6 +48,10 @@
 #define S_SNAP_DIVISOR 4
 #define S_SNAP_MIN_DEFAULT 1024
 #define S_TRAIN_RETRY 1024
+//  Vectors an add moves from the old index to a newly trained one: each
+//  costs a search of the nlist centroids (~25 us at 512 lists of dim 256),
+//  so 64 keep an add within a few ms and still catch up 63 per step.
+#define S_MOVES_PER_ADD 64
 
 struct _vmemory_t {
     FaissIndex *index;
@@ -140,14 +144,18 @@ s_maybe_train (vmemory_t *self, bool background)
     if (self->train) {
         if (background && !vmemory_train_done (self->train))
             return;
-        FaissIndex *fresh = vmemory_train_finish (&self->train, self->index, self->factory,
-                                                  err, sizeof err);
-        if (!fresh) {
+        int rc = vmemory_train_catch_up (self->train, self->index,
+                                         background ? S_MOVES_PER_ADD : SIZE_MAX, err, sizeof err);
+        if (rc < 0) {
             plog_warn ("vmemory: IVF training failed (%s); searching with %s meanwhile", err,
                        self->factory);
+            vmemory_train_destroy (&self->train);
             self->train_next = self->count + S_TRAIN_RETRY;
             return;
         }
+        if (rc == 0)
+            return;             //  the old index answers until the new one has it all
+        FaissIndex *fresh = vmemory_train_take (&self->train, self->factory);
         faiss_Index_free (self->index);
         self->index = fresh;
         self->trainings++;

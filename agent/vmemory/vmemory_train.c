@@ -30,6 +30,7 @@ struct _vmemory_train_t {
     size_t nlist;
     float *vectors;             //  copy of the first `count` vectors
     size_t count;
+    size_t moved;               //  vectors of the old index in the new one
     FaissIndex *index;          //  the new index; NULL when training failed
     char err [256];
 };
@@ -73,8 +74,10 @@ s_train (vmemory_train_t *self)
     }
     if (rc != 0)
         faiss_Index_free (index);
-    else
+    else {
         self->index = index;
+        self->moved = self->count;
+    }
 }
 
 static void *
@@ -137,35 +140,50 @@ s_join (vmemory_train_t *self)
     }
 }
 
-FaissIndex *
-vmemory_train_finish (vmemory_train_t **self_p, FaissIndex *index, char *desc,
-                      char *err, size_t err_size)
+int
+vmemory_train_catch_up (vmemory_train_t *self, FaissIndex *index, size_t max,
+                        char *err, size_t err_size)
 {
-    assert (self_p && *self_p && index && desc);
-    vmemory_train_t *self = *self_p;
+    assert (self && index);
     s_join (self);
-    FaissIndex *fresh = self->index;
-    self->index = NULL;
-    if (!fresh)
+    if (!self->index) {
         snprintf (err, err_size, "%s", self->err);
-    //  The entries added to the old index while the thread worked, read
-    //  back in chunks into the copy's buffer (no longer needed).
+        return -1;
+    }
+    //  The entries added to the old index since the start, read back into
+    //  the copy's buffer (no longer needed) a chunk at a time.
     size_t total = (size_t) faiss_Index_ntotal (index);
     size_t chunk = self->count < S_CHUNK ? self->count : S_CHUNK;
     if (chunk == 0)
         chunk = 1;              //  the buffer has at least one row
-    for (size_t from = self->count; fresh && from < total; from += chunk) {
-        size_t n = total - from < chunk ? total - from : chunk;
-        if (faiss_Index_reconstruct_n (index, (faiss_idx_t) from, (faiss_idx_t) n, self->vectors) != 0
-        ||  faiss_Index_add (fresh, (faiss_idx_t) n, self->vectors) != 0) {
+    while (max > 0 && self->moved < total) {
+        size_t n = total - self->moved;
+        if (n > chunk)
+            n = chunk;
+        if (n > max)
+            n = max;
+        if (faiss_Index_reconstruct_n (index, (faiss_idx_t) self->moved, (faiss_idx_t) n,
+                                       self->vectors) != 0
+        ||  faiss_Index_add (self->index, (faiss_idx_t) n, self->vectors) != 0) {
             snprintf (err, err_size, "FAISS cannot move the newest vectors: %s",
                       faiss_get_last_error ());
-            faiss_Index_free (fresh);
-            fresh = NULL;
+            return -1;
         }
+        self->moved += n;
+        max -= n;
     }
-    if (fresh)
-        snprintf (desc, VMEMORY_INDEX_DESC_MAX + 1, "IVF%zu,Flat", self->nlist);
+    return self->moved == total ? 1 : 0;
+}
+
+FaissIndex *
+vmemory_train_take (vmemory_train_t **self_p, char *desc)
+{
+    assert (self_p && *self_p && desc);
+    vmemory_train_t *self = *self_p;
+    assert (self->index);
+    FaissIndex *fresh = self->index;
+    self->index = NULL;
+    snprintf (desc, VMEMORY_INDEX_DESC_MAX + 1, "IVF%zu,Flat", self->nlist);
     vmemory_train_destroy (self_p);
     return fresh;
 }

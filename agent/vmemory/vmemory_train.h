@@ -7,8 +7,11 @@
     of the index in use, and a thread trains a new IVF index on a strided
     sample of them (k-means, 10 iterations: FAISS's default for IVF) and
     adds them all, while the memory goes on adding to and searching the
-    old index. vmemory_train_finish, once the thread is done, adds to the
-    new index the vectors the old one got meanwhile and hands it over.
+    old index. Once the thread is done, vmemory_train_catch_up adds to the
+    new index the vectors the old one got meanwhile, a few per call (an
+    agent that stepped fast during a long training may have thousands,
+    and each costs a search of the nlist centroids), and
+    vmemory_train_take hands it over when it holds them all.
 
     Honest costs: the copy (4 * dim bytes per entry: 100 MB at 100k
     entries of dim 256) is made in the caller's thread (a memcpy-like
@@ -35,13 +38,18 @@ vmemory_train_t *vmemory_train_start (FaissIndex *index, size_t nlist, bool back
 //  True once the training has ended (well or not): finish will not wait.
 bool vmemory_train_done (vmemory_train_t *self);
 
-//  Waits for the training, adds the vectors `index` (the one given to
-//  start, grown since) got after the start, and returns the new index,
-//  tuned for search, with its descriptor in `desc`
-//  (VMEMORY_INDEX_DESC_MAX + 1 bytes). NULL with `err` filled when the
-//  training or the adds failed. Destroys the trainer either way.
-FaissIndex *vmemory_train_finish (vmemory_train_t **self_p, FaissIndex *index, char *desc,
-                                  char *err, size_t err_size);
+//  Waits for the training, then adds to the new index up to `max` of the
+//  vectors `index` (the one given to start, grown since) got after the
+//  start. 1 when the new index holds all of them (take it), 0 when more
+//  remain (call again), -1 with `err` filled when the training or an add
+//  failed (destroy the trainer).
+int vmemory_train_catch_up (vmemory_train_t *self, FaissIndex *index, size_t max,
+                            char *err, size_t err_size);
+
+//  The new index, tuned for search, after catch_up said 1; its
+//  descriptor into `desc` (VMEMORY_INDEX_DESC_MAX + 1 bytes). Destroys
+//  the trainer.
+FaissIndex *vmemory_train_take (vmemory_train_t **self_p, char *desc);
 
 //  Waits for the thread and throws its work away.
 void vmemory_train_destroy (vmemory_train_t **self_p);
