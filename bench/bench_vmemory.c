@@ -256,6 +256,7 @@ s_run_save (long n, vmemory_index_kind_t kind, int dim, const char *base)
     float *v = malloc (sizeof (float) * (size_t) dim);
     for (long i = 0; i < n; i++)
         s_add_one (memory, i, v, dim);
+    vmemory_train_wait (memory);        //  ivf: the first save snapshots the trained index
     int64_t first = s_timed_save (memory);
     enum { SAVES = 30, EVERY = 10 };
     int64_t times [SAVES];

@@ -119,7 +119,7 @@ vmemory_index_tune (FaissIndex *index, vmemory_index_kind_t kind, char *err, siz
     FaissIndexIVF *ivf = kind == VMEMORY_INDEX_IVF ? faiss_IndexIVF_cast (index) : NULL;
     if (ivf) {
         size_t nlist = faiss_IndexIVF_nlist (ivf);
-        faiss_IndexIVF_set_nprobe (ivf, nlist / 8 > 8 ? nlist / 8 : 8);
+        faiss_IndexIVF_set_nprobe (ivf, nlist / VMEMORY_IVF_NPROBE_DIVISOR > 8 ? nlist / VMEMORY_IVF_NPROBE_DIVISOR : 8);
         //  Reconstruction (the next retrain's input) needs the id map.
         if (faiss_IndexIVF_make_direct_map (ivf, 1) != 0) {
             snprintf (err, err_size, "FAISS cannot map the IVF ids: %s", faiss_get_last_error ());

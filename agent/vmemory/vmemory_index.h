@@ -19,7 +19,7 @@
             as Flat and is trained once the memory holds
             VMEMORY_IVF_TRAIN_MIN vectors; nlist is the largest power of
             two <= min(2 * sqrt(N), N / 39) (39 points per cell is FAISS's
-            own floor for k-means), nprobe = max(8, nlist / 8). It is
+            own floor for k-means), nprobe = max(8, nlist / 16). It is
             retrained, from its own vectors, when the N it holds calls
             for twice its nlist (N about x4). Training runs in a thread
             while the memory goes on searching the old index
@@ -29,9 +29,10 @@
     HNSW's): M 16 costs more per query for the same recall; efConstruction
     80 quadruples the add and does not raise recall there; efSearch 128
     against 64 costs ~1.5x per query (still a fraction of a millisecond)
-    for a few points of recall (0.964 -> 0.974 at 30k). For ivf, nprobe
-    nlist / 8 keeps recall@3 >= 0.99 at 10k and 100k. docs/PERFORMANCE.md
-    has the figures.
+    for a few points of recall (0.964 -> 0.974 at 30k, 0.906 -> 0.966 at
+    100k). For ivf, nprobe nlist / 16 kept recall@3 at 0.995 (10k) and
+    1.000 (100k), and halves the query of nlist / 8 (2.6 -> 1.1 ms at
+    100k). docs/MEMORY.md has the figures.
 
     A descriptor names the index a memory holds, as FAISS's factory string
     ("Flat", "HNSW32", "IVF512,Flat"); the snapshot file records it, so a
@@ -57,6 +58,7 @@ typedef enum {
 #define VMEMORY_IVF_TRAIN_MIN 4096
 #define VMEMORY_IVF_POINTS_PER_LIST 39
 #define VMEMORY_IVF_MAX_NLIST 4096
+#define VMEMORY_IVF_NPROBE_DIVISOR 16
 //  Training sample: at most this many vectors per list (k-means cost is
 //  sample * nlist * dim * 10 iterations).
 #define VMEMORY_IVF_SAMPLE_PER_LIST 64
