@@ -20,7 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/embedder.h"
 #include "agent/vmemory/vmemory.h"
+#include "lib/testbroker.h"
 #include "lib/testsuite.h"
 #include "lib/tproc.h"
 
@@ -413,6 +415,62 @@ START_TEST (test_bad_values)
 }
 END_TEST
 
+//  Runs parley-agent for two steps on `mem` with --memory-index `kind`;
+//  returns its stderr (caller frees).
+static char *
+s_agent_run (testbroker_t *broker, const char *mem, const char *kind)
+{
+    const char *extra [] = { "--memory-index", kind, "--max-steps", "2", NULL };
+    tproc_t *agent = tproc_agent (testbroker_router (broker), "Agent1", mem, "info", extra);
+    ck_assert_ptr_nonnull (agent);
+    ck_assert_int_eq (tproc_wait (agent, 60000), 0);
+    char *err = strdup (tproc_err (agent));
+    tproc_destroy (&agent);
+    return err;
+}
+
+//  The agent opens its memory with the kind it is given: a memory made
+//  as hnsw (big enough to have a snapshot) is rebuilt as flat, then as
+//  hnsw again, each run's save leaving a snapshot of its kind, which the
+//  next run of the same kind uses as it is.
+START_TEST (test_agent_switches_kind)
+{
+    char *mem = tproc_dir_path (s_tmp, "Agent1");
+    vmemory_options_t opts;
+    vmemory_options_default (&opts);
+    opts.dir = mem;
+    opts.dim = EMBEDDER_DEFAULT_DIM;
+    opts.index = VMEMORY_INDEX_HNSW;
+    char err [256], text [64];
+    vmemory_t *memory = vmemory_open (&opts, err, sizeof err);
+    ck_assert_msg (memory, "%s", err);
+    float v [EMBEDDER_DEFAULT_DIM];
+    for (int i = 0; i < 1100; i++) {
+        snprintf (text, sizeof text, "At position %d, I saw ['lamp'].", i);
+        embed_builtin (text, strlen (text), v, EMBEDDER_DEFAULT_DIM);
+        ck_assert_msg (vmemory_add (memory, v, text, err, sizeof err) == 0, "%s", err);
+    }
+    s_save (memory);
+    ck_assert_uint_eq (vmemory_snapshot_covers (memory), 1100);
+    vmemory_destroy (&memory);
+
+    testbroker_t *broker = testbroker_start (NULL);
+    ck_assert_ptr_nonnull (broker);
+    char *log = s_agent_run (broker, mem, "flat");
+    ck_assert_msg (strstr (log, "holds a HNSW32 index, this run asks for flat"), "%s", log);
+    free (log);
+    log = s_agent_run (broker, mem, "HNSW");
+    ck_assert_msg (strstr (log, "holds a Flat index, this run asks for hnsw"), "%s", log);
+    free (log);
+    log = s_agent_run (broker, mem, "hnsw");
+    ck_assert_msg (!strstr (log, "rebuilding"), "%s", log);
+    ck_assert_msg (strstr (log, "resumed with 1104 memories"), "%s", log);
+    free (log);
+    testbroker_stop (&broker);
+    free (mem);
+}
+END_TEST
+
 static Suite *
 s_suite (void)
 {
@@ -426,6 +484,7 @@ s_suite (void)
     tcase_add_test (tc, test_destroy_while_training);
     tcase_add_test (tc, test_switch_kinds);
     tcase_add_test (tc, test_bad_values);
+    tcase_add_test (tc, test_agent_switches_kind);
     suite_add_tcase (suite, tc);
     return suite;
 }
