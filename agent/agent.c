@@ -90,8 +90,12 @@ s_open_memory (agent_t *self, char *err, size_t err_size)
     vmemory_options_default (&vo);
     vo.dir = self->config.memory_dir && *self->config.memory_dir? self->config.memory_dir: NULL;
     vo.dim = dim;
-    if (self->config.index && *self->config.index)
-        vo.factory = self->config.index;
+    if (self->config.memory_index
+    &&  !vmemory_index_kind_parse (self->config.memory_index, &vo.index)) {
+        snprintf (err, err_size, "memory index \"%s\" is not an index kind (flat, hnsw or ivf)",
+                  self->config.memory_index);
+        return -1;
+    }
     self->state.parts.memory_durable = vo.dir != NULL;
     char identity[EMBEDDER_ID_MAX];
     embedder_id_of (self->state.parts.embedder, identity, sizeof (identity));

@@ -29,7 +29,7 @@ typedef struct {
     const char *embed_model;
     int64_t embed_dim;              //  with embed_url: 0 = ask the server once
     const char *memory_dir;         //  NULL = memory in RAM only
-    const char *index;              //  FAISS factory string, NULL = "Flat"
+    const char *memory_index;       //  "flat" (NULL), "hnsw" or "ivf" (vmemory_index.h)
     int64_t top_k;                  //  memories retrieved per step
     int64_t max_steps;
     bool stop_when_explored;

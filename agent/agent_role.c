@@ -30,8 +30,8 @@ agent_role_run (pconfig_t *config, agent_config_t *c, role_t **role,
     }
     if (!pconfig_is_set (config, "top-k") && file->top_k)
         c->top_k = file->top_k;
-    if (!pconfig_is_set (config, "index"))
-        c->index = file->index;
+    if (!pconfig_is_set (config, "memory-index"))
+        c->memory_index = file->index;
     //  What the memory stores, and the channels joined at start.
     c->memory_store_set = true;
     c->memory_store = ((file->store & ROLE_STORE_OBSERVATIONS)? AGENT_STORE_OBSERVATIONS: 0)

@@ -3,7 +3,7 @@
     in explorer.
 
     The file's settings apply where no flag (or PARLEY_* variable) set
-    them: --policy, --top-k, --index; and always its memory.store (what
+    them: --policy, --top-k, --memory-index; and always its memory.store (what
     the memory keeps of a step) and channels (joined at start). Then, when the broker runs a workflow
     the agent plays its turns (agent_workflow.h); when it does not, the
     usual step loop runs with those settings.

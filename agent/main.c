@@ -11,6 +11,7 @@
 #include <czmq.h>
 #include "agent.h"
 #include "agent_role.h"
+#include "vmemory/vmemory_index.h"
 #include "pconfig.h"
 #include "pcurve.h"
 #include "plog.h"
@@ -41,8 +42,9 @@ static const pconfig_option_t s_options[] = {
       "embedding dimension of the --embed-url model (0: learnt with one probe request)" },
     { "memory-dir", 'm', PCONFIG_STR, "PARLEY_MEMORY_DIR", NULL, 0, 0, "DIR",
       "private memory directory (default ./parley-memory/<id>); \"none\" keeps it in RAM" },
-    { "index", 0, PCONFIG_STR, "PARLEY_INDEX", "Flat", 0, 0, "FACTORY",
-      "FAISS index factory string (Flat; HNSW32 for large memories)" },
+    { "memory-index", 0, PCONFIG_STR, "PARLEY_MEMORY_INDEX", "flat", 0, 0, "KIND",
+      "the memory's FAISS index: flat (exact), hnsw or ivf (approximate, for 10,000s of "
+      "memories and more; docs/MEMORY.md)" },
     { "top-k", 'k', PCONFIG_INT, "PARLEY_TOP_K", "3", 1, 256, "N",
       "memories retrieved per step" },
     { "max-steps", 'n', PCONFIG_INT, "PARLEY_MAX_STEPS", "20", 1, 1000000, "N",
@@ -145,7 +147,7 @@ s_fill (pconfig_t *config, agent_config_t *c, const char *id, const char *memory
     c->embed_model = pconfig_str (config, "embed-model");
     c->embed_dim = pconfig_int (config, "embed-dim");
     c->memory_dir = memory_dir;
-    c->index = pconfig_str (config, "index");
+    c->memory_index = pconfig_str (config, "memory-index");
     c->top_k = pconfig_int (config, "top-k");
     c->max_steps = pconfig_int (config, "max-steps");
     c->stop_when_explored = pconfig_bool (config, "stop-when-explored");
@@ -204,6 +206,13 @@ main (int argc, char **argv)
 
     agent_config_t c;
     s_fill (config, &c, id, memory_dir);
+    vmemory_index_kind_t kind;
+    if (!vmemory_index_kind_parse (c.memory_index, &kind)) {
+        plog_error ("--memory-index \"%s\" (from the %s) is not an index kind: flat, hnsw or ivf",
+                    c.memory_index, pconfig_source (config, "memory-index"));
+        pconfig_destroy (&config);
+        return PARLEY_EXIT_USAGE;
+    }
     //  Bad key files are a usage error now, not a reconnect loop later.
     zsock_t *probe = zsock_new (ZMQ_DEALER);
     char why[512];

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-/*  bench_step - time of one agent loop step (no LLM) at 0, 10k and 100k
-    memories, and the agent's memory cost per stored step.
+/*  bench_step - time of one agent loop step (no LLM) at 0, 1k, 10k and
+    100k memories, and the agent's memory cost per stored step.
 
     Step time: the real agent (agent.h: agent_new / agent_connect /
     agent_run) runs in this process against a real broker with the
@@ -19,7 +19,9 @@
     built-in embedder, and reports the growth of this process's RSS per
     entry, minus the vector (4 * dim bytes), against the 2 KB target.
 
-    Usage: bench_step [--steps S] [--quick]
+    Usage: bench_step [--steps S] [--quick] [--memory-index KIND]
+    --memory-index hnsw|ivf: the agent's memory index (default flat); the
+    step figures only, with RESULT keys step_median_<kind>_<N>.
 */
 #include "bench_util.h"
 #include "agent/agent.h"
@@ -33,6 +35,7 @@
 static int64_t s_stamps [MAX_LINES];
 static size_t s_lines;
 static int s_steps = 60;
+static const char *s_index = "flat";
 
 //  fopencookie write: one call per flushed progress line (line buffered).
 static ssize_t
@@ -65,6 +68,10 @@ s_prefill (const char *dir, long n, int dim)
     vmemory_options_default (&opts);
     opts.dir = dir;
     opts.dim = dim;
+    if (!vmemory_index_kind_parse (s_index, &opts.index)) {
+        fprintf (stderr, "bench_step: --memory-index %s: flat, hnsw or ivf\n", s_index);
+        exit (2);
+    }
     char err [256], text [512];
     vmemory_t *memory = vmemory_open (&opts, err, sizeof err);
     if (!memory) {
@@ -80,6 +87,7 @@ s_prefill (const char *dir, long n, int dim)
             exit (1);
         }
     }
+    vmemory_train_wait (memory);
     if (vmemory_save (memory, err, sizeof err) != 0) {
         fprintf (stderr, "bench_step: save: %s\n", err);
         exit (1);
@@ -105,7 +113,7 @@ s_step_time (const char *router, tproc_dir_t *tmp, long memories)
     agent_config_t config = {
         .broker = router, .id = name, .policy = "heuristic", .memory_dir = dir,
         .top_k = 3, .max_steps = s_steps, .stop_when_explored = false, .seed = 1,
-        .progress = progress
+        .progress = progress, .memory_index = s_index
     };
     char err [256];
     agent_t *agent = agent_new (&config, err, sizeof err);
@@ -131,12 +139,14 @@ s_step_time (const char *router, tproc_dir_t *tmp, long memories)
     int64_t p50 = bench_percentile (times, steps, 50);
     int64_t p90 = bench_percentile (times, steps, 90);
     int64_t max = steps ? times [steps - 1] : 0;
-    printf ("bench_step: %ld memories: %zu steps, median %.2f ms, p90 %.2f ms, max %.2f ms\n",
-            memories, steps, p50 / 1e3, p90 / 1e3, max / 1e3);
-    char key [64];
-    snprintf (key, sizeof key, "step_median_%ld", memories);
+    printf ("bench_step: %ld memories, index %s: %zu steps, median %.2f ms, p90 %.2f ms, "
+            "max %.2f ms\n", memories, s_index, steps, p50 / 1e3, p90 / 1e3, max / 1e3);
+    char key [64], kind [16] = "";
+    if (strcmp (s_index, "flat") != 0)
+        snprintf (kind, sizeof kind, "%s_", s_index);
+    snprintf (key, sizeof key, "step_median_%s%ld", kind, memories);
     bench_result (key, p50 / 1e3, "ms");
-    snprintf (key, sizeof key, "step_p90_%ld", memories);
+    snprintf (key, sizeof key, "step_p90_%s%ld", kind, memories);
     bench_result (key, p90 / 1e3, "ms");
     if (memories == 0) {
         //  The original single-process Python program, model stubbed, FAISS
@@ -185,19 +195,22 @@ s_rss (long n)
 int
 main (int argc, char **argv)
 {
-    long sizes [] = { 0, 10000, 100000 };
+    long sizes [] = { 0, 1000, 10000, 100000 };
     long rss_n = 100000;
     for (int i = 1; i < argc; i++) {
         if (strcmp (argv [i], "--steps") == 0 && i + 1 < argc)
             s_steps = atoi (argv [++i]);
+        else if (strcmp (argv [i], "--memory-index") == 0 && i + 1 < argc)
+            s_index = argv [++i];
         else if (strcmp (argv [i], "--quick") == 0) {
-            sizes [2] = 20000;
+            sizes [3] = 20000;
             rss_n = 20000;
             s_steps = 30;
         }
     }
     //  RSS first, while the process is small and its heap has no holes.
-    s_rss (rss_n);
+    if (strcmp (s_index, "flat") == 0)
+        s_rss (rss_n);
     //  A grid big enough that no run explores it all (the heuristic ends
     //  its loop with "end" once everything is explored), reset before
     //  each run.
@@ -208,7 +221,7 @@ main (int argc, char **argv)
     bench_pin (testbroker_pid (broker), 0);
     bench_pin (0, 1);
     tproc_dir_t *tmp = tproc_dir_new ();
-    for (size_t i = 0; i < 3; i++)
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes [0]; i++)
         s_step_time (testbroker_router (broker), tmp, sizes [i]);
     tproc_dir_destroy (&tmp);
     return testbroker_stop (&broker) == 0 ? 0 : 1;

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "ydoc.h"
 
@@ -289,12 +290,17 @@ s_memory (role_t *self, ydoc_t *doc, yaml_node_t *node, char *why, size_t why_si
         return -1;
     self->top_k = (unsigned) top_k;
     if (f [M_INDEX]) {
-        const char *index = ydoc_text (f [M_INDEX]);
-        if (!*index || strlen (index) > 64)
+        //  The kinds of agent/vmemory/vmemory_index.h, in any case.
+        static const char *kinds [] = { "flat", "hnsw", "ivf" };
+        const char *index = ydoc_text (f [M_INDEX]), *kind = NULL;
+        for (size_t i = 0; i < N (kinds) && !kind; i++)
+            if (strcasecmp (index, kinds [i]) == 0)
+                kind = kinds [i];
+        if (!kind)
             return ydoc_fail (doc, f [M_INDEX], "memory.index", why, why_size,
-                              "a FAISS index factory string of 1-64 bytes, e.g. Flat");
+                              "the memory's index kind: flat, hnsw or ivf");
         free (self->index);
-        self->index = strdup (index);
+        self->index = strdup (kind);
     }
     return 0;
 }
@@ -358,7 +364,7 @@ role_load (const char *path, char *why, size_t why_size)
         self->sends_messages = true;
         self->store = ROLE_STORE_OBSERVATIONS | ROLE_STORE_MESSAGES | ROLE_STORE_DECISIONS;
         self->top_k = 4;
-        self->index = strdup ("Flat");
+        self->index = strdup ("flat");
     }
     if (!self)
         snprintf (why, why_size, "%s: out of memory", path);

@@ -24,7 +24,7 @@
         memory:
           store: [observations, decisions]
           top_k: 4
-          index: Flat                     # FAISS index factory string
+          index: flat                     # flat, hnsw or ivf
 
     docs/SCENARIOS.md documents every key. Errors name file, line and key.
 */
@@ -101,7 +101,7 @@ typedef struct {
     //  memory
     unsigned store;                 //  role_store_t bits
     unsigned top_k;
-    char *index;                    //  FAISS index factory string ("Flat")
+    char *index;                    //  "flat" (default), "hnsw" or "ivf"
 } role_t;
 
 //  Loads and checks a role file. NULL with "file:line: key: sentence".

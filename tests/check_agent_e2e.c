@@ -187,7 +187,7 @@ START_TEST (test_help_and_usage)
     ck_assert_int_eq (tproc_status (proc), 0);
     const char *out = tproc_out (proc);
     const char *expect[] = { "--broker", "--id", "--policy", "--llm-url", "--llm-model",
-                             "--embed-url", "--embed-model", "--memory-dir", "--index",
+                             "--embed-url", "--embed-model", "--memory-dir", "--memory-index",
                              "--top-k", "--max-steps", "stop-when-explored", "--seed",
                              "--step-delay-ms", "--log-level", "PARLEY_BROKER",
                              "PARLEY_AGENT_ID", "PARLEY_POLICY", "OPENAI_API_KEY" };

@@ -208,7 +208,7 @@ START_TEST (test_explore)
     ck_assert_uint_eq (explorer->moves, ROLE_MOVE_FORWARD | ROLE_MOVE_BACKWARD | ROLE_MOVE_STAY);
     ck_assert_uint_eq (explorer->channel_count, 1);
     ck_assert_str_eq (explorer->channels [0], "explorers");
-    ck_assert_str_eq (explorer->index, "Flat");
+    ck_assert_str_eq (explorer->index, "flat");
     ck_assert_uint_eq (explorer->top_k, 3);
     scenario_destroy (&explore);
 }

@@ -54,7 +54,7 @@ s_open (const char *dir, const char *factory, size_t snap_min, char *err, size_t
     opts.dim = DIM;
     opts.snapshot_min = snap_min;
     if (factory)
-        opts.factory = factory;
+        ck_assert (vmemory_index_kind_parse (factory, &opts.index));
     return vmemory_open (&opts, err, err_size);
 }
 
@@ -398,7 +398,7 @@ END_TEST
 
 START_TEST (test_hnsw_incremental)
 {
-    vmemory_t *memory = s_reopen ("HNSW32", 8);
+    vmemory_t *memory = s_reopen ("hnsw", 8);
     int n = 0;
     for (int save = 0; save < 30; save++) {
         for (int k = 0; k < 3; k++)
@@ -408,15 +408,16 @@ START_TEST (test_hnsw_incremental)
     uint64_t covered = vmemory_snapshot_covers (memory);
     ck_assert_uint_gt (covered, 0);
     vmemory_destroy (&memory);
-    memory = s_reopen (NULL, 8);                //  the saved factory wins
+    memory = s_reopen ("hnsw", 8);              //  the snapshot is used
     ck_assert_str_eq (vmemory_factory (memory), "HNSW32");
     ck_assert_uint_eq (vmemory_snapshot_covers (memory), covered);
     s_check_all (memory, n);
     s_add (memory, n++);
     s_save (memory);
     vmemory_destroy (&memory);
-    memory = s_reopen ("Flat", 8);
-    ck_assert_str_eq (vmemory_factory (memory), "HNSW32");
+    memory = s_reopen ("flat", 8);              //  another kind: rebuilt from the log
+    ck_assert_str_eq (vmemory_factory (memory), "Flat");
+    ck_assert_uint_eq (vmemory_snapshot_covers (memory), 0);
     s_check_all (memory, n);
     vmemory_destroy (&memory);
 }
@@ -500,10 +501,10 @@ s_write_old_format (const char *dir, const char *factory, int n)
 
 START_TEST (test_migration)
 {
-    const char *factories [] = { "Flat", "HNSW32" };
+    const char *factories [] = { "Flat", "HNSW32" }, *kinds [] = { "flat", "hnsw" };
     for (int f = 0; f < 2; f++) {
         s_write_old_format (s_dir, factories [f], 50);
-        vmemory_t *memory = s_reopen (NULL, 0);
+        vmemory_t *memory = s_reopen (kinds [f], 0);
         ck_assert_str_eq (vmemory_factory (memory), factories [f]);
         ck_assert_uint_eq (vmemory_snapshot_covers (memory), 50);
         s_check_all (memory, 50);
@@ -513,7 +514,7 @@ START_TEST (test_migration)
         s_add (memory, 50);
         s_save (memory);
         vmemory_destroy (&memory);
-        memory = s_reopen (NULL, 0);
+        memory = s_reopen (kinds [f], 0);
         s_check_all (memory, 51);
         ck_assert_uint_eq (vmemory_snapshot_covers (memory), 50);
         vmemory_destroy (&memory);
@@ -521,7 +522,7 @@ START_TEST (test_migration)
         //  were renamed: the next open finishes the job from the log.
         s_shell ("cd '%s' && mv texts.pmem.migrated texts.pmem && mv index.faiss.migrated "
                  "index.faiss%s", s_dir, "");
-        memory = s_reopen (NULL, 0);
+        memory = s_reopen (kinds [f], 0);
         s_check_all (memory, 51);
         ck_assert_int_eq (s_count_files ("^texts.pmem$"), 0);
         vmemory_destroy (&memory);

@@ -10,7 +10,12 @@
     in the caller's thread: rare (every N/4 adds), but that one step is
     slow. Writing it from a background thread was left for later (the
     index would need copying or locking while the loop adds to it). Flat
-    search is a linear scan: O(entries * dim) per query.
+    search is a linear scan: O(entries * dim) per query; hnsw and ivf
+    (vmemory_index.h) are not. An ivf add that starts a (re)training
+    copies the vectors (tens of ms at 100k); the k-means runs in a thread
+    (vmemory_train.h), and the adds after it moves the newest vectors over,
+    S_MOVES_PER_ADD at a time (a few ms). vmemory_destroy waits for a
+    training under way.
 */
 #include "vmemory.h"
 
@@ -25,13 +30,13 @@
 
 #include <faiss/c_api/Index_c.h>
 #include <faiss/c_api/error_c.h>
-#include <faiss/c_api/index_factory_c.h>
 
 #include "plog.h"
 #include "vmemory_file.h"
 #include "vmemory_log.h"
 #include "vmemory_migrate.h"
 #include "vmemory_snap.h"
+#include "vmemory_train.h"
 
 //  A snapshot is rewritten when the log records it does not cover reach
 //  a quarter of the memory (and at least snapshot_min). Why a quarter: a
@@ -42,6 +47,11 @@
 //  amortised O(1) per add, against O(N) per save before.
 #define S_SNAP_DIVISOR 4
 #define S_SNAP_MIN_DEFAULT 1024
+#define S_TRAIN_RETRY 1024
+//  Vectors an add moves from the old index to a newly trained one: each
+//  costs a search of the nlist centroids (~25 us at 512 lists of dim 256),
+//  so 64 keep an add within a few ms and still catch up 63 per step.
+#define S_MOVES_PER_ADD 64
 
 struct _vmemory_t {
     FaissIndex *index;
@@ -49,7 +59,12 @@ struct _vmemory_t {
     size_t count, cap;
     int dim;
     char *dir;                  //  NULL: RAM only
-    char factory [VMEMORY_FILE_FACTORY_MAX + 1];
+    vmemory_index_kind_t kind;
+    char factory [VMEMORY_FILE_FACTORY_MAX + 1];    //  descriptor of `index`
+    uint64_t trainings;         //  IVF trainings since open
+    vmemory_train_t *train;     //  an IVF training under way, or NULL
+    size_t train_next;          //  after a failed training: no new one before this count
+    bool snap_due;              //  the index changed kind: snapshot it at the next save
     size_t max_text_bytes, max_entries;
     uint64_t truncated;
     int lock_fd;
@@ -87,7 +102,7 @@ vmemory_options_default (vmemory_options_t *opts)
 {
     assert (opts);
     memset (opts, 0, sizeof *opts);
-    opts->factory = "Flat";
+    opts->index = VMEMORY_INDEX_FLAT;
     opts->max_text_bytes = VMEMORY_DEFAULT_MAX_TEXT;
     opts->max_entries = 10 * 1000 * 1000;
 }
@@ -109,21 +124,63 @@ s_grow (vmemory_t *self, size_t need)
 }
 
 static int
-s_new_index (vmemory_t *self, const char *factory, char *err, size_t err_size)
+s_new_index (vmemory_t *self, char *err, size_t err_size)
 {
-    if (faiss_index_factory (&self->index, self->dim, factory, METRIC_INNER_PRODUCT) != 0) {
-        snprintf (err, err_size, "FAISS refuses index factory \"%s\": %s", factory,
-                  faiss_get_last_error ());
-        return -1;
+    self->index = vmemory_index_new (self->kind, self->dim, self->factory, err, err_size);
+    return self->index ? 0 : -1;
+}
+
+//  ivf: applies a finished training; starts one when the memory has
+//  grown enough for it (vmemory_index.h). `background`: in a thread (an
+//  add: the step must not wait), else now (open, vmemory_train_wait). A
+//  failure is a warning: the old index still holds every vector, and the
+//  next try is S_TRAIN_RETRY adds later.
+static void
+s_maybe_train (vmemory_t *self, bool background)
+{
+    if (self->kind != VMEMORY_INDEX_IVF)
+        return;
+    char err [256];
+    if (self->train) {
+        if (background && !vmemory_train_done (self->train))
+            return;
+        int rc = vmemory_train_catch_up (self->train, self->index,
+                                         background ? S_MOVES_PER_ADD : SIZE_MAX, err, sizeof err);
+        if (rc < 0) {
+            plog_warn ("vmemory: IVF training failed (%s); searching with %s meanwhile", err,
+                       self->factory);
+            vmemory_train_destroy (&self->train);
+            self->train_next = self->count + S_TRAIN_RETRY;
+            return;
+        }
+        if (rc == 0)
+            return;             //  the old index answers until the new one has it all
+        FaissIndex *fresh = vmemory_train_take (&self->train, self->factory);
+        faiss_Index_free (self->index);
+        self->index = fresh;
+        self->trainings++;
+        self->snap_due = true;
+        plog_info ("vmemory: %zu memories, now searched with %s", self->count, self->factory);
     }
-    if (!faiss_Index_is_trained (self->index)) {
-        snprintf (err, err_size, "index factory \"%s\" needs training, which vmemory does not "
-                  "do; use Flat or HNSWn", factory);
-        return -1;
+    size_t nlist = vmemory_index_ivf_nlist (self->count);
+    size_t have = vmemory_index_nlist (self->index);
+    if (nlist == 0 || (have && nlist < 2 * have) || self->count < self->train_next)
+        return;
+    self->train = vmemory_train_start (self->index, nlist, background, err, sizeof err);
+    if (!self->train) {
+        plog_warn ("vmemory: cannot start an IVF training (%s)", err);
+        self->train_next = self->count + S_TRAIN_RETRY;
     }
-    if (factory != self->factory)
-        snprintf (self->factory, sizeof self->factory, "%s", factory);
-    return 0;
+    else
+    if (!background)
+        s_maybe_train (self, false);
+}
+
+void
+vmemory_train_wait (vmemory_t *self)
+{
+    assert (self);
+    s_maybe_train (self, false);
 }
 
 //  Loads DIR from its log: the snapshot if it matches, plus the tail.
@@ -164,20 +221,31 @@ s_load_log (vmemory_t *self, char *err, size_t err_size)
             index = NULL;
         }
     }
+    if (index && !why [0] && !vmemory_index_fits (self->kind, snap.factory)) {
+        plog_info ("vmemory: the snapshot in %s holds a %s index, this run asks for %s; "
+                   "rebuilding the index from the log", self->dir, snap.factory,
+                   vmemory_index_kind_name (self->kind));
+        faiss_Index_free (index);
+        index = NULL;
+    }
     if (why [0])
         plog_warn ("vmemory: snapshot %s/%s not used (%s); rebuilding the index from the log",
                    self->dir, VMEMORY_FILE_INDEX, why);
-    const char *factory = vmemory_log_factory (self->log);
     if (index) {
         self->index = index;
         self->covered = snap.covered;
-        snprintf (self->factory, sizeof self->factory, "%s", factory);
+        snprintf (self->factory, sizeof self->factory, "%s", snap.factory);
+        if (vmemory_index_tune (self->index, self->kind, err, err_size) != 0)
+            return -1;
     }
     else
-    if (s_new_index (self, factory, err, err_size) != 0)
+    if (s_new_index (self, err, err_size) != 0)
         return -1;
     self->snap_next = self->covered;
-    return vmemory_log_add_vectors (self->log, self->covered, self->index, err, err_size);
+    if (vmemory_log_add_vectors (self->log, self->covered, self->index, err, err_size) != 0)
+        return -1;
+    s_maybe_train (self, false);
+    return 0;
 }
 
 //  Opens what DIR holds: the log, an old-format memory to migrate, or
@@ -209,9 +277,22 @@ s_open_dir (vmemory_t *self, char *err, size_t err_size)
         self->index = old.index;
         self->covered = self->snap_next = old.count;
         snprintf (self->factory, sizeof self->factory, "%s", old.factory);
+        if (!vmemory_index_fits (self->kind, old.factory)) {
+            //  Migrated as it was; this run asks for another kind.
+            faiss_Index_free (self->index);
+            self->index = NULL;
+            self->covered = self->snap_next = 0;
+            if (s_new_index (self, err, err_size) != 0
+            ||  vmemory_log_add_vectors (self->log, 0, self->index, err, err_size) != 0)
+                return -1;
+        }
+        else
+        if (vmemory_index_tune (self->index, self->kind, err, err_size) != 0)
+            return -1;
+        s_maybe_train (self, false);
         return 0;
     }
-    if (s_new_index (self, self->factory, err, err_size) != 0)
+    if (s_new_index (self, err, err_size) != 0)
         return -1;
     self->log = vmemory_log_new (self->dir, self->dim, self->factory);
     if (!self->log) {
@@ -241,12 +322,12 @@ vmemory_open (const vmemory_options_t *opts, char *err, size_t err_size)
     self->max_entries = opts->max_entries ? opts->max_entries : 10 * 1000 * 1000;
     if (self->max_entries > VMEMORY_MAX_ENTRIES)
         self->max_entries = VMEMORY_MAX_ENTRIES;
-    const char *factory = opts->factory && *opts->factory ? opts->factory : "Flat";
-    if (self->dim <= 0 || strlen (factory) > VMEMORY_FILE_FACTORY_MAX) {
-        snprintf (err, err_size, "invalid memory options (dim %d, factory \"%s\")", self->dim, factory);
+    self->kind = opts->index;
+    if (self->dim <= 0 || (unsigned) self->kind > VMEMORY_INDEX_IVF) {
+        snprintf (err, err_size, "invalid memory options (dim %d, index kind %d)", self->dim,
+                  (int) self->kind);
         goto err;
     }
-    snprintf (self->factory, sizeof self->factory, "%s", factory);
     self->snap_min = opts->snapshot_min ? opts->snapshot_min : S_SNAP_MIN_DEFAULT;
     if (opts->dir) {
         self->dir = strdup (opts->dir);
@@ -256,7 +337,7 @@ vmemory_open (const vmemory_options_t *opts, char *err, size_t err_size)
             goto err;
         return self;
     }
-    if (s_new_index (self, factory, err, err_size) != 0)
+    if (s_new_index (self, err, err_size) != 0)
         goto err;
     return self;
 err:
@@ -271,6 +352,7 @@ vmemory_destroy (vmemory_t **self_p)
     vmemory_t *self = *self_p;
     if (!self)
         return;
+    vmemory_train_destroy (&self->train);      //  waits for its thread
     if (self->index)
         faiss_Index_free (self->index);
     for (size_t i = 0; i < self->count; i++)
@@ -329,6 +411,7 @@ vmemory_add (vmemory_t *self, const float *vec, const char *text, char *err, siz
         return -1;
     }
     self->texts [self->count++] = copy;
+    s_maybe_train (self, true);
     return 0;
 }
 
@@ -369,8 +452,9 @@ static void
 s_maybe_snapshot (vmemory_t *self)
 {
     uint64_t tail = self->count - self->covered;
-    if (tail == 0 || tail < self->snap_min || tail < self->count / S_SNAP_DIVISOR
-    ||  self->count < self->snap_next)
+    bool due = tail >= self->snap_min && tail >= self->count / S_SNAP_DIVISOR
+            && self->count >= self->snap_next;
+    if (tail == 0 || (!due && !self->snap_due))
         return;
     vmemory_snap_info_t info = { .log_id = vmemory_log_id (self->log), .covered = self->count,
                                  .last_fnv = vmemory_log_last_fnv (self->log) };
@@ -380,9 +464,11 @@ s_maybe_snapshot (vmemory_t *self)
         plog_warn ("vmemory: %s (the log is intact; next try after %zu more entries)", why,
                    self->snap_min);
         self->snap_next = self->count + self->snap_min;
+        self->snap_due = false;
         return;
     }
     self->covered = self->count;
+    self->snap_due = false;
 }
 
 int
@@ -431,6 +517,20 @@ vmemory_factory (vmemory_t *self)
 {
     assert (self);
     return self->factory;
+}
+
+vmemory_index_kind_t
+vmemory_index_kind (vmemory_t *self)
+{
+    assert (self);
+    return self->kind;
+}
+
+uint64_t
+vmemory_trainings (vmemory_t *self)
+{
+    assert (self);
+    return self->trainings;
 }
 
 uint64_t

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*  vmemory - an agent's private vector memory: FAISS index + texts.
 
-    One vmemory_t per agent. Vectors go into a FAISS index built from a
-    factory string ("Flat" by default, "HNSW32" for large memories) with
+    One vmemory_t per agent. Vectors go into a FAISS index of the kind
+    the caller picks (flat, exact, the default; hnsw or ivf, approximate:
+    vmemory_index.h says what each costs and why its parameters) with
     METRIC_INNER_PRODUCT; callers pass L2-normalised vectors (embedder.h),
     so scores are cosine similarities in [-1, 1]. The text of entry i is
     kept beside vector i (FAISS id == position in the text array).
@@ -38,8 +39,8 @@
     across threads for Flat/HNSW), and many agents share few cores, where
     spinning OpenMP workers only steal CPU from each other.
 
-    Memory cost per entry: the vector (4*dim bytes for Flat; HNSW32 adds
-    about 2*32*8 bytes of links) + the text (one malloc, bytes + 1) + an
+    Memory cost per entry: the vector (4*dim bytes; hnsw adds about
+    2*32*4 bytes of links, ivf 8 bytes of id map) + the text (one malloc, bytes + 1) + an
     8-byte pointer. Texts longer than max_text_bytes are cut (counted).
 */
 #ifndef PARLEY_VMEMORY_H
@@ -48,6 +49,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "vmemory_index.h"
 
 typedef struct _vmemory_t vmemory_t;
 
@@ -61,7 +63,7 @@ typedef struct _vmemory_t vmemory_t;
 typedef struct {
     const char *dir;            //  memory directory; NULL = in RAM only
     int dim;                    //  vector dimension, required (> 0)
-    const char *factory;        //  FAISS index factory string, default "Flat"
+    vmemory_index_kind_t index; //  default VMEMORY_INDEX_FLAT
     size_t max_text_bytes;      //  longer texts are cut; default 4096
     size_t max_entries;         //  add fails beyond this; default 10M
     size_t snapshot_min;        //  uncovered log records before a snapshot
@@ -78,8 +80,7 @@ void vmemory_options_default (vmemory_options_t *opts);
 
 //  Opens the memory: loads DIR if it holds a memory, else starts empty
 //  (creating DIR 0700 if needed). NULL with `err` filled if the files are
-//  corrupt, truncated, of another dimension, locked by another process, or
-//  the factory string is refused by FAISS.
+//  corrupt, truncated, of another dimension or locked by another process.
 vmemory_t *vmemory_open (const vmemory_options_t *opts, char *err, size_t err_size);
 void vmemory_destroy (vmemory_t **self_p);
 
@@ -103,8 +104,16 @@ int vmemory_save (vmemory_t *self, char *err, size_t err_size);
 size_t vmemory_count (vmemory_t *self);
 //  Text of entry `id`, or NULL if out of range.
 const char *vmemory_text (vmemory_t *self, size_t id);
-//  The factory string of the index in use (the saved one after a load).
+//  The FAISS factory string of the index in use: "Flat", "HNSW32",
+//  "IVF512,Flat" (an ivf memory is "Flat" until trained).
 const char *vmemory_factory (vmemory_t *self);
+vmemory_index_kind_t vmemory_index_kind (vmemory_t *self);
+//  IVF trainings done since open (the first one and retrains).
+uint64_t vmemory_trainings (vmemory_t *self);
+//  ivf: waits for a training under way (vmemory_add starts them in a
+//  thread) and applies it, and does any further one now due, so the
+//  index is what the memory's size calls for. Nothing for other kinds.
+void vmemory_train_wait (vmemory_t *self);
 //  Texts cut to max_text_bytes since open.
 uint64_t vmemory_truncated (vmemory_t *self);
 

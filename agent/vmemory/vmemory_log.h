@@ -88,6 +88,9 @@ uint64_t vmemory_log_pending (vmemory_log_t *self);
 //  Checksum of the last durable record (0 when none).
 uint64_t vmemory_log_last_fnv (vmemory_log_t *self);
 uint64_t vmemory_log_id (vmemory_log_t *self);
+//  The FAISS factory string the header names: the index the memory had
+//  when its log was created. Informational only: each run picks its own
+//  index kind (vmemory_index.h) and rebuilds from the log if it differs.
 const char *vmemory_log_factory (vmemory_log_t *self);
 
 #endif
