@@ -272,7 +272,15 @@ agentmem_build_context (agentmem_t *self, connector_t *const *connectors, size_t
     assert (self);
     char *history = agentmem_render_history (self);
     char *state = agentmem_render_state (connectors, count);
-    char *text = zsys_sprintf ("%s\n\n%s", history, state);
+    //  Joined by hand: a printf of two long %s arguments copies them in
+    //  small pieces (a tenth of a heuristic step's time in a profile).
+    size_t history_len = strlen (history), state_len = strlen (state);
+    char *text = (char *) malloc (history_len + state_len + 3);
+    if (text) {
+        memcpy (text, history, history_len);
+        memcpy (text + history_len, "\n\n", 2);
+        memcpy (text + history_len + 2, state, state_len + 1);
+    }
     free (history);
     free (state);
     return text;

@@ -215,12 +215,20 @@ s_pick_goal (heur_t *self, team_facts_t *facts, uint64_t me)
     s_nearest (self, facts);
     uint64_t best = TEAM_NO_CELL, best_key = UINT64_MAX, best_jitter = 0;
     size_t cells = team_facts_cells (facts);
+    uint64_t w = s_width (facts), mx = me % w, my = me / w;
     for (size_t u = 0; u < cells; u++) {
         if (team_facts_cell (facts, u) != TEAM_CELL_UNKNOWN || team_facts_claimed_by (facts, u))
             continue;
-        uint64_t d = s_manhattan (facts, me, u);
+        uint64_t ux = u % w, uy = u / w;
+        uint64_t d = (ux > mx? ux - mx: mx - ux) + (uy > my? uy - my: my - uy);
         bool theirs = self->nearest[u] < d;
-        uint64_t key = ((uint64_t) theirs << 60) | (d << 11)
+        uint64_t high = ((uint64_t) theirs << 60) | (d << 11);
+        //  The low bits cannot make up for worse high ones: the neighbour
+        //  count (four map lookups) only for a cell that may still win.
+        //  It was most of a step's time on a large map.
+        if (high > (best_key | 0x7ff))
+            continue;
+        uint64_t key = high
                      | ((uint64_t) (4 - s_enclosed (facts, u)) << 8)
                      | (uint64_t) (NEAREST_CAP - self->nearest[u]);
         if (key > best_key)

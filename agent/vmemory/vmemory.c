@@ -77,9 +77,18 @@ struct _vmemory_t {
 
 static pthread_once_t s_threads_once = PTHREAD_ONCE_INIT;
 
+//  FAISS calls BLAS through the system's libblas, on Debian usually
+//  OpenBLAS, which starts a worker thread per core at load time; idle, they
+//  spin in sched_yield, a sixth of an agent's CPU in a profile, stolen from
+//  the teammates on the same cores. One search at a time gains nothing from
+//  them. Weak: another BLAS has no such function and keeps its default.
+extern void openblas_set_num_threads (int threads) __attribute__ ((weak));
+
 static void
 s_default_threads (void)
 {
+    if (openblas_set_num_threads && !getenv ("OPENBLAS_NUM_THREADS"))
+        openblas_set_num_threads (1);
     //  See vmemory.h: one thread unless the operator asked otherwise.
     const char *parley = getenv ("PARLEY_OMP_THREADS");
     if (parley && atoi (parley) > 0)
