@@ -56,6 +56,10 @@ static const pconfig_option_t s_options [] = {
       "memory of the messages queued in all inboxes and channels together (body, names and "
       "about 70 bytes each; a message sent to many is stored once); beyond: QUEUES_FULL for "
       "that item, whatever --overflow says" },
+    { "send-wait-ms", 0, PCONFIG_INT, "PARLEY_SEND_WAIT_MS", "2000", 0, 86400000, "MS",
+      "a SEND to an online agent whose inbox is full waits this long for room (backpressure) "
+      "before the full part gets INBOX_FULL, unless the SEND carries its own wait_ms; 0 = "
+      "INBOX_FULL at once. An offline recipient's full inbox fails at once" },
     { "overflow", 0, PCONFIG_STR, "PARLEY_OVERFLOW", "reject", 0, 0, "POLICY",
       "full inbox/channel: reject (INBOX_FULL/CHANNEL_FULL to the sender) or drop-oldest (counted)" },
     { "max-state-keys", 0, PCONFIG_INT, "PARLEY_MAX_STATE_KEYS", "100000", 1, 100000000, "N",
@@ -178,6 +182,7 @@ s_fill (pconfig_t *config, broker_config_t *cfg)
     cfg->max_body = (size_t) pconfig_int (config, "max-body");
     cfg->max_batch = (size_t) pconfig_int (config, "max-batch");
     cfg->max_queued_bytes = (uint64_t) pconfig_int (config, "max-queued-bytes");
+    cfg->send_wait_ms = (uint64_t) pconfig_int (config, "send-wait-ms");
     cfg->max_state_keys = (size_t) pconfig_int (config, "max-state-keys");
     cfg->max_state_bytes = (size_t) pconfig_int (config, "max-state-bytes");
     cfg->seed = (uint64_t) pconfig_int (config, "seed");

@@ -45,7 +45,7 @@ parley_err_t
 client_encode_send (parley_client_t *self, const parley_outgoing_t *items, size_t count,
                     uint64_t *batch_p)
 {
-    assert (self && (items || count == 0) && batch_p);
+    assert (self && (items || count == 0));
     if (count == 0 || count > PROTO_MAX_BATCH)
         return client_fail (self, PARLEY_ERR_INVALID, "SEND of %zu messages (1..%d)",
                             count, PROTO_MAX_BATCH);
@@ -60,9 +60,15 @@ client_encode_send (parley_client_t *self, const parley_outgoing_t *items, size_
     //  The batch id makes the SEND idempotent: a resend after a lost reply
     //  carries this same id, and the broker answers it with the first
     //  SENT instead of posting again.
-    uint64_t batch = self->next_batch++;
-    penc_t *enc = client_begin (self, PMSG_SEND, 2);
-    penc_kv_uint (enc, "batch", batch);
+    //  A pipelined SEND has none: pipelined SENDs are at-least-once.
+    penc_t *enc = client_begin (self, PMSG_SEND, 3);
+    if (batch_p) {
+        *batch_p = self->next_batch++;
+        penc_kv_uint (enc, "batch", *batch_p);
+    }
+    else
+        penc_kv_bool (enc, "pipelined", true);
+    penc_kv_uint (enc, "wait_ms", client_send_wait (self));
     penc_key (enc, "messages");
     msgpack_pack_array (penc_packer (enc), count);
     for (size_t i = 0; i < count; i++) {
@@ -74,7 +80,6 @@ client_encode_send (parley_client_t *self, const parley_outgoing_t *items, size_
         const char *body = item->body? (const char *) item->body: "";
         penc_kv_str (enc, "body", body, s_body_len (body, item->body_len, max_body));
     }
-    *batch_p = batch;
     return PARLEY_OK;
 }
 

@@ -110,6 +110,8 @@ typedef enum {
     PMSG_CHECKPOINT_LIST,   //  reply
     PMSG_CHECKPOINT_STATE,  //  reply
     PMSG_WORKFLOW_EVENT,    //  event
+    //  Pipelined SENDs: the broker's cumulative confirm (id 0).
+    PMSG_CONFIRM,           //  reply
     PMSG__COUNT
 } pmsg_type_t;
 

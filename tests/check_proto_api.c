@@ -418,7 +418,8 @@ START_TEST (test_type_names)
                                 PMSG_CHECKPOINT, PMSG_RESUME };
     for (size_t i = 0; i < sizeof requests / sizeof requests [0]; i++)
         ck_assert_int_eq (pmsg_type_kind (requests [i]), PMSG_REQUEST);
-    pmsg_type_t replies [] = { PMSG_WORKFLOW_INFO, PMSG_CHECKPOINT_LIST, PMSG_CHECKPOINT_STATE };
+    pmsg_type_t replies [] = { PMSG_WORKFLOW_INFO, PMSG_CHECKPOINT_LIST, PMSG_CHECKPOINT_STATE,
+                               PMSG_CONFIRM };
     for (size_t i = 0; i < sizeof replies / sizeof replies [0]; i++)
         ck_assert_int_eq (pmsg_type_kind (replies [i]), PMSG_REPLY);
     ck_assert_int_eq (pmsg_type_kind (PMSG_WORKFLOW_EVENT), PMSG_EVENT);
@@ -427,7 +428,8 @@ START_TEST (test_type_names)
     ck_assert (!pmsg_type_from_name ("", 0, NULL));
     ck_assert_str_eq (pmsg_type_name (PMSG__COUNT), "UNKNOWN");
     ck_assert_ptr_null (pmsg_schema (PMSG__COUNT));
-    ck_assert_uint_eq (pmsg_record_schema_count (), 9);
+    ck_assert_uint_eq (pmsg_record_schema_count (), 10);
+    ck_assert_ptr_nonnull (pmsg_record_schema ("confirm_error"));
     for (size_t i = 0; i < pmsg_record_schema_count (); i++) {
         const pschema_t *rec = pmsg_record_schema_at (i);
         ck_assert_ptr_eq (pmsg_record_schema (rec->name), rec);

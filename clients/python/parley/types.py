@@ -373,6 +373,12 @@ class Stats:
     queued_memory: int = 0
     storage_errors: int = 0
     version: str = ""
+    sends_parked: int = 0
+    send_wait_timeouts: int = 0
+    sends_waiting: int = 0
+    requests_held: int = 0
+    requests_refused_held: int = 0
+    confirms: int = 0
     extra: Dict[str, Any] = field(default_factory=dict)
 
     _RATES = ("rate_in", "rate_out")

@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: MIT
+/*  check_backpressure - libparley's pipelined SENDs against the real
+    broker over real sockets, with a receiver slower than its senders:
+    - many senders, each posting one message per pipelined SEND in a
+      small window: every message arrives once, in each sender's order;
+      the senders wait (window, parked SENDs) instead of failing; the
+      recipient's inbox never holds more than --max-inbox and the broker
+      holds no more requests than the windows allow;
+    - per-message failures are reported for the failed messages only,
+      with their SEND's ticket and index;
+    - a SEND waiting for room returns at its deadline with INBOX_FULL
+      naming the wait, and that deadline is inside the client's reply
+      timeout (wait_ms is clamped to three quarters of it).
+    Senders run in forked children (libparley's context must not cross
+    a fork: they are forked before the parent opens any socket).
+    Deadlines are checked by the clock with wide margins.
+*/
+#include <check.h>
+#include <czmq.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "parley/client.h"
+#include "perr.h"
+#include "pclock.h"
+#include "lib/testbroker.h"
+#include "lib/testcheck.h"
+#include "lib/testclient.h"
+#include "lib/testsuite.h"
+
+#define SENDERS 4
+#define PER_SENDER 1500
+#define MAX_INBOX 64
+#define WINDOW 32
+
+static parley_client_t *
+s_connected (const char *router, const char *id, int64_t timeout_ms)
+{
+    parley_client_t *client = parley_client_new (router, id);
+    parley_client_set_timeout (client, timeout_ms, 200);
+    parley_client_set_connect_attempts (client, 50);
+    if (parley_client_connect (client) != PARLEY_OK) {
+        fprintf (stderr, "%s cannot connect: %s\n", id, parley_client_error_text (client));
+        parley_client_destroy (&client);
+    }
+    return client;
+}
+
+//  A sender child: waits for the parent's go, posts PER_SENDER messages
+//  "S<k>:<i>" to R, one per pipelined SEND, flushes. Exit 0 when every
+//  message was accepted, nothing failed and the window was kept.
+static void
+s_sender (const char *router, int k, int go)
+{
+    char c;
+    if (read (go, &c, 1) != 1)
+        _exit (2);
+    char id [16];
+    snprintf (id, sizeof id, "S%d", k);
+    parley_client_t *client = s_connected (router, id, 10000);
+    if (!client)
+        _exit (3);
+    parley_client_set_send_window (client, WINDOW, 1024 * 1024);
+    int status = 0;
+    for (int i = 0; i < PER_SENDER && !status; i++) {
+        char body [32];
+        snprintf (body, sizeof body, "S%d:%d", k, i);
+        parley_outgoing_t item = { .to = "R", .body = body, .body_len = strlen (body) };
+        if (parley_client_send_pipelined (client, &item, 1, NULL) != PARLEY_OK) {
+            fprintf (stderr, "%s: send %d: %s\n", id, i, parley_client_error_text (client));
+            status = 4;
+        }
+        parley_pipeline_stats_t stats;
+        parley_client_pipeline_stats (client, &stats);
+        if (stats.in_flight_messages > WINDOW)
+            status = 5;
+    }
+    if (!status && parley_client_send_flush (client) != PARLEY_OK)
+        status = 6;
+    parley_pipeline_stats_t stats;
+    parley_client_pipeline_stats (client, &stats);
+    parley_send_failure_t failure;
+    if (parley_client_send_failure (client, &failure)) {
+        fprintf (stderr, "%s: failure %s: %s\n", id, parley_strerror (failure.code),
+                 failure.message);
+        status = 7;
+    }
+    if (!status && (stats.accepted != PER_SENDER || stats.confirmed != PER_SENDER
+    ||  stats.resent != 0 || stats.window_waits == 0))
+        status = 8;
+    if (status)
+        fprintf (stderr, "%s: exit %d: accepted %llu confirmed %llu resent %llu waits %llu\n",
+                 id, status, (unsigned long long) stats.accepted,
+                 (unsigned long long) stats.confirmed, (unsigned long long) stats.resent,
+                 (unsigned long long) stats.window_waits);
+    parley_client_destroy (&client);
+    _exit (status);
+}
+
+START_TEST (test_many_senders_slow_receiver)
+{
+    char inbox [16];
+    snprintf (inbox, sizeof inbox, "%d", MAX_INBOX);
+    const char *args [] = { "--max-inbox", inbox, NULL };
+    testbroker_t *broker = testcheck_start (args);
+    int go [2];
+    ck_assert_int_eq (pipe (go), 0);
+    pid_t children [SENDERS];
+    for (int k = 0; k < SENDERS; k++) {
+        children [k] = fork ();
+        ck_assert_int_ge (children [k], 0);
+        if (children [k] == 0) {
+            close (go [1]);
+            s_sender (testbroker_router (broker), k, go [0]);
+        }
+    }
+    close (go [0]);
+    testclient_t *r = testcheck_agent (broker, "R");
+    ck_assert_int_eq (write (go [1], "gggg", SENDERS), SENDERS);
+    close (go [1]);
+
+    int next [SENDERS] = { 0 };
+    long received = 0;
+    uint64_t ack = 0;
+    int64_t deadline = pclock_mono_ms () + 120000;
+    while (received < (long) SENDERS * PER_SENDER) {
+        ck_assert_msg (pclock_mono_ms () < deadline, "only %ld messages in 120 s", received);
+        pmsg_t *mail = testclient_fetch (r, ack, 16);
+        EXPECT (mail, PMSG_MAIL);
+        size_t count = testclient_array_size (mail, "messages");
+        //  The inbox bound holds: what is queued never passes it.
+        ck_assert_uint_le (count + pmsg_uint (mail, "pending", 0), MAX_INBOX);
+        for (size_t i = 0; i < count; i++) {
+            const msgpack_object *item = testclient_array_at (mail, "messages", i);
+            char body [32];
+            ck_assert (pobj_strcpy (item, "body", body, sizeof body));
+            int k, n;
+            ck_assert_int_eq (sscanf (body, "S%d:%d", &k, &n), 2);
+            ck_assert (k >= 0 && k < SENDERS);
+            ck_assert_msg (n == next [k], "sender %d: got %d, expected %d", k, n, next [k]);
+            next [k]++;
+            ack = pobj_uint (item, "seq", 0);
+            received++;
+        }
+        pmsg_destroy (&mail);
+        if (received % 512 < 16) {
+            //  The broker holds no more than the senders' windows.
+            pmsg_t *stats = testclient_call0 (r, PMSG_STATS);
+            ck_assert_uint_le (pmsg_uint (stats, "requests_held", 0), SENDERS * WINDOW);
+            pmsg_destroy (&stats);
+        }
+        usleep (count ? 500 : 2000);        //  a slow receiver
+    }
+    pmsg_t *mail = testclient_fetch (r, ack, 16);
+    ck_assert_uint_eq (testclient_array_size (mail, "messages"), 0);
+    pmsg_destroy (&mail);
+    for (int k = 0; k < SENDERS; k++) {
+        int status = -1;
+        ck_assert_int_eq (waitpid (children [k], &status, 0), children [k]);
+        ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0,
+                       "sender %d failed (status %d)", k, status);
+    }
+    pmsg_t *stats = testclient_call0 (r, PMSG_STATS);
+    EXPECT (stats, PMSG_STATS_REPLY);
+    ck_assert_uint_gt (pmsg_uint (stats, "sends_parked", 0), 0);
+    ck_assert_uint_eq (pmsg_uint (stats, "send_wait_timeouts", 1), 0);
+    ck_assert_uint_eq (pmsg_uint (stats, "rejected", 1), 0);
+    ck_assert_uint_eq (pmsg_uint (stats, "requests_refused_held", 1), 0);
+    pmsg_destroy (&stats);
+    testclient_destroy (&r);
+    testcheck_stop (&broker);
+}
+END_TEST
+
+//  Failures name only the failed messages, by ticket and index; the
+//  wait is clamped inside the reply timeout and ends with INBOX_FULL.
+static void
+s_failures_child (const char *router)
+{
+    parley_client_t *client = s_connected (router, "A", 4000);
+    if (!client)
+        _exit (2);
+    parley_outgoing_t items [3] = {
+        { .to = "B", .body = "one", .body_len = 3 },
+        { .to = "Nobody", .body = "two", .body_len = 3 },
+        { .to = "B", .body = "three", .body_len = 5 },
+    };
+    parley_ticket_t first, second, third;
+    if (parley_client_send_pipelined (client, items, 3, &first) != PARLEY_OK
+    ||  parley_client_send_pipelined (client, items, 1, &second) != PARLEY_OK
+    ||  parley_client_send_pipelined (client, items + 1, 1, &third) != PARLEY_OK
+    ||  parley_client_send_flush (client) != PARLEY_OK)
+        _exit (3);
+    parley_send_failure_t failure;
+    if (!parley_client_send_failure (client, &failure) || failure.ticket != first
+    ||  failure.whole || failure.index != 1 || failure.code != PARLEY_ERR_UNKNOWN_RECIPIENT)
+        _exit (4);
+    if (!parley_client_send_failure (client, &failure) || failure.ticket != third
+    ||  failure.index != 0 || failure.code != PARLEY_ERR_UNKNOWN_RECIPIENT)
+        _exit (5);
+    if (parley_client_send_failure (client, &failure))
+        _exit (6);
+    parley_pipeline_stats_t stats;
+    parley_client_pipeline_stats (client, &stats);
+    if (stats.accepted != 3 || stats.failed_messages != 2 || stats.confirmed != 3)
+        _exit (7);
+    //  B now holds 3 of its 4: a SEND of 2 waits, up to three quarters
+    //  of the 4 s timeout (the 60 s asked for is clamped), then is applied
+    //  as with wait_ms 0: the first fits, the second fails.
+    parley_client_set_send_wait (client, 60000);
+    parley_outgoing_t two [2] = { items [0], items [2] };
+    parley_sent_t sent;
+    int64_t started = pclock_mono_ms ();
+    if (parley_client_send (client, two, 2, &sent) != PARLEY_OK)
+        _exit (8);
+    int64_t took = pclock_mono_ms () - started;
+    if (took < 3000 || took >= 4000 || sent.accepted != 1 || sent.error_count != 1
+    ||  sent.errors [0].index != 1 || sent.errors [0].code != PARLEY_ERR_INBOX_FULL
+    ||  !strstr (sent.errors [0].message, "waiting 3000 ms")) {
+        fprintf (stderr, "took %lld ms, accepted %zu, errors %zu: %s\n", (long long) took,
+                 sent.accepted, sent.error_count, sent.error_count ? sent.errors [0].message : "");
+        _exit (9);
+    }
+    //  The same as a pipelined SEND: a failure per message, none whole.
+    parley_ticket_t late;
+    if (parley_client_send_pipelined (client, two, 2, &late) != PARLEY_OK
+    ||  parley_client_send_flush (client) != PARLEY_OK)
+        _exit (10);
+    for (int i = 0; i < 2; i++)
+        if (!parley_client_send_failure (client, &failure) || failure.ticket != late
+        ||  failure.whole || failure.index != (size_t) i || failure.code != PARLEY_ERR_INBOX_FULL)
+            _exit (11);
+    parley_client_destroy (&client);
+    _exit (0);
+}
+
+START_TEST (test_failures_and_deadline)
+{
+    const char *args [] = { "--max-inbox", "4", NULL };
+    testbroker_t *broker = testcheck_start (args);
+    int go [2];
+    ck_assert_int_eq (pipe (go), 0);
+    pid_t child = fork ();
+    ck_assert_int_ge (child, 0);
+    if (child == 0) {
+        close (go [1]);
+        char c;
+        if (read (go [0], &c, 1) != 1)
+            _exit (1);
+        s_failures_child (testbroker_router (broker));
+    }
+    close (go [0]);
+    testclient_t *b = testcheck_agent (broker, "B");
+    ck_assert_int_eq (write (go [1], "g", 1), 1);
+    close (go [1]);
+    //  B stays online (and so is waited for) while the child runs.
+    int status = -1;
+    int64_t deadline = pclock_mono_ms () + 120000;
+    while (waitpid (child, &status, WNOHANG) == 0) {
+        ck_assert_msg (pclock_mono_ms () < deadline, "the child did not finish");
+        pmsg_t *ok = testclient_call0 (b, PMSG_HEARTBEAT);
+        EXPECT (ok, PMSG_OK);
+        pmsg_destroy (&ok);
+        usleep (200 * 1000);
+    }
+    ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0, "child: status %d", status);
+    pmsg_t *stats = testclient_call0 (b, PMSG_STATS);
+    ck_assert_uint_eq (pmsg_uint (stats, "send_wait_timeouts", 0), 2);
+    pmsg_destroy (&stats);
+    testclient_destroy (&b);
+    testcheck_stop (&broker);
+}
+END_TEST
+
+int
+main (void)
+{
+    Suite *suite = suite_create ("backpressure");
+    TCase *tc = tcase_create ("backpressure");
+    tcase_set_timeout (tc, 240);
+    tcase_add_test (tc, test_many_senders_slow_receiver);
+    tcase_add_test (tc, test_failures_and_deadline);
+    suite_add_tcase (suite, tc);
+    return testsuite_run (suite);
+}
