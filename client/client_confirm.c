@@ -240,6 +240,39 @@ client_confirm_keep (parley_client_t *self, pmsg_t *msg)
 //  ---------------------------------------------------------------------
 //  Sending and waiting
 
+//  Takes every reply waiting, without blocking.
+static void
+s_take_replies (parley_client_t *self)
+{
+    pmsg_t *msg;
+    while (self->dealer && (zsock_events (self->dealer) & ZMQ_POLLIN)
+    &&     (msg = client_recv_reply (self, true)))
+        if (!client_pending_keep (self, msg))
+            pmsg_destroy (&msg);    //  a late reply to a request given up on
+}
+
+//  Sends one frame, waiting (up to the request timeout) while the
+//  DEALER's send queue is at its high-water mark: a window larger than
+//  that queue is drained by the broker as it reads. 0, or -1.
+static int
+s_send_frame (parley_client_t *self, const void *data, size_t size)
+{
+    int64_t until = pclock_mono_ms () + self->request_ms;
+    while (zmq_send (zsock_resolve (self->dealer), data, size, ZMQ_DONTWAIT) < 0) {
+        int64_t left = until - pclock_mono_ms ();
+        if (zmq_errno () != EAGAIN || left <= 0 || parley_client_stopped (self))
+            return -1;
+        zmq_pollitem_t item = { zsock_resolve (self->dealer), 0, ZMQ_POLLIN | ZMQ_POLLOUT, 0 };
+        if (zmq_poll (&item, 1, left < CLIENT_POLL_SLICE_MS? left: CLIENT_POLL_SLICE_MS) > 0
+        &&  (item.revents & ZMQ_POLLIN))
+            s_take_replies (self);
+        if (!self->dealer)
+            return -1;          //  a reply closed the connection (NOT_HELLO)
+    }
+    self->last_send_ms = pclock_mono_ms ();
+    return 0;
+}
+
 //  A session, and on a new one every SEND in flight sent again, in order.
 static parley_err_t
 s_session (parley_client_t *self)
@@ -277,9 +310,9 @@ s_session (parley_client_t *self)
         client_flight_t *entry = &self->flight [(self->flight_head + i) % self->flight_cap];
         self->stats.requests++;
         self->pstats.resent++;
-        if (zmq_send (zsock_resolve (self->dealer), entry->frame, entry->size, ZMQ_DONTWAIT) < 0)
+        if (s_send_frame (self, entry->frame, entry->size) != 0)
             break;          //  the oldest's timeout brings the next round
-        entry->sent_ms = self->last_send_ms = pclock_mono_ms ();
+        entry->sent_ms = self->last_send_ms;
     }
     return PARLEY_OK;
 }
@@ -305,12 +338,8 @@ s_pump (parley_client_t *self)
         return client_fail (self, PARLEY_ERR_STOPPED, "stopped");
     zmq_pollitem_t item = { zsock_resolve (self->dealer), 0, ZMQ_POLLIN, 0 };
     self->busy = true;
-    int ready = zmq_poll (&item, 1, left < CLIENT_POLL_SLICE_MS? left: CLIENT_POLL_SLICE_MS);
-    while (ready > 0 && self->dealer && (zsock_events (self->dealer) & ZMQ_POLLIN)) {
-        pmsg_t *msg = client_recv_reply (self, true);
-        if (msg && !client_pending_keep (self, msg))
-            pmsg_destroy (&msg);    //  a late reply to a request given up on
-    }
+    if (zmq_poll (&item, 1, left < CLIENT_POLL_SLICE_MS? left: CLIENT_POLL_SLICE_MS) > 0)
+        s_take_replies (self);
     self->busy = false;
     return PARLEY_OK;
 }
@@ -343,21 +372,18 @@ parley_client_send_pipelined (parley_client_t *self, const parley_outgoing_t *it
     //  The id was given at encode; the ones resent meanwhile are older,
     //  so ids still increase on the connection.
     self->stats.requests++;
-    if (zmq_send (zsock_resolve (self->dealer), penc_data (&self->enc), size, ZMQ_DONTWAIT) < 0)
-        return client_fail (self, PARLEY_ERR_TIMEOUT, "the socket would not take the request: %s",
-                            zmq_strerror (zmq_errno ()));
-    self->last_send_ms = pclock_mono_ms ();
+    self->busy = true;
+    int sent = s_send_frame (self, penc_data (&self->enc), size);
+    self->busy = false;
+    if (sent != 0)
+        return client_fail (self, PARLEY_ERR_TIMEOUT, "the socket would not take the request "
+                            "within %" PRId64 " ms: %s", self->request_ms, zmq_strerror (zmq_errno ()));
     s_push (self, self->enc_id, count, penc_data (&self->enc), size);
     self->pstats.posted++;
     if (ticket)
         *ticket = self->enc_id;
     //  Take what has come without waiting: confirms free the window early.
-    if (zsock_events (self->dealer) & ZMQ_POLLIN) {
-        pmsg_t *msg;
-        while ((zsock_events (self->dealer) & ZMQ_POLLIN) && (msg = client_recv_reply (self, true)))
-            if (!client_pending_keep (self, msg))
-                pmsg_destroy (&msg);
-    }
+    s_take_replies (self);
     return PARLEY_OK;
 }
 
