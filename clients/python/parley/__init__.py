@@ -14,7 +14,7 @@ from . import errors, security
 from .client import Client, Replica
 from .errors import ParleyError
 from .types import (AgentEvent, AgentInfo, CheckpointEntry, CheckpointInfo, CheckpointList,
-                    CheckpointState, Mail, MailItem, MailReady, Message, Observation, Sent,
+                    CheckpointState, Confirmed, Mail, MailItem, MailReady, Message, Observation, Sent,
                     State, StateEntry, StateUpdate, Stats, Welcome, WorkflowEvent,
                     WorkflowEventKind, WorkflowInfo, WorkflowStatus, WorldEvent, WorldSummary,
                     WriteOp, Written)
@@ -24,4 +24,4 @@ __all__ = ["Client", "Replica", "ParleyError", "errors", "security", "AgentEvent
            "MailItem", "MailReady", "Message", "Observation", "Sent", "State", "StateEntry",
            "StateUpdate", "Stats", "Welcome", "WorldEvent", "WorldSummary", "WriteOp",
            "Written", "CheckpointEntry", "CheckpointInfo", "CheckpointList", "CheckpointState",
-           "WorkflowEvent", "WorkflowEventKind", "WorkflowInfo", "WorkflowStatus"]
+           "WorkflowEvent", "WorkflowEventKind", "WorkflowInfo", "WorkflowStatus", "Confirmed"]
