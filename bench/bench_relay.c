@@ -596,6 +596,14 @@ main (int argc, char **argv)
             s_only_default = true;
     }
     if (s_only_default) {
+        //  With the forwarder, their baseline, measured in the same run.
+        bench_pin (0, 1);
+        char key [64];
+        for (size_t s = 0; s < 2; s++) {
+            size_t size = s ? 256 : 64;
+            snprintf (key, sizeof key, "relay_forwarder_%zu", size);
+            bench_result (key, s_forwarder_relay (size), "msg/s");
+        }
         s_default_settings ();
         return 0;
     }

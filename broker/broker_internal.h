@@ -132,6 +132,7 @@ typedef struct {
     int64_t arrived_ms;         //  when the broker read it (a SEND's wait counts from here)
     bool pipelined;             //  a SEND with `pipelined`: answered by CONFIRM
     bool no_reply;              //  set by a handler: nothing to send now
+    bool retry;                 //  a parked SEND tried again: counted once, when it came
 } request_t;
 
 //  True if the request's key carries `right` (always in plain mode);

@@ -209,8 +209,10 @@ s_handle (broker_t *self, const conn_id_t *conn, const void *data, size_t size,
         session_detach (self, req->agent, "expired");
         req->agent = NULL;
     }
-    s_tap (self, "in", req->agent, conn, data, size);
-    self->counters.requests++;
+    if (!req->retry) {
+        s_tap (self, "in", req->agent, conn, data, size);
+        self->counters.requests++;
+    }
 
     char why [256] = "";
     perr_t err = PERR_NONE;
@@ -392,7 +394,8 @@ dispatch_process (broker_t *self, const conn_id_t *conn, const void *data, size_
     int64_t took = pclock_mono_us () - started;
     unsigned type = req->type < PMSG__COUNT && pmsg_type_kind (req->type) == PMSG_REQUEST
                   ? (unsigned) req->type : METRICS_TYPE_INVALID;
-    metrics_request (&self->metrics, type, self->reply_error, took > 0 ? (uint64_t) took : 0);
+    if (!req->retry)
+        metrics_request (&self->metrics, type, self->reply_error, took > 0 ? (uint64_t) took : 0);
     req->conn = conn;
     dispatch_answer (self, req);
 }

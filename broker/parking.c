@@ -429,7 +429,8 @@ s_process_held (broker_t *self, parked_t *rec, held_t *held)
 {
     parking_t *p = self->parking;
     request_t req = { .conn_fd = held->conn_fd, .serial = held->serial,
-                      .envelope = held->envelope, .arrived_ms = held->arrived_ms };
+                      .envelope = held->envelope, .arrived_ms = held->arrived_ms,
+                      .retry = held->parked };
     memcpy (req.key, held->key, sizeof req.key);
     p->current = held;
     p->current_rec = rec;
