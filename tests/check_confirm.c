@@ -14,7 +14,9 @@
     - a parked SEND is applied once when its sender reconnects: the
       resend of the same batch gets the remembered SENT, nothing twice;
     - a journaling broker records a parked SEND when it is applied: after
-      a restart the recipient's inbox holds exactly what it held.
+      a restart the recipient's inbox holds exactly what it held;
+    - the requests held behind a parked SEND are bounded: one over the
+      bound is refused at once (QUEUES_FULL), the rest go on in order.
     Deadlines are measured with the clock and checked with wide margins.
 */
 #include <check.h>
@@ -446,6 +448,80 @@ START_TEST (test_parked_send_journaled_when_applied)
 }
 END_TEST
 
+//  The requests held behind a parked SEND are bounded (32 MiB per
+//  connection): beyond, one is refused at once with QUEUES_FULL naming
+//  the bound, unapplied; the others are handled in order once it goes on.
+START_TEST (test_held_requests_bounded)
+{
+    const char *args [] = { "--max-inbox", "4", NULL };
+    testbroker_t *broker = testcheck_start (args);
+    testclient_t *a = testcheck_agent (broker, "A");
+    testclient_t *b = testcheck_agent (broker, "B");
+    testclient_t *c = testcheck_agent (broker, "C");
+    s_fill (a, "B");
+    uint64_t parked = s_send (a, "B", "late", 1, false, 60000);
+    //  SENDs of 14 bodies of 64 KiB to C (~900 KiB each): 40 pass 32 MiB.
+    //  (wait_ms 0: C's inbox takes 4, and these are not to wait for it.)
+    static char body [65536];
+    memset (body, 'x', sizeof body);
+    uint64_t ids [40];
+    for (int i = 0; i < 40; i++) {
+        penc_t *enc = testclient_begin (a, PMSG_SEND, 2);
+        penc_kv_uint (enc, "wait_ms", 0);
+        penc_key (enc, "messages");
+        msgpack_pack_array (penc_packer (enc), 14);
+        for (int j = 0; j < 14; j++) {
+            msgpack_pack_map (penc_packer (enc), 2);
+            penc_kv_cstr (enc, "to", "C");
+            penc_kv_bin (enc, "body", body, sizeof body);
+        }
+        ck_assert_int_eq (testclient_send (a), 0);
+        ids [i] = testclient_last_id (a);
+    }
+    //  The refusals come first, each with its request's id.
+    pmsg_t *refused = testclient_recv (a, TESTCLIENT_TIMEOUT_MS);
+    EXPECT_ERROR (refused, PERR_QUEUES_FULL);
+    uint64_t first_refused = pmsg_id (refused);
+    ck_assert_uint_gt (first_refused, ids [30]);
+    size_t len = 0;
+    const char *text = pmsg_str (refused, "message", &len);
+    char message [512];
+    snprintf (message, sizeof message, "%.*s", (int) len, text);
+    ck_assert_msg (strstr (message, "parked"), "message: %s", message);
+    pmsg_destroy (&refused);
+    size_t refusals = 1;
+    pmsg_t *more;
+    while ((more = testclient_recv (a, 500))) {
+        EXPECT_ERROR (more, PERR_QUEUES_FULL);
+        refusals++;
+        pmsg_destroy (&more);
+    }
+    ck_assert_uint_eq (s_stat (b, "requests_refused_held"), refusals);
+    ck_assert_uint_eq (s_stat (b, "requests_held"), 40 - refusals);
+    //  B makes room: the parked SEND, then every held one, in order.
+    pmsg_t *mail = testclient_fetch (b, 0, 4);
+    uint64_t seq = pobj_uint (testclient_array_at (mail, "messages", 3), "seq", 0);
+    pmsg_destroy (&mail);
+    mail = testclient_fetch (b, seq, 4);
+    pmsg_destroy (&mail);
+    pmsg_t *sent = testclient_recv (a, TESTCLIENT_TIMEOUT_MS);
+    EXPECT (sent, PMSG_SENT);
+    ck_assert_uint_eq (pmsg_id (sent), parked);
+    pmsg_destroy (&sent);
+    for (size_t i = 0; i < 40 - refusals; i++) {
+        sent = testclient_recv (a, TESTCLIENT_TIMEOUT_MS);
+        EXPECT (sent, PMSG_SENT);
+        ck_assert_uint_eq (pmsg_id (sent), ids [i]);
+        pmsg_destroy (&sent);
+    }
+    ck_assert_uint_eq (s_stat (b, "requests_held"), 0);
+    testclient_destroy (&a);
+    testclient_destroy (&b);
+    testclient_destroy (&c);
+    testcheck_stop (&broker);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -458,6 +534,7 @@ main (void)
     tcase_add_test (tc, test_offline_recipient_fails_at_once);
     tcase_add_test (tc, test_parked_sender_reconnects);
     tcase_add_test (tc, test_parked_send_journaled_when_applied);
+    tcase_add_test (tc, test_held_requests_bounded);
     suite_add_tcase (suite, tc);
     return testsuite_run (suite);
 }
