@@ -5,68 +5,21 @@
     One record per connection that has a parked SEND or held requests:
     the SEND's frame (copied: the ROUTER's message is gone after the
     read), a FIFO of the frames that came after it, the recipient it waits
-    for and its deadline. Records are kept in an array in the order they
-    were made (retries go oldest first) and in a hash by connection (the
-    dispatcher asks for every frame while anything is parked; nothing is
-    looked up when nothing is).
+    for and its deadline. Records are kept in an array (retries go in the
+    order the SENDs parked: first come, first served) and in a hash by
+    connection (the dispatcher asks for every frame while anything is
+    parked; nothing is looked up when nothing is).
 
-    What is slow: parking_blocked walks the SEND's items once more before
-    they are posted (a name compare per item, a lookup when the recipient
-    changes) and sums what each online recipient would get, in scratch
-    arrays indexed by the agent's dense index, so nothing is allocated per
-    SEND. A retry walks them again; retries happen only when an
-    acknowledgement freed room in the inbox waited for.
+    What is slow: a retry walks the SEND's items again (parking_fit.c);
+    retries happen only when an acknowledgement freed room in the inbox
+    waited for, or a SEND parked before went on.
 */
 #include <string.h>
 
 #include "broker_internal.h"
 #include "pclock.h"
 #include "plog.h"
-
-typedef struct _held_t {
-    struct _held_t *next;
-    bool envelope;
-    bool parked;                //  this SEND has been parked before (counted once)
-    uint64_t serial;
-    char key [41];
-    int conn_fd;
-    int64_t arrived_ms;
-    size_t extra;
-    size_t size;
-    char data [];
-} held_t;
-
-typedef struct {
-    conn_id_t conn;             //  the key in by_conn
-    held_t *send;               //  the parked SEND; NULL when only held requests remain
-    agent_t *sender;
-    agent_t *blocked_on;        //  the recipient waited for (NULL: retry at once)
-    int64_t deadline_ms;
-    bool ready;                 //  retry at the end of this turn
-    held_t *head, *tail;        //  held behind it, oldest first
-    size_t held;
-    size_t held_bytes;
-} parked_t;
-
-struct _parking_t {
-    zhashx_t *by_conn;          //  conn_id_t * -> parked_t (not owned)
-    parked_t **list;            //  every record, oldest first (owned)
-    size_t count, cap;
-    size_t waiting;             //  records with a SEND
-    size_t held;                //  held requests, all records
-    uint64_t held_bytes;
-    bool any_ready;
-    bool forced;
-    parked_t *current_rec;      //  the held frame being handled, and its record
-    held_t *current;
-    int timer_id;               //  -1: no timer
-    //  parking_blocked's scratch, indexed by agent->index
-    uint64_t *need_count, *need_bytes;
-    uint32_t *stamp;
-    size_t scratch_cap;
-    uint32_t epoch;
-    agent_t **touched;
-};
+#include "parking_int.h"
 
 static void *
 s_key_keep (const void *key)
@@ -148,134 +101,6 @@ parking_forced (parking_t *self)
     return self && self->forced;
 }
 
-//  ---------------------------------------------------------------------
-//  Would this SEND wait?
-
-static bool
-s_scratch (parking_t *self, size_t agents)
-{
-    if (agents <= self->scratch_cap)
-        return true;
-    size_t cap = self->scratch_cap ? self->scratch_cap : 64;
-    while (cap < agents)
-        cap *= 2;
-    uint64_t *count = realloc (self->need_count, cap * sizeof *count);
-    if (count)
-        self->need_count = count;
-    uint64_t *bytes = realloc (self->need_bytes, cap * sizeof *bytes);
-    if (bytes)
-        self->need_bytes = bytes;
-    uint32_t *stamp = realloc (self->stamp, cap * sizeof *stamp);
-    if (stamp)
-        self->stamp = stamp;
-    agent_t **touched = realloc (self->touched, cap * sizeof *touched);
-    if (touched)
-        self->touched = touched;
-    if (!count || !bytes || !stamp || !touched)
-        return false;
-    memset (self->stamp + self->scratch_cap, 0, (cap - self->scratch_cap) * sizeof *stamp);
-    self->scratch_cap = cap;
-    return true;
-}
-
-//  Adds a message of `size` bytes to what `agent` would get, if it is
-//  online (an offline inbox is not waited for).
-static void
-s_need (parking_t *self, size_t *touched, agent_t *agent, size_t size)
-{
-    if (!agent->online)
-        return;
-    size_t i = agent->index;
-    if (self->stamp [i] != self->epoch) {
-        self->stamp [i] = self->epoch;
-        self->need_count [i] = 0;
-        self->need_bytes [i] = 0;
-        self->touched [(*touched)++] = agent;
-    }
-    self->need_count [i]++;
-    self->need_bytes [i] += size;
-}
-
-static void
-s_need_list (parking_t *self, size_t *touched, agent_t *const *list, size_t count,
-             const agent_t *skip, size_t size)
-{
-    for (size_t i = 0; i < count; i++)
-        if (list [i] != skip)
-            s_need (self, touched, list [i], size);
-}
-
-agent_t *
-parking_blocked (broker_t *self, agent_t *sender, const msgpack_object *items)
-{
-    parking_t *p = self->parking;
-    size_t agents = agents_size (self->agents);
-    if (!s_scratch (p, agents))
-        return NULL;            //  out of memory: no waiting, the old behaviour
-    if (++p->epoch == 0) {
-        memset (p->stamp, 0, p->scratch_cap * sizeof *p->stamp);
-        p->epoch = 1;
-    }
-    size_t touched = 0;
-    const char *last = NULL;    //  the last `to` looked up, and what it named
-    size_t last_len = 0;
-    agent_t *last_agent = NULL;
-    char name [PROTO_MAX_NAME + 1];
-    for (uint32_t i = 0; i < items->via.array.size; i++) {
-        const msgpack_object *item = &items->via.array.ptr [i];
-        const msgpack_object *body = pobj_get (item, "body");
-        if (!body || (body->type != MSGPACK_OBJECT_STR && body->type != MSGPACK_OBJECT_BIN))
-            continue;
-        size_t size = body->type == MSGPACK_OBJECT_BIN ? body->via.bin.size : body->via.str.size;
-        if (size > self->config.max_body)
-            continue;           //  refused whatever the inbox holds
-        size_t to_len = 0, channel_len = 0;
-        const char *to = pobj_str (item, "to", &to_len);
-        const char *channel = pobj_str (item, "channel", &channel_len);
-        if ((to == NULL) == (channel == NULL))
-            continue;
-        const char *target = to ? to : channel;
-        size_t len = to ? to_len : channel_len;
-        if (len > PROTO_MAX_NAME)
-            continue;
-        if (to && len == 3 && memcmp (to, "all", 3) == 0) {
-            s_need_list (p, &touched, agents_array (self->agents), agents, sender, size);
-            continue;
-        }
-        if (channel && channel_name_reserved (channel, channel_len))
-            continue;
-        if (!last || len != last_len || memcmp (target, last, len) != 0) {
-            memcpy (name, target, len);
-            name [len] = 0;
-            last = target;
-            last_len = len;
-            last_agent = agents_lookup (self->agents, name);
-        }
-        if (to || (last_agent && pobj_bool (item, "resolve", false))) {
-            if (last_agent)
-                s_need (p, &touched, last_agent, size);
-            continue;
-        }
-        memcpy (name, channel, channel_len);
-        name [channel_len] = 0;
-        channel_t *listened = channels_lookup (mailroom_channels (self->mailroom), name);
-        if (listened)
-            s_need_list (p, &touched, listened->listeners, listened->listener_count, NULL, size);
-    }
-    const mailroom_limits_t *lim = mailroom_limits (self->mailroom);
-    for (size_t i = 0; i < touched; i++) {
-        agent_t *agent = p->touched [i];
-        size_t count = mailbox_count (agent->inbox);
-        uint64_t bytes = mailbox_bytes (agent->inbox);
-        bool fits = count + p->need_count [agent->index] <= lim->max_inbox
-                 && bytes + p->need_bytes [agent->index] <= lim->max_inbox_bytes;
-        //  An inbox that cannot take its share even empty is waited for
-        //  until it is empty; then what fits goes in, the rest fails.
-        if (!fits && count > 0)
-            return agent;
-    }
-    return NULL;
-}
 
 //  ---------------------------------------------------------------------
 //  Records
@@ -393,6 +218,7 @@ parking_park (broker_t *self, request_t *req, agent_t *on, int64_t deadline_ms)
         return false;           //  an empty record is dropped by parking_run
     if (!held->parked) {
         held->parked = true;
+        held->park_seq = ++p->park_seq;
         self->counters.sends_parked++;
     }
     rec->send = held;
@@ -495,6 +321,35 @@ parking_agent_gone (broker_t *self, agent_t *agent)
     }
 }
 
+//  The ready record whose SEND parked first (records with held requests
+//  only come first: nothing of theirs waits for room).
+static parked_t *
+s_next_ready (parking_t *p)
+{
+    parked_t *best = NULL;
+    for (size_t i = 0; i < p->count; i++) {
+        parked_t *rec = p->list [i];
+        if (!rec->ready)
+            continue;
+        if (!rec->send)
+            return rec;
+        if (!best || rec->send->park_seq < best->send->park_seq)
+            best = rec;
+    }
+    return best;
+}
+
+//  A SEND left the queue: those parked after it may go now.
+static void
+s_ready_behind (parking_t *p)
+{
+    for (size_t i = 0; i < p->count; i++)
+        if (p->list [i]->send) {
+            p->list [i]->ready = true;
+            p->any_ready = true;
+        }
+}
+
 //  Retries the record's SEND, then hands its held requests on until one
 //  of them parks again.
 static void
@@ -534,14 +389,19 @@ parking_run (broker_t *self)
         p->any_ready = false;
         for (size_t i = 0; i < p->count; i++) {
             parked_t *rec = p->list [i];
-            if (rec->send && self->now_ms >= rec->deadline_ms)
-                rec->ready = true;
-            if (!rec->send)
-                rec->ready = true;      //  held requests only: hand them on
-            if (!rec->ready)
-                continue;
+            if ((rec->send && self->now_ms >= rec->deadline_ms) || !rec->send)
+                rec->ready = true;      //  due, or held requests only: hand them on
+        }
+        //  Oldest parked SEND first (a record's place in the list is when
+        //  its connection first parked, not when this SEND did).
+        parked_t *rec;
+        while ((rec = s_next_ready (p))) {
             rec->ready = false;
+            held_t *before = rec->send;
             s_resume (self, rec);
+            //  One that went on may have been what others queued behind.
+            if (before && rec->send != before)
+                s_ready_behind (p);
         }
         if (!p->any_ready)
             break;

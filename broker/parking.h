@@ -12,7 +12,9 @@
     client that reconnects and resends the same `batch` gets that answer
     and nothing twice). A full inbox of an OFFLINE recipient fails at once:
     waiting would not empty it. An inbox that could never take the SEND's
-    share even empty is waited for only until it is empty.
+    share even empty is waited for only until it is empty. First come,
+    first served: a SEND for an inbox an earlier parked SEND waits for
+    parks behind it, and retries go in the order the SENDs parked.
 
     While a connection has a parked SEND its later requests are held
     behind it, in order, so replies keep the request order; at most

@@ -16,7 +16,9 @@
     - a journaling broker records a parked SEND when it is applied: after
       a restart the recipient's inbox holds exactly what it held;
     - the requests held behind a parked SEND are bounded: one over the
-      bound is refused at once (QUEUES_FULL), the rest go on in order.
+      bound is refused at once (QUEUES_FULL), the rest go on in order;
+    - parked SENDs are served in the order they parked: a later SEND that
+      would fit waits behind one parked for the same inbox.
     Deadlines are measured with the clock and checked with wide margins.
 */
 #include <check.h>
@@ -448,6 +450,57 @@ START_TEST (test_parked_send_journaled_when_applied)
 }
 END_TEST
 
+//  First come, first served: a small SEND that would fit does not take
+//  the room a SEND parked before it waits for.
+START_TEST (test_parked_first_served_first)
+{
+    const char *args [] = { "--max-inbox", "4", NULL };
+    testbroker_t *broker = testcheck_start (args);
+    testclient_t *a = testcheck_agent (broker, "A");
+    testclient_t *c = testcheck_agent (broker, "C");
+    testclient_t *b = testcheck_agent (broker, "B");
+    s_send (a, "B", "old", 2, false, 0);
+    pmsg_t *sent = testclient_recv (a, TESTCLIENT_TIMEOUT_MS);
+    EXPECT (sent, PMSG_SENT);
+    pmsg_destroy (&sent);
+    //  A needs 3, B has room for 2: parked. C needs 1: would fit, waits.
+    uint64_t big = s_send (a, "B", "big", 3, false, 60000);
+    uint64_t small = s_send (c, "B", "small", 1, false, 60000);
+    pmsg_t *early = testclient_recv (c, 500);
+    ck_assert_msg (!early, "the later SEND went first: %s", testclient_describe (early));
+    ck_assert_uint_eq (s_stat (b, "sends_waiting"), 2);
+    //  B acknowledges one: room for A's 3, then none for C's.
+    pmsg_t *mail = testclient_fetch (b, 0, 1);
+    uint64_t seq = pobj_uint (testclient_array_at (mail, "messages", 0), "seq", 0);
+    pmsg_destroy (&mail);
+    mail = testclient_fetch (b, seq, 1);
+    pmsg_destroy (&mail);
+    sent = testclient_recv (a, TESTCLIENT_TIMEOUT_MS);
+    EXPECT (sent, PMSG_SENT);
+    ck_assert_uint_eq (pmsg_id (sent), big);
+    ck_assert_uint_eq (pmsg_uint (sent, "accepted", 0), 3);
+    pmsg_destroy (&sent);
+    early = testclient_recv (c, 300);
+    ck_assert_msg (!early, "answered without room: %s", testclient_describe (early));
+    //  Room again: C's goes.
+    mail = testclient_fetch (b, seq, 100);
+    uint64_t last = pobj_uint (testclient_array_at (mail, "messages", 3), "seq", 0);
+    pmsg_destroy (&mail);
+    mail = testclient_fetch (b, last, 100);
+    pmsg_destroy (&mail);
+    sent = testclient_recv (c, TESTCLIENT_TIMEOUT_MS);
+    EXPECT (sent, PMSG_SENT);
+    ck_assert_uint_eq (pmsg_id (sent), small);
+    ck_assert_uint_eq (pmsg_uint (sent, "accepted", 0), 1);
+    pmsg_destroy (&sent);
+    ck_assert_uint_eq (s_stat (b, "send_wait_timeouts"), 0);
+    testclient_destroy (&a);
+    testclient_destroy (&b);
+    testclient_destroy (&c);
+    testcheck_stop (&broker);
+}
+END_TEST
+
 //  The requests held behind a parked SEND are bounded (32 MiB per
 //  connection): beyond, one is refused at once with QUEUES_FULL naming
 //  the bound, unapplied; the others are handled in order once it goes on.
@@ -535,6 +588,7 @@ main (void)
     tcase_add_test (tc, test_parked_sender_reconnects);
     tcase_add_test (tc, test_parked_send_journaled_when_applied);
     tcase_add_test (tc, test_held_requests_bounded);
+    tcase_add_test (tc, test_parked_first_served_first);
     suite_add_tcase (suite, tc);
     return testsuite_run (suite);
 }
