@@ -25,9 +25,15 @@
     id shows offline at once; in plain mode it stays held for its resume
     token all the same.
 
-    Each wake-up drains up to BROKER_DRAIN_BATCH requests, then flushes the
-    MAIL_READY wake-ups that turn collected: that is the coalescing (at most
-    one per agent per turn) and it keeps pipelined senders cheap.
+    Each wake-up drains up to BROKER_DRAIN_BATCH requests, then ends the
+    turn (dispatch_turn_end): parked SENDs that may go on are retried
+    (parking.h), the CONFIRMs due are sent (confirms.h), the journal syncs,
+    and the MAIL_READY wake-ups that turn collected are flushed: that is
+    the coalescing (at most one per agent per turn) and it keeps pipelined
+    senders cheap. A frame from a connection with a parked SEND is held
+    behind it, not handled; every reply goes out through dispatch_reply,
+    which sends the connection's CONFIRM first, so replies keep the
+    request order.
 */
 #include <errno.h>
 #include <stdarg.h>
