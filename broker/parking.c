@@ -391,6 +391,10 @@ parking_run (broker_t *self)
             parked_t *rec = p->list [i];
             if ((rec->send && self->now_ms >= rec->deadline_ms) || !rec->send)
                 rec->ready = true;      //  due, or held requests only: hand them on
+            //  A sender waiting for room is not silent: the broker holds
+            //  its requests (and its heartbeats), so it is not expired.
+            if (rec->send && rec->sender && rec->sender->online)
+                rec->sender->last_seen_ms = self->now_ms;
         }
         //  Oldest parked SEND first (a record's place in the list is when
         //  its connection first parked, not when this SEND did).

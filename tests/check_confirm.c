@@ -501,6 +501,40 @@ START_TEST (test_parked_first_served_first)
 }
 END_TEST
 
+//  A sender whose SEND is parked is not silent: the broker holds its
+//  requests. It is not expired however long it waits.
+START_TEST (test_parked_sender_stays_live)
+{
+    const char *args [] = { "--max-inbox", "4", "--liveness-ms", "600",
+                            "--heartbeat-ms", "200", NULL };
+    testbroker_t *broker = testcheck_start (args);
+    testclient_t *a = testcheck_agent (broker, "A");
+    testclient_t *b = testcheck_agent (broker, "B");
+    s_fill (a, "B");
+    int64_t started = pclock_mono_ms ();
+    s_send (a, "B", "late", 1, false, 2500);
+    //  B stays live meanwhile (and so is waited for).
+    pmsg_t *sent = NULL;
+    while (!sent) {
+        ck_assert_msg (pclock_mono_ms () - started < TESTCLIENT_TIMEOUT_MS, "no SENT");
+        pmsg_t *ok = testclient_call0 (b, PMSG_HEARTBEAT);
+        EXPECT (ok, PMSG_OK);
+        pmsg_destroy (&ok);
+        sent = testclient_recv (a, 100);
+    }
+    //  Answered at its deadline, not when A would have been expired.
+    ck_assert_int_ge (pclock_mono_ms () - started, 2500);
+    EXPECT (sent, PMSG_SENT);
+    pmsg_destroy (&sent);
+    pmsg_t *ok = testclient_call0 (a, PMSG_HEARTBEAT);
+    EXPECT (ok, PMSG_OK);
+    pmsg_destroy (&ok);
+    testclient_destroy (&a);
+    testclient_destroy (&b);
+    testcheck_stop (&broker);
+}
+END_TEST
+
 //  The requests held behind a parked SEND are bounded (32 MiB per
 //  connection): beyond, one is refused at once with QUEUES_FULL naming
 //  the bound, unapplied; the others are handled in order once it goes on.
@@ -589,6 +623,7 @@ main (void)
     tcase_add_test (tc, test_parked_send_journaled_when_applied);
     tcase_add_test (tc, test_held_requests_bounded);
     tcase_add_test (tc, test_parked_first_served_first);
+    tcase_add_test (tc, test_parked_sender_stays_live);
     suite_add_tcase (suite, tc);
     return testsuite_run (suite);
 }
