@@ -42,7 +42,7 @@ s_scratch (parking_t *self, size_t agents)
 //  Adds a message of `size` bytes to what `agent` would get, if it is
 //  online (an offline inbox is not waited for).
 static void
-s_need (parking_t *self, size_t *touched, agent_t *agent, size_t size)
+s_need_n (parking_t *self, size_t *touched, agent_t *agent, uint64_t count, uint64_t size)
 {
     if (!agent->online)
         return;
@@ -53,17 +53,23 @@ s_need (parking_t *self, size_t *touched, agent_t *agent, size_t size)
         self->need_bytes [i] = 0;
         self->touched [(*touched)++] = agent;
     }
-    self->need_count [i]++;
+    self->need_count [i] += count;
     self->need_bytes [i] += size;
 }
 
 static void
+s_need (parking_t *self, size_t *touched, agent_t *agent, size_t size)
+{
+    s_need_n (self, touched, agent, 1, size);
+}
+
+static void
 s_need_list (parking_t *self, size_t *touched, agent_t *const *list, size_t count,
-             const agent_t *skip, size_t size)
+             const agent_t *skip, uint64_t messages, uint64_t size)
 {
     for (size_t i = 0; i < count; i++)
         if (list [i] != skip)
-            s_need (self, touched, list [i], size);
+            s_need_n (self, touched, list [i], messages, size);
 }
 
 agent_t *
@@ -82,6 +88,12 @@ parking_blocked (broker_t *self, agent_t *sender, const msgpack_object *items)
     size_t last_len = 0;
     agent_t *last_agent = NULL;
     char name [PROTO_MAX_NAME + 1];
+    //  Items to "all", and runs of items to one channel, are summed first
+    //  and added to each recipient once: a batch of posts costs one pass
+    //  over the recipients, not one per item.
+    uint64_t all_count = 0, all_bytes = 0;
+    channel_t *run = NULL;
+    uint64_t run_count = 0, run_bytes = 0;
     for (uint32_t i = 0; i < items->via.array.size; i++) {
         const msgpack_object *item = &items->via.array.ptr [i];
         const msgpack_object *body = pobj_get (item, "body");
@@ -100,7 +112,8 @@ parking_blocked (broker_t *self, agent_t *sender, const msgpack_object *items)
         if (len > PROTO_MAX_NAME)
             continue;
         if (to && len == 3 && memcmp (to, "all", 3) == 0) {
-            s_need_list (p, &touched, agents_array (self->agents), agents, sender, size);
+            all_count++;
+            all_bytes += size;
             continue;
         }
         if (channel && channel_name_reserved (channel, channel_len))
@@ -117,12 +130,26 @@ parking_blocked (broker_t *self, agent_t *sender, const msgpack_object *items)
                 s_need (p, &touched, last_agent, size);
             continue;
         }
-        memcpy (name, channel, channel_len);
-        name [channel_len] = 0;
-        channel_t *listened = channels_lookup (mailroom_channels (self->mailroom), name);
-        if (listened)
-            s_need_list (p, &touched, listened->listeners, listened->listener_count, NULL, size);
+        channel_t *listened = run;
+        if (!run || run->name_len != channel_len || memcmp (run->name, channel, channel_len)) {
+            memcpy (name, channel, channel_len);
+            name [channel_len] = 0;
+            listened = channels_lookup (mailroom_channels (self->mailroom), name);
+        }
+        if (listened != run && run)
+            s_need_list (p, &touched, run->listeners, run->listener_count, NULL,
+                         run_count, run_bytes);
+        if (listened != run)
+            run_count = run_bytes = 0;
+        run = listened;
+        run_count++;
+        run_bytes += size;
     }
+    if (run)
+        s_need_list (p, &touched, run->listeners, run->listener_count, NULL, run_count, run_bytes);
+    if (all_count)
+        s_need_list (p, &touched, agents_array (self->agents), agents, sender, all_count,
+                     all_bytes);
     const mailroom_limits_t *lim = mailroom_limits (self->mailroom);
     //  First come, first served: SENDs parked earlier for an inbox go
     //  first, or a stream of small SENDs could take every bit of room a

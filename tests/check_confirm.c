@@ -535,6 +535,65 @@ START_TEST (test_parked_sender_stays_live)
 }
 END_TEST
 
+//  Fan-outs wait too: a post to a channel, and to "all", while one of
+//  their online recipients is full.
+START_TEST (test_fan_out_waits)
+{
+    const char *args [] = { "--max-inbox", "4", NULL };
+    testbroker_t *broker = testcheck_start (args);
+    testclient_t *a = testcheck_agent (broker, "A");
+    testclient_t *b = testcheck_agent (broker, "B");
+    testclient_t *c = testcheck_agent (broker, "C");
+    for (int i = 0; i < 2; i++) {
+        penc_t *enc = testclient_begin (i ? c : b, PMSG_LISTEN, 1);
+        penc_kv_cstr (enc, "channel", "news");
+        pmsg_t *ok = testclient_call (i ? c : b);
+        EXPECT (ok, PMSG_OK);
+        pmsg_destroy (&ok);
+    }
+    s_fill (a, "B");
+    for (int round = 0; round < 2; round++) {
+        penc_t *enc = testclient_begin (a, PMSG_SEND, 2);
+        penc_kv_uint (enc, "wait_ms", 60000);
+        penc_key (enc, "messages");
+        msgpack_pack_array (penc_packer (enc), 2);
+        for (int i = 0; i < 2; i++) {
+            msgpack_pack_map (penc_packer (enc), 2);
+            penc_kv_cstr (enc, round ? "to" : "channel", round ? "all" : "news");
+            penc_kv_cstr (enc, "body", "fan");
+        }
+        ck_assert_int_eq (testclient_send (a), 0);
+        pmsg_t *early = testclient_recv (a, 300);
+        ck_assert_msg (!early, "answered while B is full: %s", testclient_describe (early));
+        //  B makes room for both messages: the SEND goes, whole.
+        pmsg_t *mail = testclient_fetch (b, 0, 100);
+        size_t count = testclient_array_size (mail, "messages");
+        uint64_t seq = pobj_uint (testclient_array_at (mail, "messages", count - 1), "seq", 0);
+        pmsg_destroy (&mail);
+        mail = testclient_fetch (b, seq, 1);
+        pmsg_destroy (&mail);
+        pmsg_t *sent = testclient_recv (a, TESTCLIENT_TIMEOUT_MS);
+        EXPECT (sent, PMSG_SENT);
+        ck_assert_uint_eq (pmsg_uint (sent, "accepted", 0), 2);
+        ck_assert (!pmsg_field (sent, "errors"));
+        pmsg_destroy (&sent);
+        //  B holds the 2 posts; 2 more fill it for the next round.
+        mail = testclient_fetch (b, seq, 100);
+        ck_assert_uint_eq (testclient_array_size (mail, "messages"), 2);
+        pmsg_destroy (&mail);
+        s_send (a, "B", "refill", 2, false, 0);
+        sent = testclient_recv (a, TESTCLIENT_TIMEOUT_MS);
+        EXPECT (sent, PMSG_SENT);
+        pmsg_destroy (&sent);
+    }
+    ck_assert_uint_eq (s_stat (c, "sends_parked"), 2);
+    testclient_destroy (&a);
+    testclient_destroy (&b);
+    testclient_destroy (&c);
+    testcheck_stop (&broker);
+}
+END_TEST
+
 //  The requests held behind a parked SEND are bounded (32 MiB per
 //  connection): beyond, one is refused at once with QUEUES_FULL naming
 //  the bound, unapplied; the others are handled in order once it goes on.
@@ -624,6 +683,7 @@ main (void)
     tcase_add_test (tc, test_held_requests_bounded);
     tcase_add_test (tc, test_parked_first_served_first);
     tcase_add_test (tc, test_parked_sender_stays_live);
+    tcase_add_test (tc, test_fan_out_waits);
     suite_add_tcase (suite, tc);
     return testsuite_run (suite);
 }
