@@ -35,6 +35,7 @@
 
 #include "broker_internal.h"
 #include "plog.h"
+#include "send_item.h"
 
 //  The name an item was addressed to, for error sentences.
 static void
@@ -130,10 +131,12 @@ static uint64_t
 s_post (broker_t *self, agent_t *from, uint32_t index, const msgpack_object *item)
 {
     mailroom_t *room = self->mailroom;
-    const msgpack_object *body = pobj_get (item, "body");
-    size_t to_len = 0, channel_len = 0;
-    const char *to = pobj_str (item, "to", &to_len);
-    const char *channel = pobj_str (item, "channel", &channel_len);
+    send_item_t fields;
+    send_item_read (item, &fields);
+    const msgpack_object *body = fields.body;
+    size_t to_len = fields.to_len, channel_len = fields.channel_len;
+    const char *to = fields.to;
+    const char *channel = fields.channel;
     if (!body || (body->type != MSGPACK_OBJECT_STR && body->type != MSGPACK_OBJECT_BIN)
     ||  (to == NULL) == (channel == NULL)) {
         mailroom_reject (room, index, PERR_BAD_FIELD);
@@ -156,7 +159,7 @@ s_post (broker_t *self, agent_t *from, uint32_t index, const msgpack_object *ite
         mailroom_reject (room, index, PERR_RESERVED_NAME);
         return 0;
     }
-    if (pobj_bool (item, "resolve", false)) {
+    if (fields.resolve) {
         //  The schema bounds names to PROTO_MAX_NAME bytes.
         char name [PROTO_MAX_NAME + 1];
         snprintf (name, sizeof name, "%.*s", (int) channel_len, channel);

@@ -11,6 +11,7 @@
 
 #include "broker_internal.h"
 #include "parking_int.h"
+#include "send_item.h"
 
 static bool
 s_scratch (parking_t *self, size_t agents)
@@ -95,16 +96,17 @@ parking_blocked (broker_t *self, agent_t *sender, const msgpack_object *items)
     channel_t *run = NULL;
     uint64_t run_count = 0, run_bytes = 0;
     for (uint32_t i = 0; i < items->via.array.size; i++) {
-        const msgpack_object *item = &items->via.array.ptr [i];
-        const msgpack_object *body = pobj_get (item, "body");
+        send_item_t fields;
+        send_item_read (&items->via.array.ptr [i], &fields);
+        const msgpack_object *body = fields.body;
         if (!body || (body->type != MSGPACK_OBJECT_STR && body->type != MSGPACK_OBJECT_BIN))
             continue;
         size_t size = body->type == MSGPACK_OBJECT_BIN ? body->via.bin.size : body->via.str.size;
         if (size > self->config.max_body)
             continue;           //  refused whatever the inbox holds
-        size_t to_len = 0, channel_len = 0;
-        const char *to = pobj_str (item, "to", &to_len);
-        const char *channel = pobj_str (item, "channel", &channel_len);
+        size_t to_len = fields.to_len, channel_len = fields.channel_len;
+        const char *to = fields.to;
+        const char *channel = fields.channel;
         if ((to == NULL) == (channel == NULL))
             continue;
         const char *target = to ? to : channel;
@@ -125,7 +127,7 @@ parking_blocked (broker_t *self, agent_t *sender, const msgpack_object *items)
             last_len = len;
             last_agent = agents_lookup (self->agents, name);
         }
-        if (to || (last_agent && pobj_bool (item, "resolve", false))) {
+        if (to || (last_agent && fields.resolve)) {
             if (last_agent)
                 s_need (p, &touched, last_agent, size);
             continue;
