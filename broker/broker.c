@@ -31,7 +31,7 @@ broker_config_defaults (broker_config_t *config)
     config->heartbeat_ms = 1000;
     config->liveness_ms = 5000;
     config->max_agents = 1024;
-    config->max_inbox = 10000;
+    config->max_inbox = 65536;
     config->max_inbox_bytes = 64 * 1024 * 1024;
     config->max_channel = 10000;
     config->max_channel_bytes = 64 * 1024 * 1024;

@@ -37,8 +37,9 @@ static const pconfig_option_t s_options [] = {
       "(counted in STATS forgotten); 0 = never" },
     { "max-agents", 0, PCONFIG_INT, "PARLEY_MAX_AGENTS", "1024", 1, 1000000, "N",
       "registered agents (online or not); beyond: TOO_MANY_AGENTS" },
-    { "max-inbox", 0, PCONFIG_INT, "PARLEY_MAX_INBOX", "10000", 1, 100000000, "N",
-      "unacknowledged messages per agent" },
+    { "max-inbox", 0, PCONFIG_INT, "PARLEY_MAX_INBOX", "65536", 1, 100000000, "N",
+      "unacknowledged messages per agent (the default holds a sender's 4 SENDs of 4096 in flight "
+      "and a reader's 3 FETCHes of 4096 at once; --max-inbox-bytes bounds the bytes)" },
     { "max-inbox-bytes", 0, PCONFIG_INT, "PARLEY_MAX_INBOX_BYTES", "67108864", 1, 1e12, "BYTES",
       "unacknowledged body bytes per agent" },
     { "max-channel", 0, PCONFIG_INT, "PARLEY_MAX_CHANNEL", "10000", 1, 100000000, "N",
