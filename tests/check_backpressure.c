@@ -10,7 +10,9 @@
       with their SEND's ticket and index;
     - a SEND waiting for room returns at its deadline with INBOX_FULL
       naming the wait, and that deadline is inside the client's reply
-      timeout (wait_ms is clamped to three quarters of it).
+      timeout (wait_ms is clamped to three quarters of it);
+    - a broker that stops answering with SENDs in flight: the client
+      reconnects and sends the unconfirmed ones again (at-least-once).
     Senders run in forked children (libparley's context must not cross
     a fork: they are forked before the parent opens any socket).
     Deadlines are checked by the clock with wide margins.
@@ -19,6 +21,7 @@
 #include <czmq.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -275,6 +278,85 @@ START_TEST (test_failures_and_deadline)
 }
 END_TEST
 
+//  The broker stops answering (SIGSTOP) with pipelined SENDs in flight:
+//  the client gives the connection up after its request timeout, says
+//  HELLO again once the broker is back and sends every unconfirmed SEND
+//  again, in order. Every message arrives at least once, first copies in
+//  the order sent.
+static void
+s_resend_child (const char *router, int ready, int go)
+{
+    parley_client_t *client = s_connected (router, "A", 1000);
+    if (!client)
+        _exit (2);
+    if (write (ready, "r", 1) != 1)
+        _exit (3);
+    char c;
+    if (read (go, &c, 1) != 1)
+        _exit (4);
+    for (int i = 0; i < 20; i++) {
+        char body [16];
+        snprintf (body, sizeof body, "m%d", i);
+        parley_outgoing_t item = { .to = "B", .body = body, .body_len = strlen (body) };
+        if (parley_client_send_pipelined (client, &item, 1, NULL) != PARLEY_OK)
+            _exit (5);
+    }
+    if (parley_client_send_flush (client) != PARLEY_OK)
+        _exit (6);
+    parley_pipeline_stats_t stats;
+    parley_client_pipeline_stats (client, &stats);
+    parley_send_failure_t failure;
+    if (stats.resent == 0 || stats.confirmed != 20 || parley_client_send_failure (client, &failure))
+        _exit (7);
+    parley_client_destroy (&client);
+    _exit (0);
+}
+
+START_TEST (test_resend_after_reconnect)
+{
+    testbroker_t *broker = testcheck_start (NULL);
+    int ready [2], go [2];
+    ck_assert_int_eq (pipe (ready), 0);
+    ck_assert_int_eq (pipe (go), 0);
+    pid_t child = fork ();
+    ck_assert_int_ge (child, 0);
+    if (child == 0) {
+        close (ready [0]);
+        close (go [1]);
+        s_resend_child (testbroker_router (broker), ready [1], go [0]);
+    }
+    close (ready [1]);
+    close (go [0]);
+    testclient_t *b = testcheck_agent (broker, "B");
+    char c;
+    ck_assert_int_eq (read (ready [0], &c, 1), 1);
+    testbroker_signal (broker, SIGSTOP);
+    ck_assert_int_eq (write (go [1], "g", 1), 1);
+    //  Well past the client's 1 s timeout.
+    usleep (2500 * 1000);
+    testbroker_signal (broker, SIGCONT);
+    int status = -1;
+    ck_assert_int_eq (waitpid (child, &status, 0), child);
+    ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0, "child: status %d", status);
+    int next = 0;
+    pmsg_t *mail = testclient_fetch (b, 0, 1000);
+    EXPECT (mail, PMSG_MAIL);
+    for (size_t i = 0; i < testclient_array_size (mail, "messages"); i++) {
+        char body [16];
+        ck_assert (pobj_strcpy (testclient_array_at (mail, "messages", i), "body", body,
+                                sizeof body));
+        int n = atoi (body + 1);
+        ck_assert_int_le (n, next);         //  a copy, or the next one
+        if (n == next)
+            next++;
+    }
+    ck_assert_int_eq (next, 20);
+    pmsg_destroy (&mail);
+    testclient_destroy (&b);
+    testcheck_stop (&broker);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -283,6 +365,7 @@ main (void)
     tcase_set_timeout (tc, 240);
     tcase_add_test (tc, test_many_senders_slow_receiver);
     tcase_add_test (tc, test_failures_and_deadline);
+    tcase_add_test (tc, test_resend_after_reconnect);
     suite_add_tcase (suite, tc);
     return testsuite_run (suite);
 }
