@@ -13,17 +13,18 @@
       timeout (wait_ms is clamped to three quarters of it);
     - a broker that stops answering with SENDs in flight: the client
       reconnects and sends the unconfirmed ones again (at-least-once).
-    Senders run in forked children (libparley's context must not cross
-    a fork: they are forked before the parent opens any socket).
-    Deadlines are checked by the clock with wide margins.
+    Senders run in threads of their own (a libparley client is used from
+    one thread), so the suite also runs unforked under valgrind
+    (CK_FORK=no). Deadlines are checked by the clock with wide margins.
 */
 #include <check.h>
 #include <czmq.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "parley/client.h"
@@ -52,25 +53,29 @@ s_connected (const char *router, const char *id, int64_t timeout_ms)
     return client;
 }
 
-//  A sender child: waits for the parent's go, posts PER_SENDER messages
-//  "S<k>:<i>" to R, one per pipelined SEND, flushes. Exit 0 when every
-//  message was accepted, nothing failed and the window was kept.
-static void
-s_sender (const char *router, int k, int go)
+//  A sender thread: posts PER_SENDER messages "S<k>:<i>" to R, one per
+//  pipelined SEND, flushes. Status 0 when every message was accepted,
+//  nothing failed and the window was kept.
+typedef struct {
+    const char *router;
+    int k;
+    int status;
+    atomic_bool done;
+} sender_t;
+
+static void *
+s_sender (void *arg)
 {
-    char c;
-    if (read (go, &c, 1) != 1)
-        _exit (2);
+    sender_t *self = arg;
     char id [16];
-    snprintf (id, sizeof id, "S%d", k);
-    parley_client_t *client = s_connected (router, id, 10000);
-    if (!client)
-        _exit (3);
-    parley_client_set_send_window (client, WINDOW, 1024 * 1024);
-    int status = 0;
+    snprintf (id, sizeof id, "S%d", self->k);
+    parley_client_t *client = s_connected (self->router, id, 10000);
+    int status = client ? 0 : 3;
+    if (client)
+        parley_client_set_send_window (client, WINDOW, 1024 * 1024);
     for (int i = 0; i < PER_SENDER && !status; i++) {
         char body [32];
-        snprintf (body, sizeof body, "S%d:%d", k, i);
+        snprintf (body, sizeof body, "S%d:%d", self->k, i);
         parley_outgoing_t item = { .to = "R", .body = body, .body_len = strlen (body) };
         if (parley_client_send_pipelined (client, &item, 1, NULL) != PARLEY_OK) {
             fprintf (stderr, "%s: send %d: %s\n", id, i, parley_client_error_text (client));
@@ -83,24 +88,28 @@ s_sender (const char *router, int k, int go)
     }
     if (!status && parley_client_send_flush (client) != PARLEY_OK)
         status = 6;
-    parley_pipeline_stats_t stats;
-    parley_client_pipeline_stats (client, &stats);
-    parley_send_failure_t failure;
-    if (parley_client_send_failure (client, &failure)) {
-        fprintf (stderr, "%s: failure %s: %s\n", id, parley_strerror (failure.code),
-                 failure.message);
-        status = 7;
+    if (client) {
+        parley_pipeline_stats_t stats;
+        parley_client_pipeline_stats (client, &stats);
+        parley_send_failure_t failure;
+        if (parley_client_send_failure (client, &failure)) {
+            fprintf (stderr, "%s: failure %s: %s\n", id, parley_strerror (failure.code),
+                     failure.message);
+            status = 7;
+        }
+        if (!status && (stats.accepted != PER_SENDER || stats.confirmed != PER_SENDER
+        ||  stats.resent != 0 || stats.window_waits == 0))
+            status = 8;
+        if (status)
+            fprintf (stderr, "%s: status %d: accepted %llu confirmed %llu resent %llu waits "
+                     "%llu\n", id, status, (unsigned long long) stats.accepted,
+                     (unsigned long long) stats.confirmed, (unsigned long long) stats.resent,
+                     (unsigned long long) stats.window_waits);
+        parley_client_destroy (&client);
     }
-    if (!status && (stats.accepted != PER_SENDER || stats.confirmed != PER_SENDER
-    ||  stats.resent != 0 || stats.window_waits == 0))
-        status = 8;
-    if (status)
-        fprintf (stderr, "%s: exit %d: accepted %llu confirmed %llu resent %llu waits %llu\n",
-                 id, status, (unsigned long long) stats.accepted,
-                 (unsigned long long) stats.confirmed, (unsigned long long) stats.resent,
-                 (unsigned long long) stats.window_waits);
-    parley_client_destroy (&client);
-    _exit (status);
+    self->status = status;
+    atomic_store (&self->done, true);
+    return NULL;
 }
 
 START_TEST (test_many_senders_slow_receiver)
@@ -109,21 +118,13 @@ START_TEST (test_many_senders_slow_receiver)
     snprintf (inbox, sizeof inbox, "%d", MAX_INBOX);
     const char *args [] = { "--max-inbox", inbox, NULL };
     testbroker_t *broker = testcheck_start (args);
-    int go [2];
-    ck_assert_int_eq (pipe (go), 0);
-    pid_t children [SENDERS];
-    for (int k = 0; k < SENDERS; k++) {
-        children [k] = fork ();
-        ck_assert_int_ge (children [k], 0);
-        if (children [k] == 0) {
-            close (go [1]);
-            s_sender (testbroker_router (broker), k, go [0]);
-        }
-    }
-    close (go [0]);
     testclient_t *r = testcheck_agent (broker, "R");
-    ck_assert_int_eq (write (go [1], "gggg", SENDERS), SENDERS);
-    close (go [1]);
+    sender_t senders [SENDERS];
+    pthread_t threads [SENDERS];
+    for (int k = 0; k < SENDERS; k++) {
+        senders [k] = (sender_t) { .router = testbroker_router (broker), .k = k };
+        ck_assert_int_eq (pthread_create (&threads [k], NULL, s_sender, &senders [k]), 0);
+    }
 
     int next [SENDERS] = { 0 };
     long received = 0;
@@ -161,10 +162,9 @@ START_TEST (test_many_senders_slow_receiver)
     ck_assert_uint_eq (testclient_array_size (mail, "messages"), 0);
     pmsg_destroy (&mail);
     for (int k = 0; k < SENDERS; k++) {
-        int status = -1;
-        ck_assert_int_eq (waitpid (children [k], &status, 0), children [k]);
-        ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0,
-                       "sender %d failed (status %d)", k, status);
+        ck_assert_int_eq (pthread_join (threads [k], NULL), 0);
+        ck_assert_msg (senders [k].status == 0, "sender %d failed (status %d)", k,
+                       senders [k].status);
     }
     pmsg_t *stats = testclient_call0 (r, PMSG_STATS);
     EXPECT (stats, PMSG_STATS_REPLY);
@@ -180,12 +180,15 @@ END_TEST
 
 //  Failures name only the failed messages, by ticket and index; the
 //  wait is clamped inside the reply timeout and ends with INBOX_FULL.
-static void
-s_failures_child (const char *router)
+typedef struct {
+    const char *router;
+    int status;
+    atomic_bool done;
+} worker_t;
+
+static int
+s_failures_run (parley_client_t *client)
 {
-    parley_client_t *client = s_connected (router, "A", 4000);
-    if (!client)
-        _exit (2);
     parley_outgoing_t items [3] = {
         { .to = "B", .body = "one", .body_len = 3 },
         { .to = "Nobody", .body = "two", .body_len = 3 },
@@ -196,20 +199,20 @@ s_failures_child (const char *router)
     ||  parley_client_send_pipelined (client, items, 1, &second) != PARLEY_OK
     ||  parley_client_send_pipelined (client, items + 1, 1, &third) != PARLEY_OK
     ||  parley_client_send_flush (client) != PARLEY_OK)
-        _exit (3);
+        return 3;
     parley_send_failure_t failure;
     if (!parley_client_send_failure (client, &failure) || failure.ticket != first
     ||  failure.whole || failure.index != 1 || failure.code != PARLEY_ERR_UNKNOWN_RECIPIENT)
-        _exit (4);
+        return 4;
     if (!parley_client_send_failure (client, &failure) || failure.ticket != third
     ||  failure.index != 0 || failure.code != PARLEY_ERR_UNKNOWN_RECIPIENT)
-        _exit (5);
+        return 5;
     if (parley_client_send_failure (client, &failure))
-        _exit (6);
+        return 6;
     parley_pipeline_stats_t stats;
     parley_client_pipeline_stats (client, &stats);
     if (stats.accepted != 3 || stats.failed_messages != 2 || stats.confirmed != 3)
-        _exit (7);
+        return 7;
     //  B now holds 3 of its 4: a SEND of 2 waits, up to three quarters
     //  of the 4 s timeout (the 60 s asked for is clamped), then is applied
     //  as with wait_ms 0: the first fits, the second fails.
@@ -218,58 +221,57 @@ s_failures_child (const char *router)
     parley_sent_t sent;
     int64_t started = pclock_mono_ms ();
     if (parley_client_send (client, two, 2, &sent) != PARLEY_OK)
-        _exit (8);
+        return 8;
     int64_t took = pclock_mono_ms () - started;
     if (took < 3000 || took >= 4000 || sent.accepted != 1 || sent.error_count != 1
     ||  sent.errors [0].index != 1 || sent.errors [0].code != PARLEY_ERR_INBOX_FULL
     ||  !strstr (sent.errors [0].message, "waiting 3000 ms")) {
         fprintf (stderr, "took %lld ms, accepted %zu, errors %zu: %s\n", (long long) took,
                  sent.accepted, sent.error_count, sent.error_count ? sent.errors [0].message : "");
-        _exit (9);
+        return 9;
     }
     //  The same as a pipelined SEND: a failure per message, none whole.
     parley_ticket_t late;
     if (parley_client_send_pipelined (client, two, 2, &late) != PARLEY_OK
     ||  parley_client_send_flush (client) != PARLEY_OK)
-        _exit (10);
+        return 10;
     for (int i = 0; i < 2; i++)
         if (!parley_client_send_failure (client, &failure) || failure.ticket != late
         ||  failure.whole || failure.index != (size_t) i || failure.code != PARLEY_ERR_INBOX_FULL)
-            _exit (11);
+            return 11;
+    return 0;
+}
+
+static void *
+s_failures_worker (void *arg)
+{
+    worker_t *self = arg;
+    parley_client_t *client = s_connected (self->router, "A", 4000);
+    self->status = client ? s_failures_run (client) : 2;
     parley_client_destroy (&client);
-    _exit (0);
+    atomic_store (&self->done, true);
+    return NULL;
 }
 
 START_TEST (test_failures_and_deadline)
 {
     const char *args [] = { "--max-inbox", "4", NULL };
     testbroker_t *broker = testcheck_start (args);
-    int go [2];
-    ck_assert_int_eq (pipe (go), 0);
-    pid_t child = fork ();
-    ck_assert_int_ge (child, 0);
-    if (child == 0) {
-        close (go [1]);
-        char c;
-        if (read (go [0], &c, 1) != 1)
-            _exit (1);
-        s_failures_child (testbroker_router (broker));
-    }
-    close (go [0]);
     testclient_t *b = testcheck_agent (broker, "B");
-    ck_assert_int_eq (write (go [1], "g", 1), 1);
-    close (go [1]);
-    //  B stays online (and so is waited for) while the child runs.
-    int status = -1;
+    worker_t worker = { .router = testbroker_router (broker) };
+    pthread_t thread;
+    ck_assert_int_eq (pthread_create (&thread, NULL, s_failures_worker, &worker), 0);
+    //  B stays online (and so is waited for) while A works.
     int64_t deadline = pclock_mono_ms () + 120000;
-    while (waitpid (child, &status, WNOHANG) == 0) {
-        ck_assert_msg (pclock_mono_ms () < deadline, "the child did not finish");
+    while (!atomic_load (&worker.done)) {
+        ck_assert_msg (pclock_mono_ms () < deadline, "A did not finish");
         pmsg_t *ok = testclient_call0 (b, PMSG_HEARTBEAT);
         EXPECT (ok, PMSG_OK);
         pmsg_destroy (&ok);
         usleep (200 * 1000);
     }
-    ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0, "child: status %d", status);
+    ck_assert_int_eq (pthread_join (thread, NULL), 0);
+    ck_assert_msg (worker.status == 0, "A: status %d", worker.status);
     pmsg_t *stats = testclient_call0 (b, PMSG_STATS);
     ck_assert_uint_eq (pmsg_uint (stats, "send_wait_timeouts", 0), 2);
     pmsg_destroy (&stats);
@@ -283,61 +285,50 @@ END_TEST
 //  HELLO again once the broker is back and sends every unconfirmed SEND
 //  again, in order. Every message arrives at least once, first copies in
 //  the order sent.
-static void
-s_resend_child (const char *router, int ready, int go)
+typedef struct {
+    parley_client_t *client;
+    int status;
+} resend_t;
+
+static void *
+s_resend_worker (void *arg)
 {
-    parley_client_t *client = s_connected (router, "A", 1000);
-    if (!client)
-        _exit (2);
-    if (write (ready, "r", 1) != 1)
-        _exit (3);
-    char c;
-    if (read (go, &c, 1) != 1)
-        _exit (4);
-    for (int i = 0; i < 20; i++) {
+    resend_t *self = arg;
+    parley_client_t *client = self->client;
+    self->status = 0;
+    for (int i = 0; i < 20 && !self->status; i++) {
         char body [16];
         snprintf (body, sizeof body, "m%d", i);
         parley_outgoing_t item = { .to = "B", .body = body, .body_len = strlen (body) };
         if (parley_client_send_pipelined (client, &item, 1, NULL) != PARLEY_OK)
-            _exit (5);
+            self->status = 5;
     }
-    if (parley_client_send_flush (client) != PARLEY_OK)
-        _exit (6);
+    if (!self->status && parley_client_send_flush (client) != PARLEY_OK)
+        self->status = 6;
     parley_pipeline_stats_t stats;
     parley_client_pipeline_stats (client, &stats);
     parley_send_failure_t failure;
-    if (stats.resent == 0 || stats.confirmed != 20 || parley_client_send_failure (client, &failure))
-        _exit (7);
-    parley_client_destroy (&client);
-    _exit (0);
+    if (!self->status && (stats.resent == 0 || stats.confirmed != 20
+    ||  parley_client_send_failure (client, &failure)))
+        self->status = 7;
+    return NULL;
 }
 
 START_TEST (test_resend_after_reconnect)
 {
     testbroker_t *broker = testcheck_start (NULL);
-    int ready [2], go [2];
-    ck_assert_int_eq (pipe (ready), 0);
-    ck_assert_int_eq (pipe (go), 0);
-    pid_t child = fork ();
-    ck_assert_int_ge (child, 0);
-    if (child == 0) {
-        close (ready [0]);
-        close (go [1]);
-        s_resend_child (testbroker_router (broker), ready [1], go [0]);
-    }
-    close (ready [1]);
-    close (go [0]);
     testclient_t *b = testcheck_agent (broker, "B");
-    char c;
-    ck_assert_int_eq (read (ready [0], &c, 1), 1);
+    resend_t worker = { .client = s_connected (testbroker_router (broker), "A", 1000) };
+    ck_assert_ptr_nonnull (worker.client);
     testbroker_signal (broker, SIGSTOP);
-    ck_assert_int_eq (write (go [1], "g", 1), 1);
+    pthread_t thread;
+    ck_assert_int_eq (pthread_create (&thread, NULL, s_resend_worker, &worker), 0);
     //  Well past the client's 1 s timeout.
     usleep (2500 * 1000);
     testbroker_signal (broker, SIGCONT);
-    int status = -1;
-    ck_assert_int_eq (waitpid (child, &status, 0), child);
-    ck_assert_msg (WIFEXITED (status) && WEXITSTATUS (status) == 0, "child: status %d", status);
+    ck_assert_int_eq (pthread_join (thread, NULL), 0);
+    ck_assert_msg (worker.status == 0, "A: status %d", worker.status);
+    parley_client_destroy (&worker.client);
     int next = 0;
     pmsg_t *mail = testclient_fetch (b, 0, 1000);
     EXPECT (mail, PMSG_MAIL);
