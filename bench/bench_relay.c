@@ -30,7 +30,17 @@
     message to its last, so connection setup is not counted. Parley clients
     run in forked children (libparley's context must not cross a fork).
 
-    Usage: bench_relay [--count N] [--quick]
+    Default settings (the sender side): a broker with no raised bound,
+      relay_default_<size>_b1     one message per pipelined SEND (libparley's
+                                  window and cumulative CONFIRMs), as an
+                                  agent sends;
+      relay_default_<size>_b4096  pipelined SENDs of 4096 (capped by the
+                                  frame), the broker's backpressure instead
+                                  of INBOX_FULL;
+      each with its INBOX_FULL and lost message counts (both must be 0)
+      and the SENDs the broker parked.
+
+    Usage: bench_relay [--count N] [--quick] [--no-default] [--only-default]
 */
 #include <poll.h>
 #include <signal.h>
@@ -46,6 +56,8 @@
 #define SEND_DEPTH 4            //  SENDs the sender keeps in flight
 
 static long s_count = 1000000;          //  messages per relay run
+static bool s_default_rows = true;      //  the default-settings sender rows (--no-default)
+static bool s_only_default = false;     //  just those (--only-default)
 
 // ---------------------------------------------------------------------
 //  Baseline servers: forwarder and echo, in a forked child on CPU 0.
@@ -315,6 +327,147 @@ s_sender (const char *router, size_t body_size, size_t batch, bool blocking)
     _exit (accepted == s_count ? 0 : 1);
 }
 
+//  ---------------------------------------------------------------------
+//  Sender side at the broker's DEFAULT settings (no raised --max-inbox):
+//  pipelined SENDs (libparley's window, cumulative CONFIRMs) and the
+//  broker's backpressure instead of INBOX_FULL.
+
+typedef struct {
+    long accepted;              //  messages the CONFIRMs said were queued
+    long inbox_full;            //  messages that failed INBOX_FULL
+    long failed;                //  every message failure, INBOX_FULL included
+    long lost;                  //  posted, neither accepted nor failed
+    long parked;                //  the broker's sends_parked after the run
+} relay_outcome_t;
+
+//  The broker's sends_parked (STATS), 0 if it cannot be read.
+static long
+s_sends_parked (parley_client_t *client)
+{
+    parley_stat_list_t fields;
+    if (parley_client_stats_fields (client, &fields) == PARLEY_OK)
+        for (size_t i = 0; i < fields.count; i++)
+            if (strcmp (fields.fields [i].name, "sends_parked") == 0)
+                return (long) fields.fields [i].uint_value;
+    return 0;
+}
+
+//  Sends s_count messages as pipelined SENDs of `batch` (1: one message
+//  per SEND, as an agent sends). Messages that failed are sent again as
+//  filler at the end so the receiver still counts s_count and stops;
+//  their number is reported, never hidden.
+static void
+s_sender_pipelined (const char *router, size_t body_size, size_t batch, int result_fd)
+{
+    parley_client_t *client = bench_client (router, "src");
+    char *body = calloc (1, body_size);
+    memset (body, 'x', body_size);
+    parley_outgoing_t *items = calloc (batch, sizeof (parley_outgoing_t));
+    for (size_t i = 0; i < batch; i++)
+        items [i] = (parley_outgoing_t) { .to = "dst", .body = body, .body_len = body_size };
+    relay_outcome_t outcome = { 0 };
+    long sent = 0, parked_before = s_sends_parked (client);
+    while (sent < s_count) {
+        size_t n = (size_t) (s_count - sent) < batch ? (size_t) (s_count - sent) : batch;
+        bench_check (client, parley_client_send_pipelined (client, items, n, NULL), "SEND");
+        sent += (long) n;
+    }
+    bench_check (client, parley_client_send_flush (client), "SEND flush");
+    parley_send_failure_t failure;
+    while (parley_client_send_failure (client, &failure)) {
+        outcome.failed++;
+        if (failure.code == PARLEY_ERR_INBOX_FULL)
+            outcome.inbox_full++;
+    }
+    parley_pipeline_stats_t stats;
+    parley_client_pipeline_stats (client, &stats);
+    outcome.accepted = (long) stats.accepted;
+    outcome.lost = s_count - outcome.accepted - (long) (stats.failed_messages + stats.errors_omitted);
+    for (long left = s_count - outcome.accepted; left > 0; left--)
+        bench_check (client, parley_client_send (client, items, 1, NULL), "filler SEND");
+    outcome.parked = s_sends_parked (client) - parked_before;
+    if (write (result_fd, &outcome, sizeof outcome) < 0)
+        _exit (1);
+    bench_client_leave (&client);
+    free (items);
+    free (body);
+    _exit (0);
+}
+
+//  The relay with the pipelined sender; `outcome` gets what it reported.
+static double
+s_parley_relay_pipelined (const char *router, size_t body_size, size_t batch,
+                          relay_outcome_t *outcome)
+{
+    size_t fit = (PROTO_MAX_FRAME - 4096) / (body_size + 24);
+    if (batch > fit)
+        batch = fit;
+    int ready [2], result [2], sender_result [2];
+    if (pipe (ready) != 0 || pipe (result) != 0 || pipe (sender_result) != 0)
+        exit (1);
+    pid_t receiver = s_fork ();
+    if (receiver == 0) {
+        close (ready [0]);
+        close (result [0]);
+        s_receiver (router, PROTO_MAX_BATCH, FETCH_DEPTH, false, ready [1], result [1]);
+    }
+    close (ready [1]);
+    close (result [1]);
+    char c;
+    if (read (ready [0], &c, 1) != 1)
+        exit (1);
+    close (ready [0]);
+    pid_t sender = s_fork ();
+    if (sender == 0) {
+        close (sender_result [0]);
+        s_sender_pipelined (router, body_size, batch, sender_result [1]);
+    }
+    close (sender_result [1]);
+    double rate = 0;
+    if (read (result [0], &rate, sizeof rate) != sizeof rate) {
+        fprintf (stderr, "bench_relay: the receiver failed\n");
+        exit (1);
+    }
+    close (result [0]);
+    if (read (sender_result [0], outcome, sizeof *outcome) != sizeof *outcome)
+        outcome->lost = -1;
+    close (sender_result [0]);
+    int status = 0;
+    waitpid (sender, &status, 0);
+    waitpid (receiver, NULL, 0);
+    return WIFEXITED (status) && WEXITSTATUS (status) == 0 ? rate : 0;
+}
+
+//  The rows at default broker settings: one message per pipelined SEND,
+//  and pipelined batches of 4096, each with its INBOX_FULL and lost counts.
+static void
+s_default_settings (void)
+{
+    const char *args [] = { "--log-level", "warn", NULL };
+    testbroker_t *broker = testbroker_start (args);
+    if (!broker)
+        exit (1);
+    bench_pin (testbroker_pid (broker), 0);
+    static const size_t sizes [] = { 64, 256 };
+    static const size_t batches [] = { 1, 4096 };
+    for (size_t s = 0; s < 2; s++)
+        for (size_t b = 0; b < 2; b++) {
+            char key [64];
+            relay_outcome_t outcome = { 0 };
+            snprintf (key, sizeof key, "relay_default_%zu_b%zu", sizes [s], batches [b]);
+            bench_result (key, s_parley_relay_pipelined (testbroker_router (broker), sizes [s],
+                                                         batches [b], &outcome), "msg/s");
+            snprintf (key, sizeof key, "relay_default_%zu_b%zu_inbox_full", sizes [s], batches [b]);
+            bench_result (key, (double) outcome.inbox_full, "msgs");
+            snprintf (key, sizeof key, "relay_default_%zu_b%zu_lost", sizes [s], batches [b]);
+            bench_result (key, (double) outcome.lost, "msgs");
+            snprintf (key, sizeof key, "relay_default_%zu_b%zu_parked", sizes [s], batches [b]);
+            bench_result (key, (double) outcome.parked, "sends");
+        }
+    if (testbroker_stop (&broker) != 0)
+        exit (1);
+}
+
 static double
 s_parley_relay (const char *router, size_t body_size, size_t batch, int depth, bool blocking)
 {
@@ -437,6 +590,22 @@ main (int argc, char **argv)
             s_count = atol (argv [++i]);
         else if (strcmp (argv [i], "--quick") == 0)
             s_count = 100000;
+        else if (strcmp (argv [i], "--no-default") == 0)
+            s_default_rows = false;
+        else if (strcmp (argv [i], "--only-default") == 0)
+            s_only_default = true;
+    }
+    if (s_only_default) {
+        //  With the forwarder, their baseline, measured in the same run.
+        bench_pin (0, 1);
+        char key [64];
+        for (size_t s = 0; s < 2; s++) {
+            size_t size = s ? 256 : 64;
+            snprintf (key, sizeof key, "relay_forwarder_%zu", size);
+            bench_result (key, s_forwarder_relay (size), "msg/s");
+        }
+        s_default_settings ();
+        return 0;
     }
     //  Inbox bounds above the run's size: the bench measures relay speed,
     //  not the overflow policy. The tap is on but unsubscribed (as deployed:
@@ -477,5 +646,8 @@ main (int argc, char **argv)
     //  The echo's frame is the size of the HEARTBEAT the client sent (its
     //  request ids reach RTT_WARMUP + RTT_ROUNDS).
     s_echo_rtt (s_heartbeat_size (RTT_WARMUP + RTT_ROUNDS));
-    return testbroker_stop (&broker) == 0 ? 0 : 1;
+    int rc = testbroker_stop (&broker) == 0 ? 0 : 1;
+    if (s_default_rows)
+        s_default_settings ();
+    return rc;
 }

@@ -15,8 +15,8 @@ struct _agents_t {
 };
 
 //  FNV-1a over the routing id bytes.
-static size_t
-s_conn_hash (const void *key)
+size_t
+conn_id_hash (const void *key)
 {
     const conn_id_t *conn = key;
     uint64_t hash = 1469598103934665603ULL;
@@ -27,8 +27,8 @@ s_conn_hash (const void *key)
     return (size_t) hash;
 }
 
-static int
-s_conn_compare (const void *a, const void *b)
+int
+conn_id_compare (const void *a, const void *b)
 {
     const conn_id_t *x = a, *y = b;
     if (x->len != y->len)
@@ -93,8 +93,8 @@ agents_new (size_t max_agents)
         goto err;
     self->max = max_agents;
     zhashx_set_destructor (self->by_id, s_agent_destructor);
-    zhashx_set_key_hasher (self->by_conn, s_conn_hash);
-    zhashx_set_key_comparator (self->by_conn, s_conn_compare);
+    zhashx_set_key_hasher (self->by_conn, conn_id_hash);
+    zhashx_set_key_comparator (self->by_conn, conn_id_compare);
     zhashx_set_key_duplicator (self->by_conn, s_key_keep);
     zhashx_set_key_destructor (self->by_conn, s_key_forget);
     return self;

@@ -31,7 +31,7 @@ broker_config_defaults (broker_config_t *config)
     config->heartbeat_ms = 1000;
     config->liveness_ms = 5000;
     config->max_agents = 1024;
-    config->max_inbox = 10000;
+    config->max_inbox = 65536;
     config->max_inbox_bytes = 64 * 1024 * 1024;
     config->max_channel = 10000;
     config->max_channel_bytes = 64 * 1024 * 1024;
@@ -45,6 +45,7 @@ broker_config_defaults (broker_config_t *config)
     config->router_hwm = 1000;
     config->pub_hwm = 100000;
     config->tap_hwm = 1000;
+    config->send_wait_ms = BROKER_SEND_WAIT_MS;
 }
 
 static int
@@ -139,6 +140,9 @@ broker_new (const broker_config_t *config, bool *network, char *why, size_t why_
     self->origin = (uint64_t) pclock_wall_us ();
     penc_init (&self->reply);
     penc_init (&self->event);
+    penc_init (&self->confirm);
+    self->parking = parking_new ();
+    self->confirms = confirms_new ();
     self->seqs = calloc (cfg->max_batch ? cfg->max_batch : 1, sizeof (uint64_t));
     self->agents = agents_new (cfg->max_agents);
     self->observers = observers_new ();
@@ -159,7 +163,8 @@ broker_new (const broker_config_t *config, bool *network, char *why, size_t why_
         .max_bytes = cfg->max_state_bytes
     };
     self->state = state_new (&state_limits);
-    if (!self->seqs || !self->agents || !self->mailroom || !self->state) {
+    if (!self->seqs || !self->agents || !self->mailroom || !self->state
+    ||  !self->parking || !self->confirms) {
         snprintf (why, why_size, "out of memory");
         goto err;
     }
@@ -246,6 +251,8 @@ broker_destroy (broker_t **self_p)
         conn_watch_destroy (&self->conn_watch);
         sockets_close (self);
         durable_close (self);
+        parking_destroy (&self->parking);
+        confirms_destroy (&self->confirms);
         mailroom_destroy (&self->mailroom);
         agents_destroy (&self->agents);
         observers_destroy (&self->observers);
@@ -254,6 +261,7 @@ broker_destroy (broker_t **self_p)
         state_destroy (&self->state);
         penc_fini (&self->reply);
         penc_fini (&self->event);
+        penc_fini (&self->confirm);
         free (self->seqs);
         free (self);
         *self_p = NULL;

@@ -98,7 +98,17 @@ typedef struct {
     //  Prometheus endpoint (metrics_http.h): HOST:PORT; NULL, "" or "off"
     //  serves none.
     const char *metrics_bind;
+
+    //  Backpressure (parking.h): how long a SEND whose `wait_ms` is absent
+    //  waits for room in an online recipient's full inbox; 0: INBOX_FULL
+    //  at once.
+    uint64_t send_wait_ms;
 } broker_config_t;
+
+//  The default of send_wait_ms: shorter than the clients' reply timeouts
+//  (libparley 3 s, the Python client 5 s), so a client that sends no
+//  wait_ms of its own hears back before it gives up.
+#define BROKER_SEND_WAIT_MS 2000
 
 void broker_config_defaults (broker_config_t *config);
 

@@ -24,6 +24,8 @@
 #include "journal.h"
 #include "metrics.h"
 #include "metrics_http.h"
+#include "parking.h"
+#include "confirms.h"
 
 #define BROKER_ENDPOINT_MAX 512
 //  MAIL replies stop adding messages at this many bytes so a reply always
@@ -60,6 +62,10 @@ typedef struct {
     uint64_t replies_dropped;   //  unroutable because the peer's pipe was full
     uint64_t published;         //  PUB events
     uint64_t unauthorized;      //  requests refused: key or resume token
+    uint64_t sends_parked;      //  SENDs that waited for room (parking.h)
+    uint64_t send_wait_timeouts;    //  parked SENDs answered at their deadline
+    uint64_t requests_refused_held; //  refused: too many behind a parked SEND
+    uint64_t confirms;          //  CONFIRM frames sent
     //  Rates: counters at the last one-second tick.
     int64_t rate_tick_ms;
     uint64_t last_in, last_out;
@@ -107,6 +113,11 @@ struct _broker_t {
     //  the loop thread when metrics_http asks (metrics_render.c).
     metrics_t metrics;
     perr_t reply_error;         //  the ERROR code of the request being handled
+    char reply_text [PROTO_MAX_TEXT];   //  and its sentence (a pipelined SEND's CONFIRM)
+    parking_t *parking;         //  parked SENDs and the requests held behind them
+    confirms_t *confirms;       //  CONFIRMs due, per connection
+    penc_t confirm;             //  reused for every CONFIRM
+    uint64_t send_waited_ms;    //  > 0 while a SEND is applied at its deadline
     metrics_http_t *metrics_http;   //  NULL with --metrics-bind off
     metrics_text_t metrics_page;    //  the render buffer, reused
     part_error_t *part_error;   //  a STEP part being applied (handle_step.c), or NULL
@@ -122,6 +133,15 @@ typedef struct {
     uint64_t serial;            //  that connection's handshake serial (auth.h)
     char key [41];              //  its CURVE public key (Z85); "" in plain mode
     int conn_fd;                //  its descriptor (conn_watch.h), -1 if unknown
+    //  The frame as received (a parked SEND keeps a copy; the journal
+    //  records a SEND when it is applied, not when it arrives).
+    const void *frame;
+    size_t frame_size;
+    bool envelope;              //  REQ-style empty delimiter to echo
+    int64_t arrived_ms;         //  when the broker read it (a SEND's wait counts from here)
+    bool pipelined;             //  a SEND with `pipelined`: answered by CONFIRM
+    bool no_reply;              //  set by a handler: nothing to send now
+    bool retry;                 //  a parked SEND tried again: counted once, when it came
 } request_t;
 
 //  True if the request's key carries `right` (always in plain mode);
@@ -146,9 +166,34 @@ handler_fn *dispatch_handler (pmsg_type_t type);
 //  Sends a reply body now (tap, counters, unroutable handling).
 void dispatch_send (broker_t *self, const conn_id_t *conn, bool envelope, agent_t *agent,
                     const void *data, size_t size);
+//  Sends a reply body to a connection after the CONFIRM due to it, if
+//  any (replies stay in request order); held for the sync under --fsync
+//  always. Every reply goes out through here.
+void dispatch_reply (broker_t *self, const conn_id_t *conn, bool envelope, agent_t *agent,
+                     const void *data, size_t size);
+//  Handles one request frame from `conn` as if it had just arrived
+//  (parking.c drains the requests it held through here).
+void dispatch_process (broker_t *self, const conn_id_t *conn, const void *data, size_t size,
+                       size_t extra_frames, request_t *req);
+//  After a handler: sends its reply (a pipelined SEND's ERROR becomes an
+//  entry of its connection's CONFIRM instead), unless it set no_reply.
+void dispatch_answer (broker_t *self, request_t *req);
+//  End of a loop turn: parked SENDs that may go on, CONFIRMs due, the
+//  journal's sync, MAIL_READY wake-ups. -1 when the sync failed.
+int dispatch_turn_end (broker_t *self);
 //  Writes ERROR into self->reply and counts it.
 void dispatch_error (broker_t *self, uint64_t id, perr_t code, const char *format, ...)
     __attribute__ ((format (printf, 4, 5)));
+
+//  parking.c (parking.h). A frame from a connection with a parked SEND is
+//  held behind it (true; or refused QUEUES_FULL at once, over the bound).
+bool parking_hold (broker_t *self, const conn_id_t *conn, const void *data, size_t size,
+                   size_t extra_frames, const request_t *req);
+//  handle_send: parks the SEND `req` (its frame is copied, or kept when it
+//  is the held one being retried), waiting for `on` until `deadline_ms`.
+//  False when out of memory (the SEND is then applied at once).
+bool parking_park (broker_t *self, request_t *req, agent_t *on, int64_t deadline_ms);
+int parking_on_timer (zloop_t *loop, int timer_id, void *arg);
 
 //  publish.c (every event also goes to the tap)
 void publish_mail_ready (broker_t *self);
@@ -168,7 +213,9 @@ int metrics_on_wanted (zloop_t *loop, zmq_pollitem_t *item, void *arg);
 void stats_tick (broker_t *self);
 void stats_encode (broker_t *self, uint64_t id);
 
-//  session.c: liveness expiry and detaching an agent from its connection
+//  session.c: liveness expiry and detaching an agent from its connection.
+//  Detaching applies the agent's parked SEND (parking.h), which may write
+//  self->reply: a handler detaches before it writes its own reply.
 void session_detach (broker_t *self, agent_t *agent, const char *event);
 //  Deletes an offline agent: leaves the world, releases its mail and
 //  channels, unregisters it (*agent_p is NULLed).

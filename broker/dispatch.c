@@ -25,9 +25,15 @@
     id shows offline at once; in plain mode it stays held for its resume
     token all the same.
 
-    Each wake-up drains up to BROKER_DRAIN_BATCH requests, then flushes the
-    MAIL_READY wake-ups that turn collected: that is the coalescing (at most
-    one per agent per turn) and it keeps pipelined senders cheap.
+    Each wake-up drains up to BROKER_DRAIN_BATCH requests, then ends the
+    turn (dispatch_turn_end): parked SENDs that may go on are retried
+    (parking.h), the CONFIRMs due are sent (confirms.h), the journal syncs,
+    and the MAIL_READY wake-ups that turn collected are flushed: that is
+    the coalescing (at most one per agent per turn) and it keeps pipelined
+    senders cheap. A frame from a connection with a parked SEND is held
+    behind it, not handled; every reply goes out through dispatch_reply,
+    which sends the connection's CONFIRM first, so replies keep the
+    request order.
 */
 #include <errno.h>
 #include <stdarg.h>
@@ -71,10 +77,10 @@ static plog_limit_t s_unauthorized_limit;
 void
 dispatch_error (broker_t *self, uint64_t id, perr_t code, const char *format, ...)
 {
-    char text [PROTO_MAX_TEXT];
+    char *text = self->reply_text;
     va_list args;
     va_start (args, format);
-    vsnprintf (text, sizeof text, format, args);
+    vsnprintf (text, sizeof self->reply_text, format, args);
     va_end (args);
     if (self->part_error) {
         //  A STEP part (handle_step.c): the error belongs to that part of
@@ -111,16 +117,34 @@ dispatch_handler (pmsg_type_t type)
     return s_handlers [type];
 }
 
+//  The CONFIRM due to `conn`, if any, goes out before anything else to it.
 static void
-s_send_reply (broker_t *self, const conn_id_t *conn, bool envelope, request_t *req)
+s_confirm_flush (broker_t *self, const conn_id_t *conn)
 {
-    const void *data = penc_data (&self->reply);
-    size_t size = penc_size (&self->reply);
+    bool envelope;
+    if (!confirms_take (self->confirms, conn, &self->confirm, &envelope))
+        return;
+    self->counters.confirms++;
+    const void *data = penc_data (&self->confirm);
+    size_t size = penc_size (&self->confirm);
+    agent_t *agent = agents_by_conn (self->agents, conn);
+    if (durable_holds_replies (self))
+        durable_hold_reply (self, conn, envelope, agent, data, size);
+    else
+        dispatch_send (self, conn, envelope, agent, data, size);
+}
+
+void
+dispatch_reply (broker_t *self, const conn_id_t *conn, bool envelope, agent_t *agent,
+                const void *data, size_t size)
+{
+    if (confirms_due (self->confirms))
+        s_confirm_flush (self, conn);
     //  --fsync always: replies wait for the sync of this turn's records.
     if (durable_holds_replies (self))
-        durable_hold_reply (self, conn, envelope, req->agent, data, size);
+        durable_hold_reply (self, conn, envelope, agent, data, size);
     else
-        dispatch_send (self, conn, envelope, req->agent, data, size);
+        dispatch_send (self, conn, envelope, agent, data, size);
 }
 
 void
@@ -202,8 +226,10 @@ s_handle (broker_t *self, const conn_id_t *conn, const void *data, size_t size,
         session_detach (self, req->agent, "expired");
         req->agent = NULL;
     }
-    s_tap (self, "in", req->agent, conn, data, size);
-    self->counters.requests++;
+    if (!req->retry) {
+        s_tap (self, "in", req->agent, conn, data, size);
+        self->counters.requests++;
+    }
 
     char why [256] = "";
     perr_t err = PERR_NONE;
@@ -235,6 +261,7 @@ s_handle (broker_t *self, const conn_id_t *conn, const void *data, size_t size,
     req->msg = msg;
     req->type = pmsg_type (msg);
     req->id = pmsg_id (msg);
+    req->pipelined = req->type == PMSG_SEND && pmsg_bool (msg, "pipelined", false);
     if (pmsg_type_kind (req->type) != PMSG_REQUEST) {
         self->counters.bad_frames++;
         dispatch_error (self, req->id, PERR_NOT_REQUEST,
@@ -258,7 +285,9 @@ s_handle (broker_t *self, const conn_id_t *conn, const void *data, size_t size,
         //  Closed connections first: this HELLO may come on a reused descriptor.
         if (req->type == PMSG_HELLO)
             session_end_closed (self);
-        if (durable_request (self, req, data, size))
+        //  A SEND is journaled by its handler when it is applied: a
+        //  parked one may be applied later, after other requests.
+        if (req->type == PMSG_SEND || durable_request (self, req, data, size))
             s_handlers [req->type] (self, req);
         if (req->type == PMSG_HELLO && req->agent) {
             req->agent->conn_fd = req->conn_fd;
@@ -329,20 +358,14 @@ s_receive_one (broker_t *self)
             goto lost;
         extra++;
     }
-    request_t req = { .conn_fd = conn_watch_fd (&body) };
+    request_t req = { .conn_fd = conn_watch_fd (&body), .envelope = envelope,
+                      .arrived_ms = self->now_ms };
     //  The handshake serial (and CURVE key) of the connection: auth.c.
     auth_parse (zmq_msg_gets (&body, "User-Id"), &req.serial, req.key);
-    //  Metrics: two vDSO clock reads and a few array increments.
-    int64_t started = pclock_mono_us ();
-    self->reply_error = PERR_NONE;
-    req.type = METRICS_TYPE_INVALID;
-    s_handle (self, &conn, zmq_msg_data (&body), zmq_msg_size (&body), extra, &req);
-    int64_t took = pclock_mono_us () - started;
-    unsigned type = req.type < PMSG__COUNT && pmsg_type_kind (req.type) == PMSG_REQUEST
-                  ? (unsigned) req.type : METRICS_TYPE_INVALID;
-    metrics_request (&self->metrics, type, self->reply_error, took > 0 ? (uint64_t) took : 0);
+    //  Behind a parked SEND of this connection, a request waits its turn.
+    if (!parking_hold (self, &conn, zmq_msg_data (&body), zmq_msg_size (&body), extra, &req))
+        dispatch_process (self, &conn, zmq_msg_data (&body), zmq_msg_size (&body), extra, &req);
     zmq_msg_close (&body);
-    s_send_reply (self, &conn, envelope, &req);
     return true;
 lost:
     zmq_msg_close (&body);
@@ -350,6 +373,70 @@ lost:
     plog_limited (&s_bad_frame_limit, 5, PLOG_WARN, "request parts lost on receive: %s",
                   zmq_strerror (zmq_errno ()));
     return true;
+}
+
+void
+dispatch_answer (broker_t *self, request_t *req)
+{
+    if (req->no_reply)
+        return;
+    if (req->pipelined && self->reply_error != PERR_NONE) {
+        //  A pipelined SEND refused whole: an entry without `index` in the
+        //  CONFIRM, in its place among the others.
+        confirms_add (self->confirms, req->conn, req->envelope, req->id, 0);
+        penc_t *enc = confirms_error (self->confirms, req->conn);
+        if (enc) {
+            msgpack_pack_map (penc_packer (enc), 3);
+            penc_kv_uint (enc, "id", req->id);
+            penc_kv_uint (enc, "code", (uint64_t) self->reply_error);
+            penc_kv_cstr (enc, "message", self->reply_text);
+        }
+        return;
+    }
+    dispatch_reply (self, req->conn, req->envelope, req->agent, penc_data (&self->reply),
+                    penc_size (&self->reply));
+}
+
+void
+dispatch_process (broker_t *self, const conn_id_t *conn, const void *data, size_t size,
+                  size_t extra_frames, request_t *req)
+{
+    //  Metrics: two vDSO clock reads and a few array increments.
+    int64_t started = pclock_mono_us ();
+    self->reply_error = PERR_NONE;
+    req->type = METRICS_TYPE_INVALID;
+    req->frame = data;
+    req->frame_size = size;
+    s_handle (self, conn, data, size, extra_frames, req);
+    int64_t took = pclock_mono_us () - started;
+    unsigned type = req->type < PMSG__COUNT && pmsg_type_kind (req->type) == PMSG_REQUEST
+                  ? (unsigned) req->type : METRICS_TYPE_INVALID;
+    if (!req->retry)
+        metrics_request (&self->metrics, type, self->reply_error, took > 0 ? (uint64_t) took : 0);
+    req->conn = conn;
+    dispatch_answer (self, req);
+}
+
+int
+dispatch_turn_end (broker_t *self)
+{
+    parking_run (self);
+    conn_id_t conn;
+    bool envelope;
+    while (confirms_take_next (self->confirms, &conn, &self->confirm, &envelope)) {
+        self->counters.confirms++;
+        agent_t *agent = agents_by_conn (self->agents, &conn);
+        const void *data = penc_data (&self->confirm);
+        size_t size = penc_size (&self->confirm);
+        if (durable_holds_replies (self))
+            durable_hold_reply (self, &conn, envelope, agent, data, size);
+        else
+            dispatch_send (self, &conn, envelope, agent, data, size);
+    }
+    //  The turn's journal records are written even when no reply left.
+    int rc = durable_flush (self) ? durable_commit (self) : -1;
+    publish_mail_ready (self);
+    return rc;
 }
 
 int
@@ -360,7 +447,5 @@ dispatch_on_router (zloop_t *loop, zsock_t *reader, void *arg)
     for (int i = 0; i < BROKER_DRAIN_BATCH; i++)
         if (!s_receive_one (self))
             break;
-    int rc = durable_flush (self) ? durable_commit (self) : -1;
-    publish_mail_ready (self);
-    return rc;
+    return dispatch_turn_end (self);
 }

@@ -8,5 +8,6 @@ void
 handle_ack (broker_t *self, request_t *req)
 {
     mailroom_ack (self->mailroom, req->agent, pmsg_uint (req->msg, "seq", 0));
+    parking_inbox_room (self, req->agent);
     penc_begin (&self->reply, PMSG_OK, req->id, 0);
 }

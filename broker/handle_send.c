@@ -21,11 +21,21 @@
     again (kept encoded in the agent record, across reconnects) and posts
     nothing. The memory costs one SENT per agent: ~9 bytes per item plus
     the errors list, which BROKER_SENT_ERRORS_BUDGET bounds.
+
+    Backpressure (parking.h): a SEND whose messages do not fit an online
+    recipient's inbox waits, parked whole, up to its `wait_ms` (default
+    --send-wait-ms) instead of getting INBOX_FULL. So the SEND is journaled
+    here, when it is applied, not by the dispatcher when it arrives.
+
+    Pipelined SEND (PROTOCOL.md, SEND): no SENT; its outcome (messages
+    accepted, the errors of the items that failed) is added to the
+    connection's next CONFIRM (confirms.h).
 */
 #include <string.h>
 
 #include "broker_internal.h"
 #include "plog.h"
+#include "send_item.h"
 
 //  The name an item was addressed to, for error sentences.
 static void
@@ -40,9 +50,10 @@ s_item_target (const msgpack_object *item, const char **name, size_t *len)
     }
 }
 
+//  One item_error map, or with `id` (a pipelined SEND's) a confirm_error.
 static void
 s_encode_error (broker_t *self, penc_t *enc, const msgpack_object *items,
-                const mail_error_t *error)
+                const mail_error_t *error, uint64_t id)
 {
     const mailroom_limits_t *lim = mailroom_limits (self->mailroom);
     const msgpack_object *item = &items->via.array.ptr [error->index];
@@ -55,9 +66,22 @@ s_encode_error (broker_t *self, penc_t *enc, const msgpack_object *items,
             snprintf (text, sizeof text, "no agent named %.*s is registered", (int) len, target);
             break;
         case PERR_INBOX_FULL:
-            snprintf (text, sizeof text, "the inbox of %s is full (limits: %zu messages, "
-                      "%llu bytes)", error->agent ? error->agent->id : "?",
-                      lim->max_inbox, (unsigned long long) lim->max_inbox_bytes);
+            if (self->send_waited_ms)
+                snprintf (text, sizeof text, "the inbox of %s is still full after waiting "
+                          "%llu ms for room (wait_ms; limits: %zu messages, %llu bytes)",
+                          error->agent ? error->agent->id : "?",
+                          (unsigned long long) self->send_waited_ms, lim->max_inbox,
+                          (unsigned long long) lim->max_inbox_bytes);
+            else
+            if (error->agent && !error->agent->online)
+                snprintf (text, sizeof text, "the inbox of %s is full and it is offline, so "
+                          "waiting would not help (limits: %zu messages, %llu bytes)",
+                          error->agent->id, lim->max_inbox,
+                          (unsigned long long) lim->max_inbox_bytes);
+            else
+                snprintf (text, sizeof text, "the inbox of %s is full (limits: %zu messages, "
+                          "%llu bytes)", error->agent ? error->agent->id : "?",
+                          lim->max_inbox, (unsigned long long) lim->max_inbox_bytes);
             break;
         case PERR_CHANNEL_FULL:
             snprintf (text, sizeof text, "channel %.*s is full (limits: %zu posts, %llu bytes "
@@ -93,7 +117,9 @@ s_encode_error (broker_t *self, penc_t *enc, const msgpack_object *items,
                       perr_name (error->code));
             break;
     }
-    msgpack_pack_map (penc_packer (enc), error->agent ? 4 : 3);
+    msgpack_pack_map (penc_packer (enc), (error->agent ? 4 : 3) + (id ? 1 : 0));
+    if (id)
+        penc_kv_uint (enc, "id", id);
     penc_kv_uint (enc, "index", error->index);
     penc_kv_uint (enc, "code", (uint64_t) error->code);
     penc_kv_cstr (enc, "message", text);
@@ -105,10 +131,12 @@ static uint64_t
 s_post (broker_t *self, agent_t *from, uint32_t index, const msgpack_object *item)
 {
     mailroom_t *room = self->mailroom;
-    const msgpack_object *body = pobj_get (item, "body");
-    size_t to_len = 0, channel_len = 0;
-    const char *to = pobj_str (item, "to", &to_len);
-    const char *channel = pobj_str (item, "channel", &channel_len);
+    send_item_t fields;
+    send_item_read (item, &fields);
+    const msgpack_object *body = fields.body;
+    size_t to_len = fields.to_len, channel_len = fields.channel_len;
+    const char *to = fields.to;
+    const char *channel = fields.channel;
     if (!body || (body->type != MSGPACK_OBJECT_STR && body->type != MSGPACK_OBJECT_BIN)
     ||  (to == NULL) == (channel == NULL)) {
         mailroom_reject (room, index, PERR_BAD_FIELD);
@@ -131,7 +159,7 @@ s_post (broker_t *self, agent_t *from, uint32_t index, const msgpack_object *ite
         mailroom_reject (room, index, PERR_RESERVED_NAME);
         return 0;
     }
-    if (pobj_bool (item, "resolve", false)) {
+    if (fields.resolve) {
         //  The schema bounds names to PROTO_MAX_NAME bytes.
         char name [PROTO_MAX_NAME + 1];
         snprintf (name, sizeof name, "%.*s", (int) channel_len, channel);
@@ -155,23 +183,50 @@ s_encode_errors (broker_t *self, penc_t *list, const msgpack_object *items, size
     size_t listed = 0;
     while (listed < errors && listed < PROTO_MAX_BATCH
     &&     penc_size (list) < BROKER_SENT_ERRORS_BUDGET) {
-        s_encode_error (self, list, items, mailroom_error_at (self->mailroom, listed));
+        s_encode_error (self, list, items, mailroom_error_at (self->mailroom, listed), 0);
         listed++;
     }
     return listed;
 }
 
-void
-send_post (broker_t *self, agent_t *from, const msgpack_object *items, send_outcome_t *out)
+//  Posts every item from `from`; self->seqs holds their seqs (0: refused)
+//  and the mailroom their errors. Returns how many were accepted.
+static uint64_t
+s_post_items (broker_t *self, agent_t *from, const msgpack_object *items)
 {
     uint32_t count = items->via.array.size;
     mailroom_errors_reset (self->mailroom);
-    *out = (send_outcome_t) { .count = count };
+    uint64_t accepted = 0;
     for (uint32_t i = 0; i < count; i++) {
         self->seqs [i] = s_post (self, from, i, &items->via.array.ptr [i]);
         if (self->seqs [i])
-            out->accepted++;
+            accepted++;
     }
+    return accepted;
+}
+
+//  A pipelined SEND: its outcome goes into the connection's CONFIRM.
+static void
+s_confirm (broker_t *self, request_t *req, const msgpack_object *items, uint64_t accepted)
+{
+    if (!confirms_add (self->confirms, req->conn, req->envelope, req->id, accepted)) {
+        plog_warn ("no memory to confirm pipelined SEND %llu of %s: its sender will time out "
+                   "and send it again", (unsigned long long) req->id, req->agent->id);
+        return;
+    }
+    size_t errors = mailroom_errors_count (self->mailroom);
+    for (size_t i = 0; i < errors; i++) {
+        penc_t *enc = confirms_error (self->confirms, req->conn);
+        if (enc)
+            s_encode_error (self, enc, items, mailroom_error_at (self->mailroom, i), req->id);
+    }
+}
+
+void
+send_post (broker_t *self, agent_t *from, const msgpack_object *items, send_outcome_t *out)
+{
+    *out = (send_outcome_t) { .count = items->via.array.size };
+    out->accepted = s_post_items (self, from, items);
     //  The errors go to a scratch encoder first: how many fit the budget
     //  decides whether SENT has `errors_omitted`, and so its field count,
     //  which the map header written first must know. Allocated only for a
@@ -225,17 +280,53 @@ handle_send (broker_t *self, request_t *req)
     agent_t *agent = req->agent;
     const msgpack_object *batch_field = pmsg_field (req->msg, "batch");
     uint64_t batch = pmsg_uint (req->msg, "batch", 0);
+    if (req->pipelined && batch_field) {
+        dispatch_error (self, req->id, PERR_BAD_FIELD, "a pipelined SEND cannot carry batch: "
+                        "pipelined SENDs are delivered at least once, resent after a reconnect "
+                        "(PROTOCOL.md, SEND)");
+        return;
+    }
     //  A resend (its SENT was lost, or came too late) gets the same
     //  answer, and nothing is posted a second time.
     if (batch_field
     &&  replay_answer (&agent->send_replay, batch, PMSG_SENT, req->id, &self->reply))
         return;
+    //  Backpressure: wait for room rather than refuse (parking.h).
+    uint64_t wait_ms = pmsg_uint (req->msg, "wait_ms", self->config.send_wait_ms);
+    if (wait_ms > 0 && !self->replaying && !self->config.drop_oldest
+    &&  !parking_forced (self->parking)) {
+        agent_t *on = parking_blocked (self, agent, items);
+        if (on) {
+            int64_t deadline = req->arrived_ms + (int64_t) (wait_ms > 86400000 ? 86400000 : wait_ms);
+            if (self->now_ms < deadline && parking_park (self, req, on, deadline)) {
+                req->no_reply = true;
+                return;
+            }
+            if (self->now_ms >= deadline) {
+                self->counters.send_wait_timeouts++;
+                self->send_waited_ms = wait_ms;
+            }
+        }
+    }
+    if (req->frame && !durable_request (self, req, req->frame, req->frame_size)) {
+        self->send_waited_ms = 0;
+        return;
+    }
+    if (req->pipelined && !self->replaying) {
+        uint64_t accepted = s_post_items (self, agent, items);
+        s_confirm (self, req, items, accepted);
+        replay_forget (&agent->send_replay);
+        req->no_reply = true;
+        self->send_waited_ms = 0;
+        return;
+    }
     send_outcome_t outcome;
     send_post (self, agent, items, &outcome);
     size_t fields = send_fields (&outcome);
     penc_begin (&self->reply, PMSG_SENT, req->id, fields);
     size_t head = penc_size (&self->reply);
     send_encode (self, &outcome, &self->reply);
+    self->send_waited_ms = 0;
     if (!batch_field)
         replay_forget (&agent->send_replay);
     else

@@ -99,8 +99,10 @@ handle_step (broker_t *self, request_t *req)
         replay_forget (&agent->step_replay);
 
     //  ack -> messages -> ops -> action; the mail last, when encoding.
-    if (pmsg_field (msg, "ack"))
+    if (pmsg_field (msg, "ack")) {
         mailroom_ack (self->mailroom, agent, pmsg_uint (msg, "ack", 0));
+        parking_inbox_room (self, agent);
+    }
     send_outcome_t sent;
     if (items)
         send_post (self, agent, items, &sent);

@@ -37,8 +37,9 @@ static const pconfig_option_t s_options [] = {
       "(counted in STATS forgotten); 0 = never" },
     { "max-agents", 0, PCONFIG_INT, "PARLEY_MAX_AGENTS", "1024", 1, 1000000, "N",
       "registered agents (online or not); beyond: TOO_MANY_AGENTS" },
-    { "max-inbox", 0, PCONFIG_INT, "PARLEY_MAX_INBOX", "10000", 1, 100000000, "N",
-      "unacknowledged messages per agent" },
+    { "max-inbox", 0, PCONFIG_INT, "PARLEY_MAX_INBOX", "65536", 1, 100000000, "N",
+      "unacknowledged messages per agent (the default holds a sender's 4 SENDs of 4096 in flight "
+      "and a reader's 3 FETCHes of 4096 at once; --max-inbox-bytes bounds the bytes)" },
     { "max-inbox-bytes", 0, PCONFIG_INT, "PARLEY_MAX_INBOX_BYTES", "67108864", 1, 1e12, "BYTES",
       "unacknowledged body bytes per agent" },
     { "max-channel", 0, PCONFIG_INT, "PARLEY_MAX_CHANNEL", "10000", 1, 100000000, "N",
@@ -56,6 +57,10 @@ static const pconfig_option_t s_options [] = {
       "memory of the messages queued in all inboxes and channels together (body, names and "
       "about 70 bytes each; a message sent to many is stored once); beyond: QUEUES_FULL for "
       "that item, whatever --overflow says" },
+    { "send-wait-ms", 0, PCONFIG_INT, "PARLEY_SEND_WAIT_MS", "2000", 0, 86400000, "MS",
+      "a SEND to an online agent whose inbox is full waits this long for room (backpressure) "
+      "before the full part gets INBOX_FULL, unless the SEND carries its own wait_ms; 0 = "
+      "INBOX_FULL at once. An offline recipient's full inbox fails at once" },
     { "overflow", 0, PCONFIG_STR, "PARLEY_OVERFLOW", "reject", 0, 0, "POLICY",
       "full inbox/channel: reject (INBOX_FULL/CHANNEL_FULL to the sender) or drop-oldest (counted)" },
     { "max-state-keys", 0, PCONFIG_INT, "PARLEY_MAX_STATE_KEYS", "100000", 1, 100000000, "N",
@@ -178,6 +183,7 @@ s_fill (pconfig_t *config, broker_config_t *cfg)
     cfg->max_body = (size_t) pconfig_int (config, "max-body");
     cfg->max_batch = (size_t) pconfig_int (config, "max-batch");
     cfg->max_queued_bytes = (uint64_t) pconfig_int (config, "max-queued-bytes");
+    cfg->send_wait_ms = (uint64_t) pconfig_int (config, "send-wait-ms");
     cfg->max_state_keys = (size_t) pconfig_int (config, "max-state-keys");
     cfg->max_state_bytes = (size_t) pconfig_int (config, "max-state-bytes");
     cfg->seed = (uint64_t) pconfig_int (config, "seed");

@@ -110,6 +110,15 @@ s_broker (broker_t *self, metrics_text_t *text)
     GAUGE ("parley_state_keys", "Shared-state keys.", state.keys);
     GAUGE ("parley_state_bytes", "Shared-state bytes clients wrote.", state.bytes);
     COUNTER ("parley_tap_frames_total", "Frames mirrored on the tap.", tap_seq (self->tap));
+    COUNTER ("parley_sends_parked_total", "SENDs that waited for room in a full inbox.",
+             c->sends_parked);
+    COUNTER ("parley_send_wait_timeouts_total",
+             "Parked SENDs applied at their wait_ms deadline (their full part INBOX_FULL).",
+             c->send_wait_timeouts);
+    GAUGE ("parley_sends_waiting", "SENDs parked now.", parking_waiting (self->parking));
+    GAUGE ("parley_requests_held", "Requests held behind parked SENDs.",
+           parking_held (self->parking));
+    COUNTER ("parley_confirms_total", "CONFIRM frames sent for pipelined SENDs.", c->confirms);
 }
 
 static void

@@ -23,6 +23,9 @@ session_detach (broker_t *self, agent_t *agent, const char *event)
         return;
     agents_detach (self->agents, agent);
     agent->offline_since_ms = self->now_ms;
+    //  Its parked SEND is applied now; SENDs waiting for its inbox stop
+    //  waiting (an offline inbox is not waited for).
+    parking_agent_gone (self, agent);
     plog_info ("agent %s %s (%zu messages queued)", agent->id, event,
                mailbox_count (agent->inbox));
     publish_agent_event (self, agent, event);
@@ -38,6 +41,7 @@ session_forget (broker_t *self, agent_t **agent_p)
     uint64_t before = state_seq (self->state);
     if (self->world && world_leave (self->world, agent->id, why, sizeof why))
         publish_state_changes (self, before);
+    parking_agent_gone (self, agent);
     plog_info ("agent %s forgotten (%zu messages released)", agent->id,
                mailbox_count (agent->inbox));
     mailroom_forget (self->mailroom, agent_p);

@@ -26,7 +26,7 @@ stats_tick (broker_t *self)
     c->rate_tick_ms = now;
 }
 
-#define STATS_FIELDS 29
+#define STATS_FIELDS 35
 
 void
 stats_encode (broker_t *self, uint64_t id)
@@ -65,4 +65,10 @@ stats_encode (broker_t *self, uint64_t id)
     penc_kv_uint (enc, "queued_memory", mail->queued_memory);
     penc_kv_uint (enc, "storage_errors", durable_storage_errors (self));
     penc_kv_cstr (enc, "version", PARLEY_VERSION);
+    penc_kv_uint (enc, "sends_parked", self->counters.sends_parked);
+    penc_kv_uint (enc, "send_wait_timeouts", self->counters.send_wait_timeouts);
+    penc_kv_uint (enc, "sends_waiting", parking_waiting (self->parking));
+    penc_kv_uint (enc, "requests_held", parking_held (self->parking));
+    penc_kv_uint (enc, "requests_refused_held", self->counters.requests_refused_held);
+    penc_kv_uint (enc, "confirms", self->counters.confirms);
 }

@@ -20,6 +20,9 @@ parley_client_new (const char *endpoint, const char *agent_id)
     penc_init (&self->hello);
     penc_init (&self->keepalive);
     self->request_ms = 3000;
+    self->send_wait_ms = -1;
+    self->window_messages = 16384;
+    self->window_bytes = 16 * 1024 * 1024;
     self->backoff_max_ms = 2000;
     self->attempts = 5;
     self->next_id = 1;
@@ -61,6 +64,7 @@ parley_client_destroy (parley_client_t **self_p)
         free (self->step_errors);
         client_replica_destroy (self);
         client_pending_destroy (self);
+        client_confirm_destroy (self);
         client_workflow_destroy (self);
         client_events_destroy (self);
         free (self);

@@ -43,6 +43,16 @@ typedef struct {
     parley_err_t code;
 } client_pending_t;
 
+//  A pipelined SEND not yet confirmed (client_confirm.c): its frame is
+//  kept for the resend after a reconnect.
+typedef struct {
+    uint64_t id;
+    size_t messages;
+    size_t size;
+    int64_t sent_ms;
+    char *frame;
+} client_flight_t;
+
 //  One replica entry (the value is owned).
 typedef struct {
     uint64_t seq;
@@ -136,6 +146,18 @@ struct _parley_client_t {
     zmsg_t *event_last;
     char event_type[PROTO_MAX_NAME + 1];
     parley_client_stats_t stats;
+    //  Pipelined SENDs (client_confirm.c): the ring of those in flight,
+    //  oldest first, the window, the SENDs' wait, the failures queue.
+    client_flight_t *flight;
+    size_t flight_cap, flight_head, flight_count;
+    size_t flight_messages, flight_bytes;
+    uint64_t flight_epoch;      //  the session they went out on
+    int flight_rounds;          //  resends without a confirm in between
+    size_t window_messages, window_bytes;
+    int64_t send_wait_ms;       //  -1: three quarters of request_ms
+    parley_send_failure_t *failures;
+    size_t failure_head, failure_count;
+    parley_pipeline_stats_t pstats;
 };
 
 //  client.c
@@ -164,6 +186,7 @@ parley_err_t client_error_reply (parley_client_t *self, const pmsg_t *reply);
 
 //  client_requests.c: SEND, FETCH and WRITE checked and encoded into
 //  self->enc, for the blocking call and for the pipeline.
+//  `batch_p` NULL: a pipelined SEND (no batch id).
 parley_err_t client_encode_send (parley_client_t *self, const parley_outgoing_t *items,
                                  size_t count, uint64_t *batch_p);
 void client_encode_fetch (parley_client_t *self, uint64_t ack, size_t max, bool stream);
@@ -178,6 +201,12 @@ parley_err_t client_encode_write (parley_client_t *self, const parley_op_t *ops,
 //  client_pipeline.c
 //  Keeps `msg` if it answers a posted request (true: taken).
 bool client_pending_keep (parley_client_t *self, pmsg_t *msg);
+//  client_confirm.c: takes a CONFIRM, or an ERROR answering a pipelined
+//  SEND (true: `msg` was taken and destroyed).
+bool client_confirm_keep (parley_client_t *self, pmsg_t *msg);
+void client_confirm_destroy (parley_client_t *self);
+//  The wait_ms every SEND carries.
+uint64_t client_send_wait (parley_client_t *self);
 //  Every posted request still waiting for its reply fails with `code`.
 void client_pending_fail (parley_client_t *self, parley_err_t code);
 void client_pending_destroy (parley_client_t *self);

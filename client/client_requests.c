@@ -72,12 +72,13 @@ client_messages_encode (parley_client_t *self, penc_t *enc, const parley_outgoin
     }
 }
 
-//  Checks a SEND and encodes it into self->enc with a fresh batch id.
+//  Checks a SEND and encodes it into self->enc with a fresh batch id
+//  (batch_p NULL: a pipelined SEND, without).
 parley_err_t
 client_encode_send (parley_client_t *self, const parley_outgoing_t *items, size_t count,
                     uint64_t *batch_p)
 {
-    assert (self && (items || count == 0) && batch_p);
+    assert (self && (items || count == 0));
     if (count == 0 || count > PROTO_MAX_BATCH)
         return client_fail (self, PARLEY_ERR_INVALID, "SEND of %zu messages (1..%d)",
                             count, PROTO_MAX_BATCH);
@@ -87,11 +88,17 @@ client_encode_send (parley_client_t *self, const parley_outgoing_t *items, size_
     //  The batch id makes the SEND idempotent: a resend after a lost reply
     //  carries this same id, and the broker answers it with the first
     //  SENT instead of posting again.
-    uint64_t batch = self->next_batch++;
-    penc_t *enc = client_begin (self, PMSG_SEND, 2);
-    penc_kv_uint (enc, "batch", batch);
+    //  A pipelined SEND (batch_p NULL) has none: pipelined SENDs are
+    //  at-least-once.
+    penc_t *enc = client_begin (self, PMSG_SEND, 3);
+    if (batch_p) {
+        *batch_p = self->next_batch++;
+        penc_kv_uint (enc, "batch", *batch_p);
+    }
+    else
+        penc_kv_bool (enc, "pipelined", true);
+    penc_kv_uint (enc, "wait_ms", client_send_wait (self));
     client_messages_encode (self, enc, items, count);
-    *batch_p = batch;
     return PARLEY_OK;
 }
 

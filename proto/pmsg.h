@@ -114,6 +114,8 @@ typedef enum {
     //  One request for an agent's whole step.
     PMSG_STEP,              //  request
     PMSG_STEPPED,           //  reply
+    //  Pipelined SENDs: the broker's cumulative confirm (id 0).
+    PMSG_CONFIRM,           //  reply
     PMSG__COUNT
 } pmsg_type_t;
 

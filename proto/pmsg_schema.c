@@ -116,6 +116,14 @@ static const pfield_t s_part_error [] = {
     { "message", PF_STR, true, PROTO_MAX_TEXT, NULL, "a sentence for a person" },
 };
 
+static const pfield_t s_confirm_error [] = {
+    { "id", PF_UINT, true, 0, NULL, "request id of the pipelined SEND" },
+    { "index", PF_UINT, false, 0, NULL, "index of the item in its messages (absent: the whole SEND was refused)" },
+    { "code", PF_UINT, true, 0, NULL, "error code" },
+    { "message", PF_STR, true, PROTO_MAX_TEXT, NULL, "a sentence for a person" },
+    { "agent", PF_NAME, false, 0, NULL, "the recipient a fan-out could not reach" },
+};
+
 static const pschema_t s_records [] = {
     SCHEMA (s_send_item, "send_item"),
     SCHEMA (s_mail_item, "mail_item"),
@@ -130,6 +138,7 @@ static const pschema_t s_records [] = {
     SCHEMA (s_written, "written_result"),
     SCHEMA (s_observation, "observation"),
     SCHEMA (s_part_error, "part_error"),
+    SCHEMA (s_confirm_error, "confirm_error"),
 };
 
 #define R_SEND_ITEM   (&s_records [0])
@@ -145,6 +154,7 @@ static const pschema_t s_records [] = {
 #define R_WRITTEN_RESULT (&s_records [10])
 #define R_OBSERVATION (&s_records [11])
 #define R_PART_ERROR  (&s_records [12])
+#define R_CONFIRM_ERROR (&s_records [13])
 
 // ---------------------------------------------------------------------------
 //  Requests
@@ -172,6 +182,8 @@ static const pfield_t s_bye [] = {
 static const pfield_t s_send [] = {
     { "messages", PF_REC_ARRAY, true, PROTO_MAX_BATCH, R_SEND_ITEM, "1..4096 messages" },
     { "batch", PF_UINT, false, 0, NULL, "sender's batch id: a repeat gets the same SENT, posts nothing" },
+    { "pipelined", PF_BOOL, false, 0, NULL, "no SENT: covered by the connection's next CONFIRM" },
+    { "wait_ms", PF_UINT, false, 0, NULL, "wait up to this long for room in an online recipient's full inbox (0: INBOX_FULL at once)" },
 };
 static const pfield_t s_fetch [] = {
     { "ack", PF_UINT, false, 0, NULL, "acknowledge everything with seq <= ack first" },
@@ -295,6 +307,12 @@ static const pfield_t s_stats_reply [] = {
     { "queued_memory", PF_UINT, false, 0, NULL, "memory of the queued messages (bounded by --max-queued-bytes)" },
     { "storage_errors", PF_UINT, false, 0, NULL, "journal records that could not be written (ERROR STORAGE)" },
     { "version", PF_STR, false, PROTO_MAX_NAME, NULL, "the broker's release (parley-broker --version)" },
+    { "sends_parked", PF_UINT, false, 0, NULL, "SENDs that waited for room in a full inbox" },
+    { "send_wait_timeouts", PF_UINT, false, 0, NULL, "parked SENDs answered INBOX_FULL at their deadline" },
+    { "sends_waiting", PF_UINT, false, 0, NULL, "SENDs parked now" },
+    { "requests_held", PF_UINT, false, 0, NULL, "requests queued now behind parked SENDs" },
+    { "requests_refused_held", PF_UINT, false, 0, NULL, "requests refused QUEUES_FULL: too many behind a parked SEND" },
+    { "confirms", PF_UINT, false, 0, NULL, "CONFIRM frames sent" },
 };
 
 // ---------------------------------------------------------------------------
@@ -405,6 +423,17 @@ static const pfield_t s_stepped [] = {
     { "replayed", PF_BOOL, false, 0, NULL, "a repeated step answered from memory" },
 };
 
+// ---------------------------------------------------------------------------
+//  Pipelined SENDs
+
+static const pfield_t s_confirm [] = {
+    { "through", PF_UINT, true, 0, NULL, "request id of the last pipelined SEND covered" },
+    { "count", PF_UINT, true, 0, NULL, "pipelined SENDs covered" },
+    { "accepted", PF_UINT, false, 0, NULL, "messages accepted by them" },
+    { "errors", PF_REC_ARRAY, false, PROTO_MAX_BATCH, R_CONFIRM_ERROR, "refused SENDs and items, in order" },
+    { "errors_omitted", PF_UINT, false, 0, NULL, "errors left out of errors" },
+};
+
 static const pfield_t s_none [1] = { { NULL, PF_ANY, false, 0, NULL, NULL } };
 
 static const pschema_t s_types [PMSG__COUNT] = {
@@ -450,6 +479,7 @@ static const pschema_t s_types [PMSG__COUNT] = {
     [PMSG_WORKFLOW_EVENT] = SCHEMA (s_workflow_event, "WORKFLOW_EVENT"),
     [PMSG_STEP] = SCHEMA (s_step, "STEP"),
     [PMSG_STEPPED] = SCHEMA (s_stepped, "STEPPED"),
+    [PMSG_CONFIRM] = SCHEMA (s_confirm, "CONFIRM"),
 };
 
 //  Types added after PMSG_TAP are not in request/reply/event order, so
@@ -466,6 +496,7 @@ static const pmsg_kind_t s_added_kinds [PMSG__COUNT] = {
     [PMSG_WORKFLOW_EVENT] = PMSG_EVENT,
     [PMSG_STEP] = PMSG_REQUEST,
     [PMSG_STEPPED] = PMSG_REPLY,
+    [PMSG_CONFIRM] = PMSG_REPLY,
 };
 
 const char *

@@ -206,6 +206,23 @@ for size in (64, 256):
     row("relay %d B, libparley blocking calls only, batch 256" % size,
         "relay_libparley_%d_b256" % size, "relay_parley_%d_b256_f1" % size,
         "4 SENDs in flight, 1 FETCH", "msg/s")
+# Default broker settings (bench_relay's sender side): one message per
+# pipelined SEND against the forwarder's one message per frame, and
+# pipelined batches of 4096 against nats; INBOX_FULL and lost must be 0.
+for size in (64, 256):
+    row("relay %d B, one message per SEND, pipelined, default settings" % size,
+        "relay_default_%d_b1" % size, "relay_forwarder_%d" % size, "ROUTER forwarder", "msg/s",
+        1.0, target_text="≥ 1.0× forwarder")
+    row("relay %d B, SEND batch 4096 pipelined, default settings" % size,
+        "relay_default_%d_b4096" % size, "relay_nats_%d" % size, "nats-server", "msg/s",
+        1.2, target_text="≥ 1.2× nats")
+    for batch in (1, 4096):
+        full = r.get("relay_default_%d_b%d_inbox_full" % (size, batch))
+        lost = r.get("relay_default_%d_b%d_lost" % (size, batch))
+        parked = r.get("relay_default_%d_b%d_parked" % (size, batch))
+        ok = full is not None and lost is not None and full == 0 and lost == 0
+        L.append("| relay %d B, batch %d, default settings: INBOX_FULL / lost (SENDs parked) | %s / %s (%s) | | | 0 / 0 | %s |"
+                 % (size, batch, fmt(full), fmt(lost), fmt(parked), "yes" if ok else "**no**"))
 row("round trip HEARTBEAT p50", "rtt_heartbeat_p50", "rtt_echo_p50", "ROUTER echo", "µs", 1.5, True, "≤ 1.5× echo")
 row("round trip HEARTBEAT p99", "rtt_heartbeat_p99", "rtt_echo_p99", "ROUTER echo", "µs")
 row("round trip empty FETCH p50", "rtt_fetch_empty_p50", "rtt_echo_p50", "ROUTER echo", "µs", 1.5, True, "≤ 1.5× echo")

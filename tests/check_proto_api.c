@@ -419,7 +419,7 @@ START_TEST (test_type_names)
     for (size_t i = 0; i < sizeof requests / sizeof requests [0]; i++)
         ck_assert_int_eq (pmsg_type_kind (requests [i]), PMSG_REQUEST);
     pmsg_type_t replies [] = { PMSG_WORKFLOW_INFO, PMSG_CHECKPOINT_LIST, PMSG_CHECKPOINT_STATE,
-                               PMSG_STEPPED };
+                               PMSG_STEPPED, PMSG_CONFIRM };
     for (size_t i = 0; i < sizeof replies / sizeof replies [0]; i++)
         ck_assert_int_eq (pmsg_type_kind (replies [i]), PMSG_REPLY);
     ck_assert_int_eq (pmsg_type_kind (PMSG_WORKFLOW_EVENT), PMSG_EVENT);
@@ -428,8 +428,10 @@ START_TEST (test_type_names)
     ck_assert (!pmsg_type_from_name ("", 0, NULL));
     ck_assert_str_eq (pmsg_type_name (PMSG__COUNT), "UNKNOWN");
     ck_assert_ptr_null (pmsg_schema (PMSG__COUNT));
-    //  STEPPED's parts: sent_result, written_result, observation, part_error.
-    ck_assert_uint_eq (pmsg_record_schema_count (), 13);
+    //  STEPPED's parts: sent_result, written_result, observation,
+    //  part_error; CONFIRM's confirm_error.
+    ck_assert_uint_eq (pmsg_record_schema_count (), 14);
+    ck_assert_ptr_nonnull (pmsg_record_schema ("confirm_error"));
     for (size_t i = 0; i < pmsg_record_schema_count (); i++) {
         const pschema_t *rec = pmsg_record_schema_at (i);
         ck_assert_ptr_eq (pmsg_record_schema (rec->name), rec);

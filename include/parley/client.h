@@ -501,6 +501,78 @@ parley_err_t parley_client_collect_written (parley_client_t *self, parley_ticket
 //  Tickets posted and not yet collected.
 size_t parley_client_in_flight (parley_client_t *self);
 
+//  ---------------------------------------------------------------------
+//  Pipelined sends with cumulative confirms (docs/CLIENT.md).
+//
+//  parley_client_send_pipelined posts a SEND that gets no SENT: the
+//  broker confirms the pipelined SENDs of a connection together (CONFIRM,
+//  proto/PROTOCOL.md), naming only the messages that failed. The client
+//  keeps a window of SENDs in flight, bounded in messages and in bytes;
+//  a post that would pass it blocks the caller, taking confirms, until
+//  there is room: that is the backpressure a slow receiver puts on a
+//  fast sender (the broker also parks a SEND whose recipient's inbox is
+//  full, up to the SEND's wait, below).
+//
+//  Delivery is at-least-once: after a reconnect (no confirm within the
+//  request timeout, or the broker forgot the session) every SEND not yet
+//  confirmed is sent again, in order, on the new session; some may have
+//  been applied already. A SEND still unconfirmed after `attempts` rounds
+//  fails with its messages as PARLEY_ERR_TIMEOUT failures.
+//
+//  Failures (a refused SEND, a message that could not be queued) are kept
+//  in a queue of PARLEY_SEND_FAILURES (older ones beyond are dropped and
+//  counted) and taken with parley_client_send_failure.
+
+#define PARLEY_SEND_FAILURES 1024
+
+//  Posts one pipelined SEND (checked as parley_client_send does). Blocks
+//  while the window is full. `ticket`, if not NULL, gets the SEND's id,
+//  which its failures name. PARLEY_OK once sent; PARLEY_ERR_INVALID,
+//  _STOPPED, _TIMEOUT (the broker stopped confirming: see above), _LOST.
+parley_err_t parley_client_send_pipelined (parley_client_t *self, const parley_outgoing_t *items,
+                                           size_t count, parley_ticket_t *ticket);
+//  Waits until every pipelined SEND is confirmed. PARLEY_OK, or as above.
+parley_err_t parley_client_send_flush (parley_client_t *self);
+//  The window: at most `messages` messages and `bytes` frame bytes in
+//  unconfirmed SENDs (one SEND always goes, whatever its size). Defaults
+//  16384 messages and 16 MiB, within what the broker holds behind a
+//  parked SEND (16384 requests, 32 MiB).
+void parley_client_set_send_window (parley_client_t *self, size_t messages, size_t bytes);
+//  How long a SEND (pipelined or not) may wait in the broker for room in
+//  an online recipient's full inbox, sent as its wait_ms. Always at most
+//  three quarters of the request timeout, so the reply comes before the
+//  client gives up; that is also the default. 0: INBOX_FULL at once.
+void parley_client_set_send_wait (parley_client_t *self, int64_t wait_ms);
+
+typedef struct {
+    parley_ticket_t ticket;     //  the SEND's id (parley_client_send_pipelined)
+    bool whole;                 //  the whole SEND was refused (`index` is 0)
+    size_t index;               //  the message in the SEND
+    int code;                   //  parley_err_t
+    char agent[PARLEY_NAME_MAX + 1];    //  the recipient a fan-out missed, or ""
+    char message[256];          //  the broker's sentence, cut to fit
+} parley_send_failure_t;
+
+//  The oldest failure not yet taken; false when none.
+bool parley_client_send_failure (parley_client_t *self, parley_send_failure_t *failure);
+
+typedef struct {
+    uint64_t posted;            //  pipelined SENDs posted (resends not counted)
+    uint64_t confirmed;         //  covered by a CONFIRM
+    uint64_t accepted;          //  messages the broker accepted
+    uint64_t failed_messages;   //  message failures (item errors)
+    uint64_t failed_sends;      //  SENDs refused whole, or given up after timeouts
+    uint64_t errors_omitted;    //  failures the broker only counted
+    uint64_t failures_dropped;  //  failures dropped from the full queue
+    uint64_t resent;            //  SENDs sent again after a reconnect
+    uint64_t window_waits;      //  posts that blocked on a full window
+    size_t in_flight;           //  SENDs not yet confirmed
+    size_t in_flight_messages;
+    size_t in_flight_bytes;
+} parley_pipeline_stats_t;
+
+void parley_client_pipeline_stats (parley_client_t *self, parley_pipeline_stats_t *stats);
+
 //  Workflow: turns, hand-over, checkpoints (proto/PROTOCOL.md 4.1,
 //  docs/SCENARIOS.md). A client plays a role by saying HELLO with the
 //  capability "role:<name>" (parley_client_add_cap).

@@ -14,8 +14,9 @@ from . import errors, security
 from .client import Client, Replica
 from .errors import ParleyError
 from .types import (AgentEvent, AgentInfo, CheckpointEntry, CheckpointInfo, CheckpointList,
-                    CheckpointState, Mail, MailItem, MailReady, Message, Observation, PartError,
-                    Sent, State, StateEntry, Stepped, StateUpdate, Stats, Welcome, WorkflowEvent,
+                    CheckpointState, Confirmed, Mail, MailItem, MailReady, Message, Observation,
+                    PartError, Sent, State, StateEntry, Stepped, StateUpdate, Stats, Welcome,
+                    WorkflowEvent,
                     WorkflowEventKind, WorkflowInfo, WorkflowStatus, WorldEvent, WorldSummary,
                     WriteOp, Written)
 
@@ -25,4 +26,4 @@ __all__ = ["Client", "Replica", "ParleyError", "errors", "security", "AgentEvent
            "StateUpdate", "Stats", "Welcome", "WorldEvent", "WorldSummary", "WriteOp",
            "Written", "CheckpointEntry", "CheckpointInfo", "CheckpointList", "CheckpointState",
            "WorkflowEvent", "WorkflowEventKind", "WorkflowInfo", "WorkflowStatus",
-           "PartError", "Stepped"]
+           "PartError", "Stepped", "Confirmed"]

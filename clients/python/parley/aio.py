@@ -18,7 +18,7 @@ import zmq.asyncio
 from . import codec, errors, requests as rq, security
 from .replica import ReplicaCore
 from .session import CLOSED, Session
-from .types import (AgentInfo, CheckpointList, CheckpointState, Event, Mail, Message,
+from .types import (AgentInfo, CheckpointList, CheckpointState, Confirmed, Event, Mail, Message,
                     Observation, Sent, State, Stats, Stepped, Welcome, WorkflowEvent, WorkflowInfo,
                     WorkflowStatus, WriteOp, Written)
 
@@ -56,6 +56,9 @@ class Client:
         self._workflow_ready = asyncio.Event()
         self._update_seen = asyncio.Event()
         self._welcomed = asyncio.Event()
+        #: pipelined SENDs in flight at most (send_pipelined waits beyond)
+        self.pipeline_window = 1024
+        self._pipelined: List[asyncio.Future] = []
 
     @classmethod
     async def connect(cls, endpoint: str, agent: str, caps: Sequence[str] = (), *,
@@ -208,9 +211,49 @@ class Client:
         return await self.call(rq.agents(), timeout)
 
     async def send(self, messages: Iterable[Union[Message, Mapping[str, Any]]],
-                   timeout: Optional[float] = None) -> Sent:
+                   timeout: Optional[float] = None, wait_ms: Optional[int] = None) -> Sent:
+        """As parley.Client.send."""
         return await self.call(rq.send(messages, self.session.next_batch(),
-                                       self.welcome.max_batch), timeout)
+                                       self.welcome.max_batch,
+                                       self.session.clamp_wait(wait_ms)), timeout)
+
+    def submit(self, request: rq.Request[R], timeout: Optional[float] = None
+               ) -> "asyncio.Future[R]":
+        """Sends any request without waiting; its reply comes in the future."""
+        future: asyncio.Future = asyncio.get_running_loop().create_future()
+
+        def done(result: Any, exc: Optional[BaseException]) -> None:
+            if future.done():
+                return
+            if exc is not None:
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
+
+        self.session.submit(request, done, timeout)
+        self._flush()
+        self._poke.set()
+        return future
+
+    async def send_pipelined(self, messages: Iterable[Union[Message, Mapping[str, Any]]],
+                             timeout: Optional[float] = None, wait_ms: Optional[int] = None
+                             ) -> "asyncio.Future[Confirmed]":
+        """As parley.Client.send_pipelined: waits while ``pipeline_window``
+        SENDs are in flight, then returns the future the CONFIRM settles."""
+        while self.session.pipelined_in_flight() >= self.pipeline_window and self._pipelined:
+            await asyncio.wait([self._pipelined[0]])
+            self._pipelined = [f for f in self._pipelined if not f.done()]
+        future = self.submit(rq.send_pipelined(messages, self.welcome.max_batch,
+                                               self.session.clamp_wait(wait_ms)), timeout)
+        self._pipelined = [f for f in self._pipelined if not f.done()] + [future]
+        return future
+
+    async def flush_pipelined(self) -> None:
+        """Waits until every pipelined SEND is settled."""
+        pending = [f for f in self._pipelined if not f.done()]
+        if pending:
+            await asyncio.wait(pending)
+        self._pipelined = []
 
     async def send_to(self, to: str, body: Union[str, bytes],
                       timeout: Optional[float] = None) -> Sent:

@@ -22,7 +22,7 @@ import zmq
 from . import codec, errors, requests as rq, security
 from .replica import ReplicaCore
 from .session import CLOSED, Session
-from .types import (AgentInfo, CheckpointList, CheckpointState, Event, Mail, Message,
+from .types import (AgentInfo, CheckpointList, CheckpointState, Confirmed, Event, Mail, Message,
                     Observation, Sent, State, Stats, Stepped, Welcome, WorkflowEvent, WorkflowInfo,
                     WorkflowStatus, WriteOp, Written)
 
@@ -81,6 +81,9 @@ class Client:
         self._sub_endpoint = ""
         self._sub_topics: set = set()
         self._welcomed = threading.Event()
+        #: pipelined SENDs in flight at most (send_pipelined waits beyond)
+        self.pipeline_window = 1024
+        self._pipelined: List[concurrent.futures.Future] = []
         self._thread = threading.Thread(target=self._run, name=f"parley-{agent}", daemon=True)
         self._thread.start()
         if not self._welcomed.wait(connect_timeout):
@@ -249,12 +252,67 @@ class Client:
         return self.call(rq.agents(), timeout)
 
     def send(self, messages: Iterable[Union[Message, Mapping[str, Any]]],
-             timeout: Optional[float] = None) -> Sent:
-        """One SEND with a fresh `batch` id: resent safely after a reconnect."""
+             timeout: Optional[float] = None, wait_ms: Optional[int] = None) -> Sent:
+        """One SEND with a fresh `batch` id: resent safely after a reconnect.
+        An online recipient's full inbox is waited for up to `wait_ms`
+        (None: three quarters of the reply timeout; 0: INBOX_FULL at once)."""
         with self._lock:
             max_batch = self.welcome.max_batch
             batch = self.session.next_batch()
-        return self.call(rq.send(messages, batch, max_batch), timeout)
+            wait = self.session.clamp_wait(wait_ms)
+        return self.call(rq.send(messages, batch, max_batch, wait), timeout)
+
+    def submit(self, request: rq.Request[R], timeout: Optional[float] = None
+               ) -> "concurrent.futures.Future[R]":
+        """Sends any request without waiting; its reply comes in the future."""
+        future: concurrent.futures.Future = concurrent.futures.Future()
+
+        def done(result: Any, exc: Optional[BaseException]) -> None:
+            if future.done():
+                return
+            if exc is not None:
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
+
+        with self._lock:
+            self.session.submit(request, done, timeout)
+        self._wake()
+        return future
+
+    def send_pipelined(self, messages: Iterable[Union[Message, Mapping[str, Any]]],
+                       timeout: Optional[float] = None, wait_ms: Optional[int] = None
+                       ) -> "concurrent.futures.Future[Confirmed]":
+        """A pipelined SEND (PROTOCOL.md): no SENT, the broker's CONFIRM
+        settles the future with the items that failed. At most
+        ``pipeline_window`` are in flight: beyond, this waits for the oldest
+        (backpressure). At-least-once: resent after a reconnect."""
+        while True:
+            with self._lock:
+                in_flight = self.session.pipelined_in_flight()
+                oldest = self._pipelined[0] if self._pipelined else None
+            if in_flight < self.pipeline_window or oldest is None:
+                break
+            concurrent.futures.wait([oldest], (self.session.call_timeout
+                                               if timeout is None else timeout) + 5.0)
+            with self._lock:
+                self._pipelined = [f for f in self._pipelined if not f.done()]
+        with self._lock:
+            max_batch = self.welcome.max_batch
+            wait = self.session.clamp_wait(wait_ms)
+        future = self.submit(rq.send_pipelined(messages, max_batch, wait), timeout)
+        with self._lock:
+            self._pipelined = [f for f in self._pipelined if not f.done()] + [future]
+        return future
+
+    def flush_pipelined(self, timeout: Optional[float] = None) -> None:
+        """Waits until every pipelined SEND is settled (their futures say how)."""
+        with self._lock:
+            pending = [f for f in self._pipelined if not f.done()]
+        concurrent.futures.wait(pending, (self.session.call_timeout
+                                          if timeout is None else timeout) + 5.0)
+        with self._lock:
+            self._pipelined = [f for f in self._pipelined if not f.done()]
 
     def send_to(self, to: str, body: Union[str, bytes], timeout: Optional[float] = None) -> Sent:
         return self.send([Message(body, to=to)], timeout)

@@ -16,8 +16,9 @@ from typing import Any, Callable, Dict, Generic, Iterable, List, Mapping, Option
     Sequence, TypeVar, Union
 
 from . import codec, errors
-from .types import (AgentInfo, CheckpointList, CheckpointState, Mail, Message, Observation,
-                    Sent, State, Stats, Stepped, Welcome, WorkflowInfo, WorkflowStatus, WriteOp,
+from .types import (AgentInfo, CheckpointList, CheckpointState, Confirmed, Mail, Message,
+                    Observation, Sent, State, Stats, Stepped, Welcome, WorkflowInfo,
+                    WorkflowStatus, WriteOp,
                     Written, _records)
 
 R = TypeVar("R")
@@ -79,15 +80,36 @@ def _message(item: Union[Message, Mapping[str, Any]]) -> Dict[str, Any]:
     return Message(item["body"], item.get("to"), item.get("channel")).wire()
 
 
-def send(messages: Iterable[Union[Message, Mapping[str, Any]]], batch: int,
-         max_batch: int = codec.MAX_BATCH) -> Request[Sent]:
+def _items(messages: Iterable[Union[Message, Mapping[str, Any]]],
+           max_batch: int) -> List[Dict[str, Any]]:
     items = [_message(m) for m in messages]
     if not items:
         raise ValueError("send() needs at least one message")
     if len(items) > max_batch:
         raise errors.TooLarge(f"{len(items)} messages; the broker takes at most {max_batch} "
                               "per SEND", request="SEND")
-    return Request("SEND", {"messages": items, "batch": batch}, "SENT", Sent.from_wire)
+    return items
+
+
+def send(messages: Iterable[Union[Message, Mapping[str, Any]]], batch: int,
+         max_batch: int = codec.MAX_BATCH, wait_ms: Optional[int] = None) -> Request[Sent]:
+    """SEND with `batch`; `wait_ms`: how long the broker may wait for room
+    in an online recipient's full inbox (None: the broker's default)."""
+    return Request("SEND", {"messages": _items(messages, max_batch), "batch": batch,
+                            "wait_ms": wait_ms}, "SENT", Sent.from_wire)
+
+
+def _no_parse(_: Mapping[str, Any]) -> Confirmed:
+    raise errors.ProtocolError("a pipelined SEND is answered by CONFIRM (parley.session)")
+
+
+def send_pipelined(messages: Iterable[Union[Message, Mapping[str, Any]]],
+                   max_batch: int = codec.MAX_BATCH,
+                   wait_ms: Optional[int] = None) -> Request[Confirmed]:
+    """SEND with `pipelined`: no SENT, its outcome comes in the connection's
+    next CONFIRM. At-least-once: resent after a reconnect (no batch id)."""
+    return Request("SEND", {"messages": _items(messages, max_batch), "pipelined": True,
+                            "wait_ms": wait_ms}, "CONFIRM", _no_parse)
 
 
 def fetch(ack: Optional[int] = None, max: Optional[int] = None) -> Request[Mail]:

@@ -43,8 +43,8 @@ from collections import deque
 from typing import Any, Callable, Deque, Dict, List, Optional, Set
 
 from . import codec, errors, requests as rq, security
-from .types import (Mail, MailReady, StateUpdate, Stepped, Welcome, WorkflowEvent,
-                    event_from_wire, Event)
+from .types import (Confirmed, ItemError, Mail, MailReady, StateUpdate, Stepped, Welcome,
+                    WorkflowEvent, event_from_wire, Event, _records, _uint, _want)
 
 log = logging.getLogger("parley")
 
@@ -340,6 +340,9 @@ class Session:
             # the connection is replaced.
             self.bad_frames += 1
             return
+        if msg["t"] == "CONFIRM":
+            self._on_confirm(msg, now)
+            return
         p = self._pending.pop(msg.get("id", 0), None)
         if p is None:
             return                      # a late reply to a request already settled
@@ -374,6 +377,64 @@ class Session:
         elif isinstance(result, Stepped) and result.mail is not None:
             result.mail = self._filter_mail(result.mail)
         p.done(result, None)
+
+    def clamp_wait(self, wait_ms: Optional[int]) -> int:
+        """A SEND's wait_ms, at most three quarters of the reply timeout, so
+        the broker answers before this client gives the connection up."""
+        most = int(self.reply_timeout * 750)
+        return most if wait_ms is None else max(0, min(int(wait_ms), most))
+
+    def pipelined_in_flight(self) -> int:
+        return sum(1 for p in list(self._pending.values()) + self._waiting
+                   if p.request.reply == "CONFIRM")
+
+    def _on_confirm(self, msg: Dict[str, Any], now: float) -> None:
+        """Settles every pipelined SEND the CONFIRM covers (ids up to
+        ``through``): its item errors, or its whole refusal as the typed
+        exception. One refused NOT_HELLO did not take effect: it and the
+        later ones go again after HELLO (at-least-once)."""
+        try:
+            through = _uint(msg, "through", True, "CONFIRM")
+            omitted = _uint(msg, "errors_omitted")
+            items: Dict[int, List[ItemError]] = {}
+            whole: Dict[int, BaseException] = {}
+            for e in _records(msg, "errors", False, "CONFIRM"):
+                rid = _uint(e, "id", True, "confirm_error")
+                code = _uint(e, "code", True, "confirm_error")
+                text = _want(e, "message", str, True, where="confirm_error")
+                if "index" in e:
+                    items.setdefault(rid, []).append(ItemError(
+                        _uint(e, "index", True, "confirm_error"), code, text,
+                        _want(e, "agent", str, False, where="confirm_error")))
+                else:
+                    whole[rid] = errors.from_code(code, "", text, "SEND")
+        except errors.ProtocolError:
+            self.bad_frames += 1
+            return
+        covered = sorted((p for p in self._pending.values()
+                          if p.request.reply == "CONFIRM" and p.id <= through),
+                         key=lambda p: p.id)
+        lost = False
+        for p in covered:
+            del self._pending[p.id]
+            exc = whole.get(p.id)
+            if lost or isinstance(exc, errors.NotHello):
+                lost = True
+                self._waiting.append(p)
+                continue
+            if exc is not None:
+                p.done(None, exc)
+            else:
+                p.done(Confirmed(p.id, len(p.request.fields["messages"]), items.get(p.id, []),
+                                 omitted == 0), None)
+        if lost and self.phase == READY:
+            # The broker forgot us: the later ones are lost with the session.
+            for p in sorted((p for p in self._pending.values()
+                             if p.request.reply == "CONFIRM"), key=lambda p: p.id):
+                del self._pending[p.id]
+                self._waiting.append(p)
+            self.resends += len(self._waiting)
+            self._hello(now)
 
     def on_event(self, topic: bytes, body: bytes) -> Optional[Event]:
         try:

@@ -187,6 +187,23 @@ class ItemError:
 
 
 @dataclass
+class Confirmed:
+    """What the broker's CONFIRM said about one pipelined SEND: the items
+    that failed (empty: every item was accepted). ``complete`` is False
+    when that CONFIRM left some errors out (``errors_omitted``), so an
+    empty list is then not a proof. A SEND refused whole raises instead."""
+    id: int
+    count: int
+    errors: List[ItemError] = field(default_factory=list)
+    complete: bool = True
+
+    def raise_for_errors(self) -> None:
+        """Raises the first item error as its typed exception, if any item failed."""
+        if self.errors:
+            raise self.errors[0].exception()
+
+
+@dataclass
 class Sent:
     accepted: int
     seqs: List[int]
@@ -424,6 +441,12 @@ class Stats:
     queued_memory: int = 0
     storage_errors: int = 0
     version: str = ""
+    sends_parked: int = 0
+    send_wait_timeouts: int = 0
+    sends_waiting: int = 0
+    requests_held: int = 0
+    requests_refused_held: int = 0
+    confirms: int = 0
     extra: Dict[str, Any] = field(default_factory=dict)
 
     _RATES = ("rate_in", "rate_out")
