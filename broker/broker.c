@@ -139,6 +139,7 @@ broker_new (const broker_config_t *config, bool *network, char *why, size_t why_
     self->origin = (uint64_t) pclock_wall_us ();
     penc_init (&self->reply);
     penc_init (&self->event);
+    penc_init (&self->push);
     self->seqs = calloc (cfg->max_batch ? cfg->max_batch : 1, sizeof (uint64_t));
     self->agents = agents_new (cfg->max_agents);
     self->observers = observers_new ();
@@ -254,6 +255,7 @@ broker_destroy (broker_t **self_p)
         state_destroy (&self->state);
         penc_fini (&self->reply);
         penc_fini (&self->event);
+        penc_fini (&self->push);
         free (self->seqs);
         free (self);
         *self_p = NULL;

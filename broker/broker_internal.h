@@ -38,6 +38,15 @@
 //  Requests handled per wake-up of the ROUTER before MAIL_READY wake-ups
 //  are flushed and timers get a turn.
 #define BROKER_DRAIN_BATCH 256
+//  Pushed delivery (CONSUME): the largest credit window a consumer may
+//  ask for, in messages and body bytes, and the byte window it gets when
+//  it names none. What is out is also inbox mail, so the inbox bounds
+//  hold it too; these bound what one consumer's pipe may hold.
+#define BROKER_CREDIT_MAX 65536u
+#define BROKER_CREDIT_BYTES_MAX (64ULL * 1024 * 1024)
+#define BROKER_CREDIT_BYTES_DEFAULT (8ULL * 1024 * 1024)
+//  A push refused by a full pipe is tried again after this long.
+#define BROKER_PUSH_RETRY_MS 10
 //  Pending TCP connections the ROUTER's listener queues (capped by the
 //  kernel's net.core.somaxconn).
 #define BROKER_ACCEPT_BACKLOG 4096
@@ -52,6 +61,8 @@ typedef struct {
     uint64_t replies_dropped;   //  unroutable because the peer's pipe was full
     uint64_t published;         //  PUB events
     uint64_t unauthorized;      //  requests refused: key or resume token
+    uint64_t push_frames;       //  MAIL_PUSH frames sent
+    uint64_t push_deferred;     //  MAIL_PUSH frames a full pipe refused (retried)
     //  Rates: counters at the last one-second tick.
     int64_t rate_tick_ms;
     uint64_t last_in, last_out;
@@ -89,6 +100,8 @@ struct _broker_t {
 
     penc_t reply;               //  reused for every reply
     penc_t event;               //  reused for every PUB event
+    penc_t push;                //  reused for every MAIL_PUSH
+    int push_timer;             //  the retry of refused pushes (0: none due)
     uint64_t *seqs;             //  SENT seqs, max_batch long
     broker_counters_t counters;
     int64_t started_ms;
@@ -155,6 +168,15 @@ void publish_encoded (broker_t *self, const char *topic, size_t topic_len);
 void metrics_render (broker_t *self, metrics_text_t *text);
 int metrics_on_wanted (zloop_t *loop, zmq_pollitem_t *item, void *arg);
 
+//  push.c: MAIL_PUSH frames to the consumers marked this turn.
+void push_flush (broker_t *self);
+//  Agents with an open push subscription.
+size_t push_consumers (broker_t *self);
+//  handle_fetch.c: the walk begun by mailroom_fetch_begin/_push_begin as
+//  a MAIL or MAIL_PUSH body.
+void mail_encode (broker_t *self, penc_t *enc, pmsg_type_t type, uint64_t id, size_t count,
+                  const agent_t *agent);
+
 //  stats.c
 void stats_tick (broker_t *self);
 void stats_encode (broker_t *self, uint64_t id);
@@ -216,6 +238,7 @@ handler_fn handle_workflow;
 handler_fn handle_checkpoints;
 handler_fn handle_checkpoint;
 handler_fn handle_resume;
+handler_fn handle_consume;
 //  handle_checkpoints.c: one checkpoint_info record.
 void checkpoint_encode_info (const checkpoint_info_t *info, penc_t *enc);
 //  A request for the world when the scenario has none: ERROR written, true.

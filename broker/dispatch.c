@@ -26,8 +26,10 @@
     token all the same.
 
     Each wake-up drains up to BROKER_DRAIN_BATCH requests, then flushes the
-    MAIL_READY wake-ups that turn collected: that is the coalescing (at most
-    one per agent per turn) and it keeps pipelined senders cheap.
+    pushes to consumers (push.c) and the MAIL_READY wake-ups that turn
+    collected: that is the coalescing (at most one wake-up per agent per
+    turn, pushes in as few frames as credit allows) and it keeps pipelined
+    senders cheap.
 */
 #include <errno.h>
 #include <stdarg.h>
@@ -61,6 +63,7 @@ static handler_fn *s_handlers [PMSG__COUNT] = {
     [PMSG_CHECKPOINTS] = handle_checkpoints,
     [PMSG_CHECKPOINT] = handle_checkpoint,
     [PMSG_RESUME] = handle_resume,
+    [PMSG_CONSUME] = handle_consume,
 };
 
 static plog_limit_t s_bad_frame_limit;
@@ -350,6 +353,7 @@ dispatch_on_router (zloop_t *loop, zsock_t *reader, void *arg)
         if (!s_receive_one (self))
             break;
     int rc = durable_commit (self);
+    push_flush (self);
     publish_mail_ready (self);
     return rc;
 }

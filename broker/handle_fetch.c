@@ -12,6 +12,9 @@
     would pass BROKER_MAIL_REPLY_BUDGET bytes, so it always fits a client's
     frame limit; `pending` tells the agent more is waiting.
 
+    A consumer's window (CONSUME) counts what a FETCH hands out too, but
+    does not limit it: a FETCH returns what it is asked for.
+
     This is the relay's hot path: items are packed straight from the stored
     message (one msgpack write per field, the body copied once into the
     reply buffer), nothing is allocated.
@@ -30,11 +33,18 @@ handle_fetch (broker_t *self, request_t *req)
     if (max == 0 || max > self->config.max_batch)
         max = self->config.max_batch;
 
-    penc_t *enc = &self->reply;
-    msgpack_packer *pk = penc_packer (enc);
     bool stream = pmsg_bool (req->msg, "stream", false);
     size_t count = mailroom_fetch_begin (room, agent, max, BROKER_MAIL_REPLY_BUDGET, stream);
-    penc_begin (enc, PMSG_MAIL, req->id, 3);
+    mail_encode (self, &self->reply, PMSG_MAIL, req->id, count, agent);
+}
+
+void
+mail_encode (broker_t *self, penc_t *enc, pmsg_type_t type, uint64_t id, size_t count,
+             const agent_t *agent)
+{
+    mailroom_t *room = self->mailroom;
+    msgpack_packer *pk = penc_packer (enc);
+    penc_begin (enc, type, id, 3);
     penc_key (enc, "messages");
     msgpack_pack_array (pk, (uint32_t) count);
     const mail_t *mail;

@@ -26,7 +26,7 @@ stats_tick (broker_t *self)
     c->rate_tick_ms = now;
 }
 
-#define STATS_FIELDS 29
+#define STATS_FIELDS 33
 
 void
 stats_encode (broker_t *self, uint64_t id)
@@ -65,4 +65,8 @@ stats_encode (broker_t *self, uint64_t id)
     penc_kv_uint (enc, "queued_memory", mail->queued_memory);
     penc_kv_uint (enc, "storage_errors", durable_storage_errors (self));
     penc_kv_cstr (enc, "version", PARLEY_VERSION);
+    penc_kv_uint (enc, "pushed", mail->pushed);
+    penc_kv_uint (enc, "push_frames", self->counters.push_frames);
+    penc_kv_uint (enc, "push_deferred", self->counters.push_deferred);
+    penc_kv_uint (enc, "consumers", push_consumers (self));
 }

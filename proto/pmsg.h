@@ -110,6 +110,9 @@ typedef enum {
     PMSG_CHECKPOINT_LIST,   //  reply
     PMSG_CHECKPOINT_STATE,  //  reply
     PMSG_WORKFLOW_EVENT,    //  event
+    //  Pushed delivery with credit (PROTOCOL.md, CONSUME).
+    PMSG_CONSUME,           //  request
+    PMSG_MAIL_PUSH,         //  reply kind: pushed on the request socket, id 0
     PMSG__COUNT
 } pmsg_type_t;
 

@@ -275,6 +275,10 @@ static const pfield_t s_stats_reply [] = {
     { "queued_memory", PF_UINT, false, 0, NULL, "memory of the queued messages (bounded by --max-queued-bytes)" },
     { "storage_errors", PF_UINT, false, 0, NULL, "journal records that could not be written (ERROR STORAGE)" },
     { "version", PF_STR, false, PROTO_MAX_NAME, NULL, "the broker's release (parley-broker --version)" },
+    { "pushed", PF_UINT, false, 0, NULL, "mail items pushed to consumers (MAIL_PUSH)" },
+    { "push_frames", PF_UINT, false, 0, NULL, "MAIL_PUSH frames sent" },
+    { "push_deferred", PF_UINT, false, 0, NULL, "MAIL_PUSH frames the consumer's full pipe refused (retried, nothing lost)" },
+    { "consumers", PF_UINT, false, 0, NULL, "agents with an open push subscription" },
 };
 
 // ---------------------------------------------------------------------------
@@ -359,6 +363,14 @@ static const pfield_t s_workflow_event [] = {
     { "checkpoint", PF_UINT, false, 0, NULL, "the checkpoint recorded at this boundary" },
 };
 
+// ---------------------------------------------------------------------------
+//  Pushed delivery (added after the workflow)
+
+static const pfield_t s_consume [] = {
+    { "credit", PF_UINT, true, 0, NULL, "messages pushed and not acknowledged at most (0: stop pushing)" },
+    { "credit_bytes", PF_UINT, false, 0, NULL, "body bytes pushed and not acknowledged at most" },
+};
+
 static const pfield_t s_none [1] = { { NULL, PF_ANY, false, 0, NULL, NULL } };
 
 static const pschema_t s_types [PMSG__COUNT] = {
@@ -402,6 +414,8 @@ static const pschema_t s_types [PMSG__COUNT] = {
     [PMSG_CHECKPOINT_LIST] = SCHEMA (s_checkpoint_list, "CHECKPOINT_LIST"),
     [PMSG_CHECKPOINT_STATE] = SCHEMA (s_checkpoint_state, "CHECKPOINT_STATE"),
     [PMSG_WORKFLOW_EVENT] = SCHEMA (s_workflow_event, "WORKFLOW_EVENT"),
+    [PMSG_CONSUME] = SCHEMA (s_consume, "CONSUME"),
+    [PMSG_MAIL_PUSH] = SCHEMA (s_mail, "MAIL_PUSH"),
 };
 
 //  Types added after PMSG_TAP are not in request/reply/event order, so
@@ -416,6 +430,8 @@ static const pmsg_kind_t s_added_kinds [PMSG__COUNT] = {
     [PMSG_CHECKPOINT_LIST] = PMSG_REPLY,
     [PMSG_CHECKPOINT_STATE] = PMSG_REPLY,
     [PMSG_WORKFLOW_EVENT] = PMSG_EVENT,
+    [PMSG_CONSUME] = PMSG_REQUEST,
+    [PMSG_MAIL_PUSH] = PMSG_REPLY,
 };
 
 const char *

@@ -373,6 +373,10 @@ class Stats:
     queued_memory: int = 0
     storage_errors: int = 0
     version: str = ""
+    pushed: int = 0
+    push_frames: int = 0
+    push_deferred: int = 0
+    consumers: int = 0
     extra: Dict[str, Any] = field(default_factory=dict)
 
     _RATES = ("rate_in", "rate_out")
