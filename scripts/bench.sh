@@ -199,6 +199,21 @@ for size in (64, 256):
     row("relay %d B, libparley blocking calls only, batch 256" % size,
         "relay_libparley_%d_b256" % size, "relay_parley_%d_b256_f1" % size,
         "4 SENDs in flight, 1 FETCH", "msg/s")
+# Pushed delivery (CONSUME): the receiver takes MAIL_PUSH frames instead
+# of FETCHing (the sender as above); and the agent-to-agent round trip,
+# A sends to B and B answers, both pushed (and both pulled, for
+# comparison), against A -> forwarder -> B -> forwarder -> A in the same run.
+for size in (64, 256):
+    for batch in (256, 4096):
+        row("relay %d B, SEND batch %d, pushed receiver (CONSUME)" % (size, batch),
+            "relay_push_%d_b%d" % (size, batch), "relay_forwarder_%d" % size,
+            "ROUTER forwarder", "msg/s", 1.0, target_text="≥ forwarder")
+row("round trip A → B → A, both pushed, p50", "rtt_push_ab_p50", "rtt_forwarder_ab_p50",
+    "A → fwd → B → fwd → A", "µs", 1.0, True, "≤ forwarder")
+row("round trip A → B → A, both pushed, p99", "rtt_push_ab_p99", "rtt_forwarder_ab_p99",
+    "A → fwd → B → fwd → A", "µs")
+row("round trip A → B → A, both pulled (MAIL_READY + FETCH), p50", "rtt_pull_ab_p50",
+    "rtt_forwarder_ab_p50", "A → fwd → B → fwd → A", "µs")
 row("round trip HEARTBEAT p50", "rtt_heartbeat_p50", "rtt_echo_p50", "ROUTER echo", "µs", 1.5, True, "≤ 1.5× echo")
 row("round trip HEARTBEAT p99", "rtt_heartbeat_p99", "rtt_echo_p99", "ROUTER echo", "µs")
 row("round trip empty FETCH p50", "rtt_fetch_empty_p50", "rtt_echo_p50", "ROUTER echo", "µs", 1.5, True, "≤ 1.5× echo")
