@@ -199,6 +199,8 @@ void durable_close (broker_t *self);
 bool durable_request (broker_t *self, request_t *req, const void *frame, size_t size);
 void durable_hello (broker_t *self, request_t *req, const void *frame, size_t size);
 void durable_forget (broker_t *self, const agent_t *agent);
+//  After a push: records the agent's `delivered` (best effort).
+void durable_delivered (broker_t *self, const agent_t *agent);
 bool durable_holds_replies (broker_t *self);
 void durable_hold_reply (broker_t *self, const conn_id_t *conn, bool envelope,
                          const agent_t *agent, const void *data, size_t size);

@@ -71,7 +71,10 @@ s_push_agent (broker_t *self, agent_t *agent)
         push_outcome_t outcome = s_send (self, agent, penc_data (&self->push),
                                          penc_size (&self->push));
         if (outcome == PUSH_SENT) {
+            uint64_t delivered = agent->delivered;
             mailroom_push_commit (room);
+            if (agent->delivered != delivered)
+                durable_delivered (self, agent);
             agent->push_blocked = false;
             self->counters.push_frames++;
             continue;

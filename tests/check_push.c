@@ -25,6 +25,7 @@
 #include "lib/testclient.h"
 #include "lib/testmail.h"
 #include "lib/testsuite.h"
+#include "lib/tproc.h"
 #include "pclock.h"
 
 #define DEADLINE_MS 20000
@@ -664,6 +665,41 @@ START_TEST (test_full_pipe_loses_nothing)
 }
 END_TEST
 
+//  A durable broker: pushed and acknowledged mail stays acknowledged over
+//  a restart (the push's position is journaled, so the replayed ACK is not
+//  clamped); pushed and unacknowledged mail comes again.
+START_TEST (test_acks_of_pushes_survive_restart)
+{
+    tproc_dir_t *dir = tproc_dir_new ();
+    const char *args [] = { "--data-dir", tproc_dir_name (dir), "--fsync", "always", NULL };
+    testbroker_t *broker = testcheck_start (args);
+    testclient_t *a = testcheck_agent (broker, "A");
+    char token [80] = "";
+    consumer_t *b = s_consumer_new (s_hello_token (broker, "B", token, sizeof token));
+    s_send_many (a, "B", "m", 0, 6, NULL);
+    s_consume (b, 10, 0);
+    s_wait_count (b, 6);
+    s_ack (b, b->seqs [3]);
+    uint64_t want [2] = { b->seqs [4], b->seqs [5] };
+    testclient_destroy (&b->client);
+    s_consumer_destroy (&b);
+    testclient_destroy (&a);
+    testcheck_stop (&broker);
+
+    broker = testcheck_start (args);
+    b = s_consumer_new (s_hello_token (broker, "B", token, sizeof token));
+    s_consume (b, 10, 0);
+    s_wait_count (b, 2);
+    ck_assert_uint_eq (b->seqs [0], want [0]);
+    ck_assert_uint_eq (b->seqs [1], want [1]);
+    s_expect_no_more (b, 2, 200);
+    testclient_destroy (&b->client);
+    s_consumer_destroy (&b);
+    testcheck_stop (&broker);
+    tproc_dir_destroy (&dir);
+}
+END_TEST
+
 START_TEST (test_bad_consume)
 {
     testbroker_t *broker = testcheck_start (NULL);
@@ -755,6 +791,7 @@ main (void)
     tcase_add_test (tc, test_order_many_senders);
     tcase_add_test (tc, test_slow_consumer_bounded);
     tcase_add_test (tc, test_full_pipe_loses_nothing);
+    tcase_add_test (tc, test_acks_of_pushes_survive_restart);
     tcase_add_test (tc, test_bad_consume);
     suite_add_tcase (suite, tc);
     return testsuite_run (suite);
