@@ -58,7 +58,7 @@
 #define RTT_WARMUP 1000
 #define FETCH_DEPTH 3           //  streaming FETCHes the receiver keeps in flight
 #define SEND_DEPTH 4            //  SENDs the sender keeps in flight
-#define PUSH_CREDIT 8192        //  the pushed receiver's window, messages
+#define PUSH_CREDIT 32768       //  the pushed receiver's window, messages
 
 static long s_count = 1000000;          //  messages per relay run
 
