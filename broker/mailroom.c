@@ -1,17 +1,16 @@
 // SPDX-License-Identifier: MIT
-/*  mailroom - posting, fan-out, bounds, ack and fetch. See mailroom.h.
+/*  mailroom - posting, fan-out, bounds, channels, restore. See mailroom.h.
 
     Cost per message: one malloc (mail_new), one pointer store per
     recipient, and a hash lookup for a named recipient or channel. No scan
     over queued mail anywhere: inboxes are rings read from the head, channel
-    pending lists are intrusive.
+    pending lists are intrusive. Ack, FETCH and push are in mailroom_fetch.c.
 */
 #include <assert.h>
 #include <string.h>
 
 #include "mailroom_int.h"
 #include "pclock.h"
-
 
 mailroom_t *
 mailroom_new (agents_t *agents, const mailroom_limits_t *limits)
@@ -35,7 +34,6 @@ mailroom_new (agents_t *agents, const mailroom_limits_t *limits)
     }
     return self;
 }
-
 
 void
 mailroom_destroy (mailroom_t **self_p)

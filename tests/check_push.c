@@ -10,9 +10,8 @@
     malformed CONSUMEs refused with nothing changed.
 
     Every wait is a deadline by the clock. A consumer here is a raw DEALER
-    (testclient): pushed frames (id 0) and replies come on one socket, so
-    the pump below sorts them and checks every push against the window it
-    asked for, counting only the acks it has sent.
+    (testclient) driven by tests/lib/testpush.c, whose pump checks every
+    push against the window the consumer asked for.
 */
 #include <check.h>
 #include <pthread.h>
@@ -24,242 +23,18 @@
 #include "lib/testcheck.h"
 #include "lib/testclient.h"
 #include "lib/testmail.h"
+#include "lib/testpush.h"
 #include "lib/testsuite.h"
 #include "lib/tproc.h"
 #include "pclock.h"
 
-#define DEADLINE_MS 20000
-
-//  A consumer's view: what it received, what it acknowledged, and the
-//  window it asked for (checked at every push).
-typedef struct {
-    testclient_t *client;
-    uint64_t credit, credit_bytes;
-    uint64_t *seqs;             //  every seq received, in order
-    size_t *sizes;
-    char **bodies;
-    size_t count, cap;
-    uint64_t acked;             //  the highest ack sent
-    size_t frames;              //  MAIL_PUSH frames
-    pmsg_t *reply;              //  the last non-push frame
-} consumer_t;
-
-static consumer_t *
-s_consumer_new (testclient_t *client)
-{
-    consumer_t *self = calloc (1, sizeof *self);
-    self->client = client;
-    return self;
-}
-
-static void
-s_consumer_destroy (consumer_t **self_p)
-{
-    consumer_t *self = *self_p;
-    for (size_t i = 0; i < self->count; i++)
-        free (self->bodies [i]);
-    free (self->bodies);
-    free (self->seqs);
-    free (self->sizes);
-    pmsg_destroy (&self->reply);
-    free (self);
-    *self_p = NULL;
-}
-
-//  Pushed and not acknowledged, as far as this consumer knows: the seqs
-//  above its last ack, each once (a restart pushes some again). They are
-//  the tail of the list, as seqs only go back at a restart from the ack.
-static void
-s_unacked (consumer_t *self, size_t *count, uint64_t *bytes)
-{
-    *count = 0;
-    *bytes = 0;
-    for (size_t i = self->count; i-- > 0 && self->seqs [i] > self->acked; ) {
-        bool again = false;
-        for (size_t k = i + 1; k < self->count && !again; k++)
-            again = self->seqs [k] == self->seqs [i];
-        if (!again) {
-            (*count)++;
-            *bytes += self->sizes [i];
-        }
-    }
-}
-
-static void
-s_take_push (consumer_t *self, const pmsg_t *push)
-{
-    ck_assert_uint_eq (pmsg_id (push), 0);
-    const msgpack_object *messages = pmsg_field (push, "messages");
-    ck_assert (messages && messages->type == MSGPACK_OBJECT_ARRAY);
-    ck_assert_uint_gt (messages->via.array.size, 0);
-    for (uint32_t i = 0; i < messages->via.array.size; i++) {
-        const msgpack_object *item = &messages->via.array.ptr [i];
-        if (self->count == self->cap) {
-            self->cap = self->cap ? self->cap * 2 : 64;
-            self->seqs = realloc (self->seqs, self->cap * sizeof (uint64_t));
-            self->sizes = realloc (self->sizes, self->cap * sizeof (size_t));
-            self->bodies = realloc (self->bodies, self->cap * sizeof (char *));
-        }
-        size_t len = 0;
-        const char *body = pobj_str (item, "body", &len);
-        self->seqs [self->count] = pobj_uint (item, "seq", 0);
-        self->sizes [self->count] = len;
-        self->bodies [self->count] = strndup (body ? body : "", len);
-        self->count++;
-    }
-    self->frames++;
-    //  The window: never more unacknowledged pushed messages than the
-    //  credit, nor more bytes than credit_bytes unless it is one message.
-    size_t out;
-    uint64_t bytes;
-    s_unacked (self, &out, &bytes);
-    ck_assert_msg (out <= self->credit, "%zu unacknowledged pushed with credit %llu", out,
-                   (unsigned long long) self->credit);
-    ck_assert_msg (out <= 1 || bytes <= self->credit_bytes,
-                   "%llu bytes unacknowledged with credit_bytes %llu",
-                   (unsigned long long) bytes, (unsigned long long) self->credit_bytes);
-}
-
-//  Takes one frame within `ms`: a push is taken in (true); any other frame
-//  is kept in self->reply (true). False when nothing came.
-static bool
-s_pump (consumer_t *self, int ms)
-{
-    pmsg_t *msg = testclient_recv (self->client, ms);
-    if (!msg)
-        return false;
-    if (pmsg_type (msg) == PMSG_MAIL_PUSH) {
-        s_take_push (self, msg);
-        pmsg_destroy (&msg);
-    }
-    else {
-        pmsg_destroy (&self->reply);
-        self->reply = msg;
-    }
-    return true;
-}
-
-//  Pumps until `count` messages were received; fails at the deadline.
-static void
-s_wait_count (consumer_t *self, size_t count)
-{
-    int64_t until = pclock_mono_ms () + DEADLINE_MS;
-    while (self->count < count) {
-        int64_t left = until - pclock_mono_ms ();
-        ck_assert_msg (left > 0, "%zu messages pushed, %zu expected", self->count, count);
-        s_pump (self, (int) (left < 200 ? left : 200));
-    }
-}
-
-//  Pumps for `ms`; the count must not grow past `count` (for a window
-//  that is full: a push beyond it would come within this time).
-static void
-s_expect_no_more (consumer_t *self, size_t count, int ms)
-{
-    int64_t until = pclock_mono_ms () + ms;
-    int64_t left;
-    while ((left = until - pclock_mono_ms ()) > 0)
-        s_pump (self, (int) left);
-    ck_assert_msg (self->count == count, "%zu messages pushed, %zu expected", self->count,
-                   count);
-}
-
-//  Sends a request built on the consumer's client and pumps until its
-//  reply comes (pushes may come before it); the reply is returned.
-static pmsg_t *
-s_call (consumer_t *self)
-{
-    ck_assert_int_eq (testclient_send (self->client), 0);
-    uint64_t id = testclient_last_id (self->client);
-    int64_t until = pclock_mono_ms () + DEADLINE_MS;
-    while (pclock_mono_ms () < until) {
-        if (!s_pump (self, 200) || !self->reply)
-            continue;
-        pmsg_t *reply = self->reply;
-        self->reply = NULL;
-        if (pmsg_id (reply) == id)
-            return reply;
-        pmsg_destroy (&reply);
-    }
-    ck_abort_msg ("no reply to request %llu", (unsigned long long) id);
-    return NULL;
-}
-
-static void
-s_consume (consumer_t *self, uint64_t credit, uint64_t credit_bytes)
-{
-    penc_t *enc = testclient_begin (self->client, PMSG_CONSUME, credit_bytes ? 2 : 1);
-    penc_kv_uint (enc, "credit", credit);
-    if (credit_bytes)
-        penc_kv_uint (enc, "credit_bytes", credit_bytes);
-    pmsg_t *reply = s_call (self);
-    EXPECT (reply, PMSG_OK);
-    pmsg_destroy (&reply);
-    self->credit = credit;
-    self->credit_bytes = credit_bytes ? credit_bytes : 8 * 1024 * 1024;
-}
-
-static void
-s_ack (consumer_t *self, uint64_t seq)
-{
-    penc_t *enc = testclient_begin (self->client, PMSG_ACK, 1);
-    penc_kv_uint (enc, "seq", seq);
-    pmsg_t *reply = s_call (self);
-    EXPECT (reply, PMSG_OK);
-    pmsg_destroy (&reply);
-    if (seq > self->acked)
-        self->acked = seq;
-}
-
-//  SEND of `count` messages to `to` with bodies "<prefix><i>"; `wait_ms`
-//  0 so a full inbox answers at once (a field brokers without it ignore).
-static uint64_t
-s_send_many (testclient_t *client, const char *to, const char *prefix, int first, int count,
-             size_t *accepted)
-{
-    penc_t *enc = testclient_begin (client, PMSG_SEND, 2);
-    penc_key (enc, "messages");
-    msgpack_pack_array (penc_packer (enc), (uint32_t) count);
-    char body [64];
-    for (int i = 0; i < count; i++) {
-        msgpack_pack_map (penc_packer (enc), 2);
-        penc_kv_cstr (enc, "to", to);
-        snprintf (body, sizeof body, "%s%d", prefix, first + i);
-        penc_kv_cstr (enc, "body", body);
-    }
-    penc_kv_uint (enc, "wait_ms", 0);
-    pmsg_t *reply = testclient_call (client);
-    EXPECT (reply, PMSG_SENT);
-    if (accepted)
-        *accepted = pmsg_uint (reply, "accepted", 0);
-    const msgpack_object *seqs = pmsg_field (reply, "seqs");
-    uint64_t last = seqs->via.array.ptr [seqs->via.array.size - 1].via.u64;
-    pmsg_destroy (&reply);
-    return last;
-}
-
-//  A HELLO on a fresh connection; the resume token WELCOME gave is kept in
-//  `token` (plain mode), or sent when `token` is already set.
-static testclient_t *
-s_hello_token (testbroker_t *broker, const char *id, char *token, size_t size)
-{
-    testclient_t *client = testclient_new (testbroker_router (broker));
-    penc_t *enc = testclient_begin (client, PMSG_HELLO, *token ? 2 : 1);
-    penc_kv_cstr (enc, "agent", id);
-    if (*token)
-        penc_kv_cstr (enc, "token", token);
-    pmsg_t *welcome = testclient_call (client);
-    EXPECT (welcome, PMSG_WELCOME);
-    pmsg_strcpy (welcome, "token", token, size);
-    pmsg_destroy (&welcome);
-    return client;
-}
+#define DEADLINE_MS TESTPUSH_DEADLINE_MS
 
 START_TEST (test_pushed_as_it_arrives)
 {
     testbroker_t *broker = testcheck_start (NULL);
     testclient_t *a = testcheck_agent (broker, "A");
-    consumer_t *b = s_consumer_new (testcheck_agent (broker, "B"));
+    testpush_t *b = testpush_new (testcheck_agent (broker, "B"));
     //  Prove a MAIL_READY subscription live while B pulls.
     testsub_t *sub = testsub_new (testbroker_pub (broker), "mail.B");
     pmsg_t *event = NULL;
@@ -277,12 +52,12 @@ START_TEST (test_pushed_as_it_arrives)
 
     //  Queued mail is pushed at once when B opens its subscription, in
     //  seq order, in MAIL_PUSH frames with id 0.
-    s_consume (b, 100, 0);
-    s_wait_count (b, probes);
+    testpush_consume (b, 100, 0);
+    testpush_wait_count (b, probes);
     for (size_t i = 0; i < b->count; i++)
         ck_assert_str_eq (b->bodies [i], "probe");
     uint64_t seq = testmail_send (a, "B", false, "live");
-    s_wait_count (b, probes + 1);
+    testpush_wait_count (b, probes + 1);
     ck_assert_uint_eq (b->seqs [probes], seq);
     ck_assert_str_eq (b->bodies [probes], "live");
     //  No wake-up for a consumer: its mail came on its own connection.
@@ -294,19 +69,18 @@ START_TEST (test_pushed_as_it_arrives)
 
     //  credit 0 closes the subscription: mail waits for FETCH again, with
     //  its MAIL_READY.
-    s_ack (b, seq);
-    s_consume (b, 0, 0);
+    testpush_ack (b, seq);
+    testpush_consume (b, 0, 0);
     uint64_t later = testmail_send (a, "B", false, "pulled");
     event = testsub_recv (sub, NULL, 0, DEADLINE_MS);
     ck_assert_msg (event, "no MAIL_READY after the subscription closed");
     ck_assert_uint_eq (pmsg_uint (event, "seq", 0), later);
     pmsg_destroy (&event);
-    s_expect_no_more (b, probes + 1, 200);
+    testpush_expect_no_more (b, probes + 1, 200);
     ck_assert_uint_eq (testmail_stat (a, "consumers"), 0);
 
     testsub_destroy (&sub);
-    testclient_destroy (&b->client);
-    s_consumer_destroy (&b);
+    testpush_destroy (&b);
     testclient_destroy (&a);
     testcheck_stop (&broker);
 }
@@ -316,22 +90,22 @@ START_TEST (test_credit_window)
 {
     testbroker_t *broker = testcheck_start (NULL);
     testclient_t *a = testcheck_agent (broker, "A");
-    consumer_t *b = s_consumer_new (testcheck_agent (broker, "B"));
-    uint64_t last = s_send_many (a, "B", "m", 0, 50, NULL);
-    s_consume (b, 5, 0);
-    s_wait_count (b, 5);
-    s_expect_no_more (b, 5, 300);
+    testpush_t *b = testpush_new (testcheck_agent (broker, "B"));
+    uint64_t last = testpush_send_many (a, "B", "m", 0, 50, NULL);
+    testpush_consume (b, 5, 0);
+    testpush_wait_count (b, 5);
+    testpush_expect_no_more (b, 5, 300);
     //  ACK returns credit: two acknowledged, two more pushed.
-    s_ack (b, b->seqs [1]);
-    s_wait_count (b, 7);
-    s_expect_no_more (b, 7, 300);
+    testpush_ack (b, b->seqs [1]);
+    testpush_wait_count (b, 7);
+    testpush_expect_no_more (b, 7, 300);
     //  FETCH's ack returns credit too (a stream FETCH hands out the rest
     //  after what was pushed, so nothing comes twice).
     penc_t *enc = testclient_begin (b->client, PMSG_FETCH, 3);
     penc_kv_uint (enc, "ack", b->seqs [6]);
     penc_kv_uint (enc, "max", 3);
     penc_kv_bool (enc, "stream", true);
-    pmsg_t *mail = s_call (b);
+    pmsg_t *mail = testpush_call (b);
     EXPECT (mail, PMSG_MAIL);
     ck_assert_uint_eq (testclient_array_size (mail, "messages"), 3);
     uint64_t fetched_last = 0;
@@ -346,15 +120,15 @@ START_TEST (test_credit_window)
     b->acked = b->seqs [6];
     //  Those three are out (unacknowledged) and count against the window:
     //  two more are pushed, then five are out.
-    s_wait_count (b, 9);
-    s_expect_no_more (b, 9, 300);
+    testpush_wait_count (b, 9);
+    testpush_expect_no_more (b, 9, 300);
     ck_assert_uint_gt (b->seqs [7], fetched_last);
-    s_ack (b, b->seqs [8]);
-    s_wait_count (b, 14);
+    testpush_ack (b, b->seqs [8]);
+    testpush_wait_count (b, 14);
     //  Everything, acknowledged step by step.
     while (b->count < 47) {
-        s_ack (b, b->seqs [b->count - 1]);
-        s_wait_count (b, b->count + (b->count + 5 <= 47 ? 5 : 47 - b->count));
+        testpush_ack (b, b->seqs [b->count - 1]);
+        testpush_wait_count (b, b->count + (b->count + 5 <= 47 ? 5 : 47 - b->count));
     }
     ck_assert_uint_eq (b->seqs [b->count - 1], last);
     for (size_t i = 1; i < b->count; i++)
@@ -362,23 +136,22 @@ START_TEST (test_credit_window)
 
     //  The byte window: 10 bytes and 4-byte bodies take two at a time; a
     //  body larger than the window still moves, alone.
-    s_ack (b, last);
-    s_consume (b, 100, 10);
+    testpush_ack (b, last);
+    testpush_consume (b, 100, 10);
     size_t before = b->count;
-    s_send_many (a, "B", "b00", 0, 6, NULL);    //  "b000".."b005": 4 bytes
-    s_wait_count (b, before + 2);
-    s_expect_no_more (b, before + 2, 300);
-    s_ack (b, b->seqs [b->count - 1]);
-    s_wait_count (b, before + 4);
-    s_ack (b, b->seqs [b->count - 1]);
-    s_wait_count (b, before + 6);
-    s_ack (b, b->seqs [b->count - 1]);
+    testpush_send_many (a, "B", "b00", 0, 6, NULL);    //  "b000".."b005": 4 bytes
+    testpush_wait_count (b, before + 2);
+    testpush_expect_no_more (b, before + 2, 300);
+    testpush_ack (b, b->seqs [b->count - 1]);
+    testpush_wait_count (b, before + 4);
+    testpush_ack (b, b->seqs [b->count - 1]);
+    testpush_wait_count (b, before + 6);
+    testpush_ack (b, b->seqs [b->count - 1]);
     testmail_send (a, "B", false, "a body of more than ten bytes");
-    s_wait_count (b, before + 7);
+    testpush_wait_count (b, before + 7);
     ck_assert_str_eq (b->bodies [before + 6], "a body of more than ten bytes");
 
-    testclient_destroy (&b->client);
-    s_consumer_destroy (&b);
+    testpush_destroy (&b);
     testclient_destroy (&a);
     testcheck_stop (&broker);
 }
@@ -390,16 +163,16 @@ START_TEST (test_credit_never_exceeded)
 {
     testbroker_t *broker = testcheck_start (NULL);
     testclient_t *a = testcheck_agent (broker, "A");
-    consumer_t *b = s_consumer_new (testcheck_agent (broker, "B"));
-    s_consume (b, 7, 300);
+    testpush_t *b = testpush_new (testcheck_agent (broker, "B"));
+    testpush_consume (b, 7, 300);
     unsigned seed = 7;
     size_t total = 0;
     for (int round = 0; round < 40; round++) {
         size_t accepted;
-        s_send_many (a, "B", round % 2 ? "short" : "a longer body of some bytes ", round * 50,
+        testpush_send_many (a, "B", round % 2 ? "short" : "a longer body of some bytes ", round * 50,
                      50, &accepted);
         total += accepted;
-        while (b->count < total && s_pump (b, 50))
+        while (b->count < total && testpush_pump (b, 50))
             ;
         //  Acknowledge some prefix of what came (maybe nothing).
         size_t unacked = 0;
@@ -408,20 +181,19 @@ START_TEST (test_credit_never_exceeded)
                 unacked++;
         if (unacked && rand_r (&seed) % 4 != 0) {
             size_t upto = b->count - unacked + (size_t) rand_r (&seed) % unacked;
-            s_ack (b, b->seqs [upto]);
+            testpush_ack (b, b->seqs [upto]);
         }
     }
     while (b->count < total) {
-        s_ack (b, b->seqs [b->count - 1]);
+        testpush_ack (b, b->seqs [b->count - 1]);
         size_t want = b->count + 1;
-        s_wait_count (b, want);
+        testpush_wait_count (b, want);
     }
-    s_expect_no_more (b, total, 200);
+    testpush_expect_no_more (b, total, 200);
     ck_assert_uint_eq (total, 2000);
     for (size_t i = 1; i < b->count; i++)
         ck_assert_uint_gt (b->seqs [i], b->seqs [i - 1]);
-    testclient_destroy (&b->client);
-    s_consumer_destroy (&b);
+    testpush_destroy (&b);
     testclient_destroy (&a);
     testcheck_stop (&broker);
 }
@@ -432,26 +204,25 @@ START_TEST (test_redelivery_after_reconnect)
     testbroker_t *broker = testcheck_start (NULL);
     testclient_t *a = testcheck_agent (broker, "A");
     char token [80] = "";
-    consumer_t *b = s_consumer_new (s_hello_token (broker, "B", token, sizeof token));
+    testpush_t *b = testpush_new (testpush_hello_token (broker, "B", token, sizeof token));
     ck_assert (*token);
-    s_send_many (a, "B", "m", 0, 5, NULL);
-    s_consume (b, 10, 0);
-    s_wait_count (b, 5);
-    s_ack (b, b->seqs [1]);
+    testpush_send_many (a, "B", "m", 0, 5, NULL);
+    testpush_consume (b, 10, 0);
+    testpush_wait_count (b, 5);
+    testpush_ack (b, b->seqs [1]);
     uint64_t want [3] = { b->seqs [2], b->seqs [3], b->seqs [4] };
 
     //  The connection goes; a new one takes the id over and consumes:
     //  the pushed, unacknowledged three come again, the two acknowledged
     //  do not.
-    testclient_destroy (&b->client);
-    s_consumer_destroy (&b);
-    b = s_consumer_new (s_hello_token (broker, "B", token, sizeof token));
-    s_expect_no_more (b, 0, 200);       //  nothing pushed before CONSUME
-    s_consume (b, 10, 0);
-    s_wait_count (b, 3);
+    testpush_destroy (&b);
+    b = testpush_new (testpush_hello_token (broker, "B", token, sizeof token));
+    testpush_expect_no_more (b, 0, 200);       //  nothing pushed before CONSUME
+    testpush_consume (b, 10, 0);
+    testpush_wait_count (b, 3);
     for (size_t i = 0; i < 3; i++)
         ck_assert_uint_eq (b->seqs [i], want [i]);
-    s_expect_no_more (b, 3, 200);
+    testpush_expect_no_more (b, 3, 200);
 
     //  HELLO again on the same connection ends the subscription too; the
     //  next CONSUME starts again from the acknowledged position.
@@ -459,15 +230,14 @@ START_TEST (test_redelivery_after_reconnect)
     EXPECT (welcome, PMSG_WELCOME);
     pmsg_destroy (&welcome);
     testmail_send (a, "B", false, "after hello");
-    s_expect_no_more (b, 3, 300);
-    s_consume (b, 10, 0);
-    s_wait_count (b, 7);
+    testpush_expect_no_more (b, 3, 300);
+    testpush_consume (b, 10, 0);
+    testpush_wait_count (b, 7);
     for (size_t i = 0; i < 3; i++)
         ck_assert_uint_eq (b->seqs [3 + i], want [i]);
     ck_assert_str_eq (b->bodies [6], "after hello");
 
-    testclient_destroy (&b->client);
-    s_consumer_destroy (&b);
+    testpush_destroy (&b);
     testclient_destroy (&a);
     testcheck_stop (&broker);
 }
@@ -481,25 +251,24 @@ START_TEST (test_fetch_and_push_together)
 {
     testbroker_t *broker = testcheck_start (NULL);
     testclient_t *a = testcheck_agent (broker, "A");
-    consumer_t *b = s_consumer_new (testcheck_agent (broker, "B"));
-    s_send_many (a, "B", "m", 0, 4, NULL);
-    s_consume (b, 2, 0);
-    s_wait_count (b, 2);
+    testpush_t *b = testpush_new (testcheck_agent (broker, "B"));
+    testpush_send_many (a, "B", "m", 0, 4, NULL);
+    testpush_consume (b, 2, 0);
+    testpush_wait_count (b, 2);
     //  A plain FETCH of one: m0 again (the restart), and the window now
     //  holds only that one, so m1 is pushed again after it.
     penc_t *enc = testclient_begin (b->client, PMSG_FETCH, 1);
     penc_kv_uint (enc, "max", 1);
-    pmsg_t *mail = s_call (b);
+    pmsg_t *mail = testpush_call (b);
     EXPECT (mail, PMSG_MAIL);
     ck_assert_uint_eq (testclient_array_size (mail, "messages"), 1);
     ck_assert_uint_eq (pobj_uint (testclient_array_at (mail, "messages", 0), "seq", 0),
                        b->seqs [0]);
     pmsg_destroy (&mail);
-    s_wait_count (b, 3);
+    testpush_wait_count (b, 3);
     ck_assert_uint_eq (b->seqs [2], b->seqs [1]);
-    s_expect_no_more (b, 3, 300);
-    testclient_destroy (&b->client);
-    s_consumer_destroy (&b);
+    testpush_expect_no_more (b, 3, 300);
+    testpush_destroy (&b);
     testclient_destroy (&a);
     testcheck_stop (&broker);
 }
@@ -526,7 +295,7 @@ s_sender (void *arg)
         int n = 1 + (sent % 3);
         if (sent + n > self->count)
             n = self->count - sent;
-        s_send_many (client, "B", prefix, sent, n, NULL);
+        testpush_send_many (client, "B", prefix, sent, n, NULL);
         sent += n;
     }
     testclient_destroy (&client);
@@ -537,8 +306,8 @@ START_TEST (test_order_many_senders)
 {
     enum { SENDERS = 6, EACH = 300 };
     testbroker_t *broker = testcheck_start (NULL);
-    consumer_t *b = s_consumer_new (testcheck_agent (broker, "B"));
-    s_consume (b, 64, 0);
+    testpush_t *b = testpush_new (testcheck_agent (broker, "B"));
+    testpush_consume (b, 64, 0);
     pthread_t threads [SENDERS];
     sender_arg_t args [SENDERS];
     for (int i = 0; i < SENDERS; i++) {
@@ -550,7 +319,7 @@ START_TEST (test_order_many_senders)
     while (b->count < SENDERS * EACH) {
         ck_assert_msg (pclock_mono_ms () < until, "%zu of %d pushed", b->count,
                        SENDERS * EACH);
-        bool idle = !s_pump (b, 100);
+        bool idle = !testpush_pump (b, 100);
         //  Cumulative acks every 16 messages, and when nothing more comes.
         if (b->count >= acked_at + 16 || (idle && b->count > acked_at)) {
             penc_t *enc = testclient_begin (b->client, PMSG_ACK, 1);
@@ -573,8 +342,7 @@ START_TEST (test_order_many_senders)
         ck_assert_int_eq (k, next [sender]);
         next [sender]++;
     }
-    testclient_destroy (&b->client);
-    s_consumer_destroy (&b);
+    testpush_destroy (&b);
     testcheck_stop (&broker);
 }
 END_TEST
@@ -587,32 +355,31 @@ START_TEST (test_slow_consumer_bounded)
     const char *args [] = { "--max-inbox", "200", NULL };
     testbroker_t *broker = testcheck_start (args);
     testclient_t *a = testcheck_agent (broker, "A");
-    consumer_t *b = s_consumer_new (testcheck_agent (broker, "B"));
-    s_consume (b, 4, 0);
+    testpush_t *b = testpush_new (testcheck_agent (broker, "B"));
+    testpush_consume (b, 4, 0);
     size_t total = 0;
     for (int round = 0; round < 20; round++) {
         size_t accepted;
-        s_send_many (a, "B", "m", round * 100, 100, &accepted);
+        testpush_send_many (a, "B", "m", round * 100, 100, &accepted);
         total += accepted;
         ck_assert_uint_le (testmail_stat (a, "queued"), 200);
         //  One window's worth acknowledged per round.
-        while (s_pump (b, 20))
+        while (testpush_pump (b, 20))
             ;
         if (b->count && b->seqs [b->count - 1] > b->acked)
-            s_ack (b, b->seqs [b->count - 1]);
+            testpush_ack (b, b->seqs [b->count - 1]);
     }
     ck_assert_uint_lt (total, 2000);
     ck_assert_uint_ge (testmail_stat (a, "rejected"), 2000 - total);
     while (b->count < total) {
-        s_wait_count (b, b->count + 1);
-        s_ack (b, b->seqs [b->count - 1]);
+        testpush_wait_count (b, b->count + 1);
+        testpush_ack (b, b->seqs [b->count - 1]);
     }
-    s_expect_no_more (b, total, 200);
+    testpush_expect_no_more (b, total, 200);
     for (size_t i = 1; i < b->count; i++)
         ck_assert_uint_gt (b->seqs [i], b->seqs [i - 1]);
     ck_assert_uint_eq (testmail_stat (a, "queued"), 0);
-    testclient_destroy (&b->client);
-    s_consumer_destroy (&b);
+    testpush_destroy (&b);
     testclient_destroy (&a);
     testcheck_stop (&broker);
 }
@@ -631,8 +398,8 @@ START_TEST (test_full_pipe_loses_nothing)
     pmsg_t *welcome = testclient_hello (raw, "B");
     EXPECT (welcome, PMSG_WELCOME);
     pmsg_destroy (&welcome);
-    consumer_t *b = s_consumer_new (raw);
-    s_consume (b, 10000, 64 * 1024 * 1024);
+    testpush_t *b = testpush_new (raw);
+    testpush_consume (b, 10000, 64 * 1024 * 1024);
     char *body = malloc (BODY + 1);
     memset (body, 'x', BODY);
     body [BODY] = 0;
@@ -648,7 +415,7 @@ START_TEST (test_full_pipe_loses_nothing)
         ck_assert_msg (pclock_mono_ms () < until, "no push was ever refused");
         pclock_sleep_ms (50);
     }
-    s_wait_count (b, COUNT);
+    testpush_wait_count (b, COUNT);
     for (size_t i = 0; i < COUNT; i++) {
         int k;
         ck_assert_int_eq (sscanf (b->bodies [i], "%6d", &k), 1);
@@ -657,9 +424,8 @@ START_TEST (test_full_pipe_loses_nothing)
         if (i)
             ck_assert_uint_eq (b->seqs [i], b->seqs [i - 1] + 1);
     }
-    s_expect_no_more (b, COUNT, 200);
-    testclient_destroy (&b->client);
-    s_consumer_destroy (&b);
+    testpush_expect_no_more (b, COUNT, 200);
+    testpush_destroy (&b);
     testclient_destroy (&a);
     testcheck_stop (&broker);
 }
@@ -675,26 +441,24 @@ START_TEST (test_acks_of_pushes_survive_restart)
     testbroker_t *broker = testcheck_start (args);
     testclient_t *a = testcheck_agent (broker, "A");
     char token [80] = "";
-    consumer_t *b = s_consumer_new (s_hello_token (broker, "B", token, sizeof token));
-    s_send_many (a, "B", "m", 0, 6, NULL);
-    s_consume (b, 10, 0);
-    s_wait_count (b, 6);
-    s_ack (b, b->seqs [3]);
+    testpush_t *b = testpush_new (testpush_hello_token (broker, "B", token, sizeof token));
+    testpush_send_many (a, "B", "m", 0, 6, NULL);
+    testpush_consume (b, 10, 0);
+    testpush_wait_count (b, 6);
+    testpush_ack (b, b->seqs [3]);
     uint64_t want [2] = { b->seqs [4], b->seqs [5] };
-    testclient_destroy (&b->client);
-    s_consumer_destroy (&b);
+    testpush_destroy (&b);
     testclient_destroy (&a);
     testcheck_stop (&broker);
 
     broker = testcheck_start (args);
-    b = s_consumer_new (s_hello_token (broker, "B", token, sizeof token));
-    s_consume (b, 10, 0);
-    s_wait_count (b, 2);
+    b = testpush_new (testpush_hello_token (broker, "B", token, sizeof token));
+    testpush_consume (b, 10, 0);
+    testpush_wait_count (b, 2);
     ck_assert_uint_eq (b->seqs [0], want [0]);
     ck_assert_uint_eq (b->seqs [1], want [1]);
-    s_expect_no_more (b, 2, 200);
-    testclient_destroy (&b->client);
-    s_consumer_destroy (&b);
+    testpush_expect_no_more (b, 2, 200);
+    testpush_destroy (&b);
     testcheck_stop (&broker);
     tproc_dir_destroy (&dir);
 }
