@@ -39,7 +39,8 @@ void testpush_destroy (testpush_t **self_p);
 //  One frame within `ms`: a push is taken in; any other frame is kept in
 //  self->reply. False when nothing came.
 bool testpush_pump (testpush_t *self, int ms);
-//  Pumps until `count` messages were pushed (fails at the deadline).
+//  Pumps until `count` messages were pushed; fails when none came for
+//  TESTPUSH_DEADLINE_MS.
 void testpush_wait_count (testpush_t *self, size_t count);
 //  Pumps for `ms`; fails if the count is not then exactly `count`.
 void testpush_expect_no_more (testpush_t *self, size_t count, int ms);
