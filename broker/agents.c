@@ -174,6 +174,11 @@ agents_attach (agents_t *self, agent_t *agent, const conn_id_t *conn, int64_t no
     //  A new connection has been handed nothing yet: a streaming FETCH on
     //  it starts from the acknowledged position, like a plain one.
     agent->cursor = agent->acked;
+    agent->out_count = 0;
+    agent->out_bytes = 0;
+    //  A push subscription belongs to the connection that opened it.
+    agent->credit = 0;
+    agent->push_blocked = false;
     //  A connection speaks for one agent: a stale mapping (its agent was
     //  detached without a lookup) cannot exist, detach removes it.
     zhashx_insert (self->by_conn, &agent->conn, agent);
@@ -189,6 +194,8 @@ agents_detach (agents_t *self, agent_t *agent)
     zhashx_delete (self->by_conn, &agent->conn);
     agent->online = false;
     agent->conn.len = 0;
+    agent->credit = 0;
+    agent->push_blocked = false;
     self->online--;
 }
 

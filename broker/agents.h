@@ -73,6 +73,19 @@ struct _agent_t {
     //  and the ACTs that moved (replays of a step not counted).
     uint64_t step;
     uint64_t acts;
+    //  Pushed delivery (CONSUME, handle_consume.c, push.c). `credit` is
+    //  the window in messages (0: no push subscription), `credit_bytes`
+    //  in body bytes. out_count/out_bytes are what is handed out (by a
+    //  push or a FETCH) and not acknowledged: exactly the inbox entries
+    //  with seq <= cursor, kept as the cursor moves and as acks and
+    //  drops pop the inbox (mailroom.c), so the credit check costs
+    //  nothing per message.
+    uint32_t credit;
+    uint64_t credit_bytes;
+    size_t out_count;
+    uint64_t out_bytes;
+    bool push_pending;          //  in the mailroom's push list this turn
+    bool push_blocked;          //  its pipe was full: retried on a timer
 };
 
 typedef struct _agents_t agents_t;

@@ -143,6 +143,7 @@ broker_new (const broker_config_t *config, bool *network, char *why, size_t why_
     penc_init (&self->confirm);
     self->parking = parking_new ();
     self->confirms = confirms_new ();
+    penc_init (&self->push);
     self->seqs = calloc (cfg->max_batch ? cfg->max_batch : 1, sizeof (uint64_t));
     self->agents = agents_new (cfg->max_agents);
     self->observers = observers_new ();
@@ -262,6 +263,7 @@ broker_destroy (broker_t **self_p)
         penc_fini (&self->reply);
         penc_fini (&self->event);
         penc_fini (&self->confirm);
+        penc_fini (&self->push);
         free (self->seqs);
         free (self);
         *self_p = NULL;

@@ -40,6 +40,15 @@
 //  Requests handled per wake-up of the ROUTER before MAIL_READY wake-ups
 //  are flushed and timers get a turn.
 #define BROKER_DRAIN_BATCH 256
+//  Pushed delivery (CONSUME): the largest credit window a consumer may
+//  ask for, in messages and body bytes, and the byte window it gets when
+//  it names none. What is out is also inbox mail, so the inbox bounds
+//  hold it too; these bound what one consumer's pipe may hold.
+#define BROKER_CREDIT_MAX 65536u
+#define BROKER_CREDIT_BYTES_MAX (64ULL * 1024 * 1024)
+#define BROKER_CREDIT_BYTES_DEFAULT (8ULL * 1024 * 1024)
+//  A push refused by a full pipe is tried again after this long.
+#define BROKER_PUSH_RETRY_MS 10
 //  Pending TCP connections the ROUTER's listener queues (capped by the
 //  kernel's net.core.somaxconn).
 #define BROKER_ACCEPT_BACKLOG 4096
@@ -66,6 +75,8 @@ typedef struct {
     uint64_t send_wait_timeouts;    //  parked SENDs answered at their deadline
     uint64_t requests_refused_held; //  refused: too many behind a parked SEND
     uint64_t confirms;          //  CONFIRM frames sent
+    uint64_t push_frames;       //  MAIL_PUSH frames sent
+    uint64_t push_deferred;     //  MAIL_PUSH frames a full pipe refused (retried)
     //  Rates: counters at the last one-second tick.
     int64_t rate_tick_ms;
     uint64_t last_in, last_out;
@@ -103,6 +114,8 @@ struct _broker_t {
 
     penc_t reply;               //  reused for every reply
     penc_t event;               //  reused for every PUB event
+    penc_t push;                //  reused for every MAIL_PUSH
+    int push_timer;             //  the retry of refused pushes (0: none due)
     uint64_t *seqs;             //  SENT seqs, max_batch long
     broker_counters_t counters;
     int64_t started_ms;
@@ -209,6 +222,15 @@ void publish_encoded (broker_t *self, const char *topic, size_t topic_len);
 void metrics_render (broker_t *self, metrics_text_t *text);
 int metrics_on_wanted (zloop_t *loop, zmq_pollitem_t *item, void *arg);
 
+//  push.c: MAIL_PUSH frames to the consumers marked this turn.
+void push_flush (broker_t *self);
+//  Agents with an open push subscription.
+size_t push_consumers (broker_t *self);
+//  handle_fetch.c: the walk begun by mailroom_fetch_begin/_push_begin as
+//  a MAIL or MAIL_PUSH body.
+void mail_encode (broker_t *self, penc_t *enc, pmsg_type_t type, uint64_t id, size_t count,
+                  const agent_t *agent);
+
 //  stats.c
 void stats_tick (broker_t *self);
 void stats_encode (broker_t *self, uint64_t id);
@@ -233,6 +255,8 @@ void durable_close (broker_t *self);
 bool durable_request (broker_t *self, request_t *req, const void *frame, size_t size);
 void durable_hello (broker_t *self, request_t *req, const void *frame, size_t size);
 void durable_forget (broker_t *self, const agent_t *agent);
+//  After a push: records the agent's `delivered` (best effort).
+void durable_delivered (broker_t *self, const agent_t *agent);
 bool durable_holds_replies (broker_t *self);
 void durable_hold_reply (broker_t *self, const conn_id_t *conn, bool envelope,
                          const agent_t *agent, const void *data, size_t size);
@@ -305,6 +329,7 @@ uint64_t fetch_encode (broker_t *self, agent_t *agent, size_t max, bool stream, 
 //  reported through dispatch_error.
 bool world_step (broker_t *self, request_t *req, const char *action, size_t action_len,
                  const uint64_t *step, world_obs_t *obs);
+handler_fn handle_consume;
 //  handle_checkpoints.c: one checkpoint_info record.
 void checkpoint_encode_info (const checkpoint_info_t *info, penc_t *enc);
 //  A request for the world when the scenario has none: ERROR written, true.

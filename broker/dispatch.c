@@ -27,9 +27,11 @@
 
     Each wake-up drains up to BROKER_DRAIN_BATCH requests, then ends the
     turn (dispatch_turn_end): parked SENDs that may go on are retried
-    (parking.h), the CONFIRMs due are sent (confirms.h), the journal syncs,
-    and the MAIL_READY wake-ups that turn collected are flushed: that is
-    the coalescing (at most one per agent per turn) and it keeps pipelined
+    (parking.h), the CONFIRMs due are sent (confirms.h), the journal is
+    written (and synced under --fsync always), the pushes to consumers
+    leave (push.c), and the MAIL_READY wake-ups that turn collected are
+    flushed: that is the coalescing (at most one wake-up per agent per
+    turn, pushes in as few frames as credit allows) and it keeps pipelined
     senders cheap. A frame from a connection with a parked SEND is held
     behind it, not handled; every reply goes out through dispatch_reply,
     which sends the connection's CONFIRM first, so replies keep the
@@ -68,6 +70,7 @@ static handler_fn *s_handlers [PMSG__COUNT] = {
     [PMSG_CHECKPOINT] = handle_checkpoint,
     [PMSG_RESUME] = handle_resume,
     [PMSG_STEP] = handle_step,
+    [PMSG_CONSUME] = handle_consume,
 };
 
 static plog_limit_t s_bad_frame_limit;
@@ -435,6 +438,8 @@ dispatch_turn_end (broker_t *self)
     }
     //  The turn's journal records are written even when no reply left.
     int rc = durable_flush (self) ? durable_commit (self) : -1;
+    if (rc == 0)
+        push_flush (self);
     publish_mail_ready (self);
     return rc;
 }

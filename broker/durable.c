@@ -13,7 +13,10 @@
     whether an id is free depends on liveness timing, which a replay
     cannot reproduce; the record carries the resume token WELCOME gave, so
     after a restart the id is still held for its agent in plain mode) and
-    the forgetting of agents offline too long. BYE is logged too, even
+    the forgetting of agents offline too long, and a push (push.c), which
+    hands mail out without a request: its record carries the agent's new
+    `delivered` position, so a replayed ACK of pushed mail is not clamped
+    below it. BYE is logged too, even
     without `forget`: it gives up the id's resume token. The origin of the
     counters (WELCOME.origin) is a record of its own, written when a data
     directory starts empty, and kept in every snapshot's head: the counters
@@ -48,7 +51,8 @@ static plog_limit_t s_storage_limit;
 enum {
     JREC_REQUEST = 1,           //  [1, agent id, frame], HELLO: [1, agent id, frame, token]
     JREC_FORGET = 2,            //  [2, agent id]
-    JREC_ORIGIN = 3             //  [3, "", origin]
+    JREC_ORIGIN = 3,            //  [3, "", origin]
+    JREC_DELIVERED = 4          //  [4, agent id, delivered]: a push handed mail out
 };
 
 typedef struct {
@@ -385,12 +389,40 @@ s_on_log_record (const void *payload, size_t size, void *arg)
         self->origin_recovered = true;
     }
     else
+    if (kind == JREC_DELIVERED && count == 3 && items [2].type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
+        agent_t *agent = agents_lookup (self->agents, id);
+        if (agent && items [2].via.u64 > agent->delivered
+        &&  items [2].via.u64 <= mailroom_counters (self->mailroom)->mail_seq)
+            agent->delivered = items [2].via.u64;
+    }
+    else
     if (kind == JREC_FORGET)
         rc = s_replay_forget (self, id);
     else
         self->durable->skipped++;
     msgpack_unpacked_destroy (&unpacked);
     return rc;
+}
+
+void
+durable_delivered (broker_t *self, const agent_t *agent)
+{
+    durable_t *d = self->durable;
+    if (!d || self->replaying)
+        return;
+    msgpack_sbuffer_clear (&d->record);
+    msgpack_pack_array (&d->pk, 3);
+    msgpack_pack_int (&d->pk, JREC_DELIVERED);
+    msgpack_pack_str (&d->pk, agent->id_len);
+    msgpack_pack_str_body (&d->pk, agent->id, agent->id_len);
+    msgpack_pack_uint64 (&d->pk, agent->delivered);
+    //  Best effort, as FETCH's record: a lost one can only make pushed
+    //  mail come again after a restart.
+    if (journal_append (d->journal, d->record.data, d->record.size) != 0) {
+        d->storage_errors++;
+        plog_limited (&s_storage_limit, 5, PLOG_ERROR, "cannot journal a push to %s: %s",
+                      agent->id, strerror (errno));
+    }
 }
 
 //  ---------------------------------------------------------------------

@@ -249,6 +249,8 @@ s_restore_agent (broker_t *self, const msgpack_object *items, uint32_t count)
     agent->acked = items [3].via.u64;
     agent->delivered = items [4].via.u64;
     agent->cursor = agent->acked;
+    agent->out_count = 0;
+    agent->out_bytes = 0;
     if (count > 6)
         s_copy (&items [6], agent->token, sizeof agent->token);
     else

@@ -12,18 +12,22 @@
     would pass BROKER_MAIL_REPLY_BUDGET bytes, so it always fits a client's
     frame limit; `pending` tells the agent more is waiting.
 
+    A consumer's window (CONSUME) counts what a FETCH hands out too, but
+    does not limit it: a FETCH returns what it is asked for.
+
     This is the relay's hot path: items are packed straight from the stored
     message (one msgpack write per field, the body copied once into the
     reply buffer), nothing is allocated. STEP's mail is encoded here too.
 */
 #include "broker_internal.h"
 
-uint64_t
-fetch_encode (broker_t *self, agent_t *agent, size_t max, bool stream, penc_t *enc)
+//  The `count` items the mailroom's read (fetch or push) selected, as a
+//  msgpack array into `enc`.
+static void
+s_pack_items (broker_t *self, penc_t *enc, size_t count)
 {
     mailroom_t *room = self->mailroom;
     msgpack_packer *pk = penc_packer (enc);
-    size_t count = mailroom_fetch_begin (room, agent, max, BROKER_MAIL_REPLY_BUDGET, stream);
     msgpack_pack_array (pk, (uint32_t) count);
     const mail_t *mail;
     while ((mail = mailroom_fetch_next (room))) {
@@ -38,7 +42,26 @@ fetch_encode (broker_t *self, agent_t *agent, size_t max, bool stream, penc_t *e
         else
             penc_kv_str (enc, "body", mail_body (mail), mail->body_len);
     }
-    return mailroom_fetch_remaining (room);
+}
+
+uint64_t
+fetch_encode (broker_t *self, agent_t *agent, size_t max, bool stream, penc_t *enc)
+{
+    size_t count = mailroom_fetch_begin (self->mailroom, agent, max, BROKER_MAIL_REPLY_BUDGET,
+                                         stream);
+    s_pack_items (self, enc, count);
+    return mailroom_fetch_remaining (self->mailroom);
+}
+
+void
+mail_encode (broker_t *self, penc_t *enc, pmsg_type_t type, uint64_t id, size_t count,
+             const agent_t *agent)
+{
+    penc_begin (enc, type, id, 3);
+    penc_key (enc, "messages");
+    s_pack_items (self, enc, count);
+    penc_kv_uint (enc, "pending", mailroom_fetch_remaining (self->mailroom));
+    penc_kv_uint (enc, "acked", agent->acked);
 }
 
 void

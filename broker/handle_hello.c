@@ -195,6 +195,9 @@ handle_hello (broker_t *self, request_t *req)
             return;
         }
         s_set_caps (req->agent, req->msg);
+        //  Every HELLO ends a push subscription: the client says CONSUME
+        //  again when it wants one (and gets the unacknowledged mail again).
+        req->agent->credit = 0;
         s_welcome (self, req, req->agent);
         workflow_on_hello (self, req->agent);
         return;

@@ -1,32 +1,16 @@
 // SPDX-License-Identifier: MIT
-/*  mailroom - posting, fan-out, bounds, ack and fetch. See mailroom.h.
+/*  mailroom - posting, fan-out, bounds, channels, restore. See mailroom.h.
 
     Cost per message: one malloc (mail_new), one pointer store per
     recipient, and a hash lookup for a named recipient or channel. No scan
     over queued mail anywhere: inboxes are rings read from the head, channel
-    pending lists are intrusive.
+    pending lists are intrusive. Ack, FETCH and push are in mailroom_fetch.c.
 */
 #include <assert.h>
 #include <string.h>
 
-#include "mailroom.h"
+#include "mailroom_int.h"
 #include "pclock.h"
-
-struct _mailroom_t {
-    agents_t *agents;           //  not owned
-    channels_t *channels;
-    mailroom_limits_t limits;
-    mailroom_counters_t counters;
-    size_t tombstones;          //  mail dropped by its channel but still
-                                //  in some inbox (FETCH skips them)
-    mail_error_t *errors;       //  item errors of the current SEND
-    size_t error_count, error_cap;
-    agent_t **wake;             //  agents with wake_pending, in marking order
-    size_t wake_count, wake_next, wake_cap;
-    //  The FETCH being encoded.
-    agent_t *fetch_agent;
-    size_t fetch_pos, fetch_scan, fetch_left;
-};
 
 mailroom_t *
 mailroom_new (agents_t *agents, const mailroom_limits_t *limits)
@@ -40,16 +24,16 @@ mailroom_new (agents_t *agents, const mailroom_limits_t *limits)
     self->channels = channels_new (limits->max_channels);
     self->wake_cap = agents_max (agents);
     self->wake = calloc (self->wake_cap, sizeof (agent_t *));
-    if (!self->channels || !self->wake) {
+    self->push = calloc (self->wake_cap, sizeof (agent_t *));
+    if (!self->channels || !self->wake || !self->push) {
         channels_destroy (&self->channels);
         free (self->wake);
+        free (self->push);
         free (self);
         return NULL;
     }
     return self;
 }
-
-static void s_release (mailroom_t *self, mail_t *mail);
 
 void
 mailroom_destroy (mailroom_t **self_p)
@@ -60,13 +44,14 @@ mailroom_destroy (mailroom_t **self_p)
         for (size_t i = 0; i < agents_size (self->agents); i++) {
             agent_t *agent = agents_at (self->agents, i);
             mail_t *mail;
-            while ((mail = mailbox_pop (agent->inbox)))
-                s_release (self, mail);
+            while ((mail = mailroom_pop (agent)))
+                mailroom_release (self, mail);
             zlistx_purge (agent->channels);
         }
         channels_destroy (&self->channels);
         free (self->errors);
         free (self->wake);
+        free (self->push);
         free (self);
         *self_p = NULL;
     }
@@ -136,8 +121,8 @@ mailroom_reject (mailroom_t *self, uint32_t index, perr_t code)
 //  ---------------------------------------------------------------------
 //  References
 
-static void
-s_release (mailroom_t *self, mail_t *mail)
+void
+mailroom_release (mailroom_t *self, mail_t *mail)
 {
     assert (mail->refs > 0);
     if (--mail->refs)
@@ -156,6 +141,12 @@ static void
 s_wake (mailroom_t *self, agent_t *agent, uint64_t seq)
 {
     agent->wake_seq = seq;
+    //  A consumer's mail is pushed at the end of the turn: it needs no
+    //  MAIL_READY (PROTOCOL.md, CONSUME).
+    if (agent->credit) {
+        mailroom_mark_push (self, agent);
+        return;
+    }
     if (!agent->wake_pending && self->wake_count < self->wake_cap) {
         agent->wake_pending = true;
         self->wake [self->wake_count++] = agent;
@@ -190,7 +181,7 @@ s_make_room (mailroom_t *self, agent_t *agent, size_t bytes)
         return false;
     while (mailbox_count (box) >= lim->max_inbox
     ||     mailbox_bytes (box) + bytes > lim->max_inbox_bytes) {
-        mail_t *oldest = mailbox_pop (box);
+        mail_t *oldest = mailroom_pop (agent);
         assert (oldest);
         //  A post its channel already dropped was counted then.
         if (!oldest->dropped)
@@ -201,7 +192,7 @@ s_make_room (mailroom_t *self, agent_t *agent, size_t bytes)
             agent->acked = oldest->seq;
         if (oldest->seq > agent->delivered)
             agent->delivered = oldest->seq;
-        s_release (self, oldest);
+        mailroom_release (self, oldest);
     }
     return true;
 }
@@ -256,7 +247,7 @@ s_settle (mailroom_t *self, mail_t *mail)
 {
     if (mail->refs == 0) {
         mail->refs = 1;
-        s_release (self, mail);
+        mailroom_release (self, mail);
     }
 }
 
@@ -441,96 +432,6 @@ mailroom_post_channel (mailroom_t *self, uint32_t index, agent_t *from,
 }
 
 //  ---------------------------------------------------------------------
-//  Ack and fetch
-
-void
-mailroom_ack (mailroom_t *self, agent_t *agent, uint64_t ack)
-{
-    assert (agent);
-    if (ack > agent->delivered)
-        ack = agent->delivered;
-    if (ack <= agent->acked)
-        return;
-    //  Journal hook: a durable broker records the agent's new position here.
-    agent->acked = ack;
-    mail_t *head;
-    while ((head = mailbox_head (agent->inbox)) && head->seq <= ack)
-        s_release (self, mailbox_pop (agent->inbox));
-}
-
-size_t
-mailroom_fetch_begin (mailroom_t *self, agent_t *agent, size_t max, size_t max_bytes,
-                      bool stream)
-{
-    assert (agent);
-    //  Plain FETCH reads from the head (everything there is > acked);
-    //  a streaming one continues after what earlier FETCHes handed out.
-    //  The cursor is a seq, not an index, so acks and drop-oldest popping
-    //  the head cannot move it; finding it is a binary search.
-    size_t start = 0;
-    if (stream && agent->cursor > agent->acked)
-        start = mailbox_find_after (agent->inbox, agent->cursor);
-    size_t count = mailbox_count (agent->inbox), scan = start, live = 0, bytes = 0;
-    while (scan < count && live < max) {
-        mail_t *mail = mailbox_at (agent->inbox, scan);
-        if (!mail->dropped) {
-            //  Keys, seq, ts and headers: under 64 bytes an item.
-            size_t cost = 64 + mail->from_len + mail->to_len + mail->body_len;
-            if (live > 0 && bytes + cost > max_bytes)
-                break;
-            bytes += cost;
-            live++;
-        }
-        scan++;
-        if (mail->seq > agent->delivered)
-            agent->delivered = mail->seq;
-    }
-    //  The stream position after this reply. A plain FETCH restarts it
-    //  from acked (it re-reads from the head), so after a lost reply the
-    //  client's plain FETCH hands the unacknowledged mail out again.
-    if (scan > 0)
-        agent->cursor = mailbox_at (agent->inbox, scan - 1)->seq;
-    else if (!stream || agent->cursor < agent->acked)
-        agent->cursor = agent->acked;
-    self->fetch_agent = agent;
-    self->fetch_pos = start;
-    self->fetch_scan = scan;
-    self->fetch_left = live;
-    self->counters.fetched += live;
-    return live;
-}
-
-const mail_t *
-mailroom_fetch_next (mailroom_t *self)
-{
-    while (self->fetch_left && self->fetch_pos < self->fetch_scan) {
-        mail_t *mail = mailbox_at (self->fetch_agent->inbox, self->fetch_pos++);
-        if (!mail->dropped) {
-            self->fetch_left--;
-            return mail;
-        }
-    }
-    return NULL;
-}
-
-size_t
-mailroom_fetch_remaining (mailroom_t *self)
-{
-    assert (self->fetch_agent);
-    mailbox_t *box = self->fetch_agent->inbox;
-    size_t count = mailbox_count (box), pending = count - self->fetch_scan;
-    //  Mail its channel dropped (drop-oldest) stays in the inbox until
-    //  acknowledged but will never be handed out: not pending. Counting
-    //  them means a walk over the rest of the inbox, done only while such
-    //  tombstones exist anywhere (never under the default reject policy).
-    if (self->tombstones)
-        for (size_t i = self->fetch_scan; i < count; i++)
-            if (mailbox_at (box, i)->dropped)
-                pending--;
-    return pending;
-}
-
-//  ---------------------------------------------------------------------
 //  Channels and forgetting
 
 perr_t
@@ -563,8 +464,8 @@ mailroom_forget (mailroom_t *self, agent_t **agent_p)
     assert (agent_p && *agent_p);
     agent_t *agent = *agent_p;
     mail_t *mail;
-    while ((mail = mailbox_pop (agent->inbox)))
-        s_release (self, mail);
+    while ((mail = mailroom_pop (agent)))
+        mailroom_release (self, mail);
     channel_t *channel;
     while ((channel = zlistx_first (agent->channels))) {
         channel_unlisten (channel, agent);
@@ -580,6 +481,7 @@ mailroom_forget (mailroom_t *self, agent_t **agent_p)
             }
         agent->wake_pending = false;
     }
+    mailroom_unmark_push (self, agent);
     agents_remove (self->agents, agent_p);
 }
 

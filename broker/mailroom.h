@@ -20,6 +20,9 @@
 
     Wake-ups: every agent that gets mail is marked once per loop turn; the
     broker drains the marks (mailroom_next_wakeup) and publishes MAIL_READY.
+    An agent with a push subscription (CONSUME) is marked for a push
+    instead (mailroom_next_push), and its acks mark it again: the broker
+    pushes its mail at the end of the turn within its credit (push.c).
 */
 #ifndef PARLEY_BROKER_MAILROOM_H
 #define PARLEY_BROKER_MAILROOM_H
@@ -55,13 +58,14 @@ typedef struct {
 typedef struct {
     uint64_t mail_seq;          //  latest seq handed out
     uint64_t accepted;          //  messages accepted (msgs_in)
-    uint64_t fetched;           //  mail items returned by FETCH (msgs_out)
+    uint64_t fetched;           //  mail items handed out, FETCH or push (msgs_out)
     uint64_t delivered;         //  inbox placements
     uint64_t dropped;           //  placements removed unread by drop-oldest
     uint64_t rejected;          //  items or placements refused (full, unknown...)
     uint64_t queued;            //  messages alive (not released by every recipient)
     uint64_t queued_bytes;
     uint64_t queued_memory;     //  their allocations (bodies + bookkeeping)
+    uint64_t pushed;            //  of fetched, the items pushed (MAIL_PUSH)
 } mailroom_counters_t;
 
 typedef struct _mailroom_t mailroom_t;
@@ -105,6 +109,20 @@ size_t mailroom_fetch_begin (mailroom_t *self, agent_t *agent, size_t max, size_
 const mail_t *mailroom_fetch_next (mailroom_t *self);
 //  Messages queued for the agent after the ones this fetch returns.
 size_t mailroom_fetch_remaining (mailroom_t *self);
+
+//  Pushed delivery (CONSUME). A push is a selection like a streaming
+//  FETCH's (after the cursor) that also stays within the agent's credit
+//  window; it is walked with mailroom_fetch_next / _remaining like a FETCH,
+//  and handed out only by mailroom_push_commit, once its frame is sent.
+//  Returns the count of messages selected (0: nothing fits or is waiting).
+size_t mailroom_push_begin (mailroom_t *self, agent_t *agent, size_t max, size_t max_bytes);
+void mailroom_push_commit (mailroom_t *self);
+//  Consumers due a push at the end of this turn (mail queued for them,
+//  credit returned, a subscription opened), oldest first; NULL when none
+//  are left. A consumer gets pushes instead of MAIL_READY wake-ups.
+void mailroom_mark_push (mailroom_t *self, agent_t *agent);
+agent_t *mailroom_next_push (mailroom_t *self);
+void mailroom_unmark_push (mailroom_t *self, agent_t *agent);
 
 //  LISTEN: PERR_NONE, or TOO_MANY_CHANNELS / INTERNAL.
 perr_t mailroom_listen (mailroom_t *self, agent_t *agent, const char *channel);

@@ -101,7 +101,13 @@ s_broker (broker_t *self, metrics_text_t *text)
            "Memory of the queued messages (bodies and bookkeeping; --max-queued-bytes).",
            mail->queued_memory);
     COUNTER ("parley_messages_accepted_total", "Messages accepted from senders.", mail->accepted);
-    COUNTER ("parley_messages_fetched_total", "Mail items returned by FETCH.", mail->fetched);
+    COUNTER ("parley_messages_fetched_total", "Mail items handed out, by FETCH or pushed.",
+             mail->fetched);
+    COUNTER ("parley_messages_pushed_total", "Mail items pushed to consumers (MAIL_PUSH).",
+             mail->pushed);
+    COUNTER ("parley_push_deferred_total",
+             "Pushes a consumer's full pipe refused (tried again, nothing lost).",
+             c->push_deferred);
     COUNTER ("parley_messages_delivered_total", "Inbox placements.", mail->delivered);
     COUNTER ("parley_messages_dropped_total",
              "Placements removed unread by --overflow drop-oldest.", mail->dropped);

@@ -26,7 +26,7 @@ stats_tick (broker_t *self)
     c->rate_tick_ms = now;
 }
 
-#define STATS_FIELDS 35
+#define STATS_FIELDS 39
 
 void
 stats_encode (broker_t *self, uint64_t id)
@@ -71,4 +71,8 @@ stats_encode (broker_t *self, uint64_t id)
     penc_kv_uint (enc, "requests_held", parking_held (self->parking));
     penc_kv_uint (enc, "requests_refused_held", self->counters.requests_refused_held);
     penc_kv_uint (enc, "confirms", self->counters.confirms);
+    penc_kv_uint (enc, "pushed", mail->pushed);
+    penc_kv_uint (enc, "push_frames", self->counters.push_frames);
+    penc_kv_uint (enc, "push_deferred", self->counters.push_deferred);
+    penc_kv_uint (enc, "consumers", push_consumers (self));
 }

@@ -27,6 +27,7 @@ parley_client_new (const char *endpoint, const char *agent_id)
     self->attempts = 5;
     self->next_id = 1;
     self->dedup = true;
+    self->epoll_fd = self->epoll_sub = self->epoll_dealer = -1;
     //  SEND batch ids start from the wall clock in microseconds: the
     //  broker keeps the agent's last batch id across reconnects, so a
     //  restarted agent must not start where its previous run ended (a
@@ -47,7 +48,9 @@ parley_client_destroy (parley_client_t **self_p)
     parley_client_t *self = *self_p;
     if (self) {
         client_close_dealer (self);
+        client_fd_forget (self, self->sub);
         zsock_destroy (&self->sub);
+        client_push_destroy (self);
         for (size_t i = 0; i < self->cap_count; i++)
             free (self->caps [i]);
         free (self->curve_key);

@@ -17,6 +17,7 @@ client_open_sub (parley_client_t *self)
         return;
     if (self->sub && streq (self->sub_endpoint, self->welcome.pub))
         return;
+    client_fd_forget (self, self->sub);
     zsock_destroy (&self->sub);
     self->sub = client_socket_new (self, ZMQ_SUB, self->welcome.pub);
     if (!self->sub) {
@@ -35,6 +36,7 @@ client_open_sub (parley_client_t *self)
     }
     client_events_subscribe_all (self);
     snprintf (self->sub_endpoint, sizeof (self->sub_endpoint), "%s", self->welcome.pub);
+    client_fd_sync (self);
 }
 
 static void
@@ -94,18 +96,28 @@ parley_client_wait (parley_client_t *self, int64_t ms)
         client_drain_events (self);
         s_tick (self);
         client_replica_refresh (self);
+        if (self->credit && !self->busy)
+            client_drain_replies (self);
         int64_t left = until - pclock_mono_ms ();
-        if (left <= 0 || client_workflow_pending (self) || client_events_pending (self))
+        if (left <= 0 || client_workflow_pending (self) || client_events_pending (self)
+        ||  client_push_pending (self))
             break;
         int64_t slice = left < CLIENT_POLL_SLICE_MS? left: CLIENT_POLL_SLICE_MS;
-        if (self->sub) {
-            zmq_pollitem_t item = { zsock_resolve (self->sub), 0, ZMQ_POLLIN, 0 };
-            zmq_poll (&item, 1, slice);
-        }
+        //  The DEALER too while consuming: pushed mail comes there.
+        zmq_pollitem_t items [2];
+        int count = 0;
+        if (self->sub)
+            items [count++] = (zmq_pollitem_t) { zsock_resolve (self->sub), 0, ZMQ_POLLIN, 0 };
+        if (self->dealer && self->credit)
+            items [count++] = (zmq_pollitem_t) { zsock_resolve (self->dealer), 0, ZMQ_POLLIN, 0 };
+        if (count)
+            zmq_poll (items, count, slice);
         else
             pclock_sleep_ms (slice);
     }
     client_drain_events (self);
+    if (self->credit && !self->busy)
+        client_drain_replies (self);
     return self->mail_flag;
 }
 
@@ -119,18 +131,13 @@ parley_client_take_mail (parley_client_t *self)
     return flag;
 }
 
-int
-parley_client_fd (parley_client_t *self)
-{
-    assert (self);
-    return self->sub? zsock_fd (self->sub): -1;
-}
-
 bool
 parley_client_process (parley_client_t *self)
 {
     assert (self);
     client_drain_events (self);
+    if (self->credit && !self->busy)
+        client_drain_replies (self);
     s_tick (self);
     client_replica_refresh (self);
     return self->mail_flag;
@@ -141,8 +148,8 @@ parley_client_process (parley_client_t *self)
 //  expired us: the session is dropped, and the next request says HELLO);
 //  replies to posted requests are kept for their collect; anything else is
 //  a late reply to a request given up on, dropped.
-static void
-s_drain_replies (parley_client_t *self)
+void
+client_drain_replies (parley_client_t *self)
 {
     while (self->dealer && (zsock_events (self->dealer) & ZMQ_POLLIN)) {
         pmsg_t *msg = client_recv_reply (self, true);
@@ -170,7 +177,7 @@ parley_client_keepalive (parley_client_t *self)
     if (self->busy || !self->session || !self->dealer)
         return;
     client_drain_events (self);
-    s_drain_replies (self);
+    client_drain_replies (self);
     if (!self->session || !s_heartbeat_due (self))
         return;
     //  Own encoder and id: the caller's request in `enc` must survive.

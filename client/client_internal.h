@@ -158,6 +158,17 @@ struct _parley_client_t {
     parley_send_failure_t *failures;
     size_t failure_head, failure_count;
     parley_pipeline_stats_t pstats;
+    //  Pushed mail (client_push.c): the window asked for (0: pulling),
+    //  the MAIL_PUSH frames not yet taken (pmsg_t *, oldest first), the
+    //  highest ack sent and the broker lifetime it belongs to, the ack
+    //  policy; the caller's epoll descriptor over both sockets.
+    uint32_t credit;
+    uint64_t credit_bytes;
+    zlistx_t *push_queue;
+    uint64_t ack_sent;
+    uint64_t ack_origin;
+    parley_ack_policy_t ack_policy;
+    int epoll_fd, epoll_sub, epoll_dealer;
 };
 
 //  client.c
@@ -253,6 +264,9 @@ size_t client_arena_pack (client_arena_t *arena, const msgpack_object *value, si
 
 //  client_events.c
 void client_drain_events (parley_client_t *self);
+//  Takes what the DEALER holds without waiting (pushes, posted replies,
+//  the keepalive's reply).
+void client_drain_replies (parley_client_t *self);
 void client_open_sub (parley_client_t *self);
 
 //  client_workflow.c
@@ -269,6 +283,19 @@ void client_events_subscribe_all (parley_client_t *self);
 void client_events_queue (parley_client_t *self, const char *topic, zmsg_t *msg);
 bool client_events_pending (parley_client_t *self);
 void client_events_destroy (parley_client_t *self);
+
+//  client_push.c
+//  Queues `msg` if it is a MAIL_PUSH (true: taken).
+bool client_push_keep (parley_client_t *self, pmsg_t *msg);
+bool client_push_pending (parley_client_t *self);
+//  After a new WELCOME: drops the old connection's frames, sends the last
+//  ack again and CONSUME when subscribed (on the hello encoder).
+void client_push_resume (parley_client_t *self);
+void client_push_destroy (parley_client_t *self);
+//  The caller's descriptor follows the sockets: after one is made, and
+//  before one is destroyed.
+void client_fd_sync (parley_client_t *self);
+void client_fd_forget (parley_client_t *self, zsock_t *sock);
 
 //  client_replica.c
 void client_replica_apply (parley_client_t *self, const pmsg_t *update);

@@ -30,6 +30,8 @@ client_pending_keep (parley_client_t *self, pmsg_t *msg)
 {
     if (client_confirm_keep (self, msg))
         return true;
+    if (client_push_keep (self, msg))
+        return true;            //  pushed mail comes between replies
     client_pending_t *entry = s_find (self, pmsg_id (msg));
     if (!entry || entry->reply || entry->code)
         return false;

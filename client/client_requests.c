@@ -146,7 +146,13 @@ parley_client_ack (parley_client_t *self, uint64_t seq)
     assert (self);
     penc_t *enc = client_begin (self, PMSG_ACK, 1);
     penc_kv_uint (enc, "seq", seq);
-    return client_call (self, PMSG_OK);
+    parley_err_t rc = client_call (self, PMSG_OK);
+    //  Kept for a consumer's next session (client_push.c).
+    if (rc == PARLEY_OK && seq > self->ack_sent) {
+        self->ack_sent = seq;
+        self->ack_origin = self->welcome.origin;
+    }
+    return rc;
 }
 
 parley_err_t

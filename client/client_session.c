@@ -126,6 +126,8 @@ s_hello_once (parley_client_t *self)
         for (size_t i = 0; i < self->channel_count; i++)
             if (!s_relisten (self, self->channels [i]))
                 plog_warn ("could not listen to %s again", self->channels [i]);
+        client_push_resume (self);
+        client_fd_sync (self);
         return PARLEY_OK;
     }
     size_t len = 0;

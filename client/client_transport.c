@@ -54,6 +54,7 @@ client_close_dealer (parley_client_t *self)
 {
     client_pending_fail (self, PARLEY_ERR_TIMEOUT);
     zsock_destroy (&self->watch);     //  the monitor before its socket
+    client_fd_forget (self, self->dealer);
     zsock_destroy (&self->dealer);
     self->session = false;
 }

@@ -116,6 +116,9 @@ typedef enum {
     PMSG_STEPPED,           //  reply
     //  Pipelined SENDs: the broker's cumulative confirm (id 0).
     PMSG_CONFIRM,           //  reply
+    //  Pushed delivery with credit (PROTOCOL.md, CONSUME).
+    PMSG_CONSUME,           //  request
+    PMSG_MAIL_PUSH,         //  reply kind: pushed on the request socket, id 0
     PMSG__COUNT
 } pmsg_type_t;
 

@@ -313,6 +313,10 @@ static const pfield_t s_stats_reply [] = {
     { "requests_held", PF_UINT, false, 0, NULL, "requests queued now behind parked SENDs" },
     { "requests_refused_held", PF_UINT, false, 0, NULL, "requests refused QUEUES_FULL: too many behind a parked SEND" },
     { "confirms", PF_UINT, false, 0, NULL, "CONFIRM frames sent" },
+    { "pushed", PF_UINT, false, 0, NULL, "mail items pushed to consumers (MAIL_PUSH)" },
+    { "push_frames", PF_UINT, false, 0, NULL, "MAIL_PUSH frames sent" },
+    { "push_deferred", PF_UINT, false, 0, NULL, "MAIL_PUSH frames the consumer's full pipe refused (retried, nothing lost)" },
+    { "consumers", PF_UINT, false, 0, NULL, "agents with an open push subscription" },
 };
 
 // ---------------------------------------------------------------------------
@@ -434,6 +438,14 @@ static const pfield_t s_confirm [] = {
     { "errors_omitted", PF_UINT, false, 0, NULL, "errors left out of errors" },
 };
 
+// ---------------------------------------------------------------------------
+//  Pushed delivery (added after the workflow)
+
+static const pfield_t s_consume [] = {
+    { "credit", PF_UINT, true, 0, NULL, "messages pushed and not acknowledged at most (0: stop pushing)" },
+    { "credit_bytes", PF_UINT, false, 0, NULL, "body bytes pushed and not acknowledged at most" },
+};
+
 static const pfield_t s_none [1] = { { NULL, PF_ANY, false, 0, NULL, NULL } };
 
 static const pschema_t s_types [PMSG__COUNT] = {
@@ -480,6 +492,8 @@ static const pschema_t s_types [PMSG__COUNT] = {
     [PMSG_STEP] = SCHEMA (s_step, "STEP"),
     [PMSG_STEPPED] = SCHEMA (s_stepped, "STEPPED"),
     [PMSG_CONFIRM] = SCHEMA (s_confirm, "CONFIRM"),
+    [PMSG_CONSUME] = SCHEMA (s_consume, "CONSUME"),
+    [PMSG_MAIL_PUSH] = SCHEMA (s_mail, "MAIL_PUSH"),
 };
 
 //  Types added after PMSG_TAP are not in request/reply/event order, so
@@ -497,6 +511,8 @@ static const pmsg_kind_t s_added_kinds [PMSG__COUNT] = {
     [PMSG_STEP] = PMSG_REQUEST,
     [PMSG_STEPPED] = PMSG_REPLY,
     [PMSG_CONFIRM] = PMSG_REPLY,
+    [PMSG_CONSUME] = PMSG_REQUEST,
+    [PMSG_MAIL_PUSH] = PMSG_REPLY,
 };
 
 const char *

@@ -223,6 +223,21 @@ for size in (64, 256):
         ok = full is not None and lost is not None and full == 0 and lost == 0
         L.append("| relay %d B, batch %d, default settings: INBOX_FULL / lost (SENDs parked) | %s / %s (%s) | | | 0 / 0 | %s |"
                  % (size, batch, fmt(full), fmt(lost), fmt(parked), "yes" if ok else "**no**"))
+# Pushed delivery (CONSUME): the receiver takes MAIL_PUSH frames instead
+# of FETCHing (the sender as above); and the agent-to-agent round trip,
+# A sends to B and B answers, both pushed (and both pulled, for
+# comparison), against A -> forwarder -> B -> forwarder -> A in the same run.
+for size in (64, 256):
+    for batch in (256, 4096):
+        row("relay %d B, SEND batch %d, pushed receiver (CONSUME)" % (size, batch),
+            "relay_push_%d_b%d" % (size, batch), "relay_forwarder_%d" % size,
+            "ROUTER forwarder", "msg/s", 1.0, target_text="≥ forwarder")
+row("round trip A → B → A, both pushed, p50", "rtt_push_ab_p50", "rtt_forwarder_ab_p50",
+    "A → fwd → B → fwd → A", "µs", 1.0, True, "≤ forwarder")
+row("round trip A → B → A, both pushed, p99", "rtt_push_ab_p99", "rtt_forwarder_ab_p99",
+    "A → fwd → B → fwd → A", "µs")
+row("round trip A → B → A, both pulled (MAIL_READY + FETCH), p50", "rtt_pull_ab_p50",
+    "rtt_forwarder_ab_p50", "A → fwd → B → fwd → A", "µs")
 row("round trip HEARTBEAT p50", "rtt_heartbeat_p50", "rtt_echo_p50", "ROUTER echo", "µs", 1.5, True, "≤ 1.5× echo")
 row("round trip HEARTBEAT p99", "rtt_heartbeat_p99", "rtt_echo_p99", "ROUTER echo", "µs")
 row("round trip empty FETCH p50", "rtt_fetch_empty_p50", "rtt_echo_p50", "ROUTER echo", "µs", 1.5, True, "≤ 1.5× echo")

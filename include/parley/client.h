@@ -236,6 +236,44 @@ parley_err_t parley_client_fetch (parley_client_t *self, uint64_t ack, size_t ma
 void parley_client_dedup (parley_client_t *self, bool on);
 //  ACK: acknowledges everything up to seq.
 parley_err_t parley_client_ack (parley_client_t *self, uint64_t seq);
+//  ---------------------------------------------------------------------
+//  Pushed mail (PROTOCOL.md, CONSUME): instead of FETCH after a wake-up,
+//  the broker pushes the agent's mail on the request connection as it is
+//  queued, while what it pushed and nobody acknowledged stays within a
+//  window of `credit` messages and `credit_bytes` body bytes (0: the
+//  broker's default, 8 MiB). Acknowledging returns credit. credit 0 stops
+//  the pushes. The subscription is opened again after every reconnect
+//  (the mail pushed and not acknowledged then comes again; the duplicate
+//  filter of parley_client_dedup leaves out what was taken before).
+//
+//  Pushed mail wakes parley_client_wait (it returns at once), makes
+//  parley_client_process and _take_mail return true, and fires
+//  parley_client_fd. Take it with parley_client_take_pushed, one pushed
+//  frame at a time, until it returns false.
+#define PARLEY_MAX_CREDIT 65536
+
+typedef enum {
+    PARLEY_ACK_EXPLICIT = 0,    //  the caller acknowledges (parley_client_ack,
+                                //  _ack_nowait, a FETCH's ack): the default
+    PARLEY_ACK_ON_TAKE          //  each take acknowledges everything the takes
+                                //  before it handed out (cumulative, no round trip)
+} parley_ack_policy_t;
+
+//  CONSUME. PARLEY_ERR_INVALID for credit over PARLEY_MAX_CREDIT; the
+//  broker's BAD_FIELD for a credit_bytes over its limit (64 MiB).
+parley_err_t parley_client_consume (parley_client_t *self, uint32_t credit,
+                                    uint64_t credit_bytes);
+void parley_client_ack_policy (parley_client_t *self, parley_ack_policy_t policy);
+//  The oldest pushed mail not yet taken, without waiting; false when none.
+//  Like a FETCH's result, it points into the client until the next call.
+//  Under PARLEY_ACK_ON_TAKE it first acknowledges what earlier takes
+//  handed out, so call it again after processing a batch, even when you
+//  expect nothing: that returns the credit.
+bool parley_client_take_pushed (parley_client_t *self, parley_mail_batch_t *result);
+//  ACK without waiting for the reply (cumulative: everything up to seq).
+//  An ack lost with a connection is sent again with the next HELLO.
+parley_err_t parley_client_ack_nowait (parley_client_t *self, uint64_t seq);
+
 //  LISTEN / UNLISTEN; a channel listened to is listened to again after
 //  every reconnect.
 parley_err_t parley_client_listen (parley_client_t *self, const char *channel);
@@ -720,12 +758,12 @@ bool parley_client_take_mail (parley_client_t *self);
 //  else (a model call's progress callback). Does nothing inside a request.
 void parley_client_keepalive (parley_client_t *self);
 
-//  The event socket's file descriptor, for poll/epoll in the caller's
-//  loop, or -1 before the first session. Like ZMQ_FD it is
-//  edge-triggered and signals "look", not "readable": when it fires, call
-//  parley_client_process (which drains every event) and do not wait on
-//  the fd again before it returned. The fd changes when a reconnect
-//  follows the broker to a new event endpoint: ask again after connect.
+//  A file descriptor for poll/epoll in the caller's loop, or -1 before
+//  the first session: an epoll descriptor over the event socket and the
+//  request socket (which carries pushed mail). Like ZMQ_FD it signals
+//  "look", not "readable": when it fires, call parley_client_process
+//  (which drains every event and pushed frame) and do not wait on the fd
+//  again before it returned. It stays the same over reconnects.
 int parley_client_fd (parley_client_t *self);
 //  Takes every pending event without waiting and sends a HEARTBEAT when
 //  one is due; returns true when mail was announced and not yet taken.

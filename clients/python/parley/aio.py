@@ -102,6 +102,8 @@ class Client:
         while True:
             frames = await dealer.recv_multipart()
             self.session.on_reply(frames[-1], time.monotonic())
+            if self.session.pushed:
+                self._mail.set()        # pushed mail (CONSUME)
             self._after_input()
 
     async def _read_events(self, sub: zmq.asyncio.Socket) -> None:
@@ -265,12 +267,52 @@ class Client:
 
     async def fetch(self, ack: Optional[int] = None, max: Optional[int] = None,
                     timeout: Optional[float] = None) -> Mail:
-        self.session.mail_signal = False
-        self._mail.clear()
+        self.session.mail_signal = bool(self.session.pushed)
+        if not self.session.pushed:
+            self._mail.clear()
         return await self.call(rq.fetch(ack, max), timeout)
 
     async def ack(self, seq: int, timeout: Optional[float] = None) -> None:
         await self.call(rq.ack(seq), timeout)
+        self.session.noted_ack(seq)
+
+    # ------------------------------------------------------------------
+    #  Pushed mail (PROTOCOL.md, CONSUME); as in parley.Client
+
+    async def consume(self, credit: int, credit_bytes: Optional[int] = None,
+                      timeout: Optional[float] = None) -> None:
+        """Has the broker push this agent's mail within a window of
+        ``credit`` messages and ``credit_bytes`` body bytes (0 stops); kept
+        over reconnects."""
+        await self.call(rq.consume(credit, credit_bytes), timeout)
+        self.session.credit, self.session.credit_bytes = credit, credit_bytes
+
+    def take_pushed(self) -> Optional[Mail]:
+        """The oldest pushed batch not yet taken; None when none."""
+        mail = self.session.take_pushed()
+        if not self.session.pushed:
+            self._mail.clear()
+        return mail
+
+    async def next_pushed(self, timeout: float) -> Optional[Mail]:
+        """The oldest pushed batch, waiting up to ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while not self.session.pushed:
+            left = deadline - time.monotonic()
+            if left <= 0 or self.session.phase == CLOSED:
+                return None
+            self._mail.clear()
+            try:
+                await asyncio.wait_for(self._mail.wait(), left)
+            except asyncio.TimeoutError:
+                return None
+        return self.take_pushed()
+
+    def ack_nowait(self, seq: int) -> None:
+        """ACK without waiting for the reply; sent again after a reconnect."""
+        self.session.ack_nowait(seq, time.monotonic())
+        self._flush()
+        self._poke.set()
 
     async def listen(self, channel: str, timeout: Optional[float] = None) -> None:
         await self.call(rq.listen(channel), timeout)

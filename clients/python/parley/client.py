@@ -323,11 +323,52 @@ class Client:
     def fetch(self, ack: Optional[int] = None, max: Optional[int] = None,
               timeout: Optional[float] = None) -> Mail:
         with self._lock:
-            self.session.mail_signal = False
+            self.session.mail_signal = bool(self.session.pushed)
         return self.call(rq.fetch(ack, max), timeout)
 
     def ack(self, seq: int, timeout: Optional[float] = None) -> None:
         self.call(rq.ack(seq), timeout)
+        with self._lock:
+            self.session.noted_ack(seq)
+
+    # ------------------------------------------------------------------
+    #  Pushed mail (PROTOCOL.md, CONSUME)
+
+    def consume(self, credit: int, credit_bytes: Optional[int] = None,
+                timeout: Optional[float] = None) -> None:
+        """Has the broker push this agent's mail as it arrives, while at
+        most ``credit`` messages (and ``credit_bytes`` body bytes; None: the
+        broker's default, 8 MiB) it pushed are not acknowledged; 0 stops.
+        Kept over reconnects: the unacknowledged mail is pushed again (what
+        was handed out before is filtered as a duplicate)."""
+        self.call(rq.consume(credit, credit_bytes), timeout)
+        with self._lock:
+            self.session.credit, self.session.credit_bytes = credit, credit_bytes
+
+    def take_pushed(self) -> Optional[Mail]:
+        """The oldest pushed batch not yet taken, without waiting; None
+        when none. Acknowledge what you handled (ack, ack_nowait): the
+        window stays used until then."""
+        with self._lock:
+            return self.session.take_pushed()
+
+    def next_pushed(self, timeout: float) -> Optional[Mail]:
+        """The oldest pushed batch, waiting up to ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        with self._mail:
+            while not self.session.pushed:
+                left = deadline - time.monotonic()
+                if left <= 0 or self.session.phase == CLOSED:
+                    return None
+                self._mail.wait(left)
+            return self.session.take_pushed()
+
+    def ack_nowait(self, seq: int) -> None:
+        """ACK without waiting for the reply (everything up to ``seq``);
+        sent again with the next HELLO if the connection breaks."""
+        with self._lock:
+            self.session.ack_nowait(seq, time.monotonic())
+        self._wake()
 
     def listen(self, channel: str, timeout: Optional[float] = None) -> None:
         request = rq.listen(channel)

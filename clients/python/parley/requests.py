@@ -34,6 +34,10 @@ class Request(Generic[R]):
     resend_safe: bool = True
 
 
+#: the largest CONSUME window the broker accepts, in messages
+MAX_CREDIT = 65536
+
+
 def _ok(_: Mapping[str, Any]) -> None:
     return None
 
@@ -118,6 +122,18 @@ def fetch(ack: Optional[int] = None, max: Optional[int] = None) -> Request[Mail]
 
 def ack(seq: int) -> Request[None]:
     return Request("ACK", {"seq": seq}, "OK", _ok)
+
+
+def consume(credit: int, credit_bytes: Optional[int] = None) -> Request[None]:
+    """CONSUME: push this agent's mail within a window of ``credit``
+    messages (0 stops) and ``credit_bytes`` body bytes (None: the broker's
+    default)."""
+    if not isinstance(credit, int) or isinstance(credit, bool) or not 0 <= credit <= MAX_CREDIT:
+        raise ValueError(f"credit must be an int in 0..{MAX_CREDIT}")
+    if credit_bytes is not None and (not isinstance(credit_bytes, int)
+                                     or isinstance(credit_bytes, bool) or credit_bytes <= 0):
+        raise ValueError("credit_bytes must be a positive int (or None)")
+    return Request("CONSUME", {"credit": credit, "credit_bytes": credit_bytes}, "OK", _ok)
 
 
 def listen(channel: str) -> Request[None]:

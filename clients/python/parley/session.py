@@ -30,6 +30,11 @@ same way for both:
   so there are no heartbeats and every request but the reads (GET, SNAPSHOT,
   AGENTS, STATS) fails ObserverOnly;
 - every call has a deadline: past it the call fails with Timeout;
+- pushed mail (CONSUME): MAIL_PUSH frames (id 0, between the replies) go
+  through the same duplicate filter and wait in ``pushed`` for the caller;
+  after every WELCOME the session sends its highest acknowledgement again
+  (one lost with the old connection would hold the window) and CONSUME
+  again, so the unacknowledged mail is pushed again;
 - WORKFLOW_EVENTs, once asked for (``set_workflow_events``), are kept in
   their own queue of at most ``WF_EVENT_QUEUE`` (the oldest is dropped and
   counted beyond that, as in the C client), apart from ``events``, so a
@@ -117,6 +122,15 @@ class Session:
         self.workflow_dropped = 0       # dropped from a full queue
         self.mail_ready_seq = 0
         self.mail_signal = False
+        # Pushed mail: the window asked for (0: pulling), the MAIL_PUSH
+        # batches not yet taken, and the highest ack sent (with the broker
+        # lifetime it belongs to).
+        self.credit = 0
+        self.credit_bytes: Optional[int] = None
+        self.pushed: Deque[Mail] = deque()
+        self.pushes = 0                 # MAIL_PUSH frames received
+        self.ack_sent = 0
+        self._ack_origin: Optional[int] = None
         # Counters a user (and the tests) can read.
         self.hellos = 0
         self.reconnects = 0
@@ -259,6 +273,13 @@ class Session:
         self._heartbeat_out = False
         for channel in sorted(self.channels):
             self.submit(rq.listen(channel), _ignore, now=now, internal=True)
+        if self._ack_origin != welcome.origin:
+            self.ack_sent = 0           # a restarted broker: old seqs mean nothing
+        if self.credit:
+            if self.ack_sent > welcome.acked:
+                self.submit(rq.ack(self.ack_sent), _ignore, now=now, internal=True)
+            self.submit(rq.consume(self.credit, self.credit_bytes), _ignore, now=now,
+                        internal=True)
         waiting, self._waiting = sorted(self._waiting, key=lambda p: p.id), []
         for p in waiting:
             if p.call_deadline > now:
@@ -290,6 +311,47 @@ class Session:
             kept.append(item)
         mail.messages = kept
         return mail
+
+    # ------------------------------------------------------------------
+    #  Pushed mail
+
+    def ack_nowait(self, seq: int, now: Optional[float] = None) -> None:
+        """ACK without waiting for the OK (cumulative). Sent again with
+        the next HELLO, so a connection that breaks cannot lose it."""
+        if seq <= self.ack_sent:
+            return
+        self.ack_sent = seq
+        self._ack_origin = self.welcome.origin if self.welcome else None
+        if self.phase == READY:
+            self.submit(rq.ack(seq), _ignore, now=now, internal=True)
+
+    def noted_ack(self, seq: int) -> None:
+        """An ACK (or FETCH ack) the caller made itself: remembered for
+        the next session like ack_nowait's."""
+        if seq > self.ack_sent:
+            self.ack_sent = seq
+            self._ack_origin = self.welcome.origin if self.welcome else None
+
+    def take_pushed(self) -> Optional[Mail]:
+        """The oldest pushed batch not yet taken; None when none."""
+        if not self.pushed:
+            return None
+        mail = self.pushed.popleft()
+        if not self.pushed:
+            self.mail_signal = False
+        return mail
+
+    def _on_push(self, msg: Dict[str, Any]) -> None:
+        try:
+            mail = Mail.from_wire(msg)
+        except errors.ProtocolError:
+            self.bad_frames += 1
+            return
+        self.pushes += 1
+        mail = self._filter_mail(mail)
+        if mail.messages:
+            self.pushed.append(mail)
+            self.mail_signal = True
 
     def _broken(self, now: float, reconnect: bool = True) -> None:
         """The connection cannot be trusted: requeue what is safe, fail the rest."""
@@ -342,6 +404,9 @@ class Session:
             return
         if msg["t"] == "CONFIRM":
             self._on_confirm(msg, now)
+            return
+        if msg["t"] == "MAIL_PUSH":
+            self._on_push(msg)          # pushed mail comes between the replies
             return
         p = self._pending.pop(msg.get("id", 0), None)
         if p is None:

@@ -447,6 +447,10 @@ class Stats:
     requests_held: int = 0
     requests_refused_held: int = 0
     confirms: int = 0
+    pushed: int = 0
+    push_frames: int = 0
+    push_deferred: int = 0
+    consumers: int = 0
     extra: Dict[str, Any] = field(default_factory=dict)
 
     _RATES = ("rate_in", "rate_out")
