@@ -56,6 +56,7 @@
       --push-only   only the pushed-receiver relay and the A -> B -> A
                     round trips (and the forwarder baselines they need)
 */
+#include <assert.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -504,8 +505,13 @@ s_fit_batch (size_t body_size, size_t batch)
     return batch;
 }
 
+static void s_push_receiver (const char *router, int ready_fd, int result_fd);
+
+//  One relay: a receiver (pulled with `depth` FETCHes in flight, or
+//  pushed when depth is 0) and s_sender, in forked children; the
+//  receiver's rate, 0 when the sender failed.
 static double
-s_parley_relay (const char *router, size_t body_size, size_t batch, int depth, bool blocking)
+s_relay_pair (const char *router, size_t body_size, size_t batch, int depth, bool blocking)
 {
     batch = s_fit_batch (body_size, batch);
     int ready [2], result [2];
@@ -515,7 +521,10 @@ s_parley_relay (const char *router, size_t body_size, size_t batch, int depth, b
     if (receiver == 0) {
         close (ready [0]);
         close (result [0]);
-        s_receiver (router, batch, depth, blocking, ready [1], result [1]);
+        if (depth == 0)
+            s_push_receiver (router, ready [1], result [1]);
+        else
+            s_receiver (router, batch, depth, blocking, ready [1], result [1]);
     }
     close (ready [1]);
     close (result [1]);
@@ -528,7 +537,7 @@ s_parley_relay (const char *router, size_t body_size, size_t batch, int depth, b
         s_sender (router, body_size, batch, blocking);
     double rate = 0;
     if (read (result [0], &rate, sizeof rate) != sizeof rate) {
-        fprintf (stderr, "bench_relay: the receiver failed\n");
+        fprintf (stderr, "bench_relay: the %s receiver failed\n", depth ? "pulling" : "pushed");
         exit (1);
     }
     close (result [0]);
@@ -536,6 +545,13 @@ s_parley_relay (const char *router, size_t body_size, size_t batch, int depth, b
     waitpid (sender, &status, 0);
     waitpid (receiver, NULL, 0);
     return WIFEXITED (status) && WEXITSTATUS (status) == 0 ? rate : 0;
+}
+
+static double
+s_parley_relay (const char *router, size_t body_size, size_t batch, int depth, bool blocking)
+{
+    assert (depth > 0);
+    return s_relay_pair (router, body_size, batch, depth, blocking);
 }
 
 // ---------------------------------------------------------------------
@@ -577,40 +593,10 @@ s_push_receiver (const char *router, int ready_fd, int result_fd)
 }
 
 //  The relay with the pushed receiver; the sender is the pull relay's.
-static void s_sender (const char *router, size_t body_size, size_t batch, bool blocking);
-
 static double
 s_push_relay (const char *router, size_t body_size, size_t batch)
 {
-    batch = s_fit_batch (body_size, batch);
-    int ready [2], result [2];
-    if (pipe (ready) != 0 || pipe (result) != 0)
-        exit (1);
-    pid_t receiver = s_fork ();
-    if (receiver == 0) {
-        close (ready [0]);
-        close (result [0]);
-        s_push_receiver (router, ready [1], result [1]);
-    }
-    close (ready [1]);
-    close (result [1]);
-    char c;
-    if (read (ready [0], &c, 1) != 1)
-        exit (1);
-    close (ready [0]);
-    pid_t sender = s_fork ();
-    if (sender == 0)
-        s_sender (router, body_size, batch, false);
-    double rate = 0;
-    if (read (result [0], &rate, sizeof rate) != sizeof rate) {
-        fprintf (stderr, "bench_relay: the pushed receiver failed\n");
-        exit (1);
-    }
-    close (result [0]);
-    int status = 0;
-    waitpid (sender, &status, 0);
-    waitpid (receiver, NULL, 0);
-    return WIFEXITED (status) && WEXITSTATUS (status) == 0 ? rate : 0;
+    return s_relay_pair (router, body_size, batch, 0, false);
 }
 
 //  Takes the next message for `client` (waiting for it); returns its seq.

@@ -28,9 +28,6 @@ static push_outcome_t
 s_send (broker_t *self, agent_t *agent, const void *data, size_t size)
 {
     const conn_id_t *conn = &agent->conn;
-    //  The mail a push hands out is in the journal before anyone sees it.
-    if (!durable_flush (self))
-        return PUSH_GONE;
     if (zmq_send (self->router_handle, conn->bytes, conn->len, ZMQ_SNDMORE | ZMQ_DONTWAIT) == -1)
         return zmq_errno () == EAGAIN ? PUSH_FULL : PUSH_GONE;
     //  The routing-id frame is queued: libzmq takes the rest whole.
@@ -102,6 +99,11 @@ s_push_agent (broker_t *self, agent_t *agent)
 void
 push_flush (broker_t *self)
 {
+    //  The mail a push hands out is in the journal before anyone sees it:
+    //  one write for the turn. The pushes' own records (best effort, as a
+    //  FETCH's) go with the next turn's write.
+    if (!durable_flush (self))
+        return;
     agent_t *agent;
     while ((agent = mailroom_next_push (self->mailroom)))
         if (!self->replaying)
