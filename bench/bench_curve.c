@@ -46,18 +46,6 @@ s_client (const char *endpoint, const char *id, const char *key, const char *ser
     return client;
 }
 
-//  Waits for a mail wake-up (at most 5 ms) when the inbox was empty.
-static void
-s_await_mail (parley_client_t *client)
-{
-    if (parley_client_take_mail (client))
-        return;
-    struct pollfd item = { parley_client_fd (client), POLLIN, 0 };
-    if (item.fd >= 0 && !parley_client_process (client))
-        poll (&item, 1, 5);
-    parley_client_take_mail (client);
-}
-
 //  Child: receives s_count messages with DEPTH FETCHes in flight (the
 //  first plain, the ones behind it streaming), each acking what came
 //  before; writes its rate (msg/s) to result_fd.
@@ -86,7 +74,7 @@ s_receiver (const char *router, const char *key, const char *server, int ready_f
         if (mail.count == 0) {
             draining = head > tail;
             if (!draining)
-                s_await_mail (client);
+                bench_await_mail (client);
             continue;
         }
         if (head == tail)

@@ -233,20 +233,6 @@ s_fork (void)
     return pid;
 }
 
-//  After an empty MAIL: waits up to 5 ms for a MAIL_READY on the client's
-//  event socket, in the caller's own loop (parley_client_fd), so the
-//  receiver goes on as soon as mail is announced.
-static void
-s_await_mail (parley_client_t *client)
-{
-    if (parley_client_take_mail (client))
-        return;
-    struct pollfd item = { parley_client_fd (client), POLLIN, 0 };
-    if (item.fd >= 0 && !parley_client_process (client))
-        poll (&item, 1, 5);
-    parley_client_take_mail (client);
-}
-
 //  Receives s_count messages with `depth` FETCHes in flight (1: one at a
 //  time, each acking the previous batch). Each new FETCH acks everything
 //  received so far. `blocking`: parley_client_fetch instead of the
@@ -284,7 +270,7 @@ s_receiver (const char *router, size_t batch, int depth, bool blocking, int read
             //  rather than spin.
             draining = head > tail;
             if (!draining)
-                s_await_mail (client);
+                bench_await_mail (client);
             continue;
         }
         if (head == tail)
@@ -418,14 +404,25 @@ s_sender_pipelined (const char *router, size_t body_size, size_t batch, int resu
     _exit (0);
 }
 
+//  A SEND frame must stay under the 1 MiB frame limit (a bigger one
+//  closes the connection): 4096 bodies of 256 B do not fit.
+static size_t
+s_fit_batch (size_t body_size, size_t batch)
+{
+    size_t fit = (PROTO_MAX_FRAME - 4096) / (body_size + 24);
+    if (batch > fit) {
+        printf ("bench_relay: SEND batch %zu capped to %zu by the 1 MiB frame\n", batch, fit);
+        batch = fit;
+    }
+    return batch;
+}
+
 //  The relay with the pipelined sender; `outcome` gets what it reported.
 static double
 s_parley_relay_pipelined (const char *router, size_t body_size, size_t batch,
                           relay_outcome_t *outcome)
 {
-    size_t fit = (PROTO_MAX_FRAME - 4096) / (body_size + 24);
-    if (batch > fit)
-        batch = fit;
+    batch = s_fit_batch (body_size, batch);
     int ready [2], result [2], sender_result [2];
     if (pipe (ready) != 0 || pipe (result) != 0 || pipe (sender_result) != 0)
         exit (1);
@@ -492,18 +489,6 @@ s_default_settings (void)
         exit (1);
 }
 
-//  A SEND frame must stay under the 1 MiB frame limit (a bigger one
-//  closes the connection): 4096 bodies of 256 B do not fit.
-static size_t
-s_fit_batch (size_t body_size, size_t batch)
-{
-    size_t fit = (PROTO_MAX_FRAME - 4096) / (body_size + 24);
-    if (batch > fit) {
-        printf ("bench_relay: SEND batch %zu capped to %zu by the 1 MiB frame\n", batch, fit);
-        batch = fit;
-    }
-    return batch;
-}
 
 static void s_push_receiver (const char *router, int ready_fd, int result_fd);
 

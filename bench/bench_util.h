@@ -19,6 +19,7 @@
 #define PARLEY_BENCH_UTIL_H
 
 #include <dirent.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -168,6 +169,20 @@ bench_check (parley_client_t *client, parley_err_t rc, const char *what)
                  parley_client_error_text (client));
         exit (1);
     }
+}
+
+//  After an empty MAIL: waits up to 5 ms for a MAIL_READY on the client's
+//  event socket, in the caller's own loop (parley_client_fd), so a
+//  receiver goes on as soon as mail is announced.
+static inline void
+bench_await_mail (parley_client_t *client)
+{
+    if (parley_client_take_mail (client))
+        return;
+    struct pollfd item = { parley_client_fd (client), POLLIN, 0 };
+    if (item.fd >= 0 && !parley_client_process (client))
+        poll (&item, 1, 5);
+    parley_client_take_mail (client);
 }
 
 //  Leaves for good (BYE with forget, so the next run starts with an empty
