@@ -286,6 +286,9 @@ handler_fn handle_agents;
 handler_fn handle_send;
 handler_fn handle_fetch;
 handler_fn handle_ack;
+//  handle_ack.c: releases the agent's mail up to `seq` (ACK, FETCH's and
+//  STEP's ack) and lets SENDs parked on its inbox go on.
+void ack_apply (broker_t *self, agent_t *agent, uint64_t seq);
 handler_fn handle_listen;
 handler_fn handle_unlisten;
 handler_fn handle_write;

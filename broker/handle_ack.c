@@ -5,9 +5,16 @@
 #include "broker_internal.h"
 
 void
+ack_apply (broker_t *self, agent_t *agent, uint64_t seq)
+{
+    mailroom_ack (self->mailroom, agent, seq);
+    //  Room in the inbox: SENDs parked on it may go on at the turn's end.
+    parking_inbox_room (self, agent);
+}
+
+void
 handle_ack (broker_t *self, request_t *req)
 {
-    mailroom_ack (self->mailroom, req->agent, pmsg_uint (req->msg, "seq", 0));
-    parking_inbox_room (self, req->agent);
+    ack_apply (self, req->agent, pmsg_uint (req->msg, "seq", 0));
     penc_begin (&self->reply, PMSG_OK, req->id, 0);
 }

@@ -69,10 +69,8 @@ handle_fetch (broker_t *self, request_t *req)
 {
     agent_t *agent = req->agent;
     const msgpack_object *ack = pmsg_field (req->msg, "ack");
-    if (ack) {
-        mailroom_ack (self->mailroom, agent, pmsg_uint (req->msg, "ack", 0));
-        parking_inbox_room (self, agent);
-    }
+    if (ack)
+        ack_apply (self, agent, pmsg_uint (req->msg, "ack", 0));
     size_t max = pmsg_uint (req->msg, "max", 0);
     if (max == 0 || max > self->config.max_batch)
         max = self->config.max_batch;

@@ -5,7 +5,7 @@
     The parts apply in the protocol's order, each through the code of the
     request it replaces, so a part behaves exactly as that request does:
 
-        ack       mailroom_ack, as FETCH's ack
+        ack       ack_apply, as FETCH's ack
         messages  send_post (handle_send.c)
         ops       write_apply (handle_write.c): atomic among themselves
         action    world_step (handle_perceive.c), or a PERCEIVE (`perceive`)
@@ -99,10 +99,8 @@ handle_step (broker_t *self, request_t *req)
         replay_forget (&agent->step_replay);
 
     //  ack -> messages -> ops -> action; the mail last, when encoding.
-    if (pmsg_field (msg, "ack")) {
-        mailroom_ack (self->mailroom, agent, pmsg_uint (msg, "ack", 0));
-        parking_inbox_room (self, agent);
-    }
+    if (pmsg_field (msg, "ack"))
+        ack_apply (self, agent, pmsg_uint (msg, "ack", 0));
     send_outcome_t sent;
     if (items)
         send_post (self, agent, items, &sent);
