@@ -113,7 +113,7 @@ LIBPARLEY_A   := $(LIBPARLEY_DIR)/libparley.a
 LIBPARLEY_SO  := $(LIBPARLEY_DIR)/libparley.so.1.0.0
 LIBPARLEY     := $(LIBPARLEY_A) $(LIBPARLEY_SO)
 
-.PHONY: all test check-deps deps demo demo-scene bench bench-team fuzz install install-lib uninstall \
+.PHONY: all test check-deps check-test-deps deps demo demo-scene bench bench-team fuzz install install-lib uninstall \
         uninstall-lib clean readme man
 .DEFAULT_GOAL := all
 
@@ -129,10 +129,16 @@ all: $(BINARIES) $(LIBPARLEY)
 # package manager, a missing package is `make deps`'s job.
 NO_PACKAGE_MANAGER := $(filter install install-lib uninstall uninstall-lib,$(MAKECMDGOALS))
 check-deps:
-	@./scripts/deps.sh $(if $(NO_PACKAGE_MANAGER),--check)
+	@./scripts/deps.sh $(if $(NO_PACKAGE_MANAGER),--check) build
+
+# What `make test` adds (python3 and its test modules, chromium, node and
+# npm only when no working ones are on the PATH, abigail-tools, systemd,
+# docker-compose): never asked for by `make` or `make demo`.
+check-test-deps: | check-deps
+	@./scripts/deps.sh test
 
 deps:
-	./scripts/deps.sh
+	./scripts/deps.sh test
 
 $(BUILD)/obj/%.o: %.c | check-deps
 	@mkdir -p $(dir $@)
@@ -222,7 +228,7 @@ $(LIBPARLEY_SO): $(LIBPARLEY_OBJ) client/libparley.map
 
 # The benches are built (not run) by `make test` too, so a change that
 # breaks one fails here rather than at the next `make bench`.
-test: $(BINARIES) $(TESTS) $(LIBPARLEY) $(BENCHES)
+test: $(BINARIES) $(TESTS) $(LIBPARLEY) $(BENCHES) | check-test-deps
 	@./scripts/run-tests.sh $(TEST_ENV) PARLEY_PYTHON=$(PYTHON) -- $(TESTS) $(PYTHON_TESTS)
 
 # The Python client (clients/python): pytest against the real binaries,
@@ -233,7 +239,7 @@ PYTHON ?= $(shell for p in /usr/bin/python3 python3; do $$p -c 'import zmq, msgp
             2>/dev/null && { echo $$p; break; }; done)
 PYTHON_TESTS := pytest:clients/python/tests
 .PHONY: test-python
-test-python: $(BINARIES)
+test-python: $(BINARIES) | check-test-deps
 	@./scripts/run-tests.sh $(TEST_ENV) PARLEY_PYTHON=$(PYTHON) -- $(PYTHON_TESTS)
 
 # The long runs: the crash harness with 50 SIGKILLs per fsync policy.
