@@ -72,7 +72,7 @@ LIBS = $(PKG_LIBS) $(FAISS_LIBS) -lpthread
 
 COMMON_SRC := $(wildcard common/*.c)
 PROTO_SRC  := $(wildcard proto/*.c)
-BROKER_SRC := $(filter-out broker/main.c,$(wildcard broker/*.c))
+BROKER_SRC := $(filter-out broker/main.c,$(wildcard broker/*.c broker/core/*.c))
 AGENT_SRC  := $(filter-out agent/main.c,$(wildcard agent/*.c agent/*/*.c))
 TAP_SRC    := $(wildcard tools/tap/*.c)
 CLIENT_SRC := $(wildcard client/*.c)

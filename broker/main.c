@@ -11,7 +11,7 @@
 
 #include "broker.h"
 #include "metrics_http.h"
-#include "world.h"
+#include "core/world.h"
 #include "pconfig.h"
 #include "plog.h"
 

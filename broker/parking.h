@@ -34,7 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <msgpack.h>
-#include "agents.h"
+#include "core/agents.h"
 
 #define PARKING_HELD_MAX 16384
 #define PARKING_HELD_BYTES (32 * 1024 * 1024)

@@ -25,7 +25,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <czmq.h>
-#include "checkpoint.h"
+#include "core/checkpoint.h"
 #include "pmsg.h"
 #include "scenario.h"
 

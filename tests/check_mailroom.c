@@ -7,9 +7,9 @@
 */
 #include <check.h>
 #include <string.h>
-#include "broker/agents.h"
-#include "broker/mail.h"
-#include "broker/mailroom.h"
+#include "broker/core/agents.h"
+#include "broker/core/mail.h"
+#include "broker/core/mailroom.h"
 #include "lib/testsuite.h"
 
 #define BIG (1024 * 1024)
