@@ -12,6 +12,7 @@
     turn; broker_destroy then closes the sockets (the ROUTER lingers 200 ms
     so replies already queued still leave).
 */
+#include <errno.h>
 #include <string.h>
 
 #include "broker_internal.h"
@@ -73,26 +74,40 @@ s_on_watchdog (zloop_t *loop, int timer_id, void *arg)
     return 0;
 }
 
-static int
-s_build_world (broker_t *self, char *why, size_t why_size)
+//  The core's limits and world from the flags.
+static void
+s_core_config (const broker_config_t *cfg, core_config_t *core)
 {
-    const broker_config_t *cfg = &self->config;
-    if (cfg->no_world)
-        return 0;
-    if (cfg->world_file && *cfg->world_file)
-        self->world = world_load (self->state, cfg->world_file, why, why_size);
-    else {
-        world_config_t world = {
-            .kind = cfg->world_height > 0 ? WORLD_GRID : WORLD_LINE,
-            .width = cfg->world_width,
-            .height = cfg->world_height,
-            .seed = cfg->seed
-        };
-        self->world = world_new (self->state, &world, why, why_size);
+    memset (core, 0, sizeof *core);
+    core->limits = (core_limits_t) {
+        .max_agents = cfg->max_agents,
+        .mail = {
+            .max_inbox = cfg->max_inbox,
+            .max_inbox_bytes = cfg->max_inbox_bytes,
+            .max_channel = cfg->max_channel,
+            .max_channel_bytes = cfg->max_channel_bytes,
+            .max_channels = cfg->max_channels,
+            .max_body = cfg->max_body,
+            .max_queued_bytes = cfg->max_queued_bytes,
+            .overflow = cfg->drop_oldest ? OVERFLOW_DROP_OLDEST : OVERFLOW_REJECT
+        },
+        .state = { .max_keys = cfg->max_state_keys, .max_bytes = cfg->max_state_bytes },
+        .checkpoints = cfg->checkpoints ? cfg->checkpoints : WORKFLOW_DEFAULT_RETAIN
+    };
+    if (cfg->scenario && cfg->scenario->workflow.enabled) {
+        core->limits.max_turns = cfg->scenario->workflow.max_turns;
+        core->limits.max_revisions = cfg->scenario->workflow.max_revisions;
     }
-    if (self->world)
-        world_set_start (self->world, (world_start_t) cfg->world_start, cfg->seed);
-    return self->world ? 0 : -1;
+    core->no_world = cfg->no_world;
+    core->world_file = cfg->world_file;
+    core->world = (world_config_t) {
+        .kind = cfg->world_height > 0 ? WORLD_GRID : WORLD_LINE,
+        .width = cfg->world_width,
+        .height = cfg->world_height,
+        .seed = cfg->seed
+    };
+    core->world_start = cfg->world_start;
+    core->scenario = cfg->scenario;
 }
 
 bool
@@ -103,25 +118,6 @@ broker_no_world (broker_t *self, request_t *req)
     dispatch_error (self, req->id, PERR_BAD_ACTION, "scenario %s has no world",
                     self->config.scenario ? self->config.scenario->name : "(none)");
     return true;
-}
-
-//  The scenario's initial state, then its workflow (checkpoint 0).
-static int
-s_start_scenario (broker_t *self, char *why, size_t why_size)
-{
-    const scenario_t *scenario = self->config.scenario;
-    if (workflow_write_initial (self, scenario, why, why_size))
-        return -1;
-    state_changes_reset (self->state);
-    if (!scenario->workflow.enabled)
-        return 0;
-    size_t retain = self->config.checkpoints ? self->config.checkpoints : WORKFLOW_DEFAULT_RETAIN;
-    self->workflow = workflow_new (scenario, retain);
-    if (!self->workflow) {
-        snprintf (why, why_size, "out of memory");
-        return -1;
-    }
-    return workflow_start (self, why, why_size);
 }
 
 broker_t *
@@ -137,7 +133,6 @@ broker_new (const broker_config_t *config, bool *network, char *why, size_t why_
     self->config = *config;
     const broker_config_t *cfg = &self->config;
     self->started_ms = self->now_ms = self->counters.rate_tick_ms = pclock_mono_ms ();
-    self->origin = (uint64_t) pclock_wall_us ();
     penc_init (&self->reply);
     penc_init (&self->event);
     penc_init (&self->confirm);
@@ -145,40 +140,34 @@ broker_new (const broker_config_t *config, bool *network, char *why, size_t why_
     self->confirms = confirms_new ();
     penc_init (&self->push);
     self->seqs = calloc (cfg->max_batch ? cfg->max_batch : 1, sizeof (uint64_t));
-    self->agents = agents_new (cfg->max_agents);
     self->observers = observers_new ();
-    mailroom_limits_t limits = {
-        .max_inbox = cfg->max_inbox,
-        .max_inbox_bytes = cfg->max_inbox_bytes,
-        .max_channel = cfg->max_channel,
-        .max_channel_bytes = cfg->max_channel_bytes,
-        .max_channels = cfg->max_channels,
-        .max_body = cfg->max_body,
-        .max_queued_bytes = cfg->max_queued_bytes,
-        .overflow = cfg->drop_oldest ? OVERFLOW_DROP_OLDEST : OVERFLOW_REJECT
-    };
-    if (self->agents)
-        self->mailroom = mailroom_new (self->agents, &limits);
-    state_limits_t state_limits = {
-        .max_keys = cfg->max_state_keys,
-        .max_bytes = cfg->max_state_bytes
-    };
-    self->state = state_new (&state_limits);
-    if (!self->seqs || !self->agents || !self->mailroom || !self->state
+    self->turns = turns_new ();
+    self->call = call_new ();
+    self->outbox = outbox_new ();
+    if (!self->seqs || !self->observers || !self->turns || !self->call || !self->outbox
     ||  !self->parking || !self->confirms) {
         snprintf (why, why_size, "out of memory");
         goto err;
     }
-    if (s_build_world (self, why, why_size))
+    //  The world, the scenario's initial state and workflow first: the
+    //  journal's history is replayed on top of them, as it happened.
+    core_config_t core;
+    s_core_config (cfg, &core);
+    self->core = core_new (&core, why, why_size);
+    if (!self->core)
         goto err;
-    if (cfg->scenario && s_start_scenario (self, why, why_size))
-        goto err;
-    //  The scenario's initial state and workflow first: the journal's
-    //  history is replayed on top of them, as it happened.
+    self->agents = core_agents (self->core);
+    self->mailroom = core_mailroom (self->core);
+    self->state = core_state (self->core);
+    self->world = core_world (self->core);
+    self->workflow = core_workflow (self->core);
     //  Before the sockets: nobody can connect while history is replayed,
     //  and a second broker on the same data stops before binding.
-    if (durable_open (self, why, why_size))
+    if (durable_open (self, &core.limits, why, why_size))
         goto err;
+    //  An inspection: the recovered state is all it wants.
+    if (cfg->dump_state)
+        return self;
     //  Connections are descriptors. (czmq's max-sockets, ZMQ_MAX_SOCKETS,
     //  counts zmq sockets, of which the broker has five, not connections.)
     nofile_raise ();
@@ -219,7 +208,7 @@ broker_new (const broker_config_t *config, bool *network, char *why, size_t why_
         //  noticed within 10% of its limit, at a few checks a second.
         size_t every = (size_t) (cfg->scenario->workflow.turn_timeout_ms / 10);
         zloop_timer (self->loop, every < 10 ? 10 : every > 1000 ? 1000 : every, 0,
-                     workflow_on_timer, self);
+                     turns_on_timer, self);
     }
     if (self->durable)
         zloop_timer (self->loop, 1000, 0, durable_on_tick, self);
@@ -254,12 +243,11 @@ broker_destroy (broker_t **self_p)
         durable_close (self);
         parking_destroy (&self->parking);
         confirms_destroy (&self->confirms);
-        mailroom_destroy (&self->mailroom);
-        agents_destroy (&self->agents);
+        core_destroy (&self->core);
         observers_destroy (&self->observers);
-        world_destroy (&self->world);
-        workflow_destroy (&self->workflow);
-        state_destroy (&self->state);
+        turns_destroy (&self->turns);
+        call_destroy (&self->call);
+        outbox_destroy (&self->outbox);
         penc_fini (&self->reply);
         penc_fini (&self->event);
         penc_fini (&self->confirm);
@@ -268,6 +256,29 @@ broker_destroy (broker_t **self_p)
         free (self);
         *self_p = NULL;
     }
+}
+
+int
+broker_dump (broker_t *self, const char *path, char *why, size_t why_size)
+{
+    assert (self && path);
+    msgpack_sbuffer buffer;
+    msgpack_sbuffer_init (&buffer);
+    msgpack_packer pk;
+    msgpack_packer_init (&pk, &buffer, msgpack_sbuffer_write);
+    core_dump (self->core, &pk);
+    bool out = strcmp (path, "-") == 0;
+    FILE *file = out ? stdout : fopen (path, "wb");
+    int rc = 0;
+    if (!file || fwrite (buffer.data, 1, buffer.size, file) != buffer.size
+    ||  (out ? fflush (file) : fclose (file)) != 0) {
+        snprintf (why, why_size, "cannot write the state to %s: %s", path, strerror (errno));
+        if (file && !out)
+            fclose (file);
+        rc = -1;
+    }
+    msgpack_sbuffer_destroy (&buffer);
+    return rc;
 }
 
 int
@@ -291,7 +302,8 @@ broker_run (broker_t *self)
     sdnotify_stopping ();
     plog_info ("stopping: %zu agents, %llu messages queued",
                agents_size (self->agents),
-               (unsigned long long) mailroom_counters (self->mailroom)->queued);
+               self->mailroom ? (unsigned long long) mailroom_counters (self->mailroom)->queued
+                              : 0ULL);
     return self->failed ? -1 : 0;
 }
 

@@ -79,6 +79,11 @@ typedef struct {
     const char *data_dir;
     journal_fsync_t fsync;
     bool repair;                //  skip corrupt journal records instead of stopping
+    //  Inspection: recover, write the canonical state there, serve nothing
+    //  and write nothing (broker_new stops after the recovery); and the
+    //  live state's dump at a clean stop. NULL: none.
+    const char *dump_state;
+    const char *dump_on_exit;
     uint64_t compact_min_bytes; //  a log smaller than this is not compacted
 
     //  Sockets
@@ -123,6 +128,10 @@ const char *broker_config_exposed (const broker_config_t *config);
 broker_t *broker_new (const broker_config_t *config, bool *network,
                       char *why, size_t why_size);
 void broker_destroy (broker_t **self_p);
+
+//  Writes the canonical state (core_dump) to `path` ("-": stdout). -1 with
+//  why when it cannot be written.
+int broker_dump (broker_t *self, const char *path, char *why, size_t why_size);
 
 //  Runs the loop until SIGINT/SIGTERM (czmq's handler).
 //  Returns 0 on a clean stop, -1 on a loop failure.

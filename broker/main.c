@@ -115,11 +115,19 @@ static const pconfig_option_t s_options [] = {
       "(re-read when the directory changes)" },
     { "insecure", 0, PCONFIG_BOOL, "PARLEY_INSECURE", "false", 0, 0, NULL,
       "allow plain (no CURVE) endpoints beyond loopback: anyone who reaches them is trusted" },
+    //  Inspection (docs/DURABILITY.md)
+    { "dump-state", 0, PCONFIG_STR, "PARLEY_DUMP_STATE", NULL, 0, 0, "FILE",
+      "recover --data-dir, write its canonical state (msgpack: agents, mail, shared state, "
+      "world, workflow and checkpoints, in a fixed order) to FILE (- for stdout) and exit 0 "
+      "without serving or writing anything; the broker using the directory must be stopped" },
+    { "dump-on-exit", 0, PCONFIG_STR, "PARLEY_DUMP_ON_EXIT", NULL, 0, 0, "FILE",
+      "at a clean stop, write the live canonical state to FILE: the same bytes --dump-state "
+      "gives after a restart when nothing was lost" },
     //  Metrics (docs/METRICS.md)
     { "metrics-bind", 0, PCONFIG_STR, "PARLEY_METRICS_BIND", "off", 0, 0, "HOST:PORT",
       "serve Prometheus metrics at http://HOST:PORT/metrics (e.g. 127.0.0.1:9464; port 0 = "
       "ephemeral, written to --ready-file as metrics=); \"off\" serves none. Read-only, "
-      "plain HTTP: keep it on loopback unless the network is trusted" },
+      "plain HTTP: an address other than loopback needs --insecure" },
 };
 
 static const char *s_epilogue =
@@ -216,6 +224,8 @@ s_fill (pconfig_t *config, broker_config_t *cfg)
             cfg->data_dir = "./parley-data";
     }
     cfg->repair = pconfig_bool (config, "repair");
+    cfg->dump_state = pconfig_str (config, "dump-state");
+    cfg->dump_on_exit = pconfig_str (config, "dump-on-exit");
     cfg->compact_min_bytes = (uint64_t) pconfig_int (config, "compact-min-bytes");
     const char *fsync_policy = pconfig_str (config, "fsync");
     if (strcmp (fsync_policy, "always") == 0)
@@ -260,6 +270,12 @@ s_fill (pconfig_t *config, broker_config_t *cfg)
         }
     }
     const char *exposed = broker_config_exposed (cfg);
+    if (!metrics_off && !cfg->insecure && !metrics_http_loopback (cfg->metrics_bind)) {
+        fprintf (stderr, "parley-broker: --metrics-bind %s is reachable from other machines "
+                 "and serves plain HTTP: bind it to loopback, or give --insecure if this "
+                 "network is trusted (docs/METRICS.md)\n", cfg->metrics_bind);
+        return -1;
+    }
     if (exposed && !cfg->insecure && !(cfg->curve_keys && cfg->curve_allow)) {
         fprintf (stderr, "parley-broker: %s is reachable from other machines: give "
                  "--curve-keys and --curve-allow, or --insecure if this network is trusted "
@@ -319,8 +335,20 @@ main (int argc, char **argv)
         rc = network ? PARLEY_EXIT_NETWORK : PARLEY_EXIT_FAILURE;
         goto done_scenario;
     }
+    if (cfg.dump_state) {
+        if (broker_dump (broker, cfg.dump_state, why, sizeof why)) {
+            plog_error ("%s", why);
+            rc = PARLEY_EXIT_FAILURE;
+        }
+        broker_destroy (&broker);
+        goto done_scenario;
+    }
     if (broker_run (broker))
         rc = PARLEY_EXIT_FAILURE;
+    if (cfg.dump_on_exit && broker_dump (broker, cfg.dump_on_exit, why, sizeof why)) {
+        plog_error ("%s", why);
+        rc = PARLEY_EXIT_FAILURE;
+    }
     broker_destroy (&broker);
     plog_info ("stopped");
 done_scenario:

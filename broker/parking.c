@@ -195,7 +195,7 @@ parking_hold (broker_t *self, const conn_id_t *conn, const void *data, size_t si
                     "unapplied; send it again after earlier ones are answered", rec->held,
                     rec->held_bytes, PARKING_HELD_MAX, PARKING_HELD_BYTES,
                     PARKING_HELD_TOTAL_BYTES);
-    dispatch_reply (self, conn, req->envelope, agents_by_conn (self->agents, conn),
+    dispatch_reply (self, conn, req->serial, req->envelope, agents_by_conn (self->agents, conn),
                     penc_data (&self->reply), penc_size (&self->reply));
     return true;
 }

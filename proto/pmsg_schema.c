@@ -359,6 +359,7 @@ static const pfield_t s_handover [] = {
     { "next", PF_NAME, false, 0, NULL, "the role that takes the turn" },
     { "status", PF_STR, false, PROTO_MAX_NAME, NULL, "in_progress, revision, done or failed" },
     { "reason", PF_STR, false, PROTO_MAX_TEXT, NULL, "why (a failed or done workflow's report)" },
+    { "turn", PF_UINT, false, 0, NULL, "the turn it ends: a resend of a hand-over that was taken gets the same answer" },
 };
 static const pfield_t s_checkpoint [] = {
     { "number", PF_UINT, true, 0, NULL, "the checkpoint to show" },

@@ -10,7 +10,8 @@ struct _agents_t {
     zhashx_t *by_conn;          //  conn_id_t * (the agent's own) -> agent_t
     agent_t **all;              //  dense array, agent->index is its slot
     size_t count;
-    size_t max;
+    size_t max;                 //  the limit
+    size_t cap;                 //  room in `all` (>= count)
     size_t online;
 };
 
@@ -65,9 +66,8 @@ s_agent_destroy (agent_t **agent_p)
         zlistx_destroy (&agent->caps);
         zlistx_destroy (&agent->channels);
         mailbox_destroy (&agent->inbox);
-        replay_forget (&agent->act_replay);
-        replay_forget (&agent->send_replay);
-        replay_forget (&agent->step_replay);
+        for (int slot = 0; slot < AGENT_SLOTS; slot++)
+            replay_forget (&agent->slots [slot]);
         free (agent);
         *agent_p = NULL;
     }
@@ -91,7 +91,7 @@ agents_new (size_t max_agents)
     self->all = calloc (max_agents, sizeof (agent_t *));
     if (!self->by_id || !self->by_conn || !self->all)
         goto err;
-    self->max = max_agents;
+    self->max = self->cap = max_agents;
     zhashx_set_destructor (self->by_id, s_agent_destructor);
     zhashx_set_key_hasher (self->by_conn, conn_id_hash);
     zhashx_set_key_comparator (self->by_conn, conn_id_compare);
@@ -118,6 +118,22 @@ agents_destroy (agents_t **self_p)
         free (self);
         *self_p = NULL;
     }
+}
+
+void
+agents_set_max (agents_t *self, size_t max_agents)
+{
+    assert (self && max_agents > 0);
+    if (max_agents > self->cap) {
+        agent_t **all = realloc (self->all, max_agents * sizeof (agent_t *));
+        if (!all) {
+            fprintf (stderr, "parley-broker: out of memory raising the agent limit\n");
+            abort ();
+        }
+        self->all = all;
+        self->cap = max_agents;
+    }
+    self->max = max_agents;
 }
 
 agent_t *

@@ -33,6 +33,9 @@ typedef struct {
 
 typedef struct _agent_t agent_t;
 
+//  Idempotency slots an agent has (op.h's slot_t).
+#define AGENT_SLOTS 4
+
 //  The model_* fields of HEARTBEAT and agent_info, in one order.
 #define AGENTS_MODEL_FIELDS 9
 extern const char *const agents_model_fields [AGENTS_MODEL_FIELDS];
@@ -56,13 +59,14 @@ struct _agent_t {
     size_t index;               //  position in the registry's dense array
     bool wake_pending;          //  a MAIL_READY is due at the end of this turn
     uint64_t wake_seq;          //  newest seq queued for it
-    //  Idempotent ACT and SEND (replay.h): the OBSERVATION answering the
-    //  last ACT `step` (forgotten by a step-less ACT and a world reset),
-    //  and the SENT answering the last SEND `batch` (forgotten by a SEND
-    //  without one).
-    replay_t act_replay;
-    replay_t send_replay;
-    replay_t step_replay;       //  STEP's parts, without the mail (handle_step.c)
+    //  Idempotent requests (replay.h), one slot per kind (op.h slot_t):
+    //  the SENT answering the last SEND `batch` (forgotten by a SEND
+    //  without one), the OBSERVATION answering the last ACT `step`
+    //  (forgotten by a step-less ACT and a world reset), STEP's parts
+    //  without the mail, and the WORKFLOW_INFO answering the last
+    //  HANDOVER `turn`. Journaled (OP_REMEMBER): a retry after a restart
+    //  is recognised.
+    replay_t slots [AGENT_SLOTS];
     //  The model report of its last HEARTBEAT that had one (PROTOCOL.md,
     //  HEARTBEAT): kept as sent, listed by AGENTS. Bit i of model_mask
     //  says model[i] (named agents_model_fields[i]) was reported.
@@ -94,6 +98,8 @@ agents_t *agents_new (size_t max_agents);
 //  Destroys every record; their inboxes must already be empty.
 void agents_destroy (agents_t **self_p);
 
+//  The agent limit from now on (the core's limits); existing agents stay.
+void agents_set_max (agents_t *self, size_t max_agents);
 agent_t *agents_lookup (agents_t *self, const char *id);
 agent_t *agents_by_conn (agents_t *self, const conn_id_t *conn);
 //  Registers a new, offline agent; NULL when the agent limit is reached.

@@ -50,6 +50,13 @@ channels_destroy (channels_t **self_p)
     }
 }
 
+void
+channels_set_max (channels_t *self, size_t max_channels)
+{
+    assert (self);
+    self->max = max_channels;
+}
+
 channel_t *
 channels_lookup (channels_t *self, const char *name)
 {

@@ -44,6 +44,8 @@ typedef struct _channels_t channels_t;
 channels_t *channels_new (size_t max_channels);
 void channels_destroy (channels_t **self_p);
 
+//  The channel limit from now on (existing channels stay).
+void channels_set_max (channels_t *self, size_t max_channels);
 channel_t *channels_lookup (channels_t *self, const char *name);
 //  Looks up, or creates (reclaiming an idle channel at the limit); NULL
 //  when the limit is reached and every channel is in use.

@@ -404,3 +404,118 @@ checkpoints_fork (checkpoints_t *self, uint64_t number)
     self->next_number = number + 1;
     return 0;
 }
+
+void
+checkpoints_set_retain (checkpoints_t *self, size_t retain)
+{
+    assert (self);
+    self->retain = retain ? retain : 1;
+}
+
+uint64_t
+checkpoints_next_number (checkpoints_t *self)
+{
+    assert (self);
+    return self->next_number;
+}
+
+static int
+s_key_cmp (const void *a, const void *b)
+{
+    return strcmp (*(const char *const *) a, *(const char *const *) b);
+}
+
+//  A map's keys in bytewise order, to `fn`. What is slow: a sort per map,
+//  for the snapshot (in the compaction child) and the dump (tests).
+static int
+s_visit_sorted (zhashx_t *map, uint64_t number, checkpoints_key_fn *fn, void *arg)
+{
+    size_t count = zhashx_size (map);
+    const char **keys = malloc ((count ? count : 1) * sizeof (char *));
+    if (!keys)
+        return -1;
+    size_t n = 0;
+    for (void *value = zhashx_first (map); value; value = zhashx_next (map))
+        keys [n++] = zhashx_cursor (map);
+    qsort (keys, n, sizeof (char *), s_key_cmp);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = fn (number, keys [i], zhashx_lookup (map, keys [i]), arg);
+    free (keys);
+    return rc;
+}
+
+int
+checkpoints_visit (checkpoints_t *self, checkpoints_info_fn *info_fn,
+                   checkpoints_key_fn *key_fn, void *arg)
+{
+    assert (self);
+    int rc = s_visit_sorted (self->base, UINT64_MAX, key_fn, arg);
+    for (s_checkpoint_t *checkpoint = zlistx_first (self->kept); checkpoint && rc == 0;
+         checkpoint = zlistx_next (self->kept)) {
+        //  The callbacks must not walk the list: its cursor is this loop's.
+        rc = info_fn (&checkpoint->info, arg);
+        if (rc == 0)
+            rc = s_visit_sorted (checkpoint->diff, checkpoint->info.number, key_fn, arg);
+    }
+    return rc;
+}
+
+int
+checkpoints_restore_info (checkpoints_t *self, const checkpoint_info_t *info)
+{
+    assert (self && info);
+    s_checkpoint_t *checkpoint = calloc (1, sizeof (s_checkpoint_t));
+    if (!checkpoint || !(checkpoint->diff = s_map_new ())) {
+        free (checkpoint);
+        return -1;
+    }
+    checkpoint->info = *info;
+    checkpoint->info.changed = 0;
+    checkpoint->info.bytes = 0;
+    zlistx_add_end (self->kept, checkpoint);
+    return 0;
+}
+
+int
+checkpoints_restore_key (checkpoints_t *self, uint64_t number, const char *key,
+                         state_reducer_t reducer, const void *value, size_t size, bool removed)
+{
+    assert (self && key);
+    zhashx_t *map = self->base;
+    s_checkpoint_t *last = zlistx_last (self->kept);
+    if (number != UINT64_MAX) {
+        if (!last || last->info.number != number)
+            return -1;
+        map = last->diff;
+    }
+    checkpoint_value_t *copy = s_value_new (reducer, value, removed ? 0 : size, removed);
+    if (!copy)
+        return -1;
+    zhashx_update (map, key, copy);
+    return 0;
+}
+
+int
+checkpoints_restore_end (checkpoints_t *self, uint64_t next_number, uint64_t dropped)
+{
+    assert (self);
+    zhashx_t *shadow = s_map_dup (self->base);
+    if (!shadow)
+        return -1;
+    for (s_checkpoint_t *checkpoint = zlistx_first (self->kept); checkpoint;
+         checkpoint = zlistx_next (self->kept)) {
+        if (s_apply (shadow, checkpoint->diff)) {
+            zhashx_destroy (&shadow);
+            return -1;
+        }
+        checkpoint->info.changed = zhashx_size (checkpoint->diff);
+        checkpoint->info.bytes = s_diff_bytes (checkpoint->diff);
+    }
+    zhashx_destroy (&self->shadow);
+    self->shadow = shadow;
+    self->base_bytes = s_diff_bytes (self->base);
+    self->next_number = next_number;
+    self->dropped = dropped;
+    return 0;
+}

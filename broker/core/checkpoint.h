@@ -96,4 +96,28 @@ zhashx_t *checkpoints_diff (checkpoints_t *self, uint64_t from, uint64_t to);
 //  compares with the state at `number`. -1 when the number is not kept.
 int checkpoints_fork (checkpoints_t *self, uint64_t number);
 
+//  The retention bound from now on (older checkpoints fold at the next
+//  record).
+void checkpoints_set_retain (checkpoints_t *self, size_t retain);
+
+//  Everything kept, for the journal's snapshot and the canonical dump:
+//  the base's keys (number UINT64_MAX), then each checkpoint's info and
+//  its difference's keys, keys sorted bytewise. `key_fn` gets removed
+//  keys with value->removed set.
+typedef int (checkpoints_info_fn) (const checkpoint_info_t *info, void *arg);
+typedef int (checkpoints_key_fn) (uint64_t number, const char *key,
+                                  const checkpoint_value_t *value, void *arg);
+int checkpoints_visit (checkpoints_t *self, checkpoints_info_fn *info_fn,
+                       checkpoints_key_fn *key_fn, void *arg);
+uint64_t checkpoints_next_number (checkpoints_t *self);
+
+//  Restoring what checkpoints_visit gave, in the same order; then
+//  checkpoints_restore_end rebuilds the comparison state. -1: out of
+//  memory or a key before its checkpoint.
+int checkpoints_restore_info (checkpoints_t *self, const checkpoint_info_t *info);
+int checkpoints_restore_key (checkpoints_t *self, uint64_t number, const char *key,
+                             state_reducer_t reducer, const void *value, size_t size,
+                             bool removed);
+int checkpoints_restore_end (checkpoints_t *self, uint64_t next_number, uint64_t dropped);
+
 #endif

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "mailroom_int.h"
-#include "pclock.h"
 
 mailroom_t *
 mailroom_new (agents_t *agents, const mailroom_limits_t *limits)
@@ -25,6 +24,7 @@ mailroom_new (agents_t *agents, const mailroom_limits_t *limits)
     self->wake_cap = agents_max (agents);
     self->wake = calloc (self->wake_cap, sizeof (agent_t *));
     self->push = calloc (self->wake_cap, sizeof (agent_t *));
+    self->push_cap = self->wake_cap;
     if (!self->channels || !self->wake || !self->push) {
         channels_destroy (&self->channels);
         free (self->wake);
@@ -61,6 +61,32 @@ const mailroom_limits_t *
 mailroom_limits (mailroom_t *self)
 {
     return &self->limits;
+}
+
+void
+mailroom_set_limits (mailroom_t *self, const mailroom_limits_t *limits)
+{
+    assert (self && limits);
+    self->limits = *limits;
+    channels_set_max (self->channels, limits->max_channels);
+}
+
+void
+mailroom_set_time (mailroom_t *self, int64_t now_us)
+{
+    assert (self);
+    self->now_us = now_us;
+}
+
+void
+mailroom_oom (const char *what)
+{
+    //  The core's operations do not fail for memory (core.h): the live run
+    //  and its replay must not differ, and the journal has everything
+    //  acknowledged.
+    fprintf (stderr, "parley-broker: out of memory %s; stopping (the journal has every "
+             "acknowledged change)\n", what);
+    abort ();
 }
 
 const mailroom_counters_t *
@@ -137,20 +163,24 @@ mailroom_release (mailroom_t *self, mail_t *mail)
     mail_free (&mail);
 }
 
+//  The agent has new mail: the edge tells it at the end of the turn
+//  (MAIL_READY, or a push to a consumer).
 static void
 s_wake (mailroom_t *self, agent_t *agent, uint64_t seq)
 {
     agent->wake_seq = seq;
-    //  A consumer's mail is pushed at the end of the turn: it needs no
-    //  MAIL_READY (PROTOCOL.md, CONSUME).
-    if (agent->credit) {
-        mailroom_mark_push (self, agent);
+    if (agent->wake_pending)
         return;
+    if (self->wake_count == self->wake_cap) {
+        size_t cap = self->wake_cap ? 2 * self->wake_cap : 16;
+        agent_t **grown = realloc (self->wake, cap * sizeof (agent_t *));
+        if (!grown)
+            mailroom_oom ("marking a wake-up");
+        self->wake = grown;
+        self->wake_cap = cap;
     }
-    if (!agent->wake_pending && self->wake_count < self->wake_cap) {
-        agent->wake_pending = true;
-        self->wake [self->wake_count++] = agent;
-    }
+    agent->wake_pending = true;
+    self->wake [self->wake_count++] = agent;
 }
 
 agent_t *
@@ -211,10 +241,10 @@ static mail_t *
 s_new_mail (mailroom_t *self, mail_kind_t kind, agent_t *from,
             const char *to, size_t to_len, const void *body, size_t body_len, bool bin)
 {
-    mail_t *mail = mail_new (self->counters.mail_seq + 1, pclock_wall_us (), kind,
+    mail_t *mail = mail_new (self->counters.mail_seq + 1, self->now_us, kind,
                              from->id, from->id_len, to, to_len, body, body_len, bin);
     if (!mail)
-        return NULL;
+        mailroom_oom ("storing a message");
     self->counters.mail_seq++;
     self->counters.accepted++;
     self->counters.queued++;
@@ -231,10 +261,8 @@ s_place (mailroom_t *self, uint32_t index, agent_t *agent, mail_t *mail)
 {
     if (!s_make_room (self, agent, mail->body_len))
         return false;           //  checked by the caller already
-    if (!mailbox_push (agent->inbox, mail)) {
-        s_error (self, index, PERR_INTERNAL, agent);
-        return false;
-    }
+    if (!mailbox_push (agent->inbox, mail))
+        mailroom_oom ("queueing a message");
     mail->refs++;
     self->counters.delivered++;
     s_wake (self, agent, mail->seq);
@@ -301,10 +329,6 @@ mailroom_post_direct (mailroom_t *self, uint32_t index, agent_t *from,
     }
     mail_t *mail = s_new_mail (self, MAIL_DIRECT, from, agent->id, agent->id_len,
                                body, body_len, bin);
-    if (!mail) {
-        s_error (self, index, PERR_INTERNAL, NULL);
-        return 0;
-    }
     uint64_t seq = mail->seq;
     bool placed = s_place (self, index, agent, mail);
     s_settle (self, mail);
@@ -360,10 +384,6 @@ mailroom_post_all (mailroom_t *self, uint32_t index, agent_t *from,
     if (!s_fan_out_check (self, index, agents, count, from, body_len))
         return 0;
     mail_t *mail = s_new_mail (self, MAIL_ALL, from, "all", 3, body, body_len, bin);
-    if (!mail) {
-        s_error (self, index, PERR_INTERNAL, NULL);
-        return 0;
-    }
     uint64_t seq = mail->seq;
     s_fan_out_place (self, index, agents, count, from, mail);
     s_settle (self, mail);
@@ -419,10 +439,6 @@ mailroom_post_channel (mailroom_t *self, uint32_t index, agent_t *from,
         return 0;
     mail_t *mail = s_new_mail (self, MAIL_CHANNEL, from, channel->name, channel->name_len,
                                body, body_len, bin);
-    if (!mail) {
-        s_error (self, index, PERR_INTERNAL, NULL);
-        return 0;
-    }
     uint64_t seq = mail->seq;
     channel->posts++;
     channel_link (channel, mail);
@@ -443,7 +459,9 @@ mailroom_listen (mailroom_t *self, agent_t *agent, const char *name)
     bool oom;
     if (channel_listen (channel, agent, &oom))
         zlistx_add_end (agent->channels, channel);
-    return oom ? PERR_INTERNAL : PERR_NONE;
+    if (oom)
+        mailroom_oom ("adding a listener");
+    return PERR_NONE;
 }
 
 perr_t

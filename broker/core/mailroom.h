@@ -74,7 +74,15 @@ mailroom_t *mailroom_new (agents_t *agents, const mailroom_limits_t *limits);
 //  Releases every queued message (all inboxes are emptied).
 void mailroom_destroy (mailroom_t **self_p);
 
+//  Stops the process: an operation of the core could not get memory
+//  (core.h: the live run and its replay must not differ).
+void mailroom_oom (const char *what) __attribute__ ((noreturn));
 const mailroom_limits_t *mailroom_limits (mailroom_t *self);
+//  The limits from now on (OP_LIMITS).
+void mailroom_set_limits (mailroom_t *self, const mailroom_limits_t *limits);
+//  The time messages posted from now on carry (µs since the epoch): the
+//  time of the operation being applied; the mailroom reads no clock.
+void mailroom_set_time (mailroom_t *self, int64_t now_us);
 const mailroom_counters_t *mailroom_counters (mailroom_t *self);
 channels_t *mailroom_channels (mailroom_t *self);
 
@@ -95,9 +103,12 @@ uint64_t mailroom_post_channel (mailroom_t *self, uint32_t index, agent_t *from,
                                 const char *channel, size_t channel_len,
                                 const void *body, size_t body_len, bool bin);
 
-//  Moves the agent's acked position (ignored if lower, clamped to what FETCH
-//  returned) and releases everything up to it.
+//  Moves the agent's acked position (ignored if lower, clamped to what was
+//  handed out: `delivered`) and releases everything up to it.
 void mailroom_ack (mailroom_t *self, agent_t *agent, uint64_t ack);
+//  OP_DELIVER: the agent's mail up to `seq` was handed out (the ack
+//  clamp moves up to it; never down, never past the last seq).
+void mailroom_deliver (mailroom_t *self, agent_t *agent, uint64_t seq);
 //  Count of mail items a FETCH returns: at most `max` items and about
 //  `max_bytes` encoded (at least one item); the next `mailroom_fetch_next`
 //  calls walk them. Marks them delivered (the ack clamp) and moves the
@@ -109,6 +120,9 @@ size_t mailroom_fetch_begin (mailroom_t *self, agent_t *agent, size_t max, size_
 const mail_t *mailroom_fetch_next (mailroom_t *self);
 //  Messages queued for the agent after the ones this fetch returns.
 size_t mailroom_fetch_remaining (mailroom_t *self);
+//  The last seq the last FETCH or push commit handed out (0: nothing):
+//  what the edge's OP_DELIVER records.
+uint64_t mailroom_fetch_through (mailroom_t *self);
 
 //  Pushed delivery (CONSUME). A push is a selection like a streaming
 //  FETCH's (after the cursor) that also stays within the agent's credit

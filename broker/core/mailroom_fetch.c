@@ -35,9 +35,6 @@ mailroom_ack (mailroom_t *self, agent_t *agent, uint64_t ack)
     mail_t *head;
     while ((head = mailbox_head (agent->inbox)) && head->seq <= ack)
         mailroom_release (self, mailroom_pop (agent));
-    //  Acknowledged mail returns credit: push what now fits.
-    if (agent->credit)
-        mailroom_mark_push (self, agent);
 }
 
 //  Picks what a FETCH or a push hands out, from inbox index `start`: at
@@ -90,10 +87,12 @@ s_commit (mailroom_t *self, bool restart)
 {
     agent_t *agent = self->fetch_agent;
     size_t taken = self->fetch_scan - self->fetch_start;
+    self->fetch_through = 0;
     if (taken) {
         agent->cursor = mailbox_at (agent->inbox, self->fetch_scan - 1)->seq;
-        if (agent->cursor > agent->delivered)
-            agent->delivered = agent->cursor;
+        //  `delivered` (the ack clamp) is the core's: the edge moves it
+        //  with OP_DELIVER (mailroom_deliver) once this is handed out.
+        self->fetch_through = agent->cursor;
     }
     else
     if (restart || agent->cursor < agent->acked)
@@ -129,10 +128,6 @@ mailroom_fetch_begin (mailroom_t *self, agent_t *agent, size_t max, size_t max_b
     size_t live = s_select (self, agent, stream ? s_after_cursor (agent) : 0, max, max_bytes,
                             false);
     s_commit (self, !stream);
-    //  A plain FETCH that moved the cursor back makes room in a consumer's
-    //  window (its pushes continue after what this reply holds).
-    if (!stream && agent->credit)
-        mailroom_mark_push (self, agent);
     return live;
 }
 
@@ -193,13 +188,35 @@ mailroom_fetch_remaining (mailroom_t *self)
 //  ---------------------------------------------------------------------
 //  Consumers due a push this turn
 
+uint64_t
+mailroom_fetch_through (mailroom_t *self)
+{
+    return self->fetch_through;
+}
+
+void
+mailroom_deliver (mailroom_t *self, agent_t *agent, uint64_t seq)
+{
+    assert (agent);
+    if (seq > agent->delivered && seq <= self->counters.mail_seq)
+        agent->delivered = seq;
+}
+
 void
 mailroom_mark_push (mailroom_t *self, agent_t *agent)
 {
-    if (!agent->push_pending && self->push_count < self->wake_cap) {
-        agent->push_pending = true;
-        self->push [self->push_count++] = agent;
+    if (agent->push_pending)
+        return;
+    if (self->push_count == self->push_cap) {
+        size_t cap = self->push_cap ? 2 * self->push_cap : 16;
+        agent_t **grown = realloc (self->push, cap * sizeof (agent_t *));
+        if (!grown)
+            mailroom_oom ("marking a push");
+        self->push = grown;
+        self->push_cap = cap;
     }
+    agent->push_pending = true;
+    self->push [self->push_count++] = agent;
 }
 
 agent_t *

@@ -20,7 +20,9 @@ struct _mailroom_t {
     agent_t **wake;             //  agents with wake_pending, in marking order
     size_t wake_count, wake_next, wake_cap;
     agent_t **push;             //  consumers with push_pending, in marking order
-    size_t push_count, push_next;
+    size_t push_count, push_next, push_cap;
+    int64_t now_us;             //  the time of the operation being applied
+    uint64_t fetch_through;     //  the last seq the last commit handed out (0: none)
     //  The FETCH (or push) being encoded: entries [fetch_pos, fetch_scan)
     //  of fetch_agent's inbox hold fetch_left live messages; fetch_bytes
     //  is their body bytes, tombstones included (what the out counts add).

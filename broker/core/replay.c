@@ -26,6 +26,22 @@ replay_keep (replay_t *self, uint64_t key, const penc_t *reply, size_t head, siz
 }
 
 bool
+replay_set (replay_t *self, uint64_t key, size_t fields, const void *bytes, size_t size)
+{
+    assert (self && bytes);
+    uint8_t *data = malloc (size ? size : 1);
+    if (!data)
+        return false;
+    memcpy (data, bytes, size);
+    replay_forget (self);
+    self->key = key;
+    self->fields = fields;
+    self->data = data;
+    self->size = size;
+    return true;
+}
+
+bool
 replay_answer (const replay_t *self, uint64_t key, pmsg_type_t type, uint64_t id,
                penc_t *reply)
 {

@@ -32,6 +32,16 @@ typedef struct {
 //  memory runs out; then nothing is remembered.
 bool replay_keep (replay_t *self, uint64_t key, const penc_t *reply, size_t head,
                   size_t fields);
+//  Remembers `size` bytes of encoded fields (`fields` pairs) under `key`
+//  (OP_REMEMBER). False when memory runs out; the slot is then unchanged.
+bool replay_set (replay_t *self, uint64_t key, size_t fields, const void *bytes, size_t size);
+//  The encoded fields after `head` of the reply being built in `reply`
+//  (what an OP_REMEMBER carries).
+static inline const void *replay_bytes_of (const penc_t *reply, size_t head, size_t *size)
+{
+    *size = penc_size (reply) - head;
+    return (const uint8_t *) penc_data (reply) + head;
+}
 //  If `key` is the one remembered, writes the remembered answer as a
 //  `type` reply with request id `id` into `reply` and returns true.
 bool replay_answer (const replay_t *self, uint64_t key, pmsg_type_t type, uint64_t id,

@@ -123,6 +123,19 @@ state_new (const state_limits_t *limits)
 }
 
 void
+state_set_limits (state_t *self, const state_limits_t *limits)
+{
+    assert (self && limits);
+    self->limits = *limits;
+    if (!self->limits.max_keys)
+        self->limits.max_keys = STATE_DEFAULT_MAX_KEYS;
+    if (!self->limits.max_bytes)
+        self->limits.max_bytes = STATE_DEFAULT_MAX_BYTES;
+    if (!self->limits.max_value || self->limits.max_value > STATE_DEFAULT_MAX_VALUE)
+        self->limits.max_value = STATE_DEFAULT_MAX_VALUE;
+}
+
+void
 state_destroy (state_t **self_p)
 {
     assert (self_p);

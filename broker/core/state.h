@@ -90,6 +90,8 @@ typedef struct {
 //  limits may be NULL (all defaults).
 state_t *state_new (const state_limits_t *limits);
 void state_destroy (state_t **self_p);
+//  The limits from now on (OP_LIMITS; 0 fields: the defaults).
+void state_set_limits (state_t *self, const state_limits_t *limits);
 
 //  Keys starting with `prefix` become read-only for state_apply() (clients):
 //  such ops fail with BAD_FIELD. state_apply_raw() (the broker) may write

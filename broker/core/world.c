@@ -513,6 +513,7 @@ world_encode_event (world_t *self, const char *event, penc_t *enc)
 }
 
 world_kind_t world_kind (world_t *self) { return self->kind; }
+uint64_t world_seed (world_t *self) { return self->seed; }
 uint32_t world_width (world_t *self) { return self->map->width; }
 uint32_t world_height (world_t *self) { return self->map->height; }
 size_t world_objects_total (world_t *self) { return self->map->name_count; }

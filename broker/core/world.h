@@ -162,6 +162,8 @@ void world_encode_event (world_t *self, const char *event, penc_t *enc);
 
 //  Introspection, for tests and STATS.
 world_kind_t world_kind (world_t *self);
+//  The seed a reset without one draws from (the world's configured seed).
+uint64_t world_seed (world_t *self);
 uint32_t world_width (world_t *self);
 uint32_t world_height (world_t *self);
 size_t world_objects_total (world_t *self);
@@ -179,6 +181,8 @@ bool world_position_of (world_t *self, const char *agent, uint32_t *position);
 //  with the state). restore: -1 with why if the record does not fit this
 //  world (e.g. a world file that changed since).
 void world_snapshot_encode (world_t *self, msgpack_packer *pk);
+//  The same, canonical (agents in id order), for core_dump.
+void world_dump (world_t *self, msgpack_packer *pk);
 int world_snapshot_restore (world_t *self, const msgpack_object *obj, char *why, size_t why_size);
 
 #endif

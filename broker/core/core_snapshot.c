@@ -1,25 +1,27 @@
 // SPDX-License-Identifier: MIT
-/*  durable_snapshot - the whole broker state as journal records, and back.
+/*  core_snapshot - the whole core as journal records, and back.
 
     Written by the compaction child (journal.c forks it) from the memory it
     inherited, read at recovery before the logs. Records, in this order:
-        [10, 1, mail_seq, state_seq, origin]                      head
+        [10, 2, mail_seq, state_seq, origin, limits]              head
         [13, world]                                               world_snapshot_encode
-        [11, id, caps, acked, delivered, channels, token]         each agent
+        [11, id, caps, acked, delivered, channels, token,
+             slots, step, acts]                                   each agent
         [12, key, reducer, seq, value]                            each state key
         [14, seq, ts, kind, from, to, body, bin, holders]         each queued message
+        [16, workflow fields], [17, checkpoint or key]...         workflow_snapshot
         [15, agents, keys, messages]                              end
-    `origin` (WELCOME.origin) and `token` (the plain-mode resume token, ""
-    without one) came later: a head of 4 and an agent of 6 items are read
-    as without them. Messages come in seq order with the agents holding them, so restoring
+    Older snapshots (head version 1 of 4 or 5 items, agents of 6 or 7
+    items, no workflow) are read as they were written: what they lack
+    (limits, slots, the workflow's progress) starts as a fresh core has it.
+    Messages come in seq order with the agents holding them, so restoring
     is one mailroom_restore per message and every inbox fills in order.
     What is slow: collecting the messages sorts (message, holder) pairs,
     O(n log n) for n placements; it runs in the child, not in the loop.
 */
 #include <string.h>
 
-#include "broker_internal.h"
-#include "plog.h"
+#include "core_int.h"
 
 enum {
     JREC_SNAP_HEAD = 10,
@@ -27,13 +29,17 @@ enum {
     JREC_SNAP_STATE = 12,
     JREC_SNAP_WORLD = 13,
     JREC_SNAP_MAIL = 14,
-    JREC_SNAP_END = 15
+    JREC_SNAP_END = 15,
+    JREC_SNAP_WORKFLOW = 16,
+    JREC_SNAP_CHECKPOINT = 17
 };
 
-struct _restore_t {
+struct _core_restore_t {
+    core_t *core;
     bool head, end;
     uint64_t mail_seq, state_seq;
     uint64_t agents, keys, messages, failed;
+    bool origin, limits, workflow;
     agent_t **holders;
     size_t holder_cap;
     char why [256];
@@ -43,7 +49,8 @@ struct _restore_t {
 //  Writing (in the compaction child)
 
 typedef struct {
-    jfile_t *file;
+    core_record_fn *emit;
+    void *arg;
     msgpack_sbuffer buf;
     msgpack_packer pk;
     int rc;
@@ -53,10 +60,20 @@ typedef struct {
 static void
 s_flush (writer_t *w)
 {
-    if (w->rc == 0 && (w->buf.size > JFILE_MAX_RECORD
-    ||  jfile_append (w->file, w->buf.data, w->buf.size) != 0))
+    if (w->rc == 0 && (w->buf.size > CORE_RECORD_MAX
+    ||  w->emit (w->buf.data, w->buf.size, w->arg) != 0))
         w->rc = -1;
     msgpack_sbuffer_clear (&w->buf);
+}
+
+static int
+s_emit_workflow (msgpack_sbuffer *record, void *arg)
+{
+    writer_t *w = arg;
+    if (w->rc == 0 && (record->size > CORE_RECORD_MAX
+    ||  w->emit (record->data, record->size, w->arg) != 0))
+        w->rc = -1;
+    return w->rc;
 }
 
 static void
@@ -96,33 +113,35 @@ s_placement_cmp (const void *a, const void *b)
 }
 
 int
-durable_snapshot_write (jfile_t *file, void *arg)
+core_snapshot_write (core_t *self, core_record_fn *emit, void *arg)
 {
-    broker_t *self = arg;
-    writer_t w = { .file = file };
+    writer_t w = { .emit = emit, .arg = arg };
     msgpack_sbuffer_init (&w.buf);
     msgpack_packer_init (&w.pk, &w.buf, msgpack_sbuffer_write);
     const mailroom_counters_t *counters = mailroom_counters (self->mailroom);
 
-    msgpack_pack_array (&w.pk, 5);
+    msgpack_pack_array (&w.pk, 6);
     msgpack_pack_int (&w.pk, JREC_SNAP_HEAD);
-    msgpack_pack_int (&w.pk, 1);
+    msgpack_pack_int (&w.pk, 2);
     msgpack_pack_uint64 (&w.pk, counters->mail_seq);
     msgpack_pack_uint64 (&w.pk, state_seq (self->state));
     msgpack_pack_uint64 (&w.pk, self->origin);
+    limits_encode (&self->limits, &w.pk);
     s_flush (&w);
 
-    msgpack_pack_array (&w.pk, 2);
-    msgpack_pack_int (&w.pk, JREC_SNAP_WORLD);
-    world_snapshot_encode (self->world, &w.pk);
-    s_flush (&w);
+    if (self->world) {
+        msgpack_pack_array (&w.pk, 2);
+        msgpack_pack_int (&w.pk, JREC_SNAP_WORLD);
+        world_snapshot_encode (self->world, &w.pk);
+        s_flush (&w);
+    }
 
     size_t placements = 0;
     size_t count = agents_size (self->agents);
     for (size_t i = 0; i < count; i++) {
         agent_t *agent = agents_at (self->agents, i);
         placements += mailbox_count (agent->inbox);
-        msgpack_pack_array (&w.pk, 7);
+        msgpack_pack_array (&w.pk, 10);
         msgpack_pack_int (&w.pk, JREC_SNAP_AGENT);
         s_pack_str (&w.pk, agent->id, agent->id_len);
         msgpack_pack_array (&w.pk, (uint32_t) zlistx_size (agent->caps));
@@ -135,6 +154,21 @@ durable_snapshot_write (jfile_t *file, void *arg)
              channel = zlistx_next (agent->channels))
             s_pack_str (&w.pk, channel->name, channel->name_len);
         s_pack_str (&w.pk, agent->token, strlen (agent->token));
+        msgpack_pack_array (&w.pk, AGENT_SLOTS);
+        for (int slot = 0; slot < AGENT_SLOTS; slot++) {
+            const replay_t *r = &agent->slots [slot];
+            if (!r->data) {
+                msgpack_pack_nil (&w.pk);
+                continue;
+            }
+            msgpack_pack_array (&w.pk, 3);
+            msgpack_pack_uint64 (&w.pk, r->key);
+            msgpack_pack_uint64 (&w.pk, r->fields);
+            msgpack_pack_bin (&w.pk, r->size);
+            msgpack_pack_bin_body (&w.pk, r->data, r->size);
+        }
+        msgpack_pack_uint64 (&w.pk, agent->step);
+        msgpack_pack_uint64 (&w.pk, agent->acts);
         s_flush (&w);
     }
 
@@ -184,6 +218,11 @@ durable_snapshot_write (jfile_t *file, void *arg)
     }
     free (all);
 
+    if (self->workflow && w.rc == 0)
+        workflow_snapshot (self->workflow, JREC_SNAP_WORKFLOW, JREC_SNAP_CHECKPOINT, &w.buf,
+                           s_emit_workflow, &w);
+    msgpack_sbuffer_clear (&w.buf);
+
     msgpack_pack_array (&w.pk, 4);
     msgpack_pack_int (&w.pk, JREC_SNAP_END);
     msgpack_pack_uint64 (&w.pk, count);
@@ -197,11 +236,13 @@ durable_snapshot_write (jfile_t *file, void *arg)
 //  ---------------------------------------------------------------------
 //  Restoring (at recovery)
 
-void
-durable_snapshot_begin (broker_t *self)
+core_restore_t *
+core_restore_new (core_t *core)
 {
-    self->restore = calloc (1, sizeof (restore_t));
-    assert (self->restore);
+    core_restore_t *self = calloc (1, sizeof (core_restore_t));
+    if (self)
+        self->core = core;
+    return self;
 }
 
 static void
@@ -219,22 +260,53 @@ s_is (const msgpack_object *o, msgpack_object_type type)
     return o->type == type;
 }
 
-static int
-s_restore_agent (broker_t *self, const msgpack_object *items, uint32_t count)
+static bool
+s_restore_slots (agent_t *agent, const msgpack_object *slots)
 {
+    if (!s_is (slots, MSGPACK_OBJECT_ARRAY) || slots->via.array.size != AGENT_SLOTS)
+        return false;
+    for (int i = 0; i < AGENT_SLOTS; i++) {
+        const msgpack_object *slot = &slots->via.array.ptr [i];
+        replay_forget (&agent->slots [i]);
+        if (s_is (slot, MSGPACK_OBJECT_NIL))
+            continue;
+        if (!s_is (slot, MSGPACK_OBJECT_ARRAY) || slot->via.array.size != 3
+        ||  !s_is (&slot->via.array.ptr [0], MSGPACK_OBJECT_POSITIVE_INTEGER)
+        ||  !s_is (&slot->via.array.ptr [1], MSGPACK_OBJECT_POSITIVE_INTEGER)
+        ||  !s_is (&slot->via.array.ptr [2], MSGPACK_OBJECT_BIN))
+            return false;
+        const msgpack_object_bin *bin = &slot->via.array.ptr [2].via.bin;
+        if (!replay_set (&agent->slots [i], slot->via.array.ptr [0].via.u64,
+                         (size_t) slot->via.array.ptr [1].via.u64, bin->size ? bin->ptr : "",
+                         bin->size))
+            return false;
+    }
+    return true;
+}
+
+static int
+s_restore_agent (core_restore_t *r, const msgpack_object *items, uint32_t count)
+{
+    core_t *self = r->core;
     if (!s_is (&items [1], MSGPACK_OBJECT_STR) || items [1].via.str.size == 0
     ||  items [1].via.str.size > PROTO_MAX_NAME || !s_is (&items [2], MSGPACK_OBJECT_ARRAY)
     ||  !s_is (&items [3], MSGPACK_OBJECT_POSITIVE_INTEGER)
     ||  !s_is (&items [4], MSGPACK_OBJECT_POSITIVE_INTEGER)
     ||  !s_is (&items [5], MSGPACK_OBJECT_ARRAY)
     ||  (count > 6 && (!s_is (&items [6], MSGPACK_OBJECT_STR)
-                   ||  items [6].via.str.size >= sizeof ((agent_t *) 0)->token)))
+                   ||  items [6].via.str.size >= sizeof ((agent_t *) 0)->token))
+    ||  (count > 7 && (!s_is (&items [8], MSGPACK_OBJECT_POSITIVE_INTEGER)
+                   ||  !s_is (&items [9], MSGPACK_OBJECT_POSITIVE_INTEGER))))
         return -1;
     char id [PROTO_MAX_NAME + 1];
     s_copy (&items [1], id, sizeof id);
     agent_t *agent = agents_lookup (self->agents, id);
-    if (!agent)
+    if (!agent) {
+        //  A snapshot's agents were all registered under its limits.
+        if (agents_size (self->agents) >= agents_max (self->agents))
+            agents_set_max (self->agents, agents_size (self->agents) + 1);
         agent = agents_create (self->agents, id);
+    }
     if (!agent)
         return -1;
     const msgpack_object_array *caps = &items [2].via.array;
@@ -255,6 +327,12 @@ s_restore_agent (broker_t *self, const msgpack_object *items, uint32_t count)
         s_copy (&items [6], agent->token, sizeof agent->token);
     else
         agent->token [0] = 0;
+    if (count > 7) {
+        if (!s_restore_slots (agent, &items [7]))
+            return -1;
+        agent->step = items [8].via.u64;
+        agent->acts = items [9].via.u64;
+    }
     const msgpack_object_array *channels = &items [5].via.array;
     for (uint32_t i = 0; i < channels->size; i++)
         if (s_is (&channels->ptr [i], MSGPACK_OBJECT_STR)
@@ -263,12 +341,12 @@ s_restore_agent (broker_t *self, const msgpack_object *items, uint32_t count)
             s_copy (&channels->ptr [i], name, sizeof name);
             mailroom_listen (self->mailroom, agent, name);
         }
-    self->restore->agents++;
+    r->agents++;
     return 0;
 }
 
 static int
-s_restore_key (broker_t *self, const msgpack_object *items)
+s_restore_key (core_restore_t *r, const msgpack_object *items)
 {
     if (!s_is (&items [1], MSGPACK_OBJECT_STR) || items [1].via.str.size > PROTO_MAX_KEY
     ||  !s_is (&items [2], MSGPACK_OBJECT_POSITIVE_INTEGER)
@@ -278,11 +356,9 @@ s_restore_key (broker_t *self, const msgpack_object *items)
         return -1;
     char key [PROTO_MAX_KEY + 1];
     s_copy (&items [1], key, sizeof key);
-    restore_t *r = self->restore;
-    if (state_restore_entry (self->state, key, (state_reducer_t) items [2].via.u64,
+    if (state_restore_entry (r->core->state, key, (state_reducer_t) items [2].via.u64,
                              items [3].via.u64, items [4].via.bin.ptr, items [4].via.bin.size,
                              r->why, sizeof r->why)) {
-        plog_error ("state key %s not restored: %s", key, r->why);
         r->failed++;
         return 0;
     }
@@ -291,8 +367,9 @@ s_restore_key (broker_t *self, const msgpack_object *items)
 }
 
 static int
-s_restore_mail (broker_t *self, const msgpack_object *items)
+s_restore_mail (core_restore_t *r, const msgpack_object *items)
 {
+    core_t *self = r->core;
     if (!s_is (&items [1], MSGPACK_OBJECT_POSITIVE_INTEGER)
     ||  (!s_is (&items [2], MSGPACK_OBJECT_POSITIVE_INTEGER)
     &&   !s_is (&items [2], MSGPACK_OBJECT_NEGATIVE_INTEGER))
@@ -302,7 +379,6 @@ s_restore_mail (broker_t *self, const msgpack_object *items)
     ||  !s_is (&items [6], MSGPACK_OBJECT_BIN) || !s_is (&items [7], MSGPACK_OBJECT_BOOLEAN)
     ||  !s_is (&items [8], MSGPACK_OBJECT_ARRAY))
         return -1;
-    restore_t *r = self->restore;
     const msgpack_object_array *list = &items [8].via.array;
     if (list->size > r->holder_cap) {
         agent_t **grown = realloc (r->holders, list->size * sizeof (agent_t *));
@@ -336,11 +412,37 @@ s_restore_mail (broker_t *self, const msgpack_object *items)
     return 0;
 }
 
-int
-durable_snapshot_record (const void *payload, size_t size, void *arg)
+static int
+s_restore_head (core_restore_t *r, const msgpack_object *items, uint32_t count)
 {
-    broker_t *self = arg;
-    restore_t *r = self->restore;
+    core_t *self = r->core;
+    if (count < 4 || count > 6 || !s_is (&items [2], MSGPACK_OBJECT_POSITIVE_INTEGER)
+    ||  !s_is (&items [3], MSGPACK_OBJECT_POSITIVE_INTEGER)
+    ||  (count > 4 && !s_is (&items [4], MSGPACK_OBJECT_POSITIVE_INTEGER)))
+        return -1;
+    r->head = true;
+    r->mail_seq = items [2].via.u64;
+    r->state_seq = items [3].via.u64;
+    //  The counters go on, so their lifetime does too.
+    if (count > 4) {
+        self->origin = items [4].via.u64;
+        r->origin = true;
+    }
+    if (count > 5) {
+        core_limits_t limits;
+        if (!limits_decode (&items [5], &limits, r->why, sizeof r->why))
+            return -1;
+        op_t op = { .kind = OP_LIMITS, .agent = "", .limits = &limits };
+        core_apply (self, &op, NULL);
+        r->limits = true;
+    }
+    return 0;
+}
+
+int
+core_restore_record (core_restore_t *r, const void *payload, size_t size)
+{
+    core_t *self = r->core;
     msgpack_unpacked unpacked;
     msgpack_unpacked_init (&unpacked);
     size_t offset = 0;
@@ -353,74 +455,78 @@ durable_snapshot_record (const void *payload, size_t size, void *arg)
     uint32_t count = unpacked.data.via.array.size;
     switch (items [0].via.u64) {
         case JREC_SNAP_HEAD:
-            if ((count == 4 || count == 5) && s_is (&items [2], MSGPACK_OBJECT_POSITIVE_INTEGER)
-            &&  s_is (&items [3], MSGPACK_OBJECT_POSITIVE_INTEGER)
-            &&  (count == 4 || s_is (&items [4], MSGPACK_OBJECT_POSITIVE_INTEGER))) {
-                r->head = true;
-                r->mail_seq = items [2].via.u64;
-                r->state_seq = items [3].via.u64;
-                //  The counters go on, so their lifetime does too.
-                if (count == 5) {
-                    self->origin = items [4].via.u64;
-                    self->origin_recovered = true;
-                }
-                rc = 0;
-            }
+            rc = s_restore_head (r, items, count);
             break;
         case JREC_SNAP_WORLD:
-            rc = world_snapshot_restore (self->world, &items [1], r->why, sizeof r->why);
-            if (rc)
-                plog_error ("the world's progress is not restored: %s", r->why);
+            //  A world that changed since (another file or size) starts
+            //  afresh: its progress does not fit it.
+            if (self->world && world_snapshot_restore (self->world, &items [1], r->why,
+                                                       sizeof r->why))
+                r->failed++;
             rc = 0;
             break;
         case JREC_SNAP_AGENT:
-            rc = count == 6 || count == 7 ? s_restore_agent (self, items, count) : -1;
+            rc = count == 6 || count == 7 || count == 10 ? s_restore_agent (r, items, count) : -1;
             break;
         case JREC_SNAP_STATE:
-            rc = count == 5 ? s_restore_key (self, items) : -1;
+            rc = count == 5 ? s_restore_key (r, items) : -1;
             break;
         case JREC_SNAP_MAIL:
-            rc = count == 9 ? s_restore_mail (self, items) : -1;
+            rc = count == 9 ? s_restore_mail (r, items) : -1;
+            break;
+        case JREC_SNAP_WORKFLOW:
+            rc = self->workflow
+               ? workflow_restore_fields (self->workflow, items, count, r->why, sizeof r->why) : 0;
+            r->workflow = self->workflow && rc == 0;
+            break;
+        case JREC_SNAP_CHECKPOINT:
+            rc = r->workflow
+               ? workflow_restore_key (self->workflow, items, count, r->why, sizeof r->why) : 0;
             break;
         case JREC_SNAP_END:
             //  Before the logs replay on top: their writes continue the seqs.
             r->end = true;
             mailroom_restore_seq (self->mailroom, r->mail_seq);
             state_restore_seq (self->state, r->state_seq);
-            rc = 0;
+            rc = r->workflow ? workflow_restore_end (self->workflow, r->why, sizeof r->why) : 0;
             break;
         default:
             break;
     }
 done:
-    if (rc)
+    if (rc && !r->why [0])
         snprintf (r->why, sizeof r->why, "a snapshot record (%zu bytes) has the wrong shape", size);
     msgpack_unpacked_destroy (&unpacked);
     return rc;
 }
 
 int
-durable_snapshot_end (broker_t *self, char *why, size_t why_size)
+core_restore_end (core_restore_t **r_p, core_restore_report_t *report, char *why, size_t why_size)
 {
-    restore_t *r = self->restore;
+    core_restore_t *r = *r_p;
     int rc = 0;
     if (r->head && !r->end) {
         snprintf (why, why_size, "the snapshot ends before its end record");
         rc = -1;
     }
-    if (r->failed)
-        plog_warn ("snapshot: %llu keys or messages could not be restored (limits lowered?)",
-                   (unsigned long long) r->failed);
+    if (report) {
+        report->snapshot = r->head;
+        report->agents = r->agents;
+        report->keys = r->keys;
+        report->messages = r->messages;
+        report->failed = r->failed;
+        report->origin = r->origin;
+        report->limits = r->limits;
+        snprintf (report->why, sizeof report->why, "%s", r->why);
+    }
     free (r->holders);
     free (r);
-    self->restore = NULL;
+    *r_p = NULL;
     return rc;
 }
 
-size_t
-durable_state_keys (broker_t *self)
+const char *
+core_restore_why (core_restore_t *r)
 {
-    state_stats_t stats;
-    state_stats (self->state, &stats);
-    return stats.keys;
+    return r->why;
 }
