@@ -237,7 +237,7 @@ s_on_key (uint64_t number, const char *key, const checkpoint_value_t *value, voi
     s_writer_t *w = arg;
     if (w->dump) {
         w->rows++;
-        msgpack_pack_array (w->out, 6);
+        msgpack_pack_array (w->out, 5);
         if (number == UINT64_MAX)
             msgpack_pack_nil (w->out);
         else
