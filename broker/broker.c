@@ -47,6 +47,8 @@ broker_config_defaults (broker_config_t *config)
     config->pub_hwm = 100000;
     config->tap_hwm = 1000;
     config->send_wait_ms = BROKER_SEND_WAIT_MS;
+    config->max_client_backlog = STALL_CONN_BYTES_DEFAULT;
+    config->max_backlog = STALL_TOTAL_BYTES_DEFAULT;
 }
 
 static int
@@ -144,7 +146,9 @@ broker_new (const broker_config_t *config, bool *network, char *why, size_t why_
     self->turns = turns_new ();
     self->call = call_new ();
     self->outbox = outbox_new ();
+    self->stall = stall_new (cfg->max_client_backlog, cfg->max_backlog);
     if (!self->seqs || !self->observers || !self->turns || !self->call || !self->outbox
+    ||  !self->stall
     ||  !self->parking || !self->confirms) {
         snprintf (why, why_size, "out of memory");
         goto err;
@@ -248,6 +252,7 @@ broker_destroy (broker_t **self_p)
         turns_destroy (&self->turns);
         call_destroy (&self->call);
         outbox_destroy (&self->outbox);
+        stall_destroy (&self->stall);
         penc_fini (&self->reply);
         penc_fini (&self->event);
         penc_fini (&self->confirm);

@@ -88,6 +88,10 @@ typedef struct {
 
     //  Sockets
     int router_hwm;             //  ZMQ_SNDHWM/RCVHWM of the ROUTER
+    //  Replies a client's full pipe refused, and its requests held behind
+    //  them (stall.h): bytes per client before it is cut, and for all.
+    uint64_t max_client_backlog;
+    uint64_t max_backlog;
     int pub_hwm;                //  ZMQ_SNDHWM of the event PUB
     int tap_hwm;                //  ZMQ_SNDHWM of the tap (small: drop, never block)
 

@@ -18,6 +18,7 @@
 #include "turns.h"
 #include "call.h"
 #include "outbox.h"
+#include "stall.h"
 #include "conn_watch.h"
 #include "observers.h"
 #include "journal.h"
@@ -67,7 +68,9 @@ typedef struct {
     uint64_t bad_frames;        //  frames that failed to decode
     uint64_t unroutable;        //  replies whose peer was gone or full
     uint64_t forgotten;         //  agents forgotten by --forget-after-ms
-    uint64_t replies_dropped;   //  unroutable because the peer's pipe was full
+    uint64_t replies_dropped;   //  lost with a connection cut for not reading (stall.h)
+    uint64_t replies_stalled;   //  kept because the peer's pipe was full, then sent
+    uint64_t connections_cut;   //  cut for not reading their replies (stall.h)
     uint64_t published;         //  PUB events
     uint64_t unauthorized;      //  requests refused: key or resume token
     uint64_t sends_parked;      //  SENDs that waited for room (parking.h)
@@ -114,6 +117,7 @@ struct _broker_t {
     turns_t *turns;             //  who acts for the workflow's holder (turns.h)
     call_t *call;               //  the call being applied (call.h)
     outbox_t *outbox;           //  replies and events until the durability point
+    stall_t *stall;             //  replies a full pipe refused (stall.h)
     observers_t *observers;     //  connections that said HELLO observe
 
     penc_t reply;               //  reused for every reply
@@ -139,7 +143,7 @@ struct _broker_t {
 };
 
 //  What the dispatcher knows about one request.
-typedef struct {
+typedef struct _request_t {
     const pmsg_t *msg;
     pmsg_type_t type;
     uint64_t id;
@@ -183,6 +187,15 @@ handler_fn *dispatch_handler (pmsg_type_t type);
 //  serial, so an unroutable reply ends only that connection's session.
 void dispatch_send (broker_t *self, const conn_id_t *conn, uint64_t serial, bool envelope,
                     const char *agent, const void *data, size_t size);
+//  Sends a reply body now: 0, EAGAIN when the connection's pipe is full
+//  (nothing sent), or another errno when it could not leave at all
+//  (counted and logged; a peer gone ends its session).
+int dispatch_try_send (broker_t *self, const conn_id_t *conn, uint64_t serial, bool envelope,
+                       const char *agent, const void *data, size_t size);
+//  A request frame that may be handled now: behind a parked SEND of its
+//  connection it is held (parking.h), else handled.
+void dispatch_incoming (broker_t *self, const conn_id_t *conn, const void *data, size_t size,
+                        size_t extra_frames, request_t *req);
 //  Queues a reply body for a connection in the outbox, after the CONFIRM
 //  due to it, if any (replies stay in request order). Every reply goes
 //  out through here.

@@ -144,9 +144,9 @@ dispatch_reply (broker_t *self, const conn_id_t *conn, uint64_t serial, bool env
     outbox_reply (self->outbox, conn, serial, envelope, agent ? agent->id : NULL, data, size);
 }
 
-void
-dispatch_send (broker_t *self, const conn_id_t *conn, uint64_t serial, bool envelope,
-               const char *agent_id, const void *data, size_t size)
+int
+dispatch_try_send (broker_t *self, const conn_id_t *conn, uint64_t serial, bool envelope,
+                   const char *agent_id, const void *data, size_t size)
 {
     agent_t *agent = agent_id && agent_id [0] ? agents_lookup (self->agents, agent_id) : NULL;
     //  Only the session of this very connection: the id may have moved to
@@ -154,21 +154,21 @@ dispatch_send (broker_t *self, const conn_id_t *conn, uint64_t serial, bool enve
     if (agent && (!agent->online || agent->conn_serial != serial
               ||  conn_id_compare (&agent->conn, conn) != 0))
         agent = NULL;
-    s_tap (self, "out", agent, conn, data, size);
     //  ROUTER_MANDATORY: the routing-id frame fails when the peer is gone
     //  (EHOSTUNREACH) or its pipe is full (EAGAIN, as we never block).
     if (zmq_send (self->router_handle, conn->bytes, conn->len, ZMQ_SNDMORE | ZMQ_DONTWAIT) == -1) {
         int error = zmq_errno ();
-        self->counters.unroutable++;
         if (error == EAGAIN)
-            self->counters.replies_dropped++;
+            return EAGAIN;
+        self->counters.unroutable++;
         plog_limited (&s_unroutable_limit, 5, PLOG_WARN, "reply to %s not sent: %s",
                       agent_id && agent_id [0] ? agent_id : "a connection without HELLO",
                       zmq_strerror (error));
         if (error == EHOSTUNREACH && agent)
             session_detach (self, agent, "expired");
-        return;
+        return error;
     }
+    s_tap (self, "out", agent, conn, data, size);
     //  Once the routing-id frame is queued libzmq takes the rest of the
     //  message whole (atomic multipart), so these can only fail on
     //  ETERM/EINTR-like conditions. Counted and logged, never fatal. The
@@ -185,9 +185,21 @@ dispatch_send (broker_t *self, const conn_id_t *conn, uint64_t serial, bool enve
         plog_limited (&s_unroutable_limit, 5, PLOG_WARN, "reply to %s not sent whole: %s",
                       agent_id && agent_id [0] ? agent_id : "a connection without HELLO",
                       zmq_strerror (zmq_errno ()));
-        return;
+        return EIO;
     }
     self->counters.replies++;
+    return 0;
+}
+
+void
+dispatch_send (broker_t *self, const conn_id_t *conn, uint64_t serial, bool envelope,
+               const char *agent_id, const void *data, size_t size)
+{
+    //  A reply is never dropped for a full pipe (stall.h): it waits, and
+    //  so does every later one to the same connection.
+    if (stall_blocked (self->stall, conn)
+    ||  dispatch_try_send (self, conn, serial, envelope, agent_id, data, size) == EAGAIN)
+        stall_reply (self, conn, serial, envelope, agent_id, data, size);
 }
 
 bool
@@ -377,9 +389,9 @@ s_receive_one (broker_t *self)
                       .arrived_ms = self->now_ms };
     //  The handshake serial (and CURVE key) of the connection: auth.c.
     auth_parse (zmq_msg_gets (&body, "User-Id"), &req.serial, req.key);
-    //  Behind a parked SEND of this connection, a request waits its turn.
-    if (!parking_hold (self, &conn, zmq_msg_data (&body), zmq_msg_size (&body), extra, &req))
-        dispatch_process (self, &conn, zmq_msg_data (&body), zmq_msg_size (&body), extra, &req);
+    //  Behind replies its pipe refused, a request waits (stall.h).
+    if (!stall_hold (self, &conn, zmq_msg_data (&body), zmq_msg_size (&body), extra, &req))
+        dispatch_incoming (self, &conn, zmq_msg_data (&body), zmq_msg_size (&body), extra, &req);
     zmq_msg_close (&body);
     return true;
 lost:
@@ -388,6 +400,15 @@ lost:
     plog_limited (&s_bad_frame_limit, 5, PLOG_WARN, "request parts lost on receive: %s",
                   zmq_strerror (zmq_errno ()));
     return true;
+}
+
+void
+dispatch_incoming (broker_t *self, const conn_id_t *conn, const void *data, size_t size,
+                   size_t extra_frames, request_t *req)
+{
+    //  Behind a parked SEND of this connection, a request waits its turn.
+    if (!parking_hold (self, conn, data, size, extra_frames, req))
+        dispatch_process (self, conn, data, size, extra_frames, req);
 }
 
 void

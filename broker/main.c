@@ -99,9 +99,15 @@ static const pconfig_option_t s_options [] = {
       "the journal log is compacted into a snapshot once it is this large and as large as the last "
       "snapshot" },
     { "router-hwm", 0, PCONFIG_INT, "PARLEY_ROUTER_HWM", "1000", 1, 10000000, "MESSAGES",
-      "ROUTER send/receive high-water mark per connection: a client that never reads holds at "
-      "most this many replies in the broker (each at most 1 MiB); beyond, replies are dropped "
-      "(STATS replies_dropped)" },
+      "ROUTER send/receive high-water mark per connection: beyond this many unread replies, "
+      "the broker keeps the next ones itself and handles that client's requests only as it "
+      "reads (STATS replies_stalled); past 64 MiB kept for one client the connection is cut "
+      "(STATS connections_cut)" },
+    { "max-client-backlog", 0, PCONFIG_INT, "PARLEY_MAX_CLIENT_BACKLOG", "67108864", 65536, 1e12,
+      "BYTES", "replies a client has not read yet (past --router-hwm) and the requests it sent "
+      "meanwhile, kept for it; beyond, its connection is cut (STATS connections_cut)" },
+    { "max-backlog", 0, PCONFIG_INT, "PARLEY_MAX_BACKLOG", "536870912", 65536, 1e13, "BYTES",
+      "the same for all clients together" },
     { "pub-hwm", 0, PCONFIG_INT, "PARLEY_PUB_HWM", "100000", 1, 10000000, "FRAMES",
       "PUB high-water mark per subscriber; a slower subscriber loses events" },
     { "tap-hwm", 0, PCONFIG_INT, "PARLEY_TAP_HWM", "1000", 1, 10000000, "FRAMES",
@@ -198,6 +204,8 @@ s_fill (pconfig_t *config, broker_config_t *cfg)
     cfg->world_width = (uint32_t) pconfig_int (config, "world-size");
     cfg->world_file = pconfig_str (config, "world-file");
     cfg->router_hwm = (int) pconfig_int (config, "router-hwm");
+    cfg->max_client_backlog = (uint64_t) pconfig_int (config, "max-client-backlog");
+    cfg->max_backlog = (uint64_t) pconfig_int (config, "max-backlog");
     cfg->pub_hwm = (int) pconfig_int (config, "pub-hwm");
     cfg->tap_hwm = (int) pconfig_int (config, "tap-hwm");
     cfg->curve_keys = pconfig_str (config, "curve-keys");

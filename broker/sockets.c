@@ -6,13 +6,12 @@
                             EHOSTUNREACH instead of vanishing: we count it
                             (unroutable) and mark that agent offline.
       ZMQ_SNDHWM/RCVHWM     --router-hwm (default 1000 messages per
-                            connection): room for pipelined clients, and
-                            the bound on what one slow reader costs: at
-                            most that many replies (each at most 1 MiB)
-                            wait for it. Replies are sent DONTWAIT, so a
-                            client that never reads loses the excess
-                            (STATS replies_dropped) rather than stalling
-                            the loop or growing the broker.
+                            connection): room for pipelined clients.
+                            Replies are sent DONTWAIT; one the full pipe
+                            refuses is kept by the broker (stall.h) with
+                            that client's later replies and requests, up
+                            to a bound: the loop never blocks, no reply is
+                            dropped, and a client that never reads is cut.
       ZMQ_MAXMSGSIZE        PROTO_MAX_FRAME: libzmq closes a connection that
                             sends a bigger frame before we ever allocate it.
       ZMQ_BACKLOG           BROKER_ACCEPT_BACKLOG (libzmq's default is 100):
