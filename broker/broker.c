@@ -17,6 +17,7 @@
 
 #include "broker_internal.h"
 #include "nofile.h"
+#include "pcurve.h"
 #include "pclock.h"
 #include "plog.h"
 #include "sdnotify.h"
@@ -44,19 +45,102 @@ broker_config_defaults (broker_config_t *config)
     config->fsync = JOURNAL_FSYNC_EVERYSEC;
     config->compact_min_bytes = 64 * 1024 * 1024;
     config->router_hwm = 1000;
-    config->pub_hwm = 100000;
+    config->pub_hwm = 10000;
+    config->max_subscribers = 256;
     config->tap_hwm = 1000;
     config->send_wait_ms = BROKER_SEND_WAIT_MS;
     config->max_client_backlog = STALL_CONN_BYTES_DEFAULT;
     config->max_backlog = STALL_TOTAL_BYTES_DEFAULT;
 }
 
+//  A subscribing frame: who it came from (descriptor and key).
+static void
+s_note_peer (peers_t *peers, zmq_msg_t *frame, const char *socket)
+{
+    uint64_t serial = 0;
+    char key [41] = "";
+    auth_parse (zmq_msg_gets (frame, "User-Id"), &serial, key);
+    if (!peers_note (peers, conn_watch_fd (frame), key))
+        plog_warn ("a %s subscriber was cut: the broker serves at most %zu at once "
+                   "(--max-subscribers)", socket, peers_size (peers));
+}
+
+static void
+s_on_tap_peer (zmq_msg_t *frame, void *arg)
+{
+    s_note_peer (((broker_t *) arg)->tap_peers, frame, "tap");
+}
+
 static int
 s_on_tap (zloop_t *loop, zsock_t *reader, void *arg)
 {
     broker_t *self = arg;
-    tap_on_subscription (self->tap);
+    tap_on_subscription (self->tap, s_on_tap_peer, self);
     return 0;
+}
+
+//  The event socket's subscriptions: nothing to do with them (libzmq
+//  filters) but learning who subscribes.
+static int
+s_on_pub (zloop_t *loop, zsock_t *reader, void *arg)
+{
+    broker_t *self = arg;
+    zmq_msg_t msg;
+    zmq_msg_init (&msg);
+    while (zmq_msg_recv (&msg, self->pub_handle, ZMQ_DONTWAIT) >= 0) {
+        if (zmq_msg_size (&msg) >= 1 && ((const uint8_t *) zmq_msg_data (&msg)) [0] == 1)
+            s_note_peer (self->pub_peers, &msg, "event");
+        zmq_msg_close (&msg);
+        zmq_msg_init (&msg);
+    }
+    zmq_msg_close (&msg);
+    return 0;
+}
+
+static int
+s_on_pub_closed (zloop_t *loop, zsock_t *reader, void *arg)
+{
+    broker_t *self = arg;
+    int fd;
+    while ((fd = conn_watch_next (self->pub_watch)) != -1)
+        peers_forget (self->pub_peers, fd);
+    return 0;
+}
+
+static int
+s_on_tap_closed (zloop_t *loop, zsock_t *reader, void *arg)
+{
+    broker_t *self = arg;
+    int fd;
+    while ((fd = conn_watch_next (self->tap_watch)) != -1)
+        peers_forget (self->tap_peers, fd);
+    return 0;
+}
+
+//  Keys the allowlist still has, with the rights a socket needs.
+static bool
+s_keep_any (const char *key, void *arg)
+{
+    return auth_rights (((broker_t *) arg)->auth, key) != 0;
+}
+
+static bool
+s_keep_tap (const char *key, void *arg)
+{
+    return auth_rights (((broker_t *) arg)->auth, key) & PCURVE_RIGHT_TAP;
+}
+
+//  The allowlist changed: the open connections of a key that is gone (or,
+//  on the tap, lost the tap right) are cut now. Rights that changed
+//  otherwise take effect at the key's next request (rights.h).
+static void
+s_revoke (broker_t *self)
+{
+    size_t cut = peers_cut (self->router_peers, s_keep_any, self)
+               + peers_cut (self->pub_peers, s_keep_any, self)
+               + peers_cut (self->tap_peers, s_keep_tap, self);
+    if (cut)
+        plog_warn ("allowlist changed: %zu connections of revoked keys cut", cut);
 }
 
 static int
@@ -64,6 +148,8 @@ s_on_stats (zloop_t *loop, int timer_id, void *arg)
 {
     broker_t *self = arg;
     stats_tick (self);
+    if (auth_tick (self->auth))
+        s_revoke (self);
     return 0;
 }
 
@@ -147,8 +233,11 @@ broker_new (const broker_config_t *config, bool *network, char *why, size_t why_
     self->call = call_new ();
     self->outbox = outbox_new ();
     self->stall = stall_new (cfg->max_client_backlog, cfg->max_backlog);
+    self->router_peers = peers_new (0);
+    self->pub_peers = peers_new (cfg->max_subscribers);
+    self->tap_peers = peers_new (cfg->max_subscribers);
     if (!self->seqs || !self->observers || !self->turns || !self->call || !self->outbox
-    ||  !self->stall
+    ||  !self->stall || !self->router_peers || !self->pub_peers || !self->tap_peers
     ||  !self->parking || !self->confirms) {
         snprintf (why, why_size, "out of memory");
         goto err;
@@ -185,7 +274,9 @@ broker_new (const broker_config_t *config, bool *network, char *why, size_t why_
         goto err;
     }
     self->conn_watch = conn_watch_new (self->router);
-    if (!self->conn_watch) {
+    self->pub_watch = conn_watch_new (self->pub);
+    self->tap_watch = self->tap ? conn_watch_new (tap_sock (self->tap)) : NULL;
+    if (!self->conn_watch || !self->pub_watch || (self->tap && !self->tap_watch)) {
         snprintf (why, why_size, "cannot monitor the router: %s", zmq_strerror (zmq_errno ()));
         goto err;
     }
@@ -197,8 +288,12 @@ broker_new (const broker_config_t *config, bool *network, char *why, size_t why_
     zloop_reader (self->loop, auth_sock (self->auth), auth_on_request, self->auth);
     zloop_reader (self->loop, self->router, dispatch_on_router, self);
     zloop_reader (self->loop, conn_watch_sock (self->conn_watch), session_on_closed, self);
-    if (self->tap)
+    zloop_reader (self->loop, self->pub, s_on_pub, self);
+    zloop_reader (self->loop, conn_watch_sock (self->pub_watch), s_on_pub_closed, self);
+    if (self->tap) {
         zloop_reader (self->loop, tap_sock (self->tap), s_on_tap, self);
+        zloop_reader (self->loop, conn_watch_sock (self->tap_watch), s_on_tap_closed, self);
+    }
     if (self->metrics_http) {
         zmq_pollitem_t wanted = { NULL, metrics_http_fd (self->metrics_http), ZMQ_POLLIN, 0 };
         zloop_poller (self->loop, &wanted, metrics_on_wanted, self);
@@ -243,6 +338,8 @@ broker_destroy (broker_t **self_p)
         metrics_text_free (&self->metrics_page);
         zloop_destroy (&self->loop);
         conn_watch_destroy (&self->conn_watch);
+        conn_watch_destroy (&self->pub_watch);
+        conn_watch_destroy (&self->tap_watch);
         sockets_close (self);
         durable_close (self);
         parking_destroy (&self->parking);
@@ -253,6 +350,9 @@ broker_destroy (broker_t **self_p)
         call_destroy (&self->call);
         outbox_destroy (&self->outbox);
         stall_destroy (&self->stall);
+        peers_destroy (&self->router_peers);
+        peers_destroy (&self->pub_peers);
+        peers_destroy (&self->tap_peers);
         penc_fini (&self->reply);
         penc_fini (&self->event);
         penc_fini (&self->confirm);

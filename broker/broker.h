@@ -93,6 +93,7 @@ typedef struct {
     uint64_t max_client_backlog;
     uint64_t max_backlog;
     int pub_hwm;                //  ZMQ_SNDHWM of the event PUB
+    size_t max_subscribers;     //  event (and tap) connections served at once
     int tap_hwm;                //  ZMQ_SNDHWM of the tap (small: drop, never block)
 
     //  Security (docs/SECURITY.md). curve_keys: directory holding the

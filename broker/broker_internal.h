@@ -19,6 +19,7 @@
 #include "call.h"
 #include "outbox.h"
 #include "stall.h"
+#include "peers.h"
 #include "conn_watch.h"
 #include "observers.h"
 #include "journal.h"
@@ -97,6 +98,11 @@ struct _broker_t {
     auth_t *auth;               //  ZAP handler: connection serials, CURVE keys
     zcert_t *cert;              //  own CURVE pair; NULL in plain mode
     conn_watch_t *conn_watch;   //  ROUTER disconnects (session.c ends those sessions)
+    conn_watch_t *pub_watch;    //  event and tap subscribers' disconnects
+    conn_watch_t *tap_watch;
+    peers_t *router_peers;      //  connections and their keys (peers.h): CURVE only
+    peers_t *pub_peers;         //  event subscribers (--max-subscribers)
+    peers_t *tap_peers;
     struct _durable_t *durable; //  the journal (durable.c); NULL with --data-dir none
     bool replaying;             //  recovery: no events, no journal writes
     bool failed;                //  a journal write or sync failed: the loop stops

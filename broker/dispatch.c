@@ -389,6 +389,9 @@ s_receive_one (broker_t *self)
                       .arrived_ms = self->now_ms };
     //  The handshake serial (and CURVE key) of the connection: auth.c.
     auth_parse (zmq_msg_gets (&body, "User-Id"), &req.serial, req.key);
+    //  Which key each connection uses, to cut it if the key is revoked.
+    if (req.key [0])
+        peers_note (self->router_peers, req.conn_fd, req.key);
     //  Behind replies its pipe refused, a request waits (stall.h).
     if (!stall_hold (self, &conn, zmq_msg_data (&body), zmq_msg_size (&body), extra, &req))
         dispatch_incoming (self, &conn, zmq_msg_data (&body), zmq_msg_size (&body), extra, &req);

@@ -108,8 +108,12 @@ static const pconfig_option_t s_options [] = {
       "meanwhile, kept for it; beyond, its connection is cut (STATS connections_cut)" },
     { "max-backlog", 0, PCONFIG_INT, "PARLEY_MAX_BACKLOG", "536870912", 65536, 1e13, "BYTES",
       "the same for all clients together" },
-    { "pub-hwm", 0, PCONFIG_INT, "PARLEY_PUB_HWM", "100000", 1, 10000000, "FRAMES",
-      "PUB high-water mark per subscriber; a slower subscriber loses events" },
+    { "pub-hwm", 0, PCONFIG_INT, "PARLEY_PUB_HWM", "10000", 1, 10000000, "FRAMES",
+      "events kept for each subscriber that has not read them; a slower subscriber loses "
+      "events (a replica sees the seq gap and takes a new snapshot)" },
+    { "max-subscribers", 0, PCONFIG_INT, "PARLEY_MAX_SUBSCRIBERS", "256", 1, 100000, "N",
+      "event connections served at once (and tap connections): the next is cut. What "
+      "slow subscribers cost in all is at most this many x --pub-hwm events" },
     { "tap-hwm", 0, PCONFIG_INT, "PARLEY_TAP_HWM", "1000", 1, 10000000, "FRAMES",
       "tap high-water mark: small, so the tap drops (tseq gaps) rather than slows the broker" },
     //  Security (docs/SECURITY.md)
@@ -207,6 +211,7 @@ s_fill (pconfig_t *config, broker_config_t *cfg)
     cfg->max_client_backlog = (uint64_t) pconfig_int (config, "max-client-backlog");
     cfg->max_backlog = (uint64_t) pconfig_int (config, "max-backlog");
     cfg->pub_hwm = (int) pconfig_int (config, "pub-hwm");
+    cfg->max_subscribers = (size_t) pconfig_int (config, "max-subscribers");
     cfg->tap_hwm = (int) pconfig_int (config, "tap-hwm");
     cfg->curve_keys = pconfig_str (config, "curve-keys");
     cfg->curve_allow = pconfig_str (config, "curve-allow");

@@ -56,6 +56,7 @@ session_end_closed (broker_t *self)
             continue;
         observers_drop_fd (self->observers, fd);
         stall_drop_fd (self, fd);
+        peers_forget (self->router_peers, fd);
         //  O(agents) per closed connection: closes are rare next to
         //  requests, and this keeps no index to maintain per HELLO/BYE.
         for (size_t i = 0; i < agents_size (self->agents); i++) {
