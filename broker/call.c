@@ -143,8 +143,11 @@ call_apply (broker_t *self, op_t *op, core_outcome_t *outcome)
     if (record)
         op_encode (op, &call->pk);
     perr_t err = core_apply (self->core, op, out);
-    if (err) {
-        //  Nothing changed: nothing to replay either.
+    //  Nothing changed (a refusal; a SEND none of whose messages was
+    //  accepted, as a flood at a full inbox makes, under the reject policy
+    //  where a refused message drops nothing): nothing to replay.
+    if (err || (op->kind == OP_SEND && out->accepted == 0
+                && core_limits (self->core)->mail.overflow == OVERFLOW_REJECT)) {
         call->ops.size = before;
         return err;
     }

@@ -307,6 +307,7 @@ static const pfield_t s_stats_reply [] = {
     { "replies_stalled", PF_UINT, false, 0, NULL, "replies a full pipe refused at first, kept and sent later" },
     { "replies_waiting", PF_UINT, false, 0, NULL, "replies kept now for clients that read slowly" },
     { "connections_cut", PF_UINT, false, 0, NULL, "connections cut for not reading their replies" },
+    { "requests_stalled", PF_UINT, false, 0, NULL, "requests held now behind replies their client has not read" },
     { "queued_memory", PF_UINT, false, 0, NULL, "memory of the queued messages (bounded by --max-queued-bytes)" },
     { "storage_errors", PF_UINT, false, 0, NULL, "journal records that could not be written (ERROR STORAGE)" },
     { "version", PF_STR, false, PROTO_MAX_NAME, NULL, "the broker's release (parley-broker --version)" },

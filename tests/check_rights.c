@@ -190,7 +190,7 @@ START_TEST (test_revoked_key_is_cut_everywhere)
     //  Revoked: within the broker's one-second check its connections go.
     ck_assert_int_eq (unlink (spy_pub), 0);
     pclock_sleep_ms (2500);
-    while (s_hears (events, 0) || s_hears (tap, 0))
+    for (int i = 0; i < 10000 && (s_hears (events, 0) || s_hears (tap, 0)); i++)
         ;
     for (int i = 0; i < 5; i++)
         s_write_report (owner, ++n);
@@ -339,7 +339,7 @@ main (void)
 {
     Suite *suite = suite_create ("rights");
     TCase *tc = tcase_create ("rights");
-    tcase_set_timeout (tc, 60);
+    tcase_set_timeout (tc, 180);
     tcase_add_test (tc, test_handover_ops_obey_write_rights);
     tcase_add_test (tc, test_revoked_key_is_cut_everywhere);
     tcase_add_test (tc, test_rights_edited_in_place);

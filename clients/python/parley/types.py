@@ -441,6 +441,7 @@ class Stats:
     replies_stalled: int = 0
     replies_waiting: int = 0
     connections_cut: int = 0
+    requests_stalled: int = 0
     queued_memory: int = 0
     storage_errors: int = 0
     version: str = ""
