@@ -72,6 +72,7 @@ typedef struct {
     uint64_t replies_dropped;   //  lost with a connection cut for not reading (stall.h)
     uint64_t replies_stalled;   //  kept because the peer's pipe was full, then sent
     uint64_t connections_cut;   //  cut for not reading their replies (stall.h)
+    uint64_t closed;            //  connections closed (ROUTER, events, tap)
     uint64_t published;         //  PUB events
     uint64_t unauthorized;      //  requests refused: key or resume token
     uint64_t sends_parked;      //  SENDs that waited for room (parking.h)
@@ -143,6 +144,7 @@ struct _broker_t {
     confirms_t *confirms;       //  CONFIRMs due, per connection
     penc_t confirm;             //  reused for every CONFIRM
     uint64_t send_waited_ms;    //  > 0 while a SEND is applied at its deadline
+    uint64_t trimmed_at;        //  counters.closed at the last malloc_trim
     metrics_http_t *metrics_http;   //  NULL with --metrics-bind off
     metrics_text_t metrics_page;    //  the render buffer, reused
     part_error_t *part_error;   //  a STEP part being applied (handle_step.c), or NULL

@@ -54,6 +54,7 @@ session_end_closed (broker_t *self)
     while ((fd = conn_watch_next (self->conn_watch)) != -1) {
         if (fd < 0)
             continue;
+        self->counters.closed++;
         observers_drop_fd (self->observers, fd);
         stall_drop_fd (self, fd);
         peers_forget (self->router_peers, fd);
