@@ -448,6 +448,7 @@ START_TEST (test_compaction_child_dies_with_broker)
 {
     tproc_dir_t *tmp = tproc_dir_new ();
     char *dir = tproc_dir_path (tmp, "data");
+    s_count = 0;
     setenv ("PARLEY_TEST_COMPACT_DELAY_MS", "30000", 1);
     int pipe_fds [2];
     ck_assert_int_eq (pipe (pipe_fds), 0);

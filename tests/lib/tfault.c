@@ -471,11 +471,17 @@ tfault_reexec (char **argv)
         fprintf (stderr, "tfault: cannot make a control directory\n");
         exit (EXIT_FAILURE);
     }
+    //  The binary by its name (under valgrind, /proc/self/exe is the tool;
+    //  reading the link gives the program it runs).
+    char exe [PATH_MAX];
+    ssize_t len = readlink ("/proc/self/exe", exe, sizeof exe - 1);
+    snprintf (exe + (len > 0 ? len : 0), sizeof exe - (size_t) (len > 0 ? len : 0), "%s",
+              len > 0 ? "" : argv [0]);
     fflush (NULL);
     pid_t pid = fork ();
     if (pid == 0) {
         tfault_setenv (self);
-        execv ("/proc/self/exe", argv);
+        execv (exe, argv);
         fprintf (stderr, "tfault: cannot run %s again: %s\n", argv [0], strerror (errno));
         _exit (127);
     }

@@ -41,7 +41,9 @@
     In-process tests (the journal itself): tfault_reexec (argv) at the top
     of main () runs the test binary again under the shim, once, with the
     control directory in PARLEY_FAULT_DIR; a test then calls
-    tfault_attach (data_dir) for its own watched path and ledger.
+    tfault_attach (data_dir) for its own watched path and ledger. (Under
+    valgrind, whose child processes run untraced, the tests then run
+    outside it.)
 
     The wall clock: tfault_realtime_offset (fault, s) makes every
     clock_gettime (CLOCK_REALTIME) in the shimmed processes read s seconds
