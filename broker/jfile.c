@@ -154,10 +154,11 @@ jfile_open (const char *path, char *why, size_t why_size)
     if (test_full && *test_full)
         self->test_full = strdup (test_full);
     if (self->size < JFILE_MAGIC_SIZE) {
-        //  New, or its magic cut short by a crash: start it again.
+        //  New, or its magic cut short by a crash: start it again. Not
+        //  synced here (the caller's first sync covers it, and a file whose
+        //  magic did not reach the disk reads as empty).
         if (ftruncate (self->fd, 0) != 0
-        ||  s_write_all (self->fd, (const uint8_t *) JFILE_MAGIC, JFILE_MAGIC_SIZE) != 0
-        ||  fdatasync (self->fd) != 0) {
+        ||  s_write_all (self->fd, (const uint8_t *) JFILE_MAGIC, JFILE_MAGIC_SIZE) != 0) {
             snprintf (why, why_size, "cannot write %s: %s", path, strerror (errno));
             int error = errno;
             (void) ftruncate (self->fd, 0);
@@ -167,6 +168,7 @@ jfile_open (const char *path, char *why, size_t why_size)
         }
         self->size = JFILE_MAGIC_SIZE;
         self->reserved = self->size;
+        self->dirty = true;
     }
     return self;
 }

@@ -56,8 +56,8 @@
 
 typedef struct _jfile_t jfile_t;
 
-//  Opens `path` for appending, creating it (with the magic, synced) when
-//  missing or empty. An existing file keeps its format (its magic's
+//  Opens `path` for appending, creating it (with the magic, synced by the
+//  first jfile_sync) when missing or empty. An existing file keeps its format (its magic's
 //  checksum). The caller scanned it first (a torn tail is already cut).
 //  NULL with why (also for a file with another magic).
 jfile_t *jfile_open (const char *path, char *why, size_t why_size);

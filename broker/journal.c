@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,6 +60,33 @@ journal_advance_locked (journal_t *self, uint64_t seq, uint64_t epoch)
         atomic_store (&self->durable_seq, seq);
 }
 
+int
+journal_presync (journal_t *self, const char **what)
+{
+    pthread_mutex_lock (&self->mutex);
+    int old = self->old_fd;
+    bool dir = self->dir_pending;
+    self->old_fd = -1;
+    self->dir_pending = false;
+    pthread_mutex_unlock (&self->mutex);
+    int rc = 0, error = 0;
+    if (old >= 0) {
+        if (fdatasync (old) != 0) {
+            rc = -1;
+            error = errno;
+            *what = "cannot sync the previous log";
+        }
+        close (old);
+    }
+    if (rc == 0 && dir && journal_sync_dir (self) != 0) {
+        rc = -1;
+        error = errno;
+        *what = "cannot sync the data directory";
+    }
+    errno = error;
+    return rc;
+}
+
 static void *
 s_syncer (void *arg)
 {
@@ -73,32 +99,36 @@ s_syncer (void *arg)
         pthread_cond_timedwait (&self->wake, &self->mutex, &until);
         //  An unhealthy log is not synced again (a success would mean
         //  nothing); the snapshot that heals the journal syncs its own.
-        if (self->sync_fd >= 0 && atomic_load (&self->healthy)
-        &&  atomic_exchange (&self->unsynced, false)) {
-            //  The sync runs on a descriptor of its own, without the mutex:
-            //  the loop takes the mutex to switch logs and to read the
-            //  latency histogram, and a slow disk must not stall it there.
-            //  What was written before it starts is what it makes durable.
-            uint64_t seq = atomic_load (&self->flushed_seq);
-            uint64_t epoch = self->fail_epoch;
-            int fd = dup (self->sync_fd);
-            pthread_mutex_unlock (&self->mutex);
-            int64_t started = pclock_mono_us ();
-            int rc = fd >= 0 ? fdatasync (fd) : -1;
-            int error = errno;
-            if (fd >= 0)
-                close (fd);
-            pthread_mutex_lock (&self->mutex);
-            s_observe_sync (self, started);
-            if (rc == 0)
-                journal_advance_locked (self, seq, epoch);
-            else {
-                atomic_fetch_add (&self->thread_sync_errors, 1);
-                char what [4200];
-                snprintf (what, sizeof what, "the once-a-second sync of %s failed",
-                          self->sync_path ? self->sync_path : "the log");
-                journal_fail_locked (self, error, what);
-            }
+        if (self->sync_fd < 0 || !atomic_load (&self->healthy)
+        ||  !(atomic_exchange (&self->unsynced, false) || self->old_fd >= 0
+           || self->dir_pending))
+            continue;
+        //  The sync runs on a descriptor of its own, without the mutex:
+        //  the loop takes the mutex to switch logs and to read the
+        //  latency histogram, and a slow disk must not stall it there.
+        //  What was written before it starts is what it makes durable.
+        uint64_t seq = atomic_load (&self->flushed_seq);
+        uint64_t epoch = self->fail_epoch;
+        int fd = dup (self->sync_fd);
+        pthread_mutex_unlock (&self->mutex);
+        int64_t started = pclock_mono_us ();
+        const char *what = "the once-a-second sync failed";
+        int rc = journal_presync (self, &what);
+        if (rc == 0 && (fd < 0 || fdatasync (fd) != 0))
+            rc = -1;
+        int error = errno;
+        if (fd >= 0)
+            close (fd);
+        pthread_mutex_lock (&self->mutex);
+        s_observe_sync (self, started);
+        if (rc == 0)
+            journal_advance_locked (self, seq, epoch);
+        else {
+            atomic_fetch_add (&self->thread_sync_errors, 1);
+            char line [4200];
+            snprintf (line, sizeof line, "%s (%s)", what,
+                      self->sync_path ? self->sync_path : "the log");
+            journal_fail_locked (self, error, line);
         }
     }
     pthread_mutex_unlock (&self->mutex);
@@ -106,15 +136,30 @@ s_syncer (void *arg)
 }
 
 void
-journal_syncer_follow (journal_t *self)
+journal_syncer_follow (journal_t *self, bool keep_old)
 {
     pthread_mutex_lock (&self->mutex);
-    if (self->sync_fd >= 0)
-        close (self->sync_fd);
+    int previous = self->old_fd;
+    self->old_fd = -1;
+    if (self->sync_fd >= 0) {
+        if (keep_old)
+            self->old_fd = self->sync_fd;
+        else
+            close (self->sync_fd);
+    }
     self->sync_fd = self->log ? dup (jfile_fd (self->log)) : -1;
     free (self->sync_path);
     self->sync_path = self->log ? strdup (jfile_path (self->log)) : NULL;
     pthread_mutex_unlock (&self->mutex);
+    //  Two switches within a second: the older log is synced here (rare;
+    //  its records come before the next one's).
+    if (previous >= 0) {
+        if (keep_old && fdatasync (previous) != 0) {
+            self->stats.sync_errors++;
+            journal_fail (self, errno, "cannot sync the log before the previous one");
+        }
+        close (previous);
+    }
 }
 
 void
@@ -136,24 +181,6 @@ journal_sync_dir (journal_t *self)
     return rc;
 }
 
-//  Huge pages make a compaction's copy-on-write copy 2 MiB for every
-//  byte the loop writes while the child runs (Redis disables them for
-//  the same reason). Only when the system gives them to every process
-//  ("always"); under "madvise" nothing here asks for them.
-static void
-s_no_huge_pages (void)
-{
-    FILE *file = fopen ("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-    if (!file)
-        return;
-    char line [128] = "";
-    bool always = fgets (line, sizeof line, file) && strstr (line, "[always]");
-    fclose (file);
-    if (always && prctl (PR_SET_THP_DISABLE, 1, 0, 0, 0) == 0)
-        plog_info ("transparent huge pages are on for every process here: turned off for "
-                   "the broker, so a compaction's copy-on-write copies 4 KiB pages, not 2 MiB");
-}
-
 journal_t *
 journal_open (const char *dir, journal_fsync_t fsync_policy, uint64_t compact_min,
               char *why, size_t why_size)
@@ -172,6 +199,7 @@ journal_open (const char *dir, journal_fsync_t fsync_policy, uint64_t compact_mi
     self->fsync = fsync_policy;
     self->compact_min = compact_min;
     self->sync_fd = -1;
+    self->old_fd = -1;
     atomic_init (&self->healthy, true);
     atomic_init (&self->health_error, 0);
     atomic_init (&self->durable_seq, 0);
@@ -210,7 +238,6 @@ journal_open (const char *dir, journal_fsync_t fsync_policy, uint64_t compact_mi
     int len = snprintf (pid, sizeof pid, "%d\n", (int) getpid ());
     if (ftruncate (self->lock_fd, 0) != 0 || pwrite (self->lock_fd, pid, (size_t) len, 0) != len)
         plog_warn ("cannot write the pid into %s: %s", path, strerror (errno));
-    s_no_huge_pages ();
     return self;
 }
 
@@ -238,12 +265,18 @@ journal_destroy (journal_t **self_p)
     }
     if (self->sync_fd >= 0)
         close (self->sync_fd);
+    const char *what = "";
     if (self->log && !atomic_load (&self->healthy))
         plog_error ("stopping with an unhealthy journal: what was written since its last "
                     "good sync may not survive a power cut");
     else
+    if (self->log && journal_presync (self, &what) != 0)
+        plog_error ("%s: %s", what, strerror (errno));
+    else
     if (self->log && jfile_sync (self->log) != 0)
         plog_error ("cannot sync %s: %s", jfile_path (self->log), strerror (errno));
+    if (self->old_fd >= 0)
+        close (self->old_fd);
     jfile_destroy (&self->log);
     pthread_mutex_destroy (&self->mutex);
     pthread_cond_destroy (&self->wake);
@@ -319,7 +352,7 @@ s_temporary (const char *name)
 }
 
 void
-journal_remove_before (journal_t *self, uint64_t gen)
+journal_remove_before (journal_t *self, uint64_t gen, bool temporaries)
 {
     const char *kinds [] = { "snapshot", "log" };
     char path [4096];
@@ -332,6 +365,8 @@ journal_remove_before (journal_t *self, uint64_t gen)
         }
         free (gens);
     }
+    if (!temporaries)
+        return;
     DIR *handle = opendir (self->dir);
     struct dirent *entry;
     while (handle && (entry = readdir (handle)))
@@ -410,7 +445,7 @@ journal_recover (journal_t *self, bool repair, jfile_record_fn *snapshot_fn,
         self->generation = gens [i];
     }
     free (gens);
-    journal_remove_before (self, self->snapshot_gen);
+    journal_remove_before (self, self->snapshot_gen, true);
     journal_path (self, path, sizeof path, "log", self->generation);
     self->log = jfile_open (path, why, why_size);
     if (!self->log)
@@ -423,7 +458,7 @@ journal_recover (journal_t *self, bool repair, jfile_record_fn *snapshot_fn,
     }
     self->stats.generation = self->generation;
     if (self->fsync == JOURNAL_FSYNC_EVERYSEC) {
-        journal_syncer_follow (self);
+        journal_syncer_follow (self, false);
         if (pthread_create (&self->syncer, NULL, s_syncer, self) != 0) {
             snprintf (why, why_size, "cannot start the journal's sync thread");
             return -1;
@@ -500,7 +535,10 @@ journal_commit (journal_t *self)
     if (self->appended_seq == atomic_load (&self->durable_seq) && !jfile_dirty (self->log))
         return 0;
     int64_t started = pclock_mono_us ();
-    int rc = jfile_sync (self->log);
+    const char *what = NULL;
+    int rc = journal_presync (self, &what);
+    if (rc == 0)
+        rc = jfile_sync (self->log);
     int error = errno;
     pthread_mutex_lock (&self->mutex);
     s_observe_sync (self, started);
@@ -510,9 +548,12 @@ journal_commit (journal_t *self)
     }
     else {
         self->stats.sync_errors++;
-        char what [4200];
-        snprintf (what, sizeof what, "cannot sync %s", jfile_path (self->log));
-        journal_fail_locked (self, error, what);
+        char line [4200];
+        if (what)
+            snprintf (line, sizeof line, "%s", what);
+        else
+            snprintf (line, sizeof line, "cannot sync %s", jfile_path (self->log));
+        journal_fail_locked (self, error, line);
     }
     pthread_mutex_unlock (&self->mutex);
     errno = error;

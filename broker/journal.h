@@ -13,10 +13,13 @@
     Recovery reads the newest snapshot <G> and then every log <G>, <G+1>...
     in order, however many there are. Compaction (Redis's AOF rewrite)
     starts log <G+1> and forks a child that writes snapshot <G+1> from the
-    memory image it inherited; once it is renamed into place (and the
-    directory synced) the files before <G+1> are removed. A crash at any
-    point leaves either the old snapshot with all its logs, or the new one
-    with its own: never a gap, never a record counted twice.
+    memory image it inherited, renames it into place, syncs the directory
+    and removes the files before <G+1>; the loop only forks (see
+    journal_compact.c for what it costs). The old log's unsynced tail and
+    the new log's name are synced before any record of the new log counts
+    as durable. A crash at any point leaves either the old snapshot with
+    all its logs, or the new one with its own: never a gap, never a record
+    counted twice.
 
     The compaction child keeps nothing of the broker but memory: right
     after fork it closes every descriptor but stdin, stdout and stderr
@@ -171,7 +174,9 @@ typedef struct {
     bool healthy;               //  journal_healthy
     uint64_t heals;             //  snapshots that made the journal healthy again
     //  The last compaction: what it cost the loop.
+    uint64_t start_us;          //  starting it: the old log's sync, the new log, the fork
     uint64_t fork_us;           //  the fork(2) call (page tables)
+    uint64_t install_us;        //  installing the snapshot: rename, directory sync, removals
     uint64_t compaction_ms;     //  from fork to the snapshot in place
     uint64_t compaction_faults; //  the broker's page faults meanwhile (mostly copy-on-write)
 } journal_stats_t;

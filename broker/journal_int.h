@@ -52,6 +52,13 @@ struct _journal_t {
     bool stopping;
     int sync_fd;
     char *sync_path;            //  for the thread's log line
+    //  What a switch of logs leaves to be synced before the new log's
+    //  records count (mutex): the old log's unsynced tail (EVERYSEC: its
+    //  descriptor, synced by the thread) and the new log's name (the
+    //  directory; ALWAYS and EVERYSEC). Done by whoever syncs next, off the
+    //  loop under EVERYSEC; NO leaves both to the compaction child.
+    int old_fd;
+    bool dir_pending;
     atomic_bool unsynced;
     atomic_uint_fast64_t thread_sync_errors;
     //  Sync durations (metrics): written by whichever thread syncs, under
@@ -72,10 +79,17 @@ void journal_fail (journal_t *self, int error, const char *what);
 //  Records up to `seq` are on disk, if no failure happened since
 //  `epoch` and the journal is healthy. Mutex held.
 void journal_advance_locked (journal_t *self, uint64_t seq, uint64_t epoch);
-//  Points the EVERYSEC thread at the current log (after a switch).
-void journal_syncer_follow (journal_t *self);
-//  Removes snapshots and logs older than `gen`, and temporary files.
-void journal_remove_before (journal_t *self, uint64_t gen);
+//  Points the EVERYSEC thread at the current log (after a switch); with
+//  `keep_old` the log it synced so far is to be synced once more, before
+//  the new one (the switch's pending work).
+void journal_syncer_follow (journal_t *self, bool keep_old);
+//  The switch's pending work, done in the calling thread (without the
+//  mutex): 0, or -1 with errno and *what (static text).
+int journal_presync (journal_t *self, const char **what);
+//  Removes snapshots and logs older than `gen`, and (with `temporaries`,
+//  logged) temporary files. Without logging it runs in the compaction
+//  child.
+void journal_remove_before (journal_t *self, uint64_t gen, bool temporaries);
 //  journal_compact.c: reaps a finished child (blocking or not) and
 //  installs its snapshot; heals the journal when it may.
 void journal_reap (journal_t *self, bool block);

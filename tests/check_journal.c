@@ -7,7 +7,9 @@
     - Under ALWAYS, a process appends and commits (crossing a compaction)
       and dies; the directory is cut to what was fdatasynced, with no
       tail, a zero-filled one and a garbage one: recovery finds every
-      committed record, in order, and nothing of what was not.
+      committed record, in order, and nothing of what was not. Under
+      EVERYSEC, the records the sync thread counted as durable across a
+      switch of logs (the old log's tail synced off the loop) survive.
     - A failed sync makes the journal unhealthy: no later sync of that log
       counts (a retried commit fails instead of reporting the dropped pages
       as durable), the durable sequence stops, and a snapshot of the whole
@@ -186,6 +188,67 @@ START_TEST (test_power_cut_always)
 }
 END_TEST
 
+//  Waits until `journal`'s durable sequence reaches `seq` (5 s).
+static bool
+s_wait_durable (journal_t *journal, uint64_t seq)
+{
+    int64_t deadline = pclock_mono_ms () + 5000;
+    while (journal_durable_seq (journal) < seq && pclock_mono_ms () < deadline)
+        pclock_sleep_ms (10);
+    return journal_durable_seq (journal) >= seq;
+}
+
+//  In a child, under EVERYSEC: records, a compaction whose child never
+//  gets to write (the test hook holds it back), more records, until the
+//  sync thread says all are durable; then a crash. The old log's tail
+//  was never synced by the loop: the thread must have synced it, and the
+//  new log's name, before it counted the new log's records.
+static void
+s_switch_then_die (const char *dir)
+{
+    char why [512];
+    journal_t *journal = journal_open (dir, JOURNAL_FSYNC_EVERYSEC, 1u << 30, why, sizeof why);
+    CHILD_ASSERT (journal);
+    recovered_t *none = calloc (1, sizeof (recovered_t));
+    CHILD_ASSERT (journal_recover (journal, false, s_collect, s_collect, none, why,
+                                   sizeof why) == 0);
+    for (int i = 0; i < 100; i++)
+        CHILD_ASSERT (s_append (journal) == 0);
+    CHILD_ASSERT (journal_flush (journal) == 0);
+    CHILD_ASSERT (journal_compact (journal, s_write_state, NULL, why, sizeof why) == 0);
+    for (int i = 0; i < 100; i++)
+        CHILD_ASSERT (s_append (journal) == 0);
+    CHILD_ASSERT (journal_flush (journal) == 0);
+    CHILD_ASSERT (s_wait_durable (journal, 200));
+    _exit (0);
+}
+
+START_TEST (test_power_cut_everysec_switch)
+{
+    tproc_dir_t *tmp = tproc_dir_new ();
+    char *dir = tproc_dir_path (tmp, "data");
+    tfault_t *fault = tfault_attach (dir);
+    s_count = 0;
+    setenv ("PARLEY_TEST_COMPACT_DELAY_MS", "60000", 1);
+    pid_t pid = fork ();
+    if (pid == 0)
+        s_switch_then_die (dir);
+    unsetenv ("PARLEY_TEST_COMPACT_DELAY_MS");
+    s_wait_child (pid);
+    char why [512];
+    ck_assert_msg (tfault_cut (fault, dir, TFAULT_TAIL_GARBAGE, 300, why, sizeof why) == 0,
+                   "%s", why);
+    recovered_t *recovered = calloc (1, sizeof (recovered_t));
+    journal_t *journal = s_open (dir, JOURNAL_FSYNC_EVERYSEC, recovered);
+    s_expect (recovered, 200);
+    journal_destroy (&journal);
+    free (recovered);
+    tfault_destroy (&fault);
+    free (dir);
+    tproc_dir_destroy (&tmp);
+}
+END_TEST
+
 //  In a child: a sync fails mid-way; nothing is durable until the
 //  snapshot; then the process dies.
 static void
@@ -262,15 +325,6 @@ START_TEST (test_sync_failure_heals)
 }
 END_TEST
 
-//  Waits until `journal`'s durable sequence reaches `seq` (5 s).
-static bool
-s_wait_durable (journal_t *journal, uint64_t seq)
-{
-    int64_t deadline = pclock_mono_ms () + 5000;
-    while (journal_durable_seq (journal) < seq && pclock_mono_ms () < deadline)
-        pclock_sleep_ms (10);
-    return journal_durable_seq (journal) >= seq;
-}
 
 START_TEST (test_everysec_failure_heals)
 {
@@ -510,6 +564,7 @@ main (int argc, char **argv)
     TCase *tc = tcase_create ("journal");
     tcase_set_timeout (tc, 60);
     tcase_add_test (tc, test_power_cut_always);
+    tcase_add_test (tc, test_power_cut_everysec_switch);
     tcase_add_test (tc, test_sync_failure_heals);
     tcase_add_test (tc, test_everysec_failure_heals);
     tcase_add_test (tc, test_everysec_wall_clock);
