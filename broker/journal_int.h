@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-/*  journal_int - what journal.c (directory, recovery, appends, syncs,
-    health) and journal_compact.c (the snapshot child and its
-    installation) share. Not part of the journal's interface.
+/*  journal_int - what journal.c (directory, recovery, appends, commit),
+    journal_sync.c (the syncs and the journal's health) and
+    journal_compact.c (the snapshot child and its installation) share.
+    Not part of the journal's interface.
 */
 #ifndef PARLEY_BROKER_JOURNAL_INT_H
 #define PARLEY_BROKER_JOURNAL_INT_H
@@ -65,6 +66,12 @@ struct _journal_t {
     //  the mutex; an uncontended lock costs nothing next to an fdatasync.
     metrics_histogram_t sync_latency;
 };
+
+//  journal_sync.c: a sync's duration into the histogram (mutex held).
+void journal_observe_sync (journal_t *self, int64_t started_us);
+//  The EVERYSEC thread, following the current log.
+int journal_syncer_start (journal_t *self);
+void journal_syncer_stop (journal_t *self);
 
 //  "<dir>/<kind>.<gen>".
 void journal_path (journal_t *self, char *buf, size_t size, const char *kind, uint64_t gen);

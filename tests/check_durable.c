@@ -7,16 +7,9 @@
     line; a flipped byte in a middle record stops the broker naming file
     and offset unless --repair; a second broker cannot use the same
     directory; a full disk refuses writes with STORAGE, keeps reads, and
-    recovers when space returns. A kill -9 while a compaction child
-    writes (slowed by a test hook) leaves nothing holding the directory:
-    the restart is up within a second, and removes the child's leftover.
-    A data directory of the journal's first format (zlib CRC-32) is
-    recovered whole, appended to, and compacted into today's. A power cut
-    under --fsync always (the fault shim keeps only what was synced)
-    loses no acknowledged write.
+    recovers when space returns.
 */
 #include <check.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -28,14 +21,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "broker/jfile.h"
 #include "pclock.h"
 #include "lib/testbroker.h"
 #include "lib/testcheck.h"
 #include "lib/testclient.h"
 #include "lib/testmail.h"
 #include "lib/testsuite.h"
-#include "lib/tfault.h"
 #include "lib/tproc.h"
 
 static testbroker_t *
@@ -603,283 +594,6 @@ START_TEST (test_write_failures_injected)
 }
 END_TEST
 
-//  The string value of `key`, or NULL (caller frees).
-static char *
-s_value (testbroker_t *broker, const char *key)
-{
-    testclient_t *probe = testclient_new (testbroker_router (broker));
-    pmsg_t *reply = testclient_hello (probe, "Reader");
-    pmsg_destroy (&reply);
-    penc_t *enc = testclient_begin (probe, PMSG_SNAPSHOT, 1);
-    penc_kv_cstr (enc, "prefix", key);
-    reply = testclient_call (probe);
-    EXPECT (reply, PMSG_STATE);
-    char *value = NULL;
-    for (size_t i = 0; i < testclient_array_size (reply, "entries"); i++) {
-        const msgpack_object *entry = testclient_array_at (reply, "entries", i);
-        const msgpack_object *name = pobj_get (entry, "key");
-        const msgpack_object *text = pobj_get (entry, "value");
-        if (pobj_streq (name, key) && text && text->type == MSGPACK_OBJECT_STR)
-            value = strndup (text->via.str.ptr, text->via.str.size);
-    }
-    pmsg_destroy (&reply);
-    s_leave (&probe);
-    return value;
-}
-
-//  Gone, or a zombie nobody reaped yet.
-static bool
-s_dead (pid_t pid)
-{
-    char path [64], stat [512] = "";
-    snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
-    FILE *file = fopen (path, "r");
-    if (!file)
-        return true;
-    bool read = fgets (stat, sizeof stat, file) != NULL;
-    fclose (file);
-    const char *end = strrchr (stat, ')');
-    return !read || !end || end [2] == 'Z' || end [2] == 'X';
-}
-
-static int
-s_fd_count (pid_t pid)
-{
-    char path [64];
-    snprintf (path, sizeof path, "/proc/%d/fd", (int) pid);
-    DIR *handle = opendir (path);
-    if (!handle)
-        return -1;
-    int count = 0;
-    struct dirent *entry;
-    while ((entry = readdir (handle)))
-        count += entry->d_name [0] != '.';
-    closedir (handle);
-    return count;
-}
-
-//  kill -9 of the broker while its compaction child is still writing
-//  (PARLEY_TEST_COMPACT_DELAY_MS holds it back): the child has closed the
-//  LOCK and the sockets and dies with the broker, so the restart comes up
-//  at once and removes the temporary files left behind.
-START_TEST (test_kill_during_compaction)
-{
-    tproc_dir_t *tmp = tproc_dir_new ();
-    char *dir = tproc_dir_path (tmp, "data");
-    setenv ("PARLEY_TEST_COMPACT_DELAY_MS", "60000", 1);
-    testbroker_t *broker = s_start2 (dir, "always", "--compact-min-bytes", "4096");
-    unsetenv ("PARLEY_TEST_COMPACT_DELAY_MS");
-    s_populate (broker, 1);
-    char *big = malloc (6001);
-    memset (big, 'b', 6000);
-    big [6000] = 0;
-    testclient_t *w = testcheck_agent (broker, "W");
-    ck_assert_int_eq (s_write (w, "set", "big", NULL, big, 0, false), 0);
-    s_leave (&w);
-    //  "compaction started: snapshot.2 written by pid N"
-    const char *line = "snapshot.2 written by pid ";
-    int64_t deadline = pclock_mono_ms () + 10000;
-    while (!testbroker_log_contains (broker, line) && pclock_mono_ms () < deadline)
-        pclock_sleep_ms (20);
-    char logpath [4200];
-    snprintf (logpath, sizeof logpath, "%s/broker.log", testbroker_dir (broker));
-    char *log = testsuite_read_file (logpath, NULL);
-    char *at = strstr (log, line);
-    ck_assert_msg (at, "no compaction started");
-    pid_t child = (pid_t) atoi (at + strlen (line));
-    free (log);
-    ck_assert_int_gt (child, 0);
-    int count = 0;
-    deadline = pclock_mono_ms () + 5000;
-    while ((count = s_fd_count (child)) != 3 && pclock_mono_ms () < deadline)
-        pclock_sleep_ms (10);
-    ck_assert_msg (count == 3, "the compaction child holds %d descriptors", count);
-    char *before = s_view (broker);
-    char *mail_before = s_mail_of (broker, "B", NULL);
-    //  A leftover of an earlier compaction.
-    char stale [4200];
-    snprintf (stale, sizeof stale, "%s/snapshot.7.tmp", dir);
-    ck_assert (tproc_write_file (stale, "half a snapshot"));
-    int64_t killed = pclock_mono_ms ();
-    testbroker_signal (broker, SIGKILL);
-    testbroker_wait (broker, 10000);
-    testbroker_stop (&broker);
-    broker = s_start (dir, "always", NULL);
-    int64_t took = pclock_mono_ms () - killed;
-    ck_assert_msg (took < 1000, "the restart took %lld ms", (long long) took);
-    ck_assert (testbroker_log_contains (broker, "snapshot.7.tmp (left by a compaction"));
-    struct stat st;
-    ck_assert_int_ne (stat (stale, &st), 0);
-    deadline = pclock_mono_ms () + 5000;
-    while (!s_dead (child) && pclock_mono_ms () < deadline)
-        pclock_sleep_ms (10);
-    ck_assert_msg (s_dead (child), "the compaction child %d outlived the broker", (int) child);
-    char *after = s_view (broker);
-    s_same (after, before, "view");
-    char *mail_after = s_mail_of (broker, "B", NULL);
-    s_same (mail_after, mail_before, "mail");
-    testcheck_stop (&broker);
-    free (before);
-    free (after);
-    free (mail_before);
-    free (mail_after);
-    free (big);
-    free (dir);
-    tproc_dir_destroy (&tmp);
-}
-END_TEST
-
-static void
-s_expect_value (testbroker_t *broker, const char *key, const char *want)
-{
-    char *value = s_value (broker, key);
-    ck_assert_msg (value && strcmp (value, want) == 0, "%s: got %s, want %s", key,
-                   value ? value : "(none)", want);
-    free (value);
-}
-
-static void
-s_magic (const char *path, const char *want)
-{
-    size_t size;
-    char *data = s_read (path, &size);
-    ck_assert_uint_ge (size, 8);
-    ck_assert_msg (memcmp (data, want, 8) == 0, "%s: magic %.8s, want %s", path, data, want);
-    free (data);
-}
-
-//  A data directory written by the first format's broker (zlib CRC-32,
-//  tests/journal-v1/README.md): everything in it is recovered, the broker
-//  appends to its log in that format, and a compaction moves it all to
-//  today's.
-START_TEST (test_old_format_recovered)
-{
-    tproc_dir_t *tmp = tproc_dir_new ();
-    char *dir = tproc_dir_path (tmp, "data");
-    ck_assert_int_eq (mkdir (dir, 0700), 0);
-    const char *files [] = { "snapshot.2", "log.2" };
-    for (int i = 0; i < 2; i++) {
-        char name [64], path [4200];
-        snprintf (name, sizeof name, "journal-v1/%s", files [i]);
-        size_t size;
-        char *data = testsuite_read_test_file (name, &size);
-        snprintf (path, sizeof path, "%s/%s", dir, files [i]);
-        s_write_file (path, data, size);
-        free (data);
-    }
-    const char *want_mail = "1:v1 mail 0,2:v1 mail 1,3:v1 mail 2,4:v1 mail 3,5:v1 mail 4,"
-                            "6:v1 mail after,";
-    testbroker_t *broker = s_start (dir, "always", NULL);
-    for (int round = 0; round < 3; round++) {
-        char key [32], value [32];
-        for (int i = 0; i < 10; i++) {
-            snprintf (key, sizeof key, "v1.key.%d", i);
-            snprintf (value, sizeof value, "value %d", i);
-            s_expect_value (broker, key, value);
-        }
-        s_expect_value (broker, "v1.after", "after the snapshot");
-        ck_assert (s_has_key (broker, "v1.big"));
-        char *mail = s_mail_of (broker, "B", NULL);
-        s_same (mail, want_mail, "mail");
-        free (mail);
-        char path [4200];
-        if (round == 0) {
-            //  A new write lands in the old log, in its format.
-            testclient_t *a = testcheck_agent (broker, "A");
-            ck_assert_int_eq (s_write (a, "set", "v2.key", NULL, "new", 0, false), 0);
-            s_leave (&a);
-            testbroker_signal (broker, SIGKILL);
-            testbroker_wait (broker, 10000);
-            testbroker_stop (&broker);
-            snprintf (path, sizeof path, "%s/log.2", dir);
-            s_magic (path, JFILE_MAGIC_V1);
-            broker = s_start2 (dir, "always", "--compact-min-bytes", "4096");
-            s_expect_value (broker, "v2.key", "new");
-        }
-        else
-        if (round == 1) {
-            //  Compaction (the log outgrows the snapshot): today's format
-            //  from then on.
-            char *big = malloc (8001);
-            memset (big, 'c', 8000);
-            big [8000] = 0;
-            testclient_t *a = testcheck_agent (broker, "A");
-            ck_assert_int_eq (s_write (a, "set", "v2.big", NULL, big, 0, false), 0);
-            s_leave (&a);
-            free (big);
-            int64_t deadline = pclock_mono_ms () + 30000;
-            while (!testbroker_log_contains (broker, "snapshot.3 (")
-               &&  pclock_mono_ms () < deadline)
-                pclock_sleep_ms (50);
-            ck_assert (testbroker_log_contains (broker, "snapshot.3 ("));
-            testcheck_stop (&broker);
-            snprintf (path, sizeof path, "%s/snapshot.3", dir);
-            s_magic (path, JFILE_MAGIC);
-            snprintf (path, sizeof path, "%s/log.3", dir);
-            s_magic (path, JFILE_MAGIC);
-            broker = s_start (dir, "always", NULL);
-            s_expect_value (broker, "v2.key", "new");
-        }
-    }
-    testcheck_stop (&broker);
-    free (dir);
-    tproc_dir_destroy (&tmp);
-}
-END_TEST
-
-//  A power cut under --fsync always (tests/lib/tfault.h): the broker runs
-//  under the fault shim, acknowledges writes across a compaction, and is
-//  killed; its directory is cut to what was fdatasynced, with a zero-
-//  filled tail as some file systems leave. Every acknowledged write is
-//  there after the restart.
-START_TEST (test_power_cut_always)
-{
-    tproc_dir_t *tmp = tproc_dir_new ();
-    char *dir = tproc_dir_path (tmp, "data");
-    tfault_t *fault = tfault_new (dir);
-    ck_assert_ptr_nonnull (fault);
-    tfault_setenv (fault);
-    testbroker_t *broker = s_start2 (dir, "always", "--compact-min-bytes", "16384");
-    tfault_unsetenv (fault);
-    testclient_t *a = testcheck_agent (broker, "A");
-    char key [32], value [64];
-    int acked = 0;
-    for (int i = 0; i < 400; i++) {
-        snprintf (key, sizeof key, "cut.%d", i % 50);
-        snprintf (value, sizeof value, "%d-%0*d", i, 40, i);
-        ck_assert_int_eq (s_write (a, "set", key, NULL, value, 0, false), 0);
-        acked = i;
-        //  Halfway, wait for a compaction (the log passed 16 KiB).
-        if (i == 200) {
-            int64_t deadline = pclock_mono_ms () + 30000;
-            while (!testbroker_log_contains (broker, "compacted into")
-               &&  pclock_mono_ms () < deadline)
-                pclock_sleep_ms (20);
-            ck_assert (testbroker_log_contains (broker, "compacted into"));
-        }
-    }
-    testbroker_signal (broker, SIGKILL);
-    testbroker_wait (broker, 10000);
-    testbroker_stop (&broker);
-    testclient_destroy (&a);
-    char why [512];
-    ck_assert_msg (tfault_cut (fault, dir, TFAULT_TAIL_ZEROS, 4096, why, sizeof why) == 0,
-                   "%s", why);
-    broker = s_start (dir, "always", NULL);
-    //  The last value acknowledged for each key.
-    for (int k = 0; k < 50; k++) {
-        int last = acked - ((acked - k) % 50 + 50) % 50;
-        snprintf (key, sizeof key, "cut.%d", k);
-        snprintf (value, sizeof value, "%d-%0*d", last, 40, last);
-        s_expect_value (broker, key, value);
-    }
-    testcheck_stop (&broker);
-    tfault_destroy (&fault);
-    free (dir);
-    tproc_dir_destroy (&tmp);
-}
-END_TEST
-
 int
 main (void)
 {
@@ -894,9 +608,6 @@ main (void)
     tcase_add_test (tc, test_compaction);
     tcase_add_test (tc, test_disk_full);
     tcase_add_test (tc, test_write_failures_injected);
-    tcase_add_test (tc, test_kill_during_compaction);
-    tcase_add_test (tc, test_old_format_recovered);
-    tcase_add_test (tc, test_power_cut_always);
     suite_add_tcase (suite, tc);
     return testsuite_run (suite);
 }
