@@ -26,7 +26,7 @@ stats_tick (broker_t *self)
     c->rate_tick_ms = now;
 }
 
-#define STATS_FIELDS 43
+#define STATS_FIELDS 44
 
 void
 stats_encode (broker_t *self, uint64_t id)
@@ -68,6 +68,7 @@ stats_encode (broker_t *self, uint64_t id)
     penc_kv_uint (enc, "requests_stalled", stall_held (self->stall));
     penc_kv_uint (enc, "queued_memory", mail->queued_memory);
     penc_kv_uint (enc, "storage_errors", durable_storage_errors (self));
+    penc_kv_uint (enc, "journal_healthy", durable_healthy (self) ? 1 : 0);
     penc_kv_cstr (enc, "version", PARLEY_VERSION);
     penc_kv_uint (enc, "sends_parked", self->counters.sends_parked);
     penc_kv_uint (enc, "send_wait_timeouts", self->counters.send_wait_timeouts);

@@ -308,6 +308,7 @@ static const pfield_t s_stats_reply [] = {
     { "replies_waiting", PF_UINT, false, 0, NULL, "replies kept now for clients that read slowly" },
     { "connections_cut", PF_UINT, false, 0, NULL, "connections cut for not reading their replies" },
     { "requests_stalled", PF_UINT, false, 0, NULL, "requests held now behind replies their client has not read" },
+    { "journal_healthy", PF_UINT, false, 0, NULL, "0 while the journal heals from a failed write or sync (changes refused), else 1" },
     { "queued_memory", PF_UINT, false, 0, NULL, "memory of the queued messages (bounded by --max-queued-bytes)" },
     { "storage_errors", PF_UINT, false, 0, NULL, "journal records that could not be written (ERROR STORAGE)" },
     { "version", PF_STR, false, PROTO_MAX_NAME, NULL, "the broker's release (parley-broker --version)" },
