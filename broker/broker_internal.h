@@ -144,7 +144,8 @@ struct _broker_t {
     confirms_t *confirms;       //  CONFIRMs due, per connection
     penc_t confirm;             //  reused for every CONFIRM
     uint64_t send_waited_ms;    //  > 0 while a SEND is applied at its deadline
-    uint64_t trimmed_at;        //  counters.closed at the last malloc_trim
+    uint64_t trimmed_at;        //  counters.closed at the last tick
+    int trims_due;              //  ticks that still call malloc_trim
     metrics_http_t *metrics_http;   //  NULL with --metrics-bind off
     metrics_text_t metrics_page;    //  the render buffer, reused
     part_error_t *part_error;   //  a STEP part being applied (handle_step.c), or NULL
