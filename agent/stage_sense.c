@@ -68,8 +68,9 @@ s_look (agent_parts_t *p, char *err, size_t err_size)
     parley_step_t look = { .ack = agent_ack (p), .perceive = true,
                            .fetch = agent_fetch_size (p) };
     parley_stepped_t got;
-    if (parley_client_step (p->link, &look, &got) != PARLEY_OK) {
-        snprintf (err, err_size, "%s", parley_client_error_text (p->link));
+    parley_err_t rc = parley_client_step (p->link, &look, &got);
+    if (rc != PARLEY_OK) {
+        snprintf (err, err_size, "%s: %s", parley_strerror (rc), parley_client_error_text (p->link));
         return -1;
     }
     if (got.has_mail && p->mailbox)

@@ -139,7 +139,8 @@ web_live_run (const web_live_config_t *config, web_hub_t *hub)
     parley_err_t err = parley_client_connect (client);
     parley_client_set_connect_attempts (client, 0);
     if (err != PARLEY_OK) {
-        plog_error ("broker %s: %s", config->broker, parley_client_error_text (client));
+        plog_error ("broker %s: %s: %s", config->broker, parley_strerror (err),
+                    parley_client_error_text (client));
         parley_client_destroy (&client);
         return s_exit_code (err);
     }
@@ -177,7 +178,8 @@ web_live_run (const web_live_config_t *config, web_hub_t *hub)
             if (err == PARLEY_ERR_STOPPED)
                 break;
             if (err != PARLEY_OK)
-                plog_warn ("SNAPSHOT: %s (trying again)", parley_client_error_text (client));
+                plog_warn ("SNAPSHOT: %s: %s (trying again)", parley_strerror (err),
+                           parley_client_error_text (client));
             resnapshot = err != PARLEY_OK;
         }
         int64_t now = pclock_mono_ms ();
@@ -186,7 +188,8 @@ web_live_run (const web_live_config_t *config, web_hub_t *hub)
             if (err == PARLEY_ERR_STOPPED)
                 break;
             if (err != PARLEY_OK)
-                plog_warn ("AGENT_LIST: %s", parley_client_error_text (client));
+                plog_warn ("AGENT_LIST: %s: %s", parley_strerror (err),
+                           parley_client_error_text (client));
             agents_due = false;
             next_agents = now + config->agents_ms;
         }
