@@ -70,8 +70,8 @@ s_set_uint (json_t *object, const char *key, uint64_t value)
     json_object_set_new (object, key, json_integer ((json_int_t) value));
 }
 
-static json_t *
-s_info_json (const parley_workflow_t *info)
+json_t *
+ctl_info_json (const parley_workflow_t *info)
 {
     json_t *json = json_object ();
     json_object_set_new (json, "status", json_string (info->status_name));
@@ -92,8 +92,8 @@ s_info_json (const parley_workflow_t *info)
     return json;
 }
 
-static json_t *
-s_checkpoint_json (const parley_checkpoint_info_t *info)
+json_t *
+ctl_checkpoint_json (const parley_checkpoint_info_t *info)
 {
     json_t *json = json_object ();
     s_set_uint (json, "number", info->number);
@@ -118,7 +118,7 @@ void
 ctl_print_info (ctl_t *ctl, const parley_workflow_t *info)
 {
     if (ctl->json) {
-        s_print_json (s_info_json (info));
+        s_print_json (ctl_info_json (info));
         return;
     }
     printf ("status      %s\n", info->status_name [0] ? info->status_name : "?");
@@ -138,7 +138,7 @@ void
 ctl_print_checkpoint (ctl_t *ctl, const parley_checkpoint_info_t *info)
 {
     if (ctl->json) {
-        s_print_json (s_checkpoint_json (info));
+        s_print_json (ctl_checkpoint_json (info));
         return;
     }
     printf ("%6llu  turn %-4llu %-12s holder %-20s revisions %llu  changed %llu keys, %llu bytes\n",
@@ -148,32 +148,28 @@ ctl_print_checkpoint (ctl_t *ctl, const parley_checkpoint_info_t *info)
             (unsigned long long) info->bytes);
 }
 
-void
-ctl_print_entries (ctl_t *ctl, const parley_checkpoint_state_t *state)
+json_t *
+ctl_entries_json (const parley_checkpoint_state_t *state)
 {
-    if (ctl->json) {
-        json_t *json = json_object ();
-        s_set_uint (json, "number", state->number);
-        if (state->has_since)
-            s_set_uint (json, "since", state->since);
-        json_object_set_new (json, "info", s_checkpoint_json (&state->info));
-        json_t *entries = json_array ();
-        for (size_t i = 0; i < state->count; i++) {
-            const parley_checkpoint_entry_t *entry = &state->entries [i];
-            json_t *item = json_pack ("{s:s}", "key", entry->key);
-            s_set_text (item, "reducer", entry->reducer);
-            if (entry->value) {
-                json_t *value = mpjs_decode (entry->value, entry->value_size);
-                json_object_set_new (item, "value", value ? value : json_null ());
-            }
-            if (entry->removed)
-                json_object_set_new (item, "removed", json_true ());
-            json_array_append_new (entries, item);
+    json_t *entries = json_array ();
+    for (size_t i = 0; i < state->count; i++) {
+        const parley_checkpoint_entry_t *entry = &state->entries [i];
+        json_t *item = json_pack ("{s:s}", "key", entry->key);
+        s_set_text (item, "reducer", entry->reducer);
+        if (entry->value) {
+            json_t *value = mpjs_decode (entry->value, entry->value_size);
+            json_object_set_new (item, "value", value ? value : json_null ());
         }
-        json_object_set_new (json, "entries", entries);
-        s_print_json (json);
-        return;
+        if (entry->removed)
+            json_object_set_new (item, "removed", json_true ());
+        json_array_append_new (entries, item);
     }
+    return entries;
+}
+
+void
+ctl_print_entries (const parley_checkpoint_state_t *state)
+{
     for (size_t i = 0; i < state->count; i++) {
         const parley_checkpoint_entry_t *entry = &state->entries [i];
         if (entry->removed) {
@@ -221,4 +217,14 @@ ctl_role (const parley_agent_info_t *agent, char *buf, size_t size)
             return buf;
         }
     return "-";
+}
+
+const char *
+ctl_stat_unit (const parley_stat_field_t *field)
+{
+    //  queued_memory is bytes (PROTOCOL.md, STATS) but its name has no
+    //  "bytes" in it, so the naming rule calls it a count.
+    if (strcmp (field->name, "queued_memory") == 0)
+        return "bytes";
+    return field->unit;
 }
