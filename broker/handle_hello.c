@@ -110,7 +110,7 @@ static void
 s_welcome_observer (broker_t *self, request_t *req, const char *id)
 {
     penc_t *enc = &self->reply;
-    penc_begin (enc, PMSG_WELCOME, req->id, 12);
+    penc_begin (enc, PMSG_WELCOME, req->id, 11 + (self->world != NULL));
     penc_kv_uint (enc, "version", PROTO_VERSION);
     penc_kv_cstr (enc, "agent", id);
     penc_kv_cstr (enc, "pub", self->pub_advertised);
@@ -121,8 +121,12 @@ s_welcome_observer (broker_t *self, request_t *req, const char *id)
     penc_kv_uint (enc, "max_batch", self->config.max_batch);
     penc_kv_uint (enc, "acked", 0);
     penc_kv_uint (enc, "state_seq", state_seq (self->state));
-    penc_key (enc, "world");
-    world_encode_summary (self->world, enc);
+    //  A broker without a world (a workflow scenario) sends none, as it
+    //  does to an agent.
+    if (self->world) {
+        penc_key (enc, "world");
+        world_encode_summary (self->world, enc);
+    }
     penc_kv_uint (enc, "origin", self->origin);
 }
 
