@@ -16,6 +16,7 @@
 #include "pclock.h"
 #include "plog.h"
 #include "sdnotify.h"
+#include "textbuf.h"
 
 struct _agent_t {
     agent_state_t state;
@@ -344,6 +345,57 @@ agent_connect (agent_t *self, volatile sig_atomic_t *stop, char *err, size_t err
     return 0;
 }
 
+//  The mail the last STEP brought for a step that will not come. When the
+//  memory keeps messages it goes in as a step's mail would ("Messages
+//  received after my last step: ..."), and is then handed over like a
+//  step's (so the commit below acknowledges it): a clean exit leaves no
+//  mail it took at the broker, and the next start does not receive it
+//  again. Mail not stored (no memory, or memory.store without messages,
+//  or a failed embedding) stays unacknowledged for the next start.
+static void
+s_store_unread_mail (agent_t *self)
+{
+    agent_parts_t *a = &self->state.parts;
+    size_t count = a->mailbox? conn_mailbox_staged (a->mailbox): 0;
+    if (count == 0 || a->no_memory || !a->vmem || !a->embedder
+    ||  !(a->store & AGENT_STORE_MESSAGES))
+        return;
+    textbuf_t *buf = textbuf_new ();
+    if (!buf)
+        return;
+    textbuf_add (buf, "Messages received after my last step: ");
+    size_t stored = 0;
+    for (size_t i = 0; i < count; i++) {
+        const mail_view_t *m = conn_mailbox_staged_at (a->mailbox, i);
+        if (m->seq && m->seq <= conn_mailbox_last_seq (a->mailbox))
+            continue;                   //  a duplicate: taken before
+        if (stored++)
+            textbuf_add (buf, " | ");
+        if (*m->channel)
+            textbuf_addf (buf, "In %s, from %s: %s", m->channel, m->from, m->text);
+        else
+            textbuf_addf (buf, "From %s: %s", m->from, m->text);
+    }
+    char *text = textbuf_detach (&buf);
+    char err[256];
+    int rc = text && stored? embedder_embed (a->embedder, text, a->vec, err, sizeof (err)): -1;
+    if (rc == 0)
+        rc = vmemory_add (a->vmem, a->vec, text, err, sizeof (err));
+    if (rc == 0) {
+        self->state.counts.memories_stored++;
+        //  The staged mail becomes the mailbox's batch: its seqs now count
+        //  as handed to a step, so the commit covers them.
+        if (connector_capture (a->mailbox, err, sizeof (err)) != 0)
+            plog_warn ("unread mail not taken: %s", err);
+        plog_info ("%zu messages received after the last step kept in memory", stored);
+    }
+    else
+    if (stored)
+        plog_warn ("%zu messages received after the last step not stored (%s): the next "
+                   "start receives them", stored, text? err: "out of memory");
+    free (text);
+}
+
 int
 agent_run (agent_t *self)
 {
@@ -365,6 +417,7 @@ agent_run (agent_t *self)
     //  Leaving releases the claim (and hands over the last visits).
     team_facts_set_own_claim (a->facts, TEAM_NO_CELL);
     agent_team_sync (a, s->perceived.step, true);
+    s_store_unread_mail (self);
     //  Mail is acknowledged only once the memory holding it is on disk.
     if (vmemory_save (a->vmem, err, sizeof (err)) != 0)
         plog_warn ("saving memory failed: %s", err);

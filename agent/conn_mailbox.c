@@ -305,3 +305,17 @@ conn_mailbox_stage (connector_t *self, const parley_mail_batch_t *mail)
     }
     box->has_staged = true;
 }
+
+size_t
+conn_mailbox_staged (connector_t *self)
+{
+    mailbox_t *box = (mailbox_t *) connector_impl (self);
+    return box->has_staged? box->staged_count: 0;
+}
+
+const mail_view_t *
+conn_mailbox_staged_at (connector_t *self, size_t index)
+{
+    mailbox_t *box = (mailbox_t *) connector_impl (self);
+    return box->has_staged && index < box->staged_count? &box->staged[index]: NULL;
+}
