@@ -346,12 +346,13 @@ agent_connect (agent_t *self, volatile sig_atomic_t *stop, char *err, size_t err
 }
 
 //  The mail the last STEP brought for a step that will not come. When the
-//  memory keeps messages it goes in as a step's mail would ("Messages
-//  received after my last step: ..."), and is then handed over like a
-//  step's (so the commit below acknowledges it): a clean exit leaves no
-//  mail it took at the broker, and the next start does not receive it
-//  again. Mail not stored (no memory, or memory.store without messages,
-//  or a failed embedding) stays unacknowledged for the next start.
+//  memory keeps messages, the others' mail goes in as a step's mail would
+//  ("Messages received after my last step: ...") and then all of it is
+//  handed over like a step's (our own posts, echoed by the channels we
+//  listen to, need no memory), so the commit below acknowledges it: a
+//  clean exit leaves no mail it took at the broker, and the next start
+//  does not receive it again. Mail not stored (no memory, memory.store
+//  without messages, a failed embedding) stays for the next start.
 static void
 s_store_unread_mail (agent_t *self)
 {
@@ -367,8 +368,8 @@ s_store_unread_mail (agent_t *self)
     size_t stored = 0;
     for (size_t i = 0; i < count; i++) {
         const mail_view_t *m = conn_mailbox_staged_at (a->mailbox, i);
-        if (m->seq && m->seq <= conn_mailbox_last_seq (a->mailbox))
-            continue;                   //  a duplicate: taken before
+        if ((m->seq && m->seq <= conn_mailbox_last_seq (a->mailbox)) || streq (m->from, a->id))
+            continue;                   //  taken before, or our own post
         if (stored++)
             textbuf_add (buf, " | ");
         if (*m->channel)
@@ -377,23 +378,27 @@ s_store_unread_mail (agent_t *self)
             textbuf_addf (buf, "From %s: %s", m->from, m->text);
     }
     char *text = textbuf_detach (&buf);
-    char err[256];
-    int rc = text && stored? embedder_embed (a->embedder, text, a->vec, err, sizeof (err)): -1;
-    if (rc == 0)
-        rc = vmemory_add (a->vmem, a->vec, text, err, sizeof (err));
-    if (rc == 0) {
+    char err[256] = "out of memory";
+    int rc = stored? -1: 0;
+    if (stored && text) {
+        rc = embedder_embed (a->embedder, text, a->vec, err, sizeof (err));
+        if (rc == 0)
+            rc = vmemory_add (a->vmem, a->vec, text, err, sizeof (err));
+    }
+    free (text);
+    if (rc != 0) {
+        plog_warn ("%zu messages received after the last step not stored (%s): the next "
+                   "start receives them", stored, err);
+        return;
+    }
+    if (stored) {
         self->state.counts.memories_stored++;
-        //  The staged mail becomes the mailbox's batch: its seqs now count
-        //  as handed to a step, so the commit covers them.
-        if (connector_capture (a->mailbox, err, sizeof (err)) != 0)
-            plog_warn ("unread mail not taken: %s", err);
         plog_info ("%zu messages received after the last step kept in memory", stored);
     }
-    else
-    if (stored)
-        plog_warn ("%zu messages received after the last step not stored (%s): the next "
-                   "start receives them", stored, text? err: "out of memory");
-    free (text);
+    //  The staged mail becomes the mailbox's batch: its seqs now count as
+    //  handed to a step, so the commit covers them.
+    if (connector_capture (a->mailbox, err, sizeof (err)) != 0)
+        plog_warn ("unread mail not taken: %s", err);
 }
 
 int
