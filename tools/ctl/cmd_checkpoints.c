@@ -16,7 +16,7 @@ cmd_checkpoints (ctl_t *ctl)
     if (ctl->json) {
         json_t *all = json_array ();
         for (size_t i = 0; i < list.count; i++)
-            json_array_append_new (all, ctl_checkpoint_json (&list.checkpoints [i]));
+            json_array_append_new (all, wfjson_checkpoint (&list.checkpoints [i]));
         ctl_print_json (json_pack ("{s:o, s:I}", "checkpoints", all,
                                    "dropped", (json_int_t) list.dropped));
         return PARLEY_EXIT_OK;

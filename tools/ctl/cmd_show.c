@@ -20,8 +20,8 @@ cmd_show (ctl_t *ctl)
     //  The results point into the client: what is kept of them is copied
     //  (JSON) or printed before the next request.
     json_t *json = ctl->json ? json_pack ("{s:o, s:o}", "checkpoint",
-                                          ctl_checkpoint_json (&state.info),
-                                          "entries", ctl_entries_json (&state))
+                                          wfjson_checkpoint (&state.info),
+                                          "entries", wfjson_entries (&state))
                              : NULL;
     if (!ctl->json) {
         ctl_print_checkpoint (ctl, &state.info);

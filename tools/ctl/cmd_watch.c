@@ -242,7 +242,7 @@ cmd_watch (ctl_t *ctl)
     if (info.status != PARLEY_WF_PENDING)
         snprintf (previous, sizeof previous, "%s", info.holder);
     if (ctl->json)
-        ctl_print_json (ctl_info_json (&info));
+        ctl_print_json (wfjson_info (&info));
     else
         printf ("workflow %s, %s holds turn %llu\n", info.status_name,
                 previous [0] ? previous : "nobody", (unsigned long long) info.turn);

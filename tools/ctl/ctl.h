@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "parley/client.h"
+#include "wfjson.h"
 
 typedef struct {
     parley_client_t *link;
@@ -70,18 +71,11 @@ void ctl_print_value (const void *value, size_t size);
 //  JSON object on its line: for commands that print one of them).
 void ctl_print_info (ctl_t *ctl, const parley_workflow_t *info);
 void ctl_print_checkpoint (ctl_t *ctl, const parley_checkpoint_info_t *info);
-//  The same as JSON objects (new references), for documents of several parts.
-json_t *ctl_info_json (const parley_workflow_t *info);
-json_t *ctl_checkpoint_json (const parley_checkpoint_info_t *info);
-//  A CHECKPOINT_STATE's entries: "key (reducer) = value" lines, or a JSON
-//  array of {key, reducer, value, removed}.
+//  (The JSON forms are common/wfjson.h's, shared with parley-web.)
+//  A CHECKPOINT_STATE's entries: "key (reducer) = value" lines.
 void ctl_print_entries (const parley_checkpoint_state_t *state);
-json_t *ctl_entries_json (const parley_checkpoint_state_t *state);
-//  What differs from checkpoint `from` to `to`, each key with its value at
-//  both (ctl_diff.c): {"from", "to", "info": `to`'s checkpoint fields,
-//  "entries": [{"key", "reducer", "old", "new"}]}, "old" absent for a key
-//  added, "new" absent for a key removed. NULL with the broker's error
-//  printed unless `quiet` (*rc says the exit code).
+//  What differs from checkpoint `from` to `to` (wfjson_diff): NULL with
+//  the broker's error printed unless `quiet` (*rc says the exit code).
 json_t *ctl_diff (ctl_t *ctl, uint64_t from, uint64_t to, bool quiet, int *rc);
 //  A diff for people: "key (reducer): OLD -> NEW", or three lines when
 //  that is long; values cut at `cut` characters (0: never).
