@@ -23,6 +23,7 @@ struct _web_feed_t {
     char own_peer [PROTO_MAX_NAME + 1];
     char *hidden;               //  the operator's id: its traffic is not shown
     char hidden_peer [PROTO_MAX_NAME + 1];  //  and its latest connection's
+    bool reading;               //  that connection is one of the operator's reads
     uint64_t last_tseq;         //  0: none yet
     uint64_t frames;
     uint64_t bad;
@@ -66,9 +67,24 @@ web_feed_hide_agent (web_feed_t *self, const char *name)
     self->hidden = name? strdup (name): NULL;
 }
 
-//  The operator's traffic: its requests and replies, and the events about
-//  it. Before its HELLO is answered and after its BYE the tap names its
-//  connection, not the id: the HELLO that names the id tells which.
+//  True when the HELLO's caps hold `cap`.
+static bool
+s_has_cap (const json_t *msg, const char *cap)
+{
+    size_t i;
+    const json_t *item;
+    json_array_foreach (json_object_get (msg, "caps"), i, item)
+        if (json_is_string (item) && streq (json_string_value (item), cap))
+            return true;
+    return false;
+}
+
+//  The operator's reads are the view's own traffic: a HELLO as the
+//  operator with the reader's capability starts one, and its requests and
+//  replies (named by its connection before WELCOME and after BYE, by the
+//  id between) and the events about it are left out until the operator's
+//  next HELLO. Its actions (another HELLO, without that capability) are
+//  shown like anyone's.
 static bool
 s_hidden (web_feed_t *self, const tap_frame_t *frame, const pmsg_t *body, const json_t *msg)
 {
@@ -78,11 +94,15 @@ s_hidden (web_feed_t *self, const tap_frame_t *frame, const pmsg_t *body, const 
     bool named = agent && streq (agent, self->hidden);
     pmsg_type_t type = body? pmsg_type (body): PMSG_ERROR;
     const char *peer = tap_frame_peer (frame);
+    if (named && type == PMSG_HELLO && tap_frame_dir (frame) == TAP_DIR_IN) {
+        self->reading = s_has_cap (msg, WEB_FEED_READER_CAP);
+        snprintf (self->hidden_peer, sizeof self->hidden_peer, "%s", peer);
+    }
+    if (!self->reading)
+        return false;
     if (tap_frame_dir (frame) == TAP_DIR_PUB)
         return named && type == PMSG_AGENT_EVENT;
-    if (named && type == PMSG_HELLO && tap_frame_dir (frame) == TAP_DIR_IN)
-        snprintf (self->hidden_peer, sizeof self->hidden_peer, "%s", peer);
-    return streq (peer, self->hidden) || (self->hidden_peer [0] && streq (peer, self->hidden_peer));
+    return streq (peer, self->hidden) || streq (peer, self->hidden_peer);
 }
 
 //  The view's own requests and replies (HELLO observe, SNAPSHOT, AGENTS

@@ -47,8 +47,10 @@ void web_feed_destroy (web_feed_t **self_p);
 //  The view's own agent id (NULL: none): frames on its connection are
 //  left out of the timeline.
 void web_feed_set_own_name (web_feed_t *self, const char *name);
-//  Another id of the view's (its operator's, web_operator.h): its frames
-//  and the AGENT_EVENTs about it are not shown either (NULL: none).
+//  The view's operator (web_operator.h; NULL: none): the frames of its
+//  reads, the connections whose HELLO carries WEB_FEED_READER_CAP, and the
+//  AGENT_EVENTs about them are not shown either. Its actions are.
+#define WEB_FEED_READER_CAP "web-reader"
 void web_feed_hide_agent (web_feed_t *self, const char *name);
 //  True once a GET of the key named like the view's own id was seen on
 //  the tap: from then on its connection is known.

@@ -18,8 +18,8 @@
     The workflow's overview (web_workflow.h) is read at the start, after
     a broker restart and after each WORKFLOW_EVENT the tap shows (once per
     burst), and goes into the hub: every page has it without asking. The
-    operator's id is left out of the agent list and its frames out of the
-    timeline.
+    operator's id is left out of the agent list, and its reads out of the
+    timeline (its actions are shown).
 */
 #ifndef PARLEY_WEB_LIVE_H
 #define PARLEY_WEB_LIVE_H

@@ -8,7 +8,8 @@
     --curve-key names, else "web-operator-<pid>") with the capabilities the
     request needs, makes its requests and says BYE with forget: the id is
     registered for the length of one use and never stays in the team
-    (the page leaves its frames and its AGENT_LIST entry out). One use at
+    (the page leaves its AGENT_LIST entry out, and the frames of its reads:
+    web_feed.h). One use at
     a time, from any thread (a mutex): the live loop and the HTTP threads
     share it, and two connections with one id would push each other out.
 */

@@ -4,6 +4,7 @@
 #include <czmq.h>
 #include <microhttpd.h>
 #include "wfjson.h"
+#include "web_feed.h"
 #include "web_workflow.h"
 
 typedef enum {
@@ -87,7 +88,9 @@ static json_t *
 s_ask (web_workflow_t *self, s_read_t what, uint64_t a, uint64_t b, parley_err_t *err,
        char *why, size_t why_size)
 {
-    parley_client_t *client = web_operator_open (self->operator_, NULL, false, err, why, why_size);
+    //  The capability tells the view's feed this connection is its own.
+    const char *caps [] = { WEB_FEED_READER_CAP, NULL };
+    parley_client_t *client = web_operator_open (self->operator_, caps, false, err, why, why_size);
     if (!client)
         return NULL;
     json_t *json = s_read (client, what, a, b, err);

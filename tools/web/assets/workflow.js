@@ -137,7 +137,8 @@ async function wfSubmit(e) {
   const body = { role: info.holder, next: next || null, ops };
   if (status) body.status = status;
   if (reason) body.reason = reason;
-  if (await wfAct('submit', body)) document.getElementById('wf-ops').value = '[]';
+  if (await wfAct('submit', body))
+    for (const [id, empty] of [['wf-ops', '[]'], ['wf-next', ''], ['wf-reason', '']]) document.getElementById(id).value = empty;
 }
 
 function wfSetup() {
