@@ -304,7 +304,8 @@ agent_connect (agent_t *self, volatile sig_atomic_t *stop, char *err, size_t err
     parley_client_set_stop (a->link, stop);
     parley_err_t rc = parley_client_connect (a->link);
     if (rc != PARLEY_OK) {
-        snprintf (err, err_size, "%s: %s", parley_strerror (rc), parley_client_error_text (a->link));
+        snprintf (err, err_size, "%s: %s", parley_strerror (rc),
+                  parley_client_error_text (a->link));
         return -1;
     }
     a->connected_ms = pclock_mono_ms ();

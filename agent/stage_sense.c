@@ -73,7 +73,8 @@ s_look (agent_parts_t *p, char *err, size_t err_size)
     parley_stepped_t got;
     parley_err_t rc = parley_client_step (p->link, &look, &got);
     if (rc != PARLEY_OK) {
-        snprintf (err, err_size, "%s: %s", parley_strerror (rc), parley_client_error_text (p->link));
+        snprintf (err, err_size, "%s: %s", parley_strerror (rc),
+                  parley_client_error_text (p->link));
         return -1;
     }
     if (got.has_mail && p->mailbox)
