@@ -16,8 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "parley/client.h"
 #include "pcurve.h"
-#include "pmsg.h"
 #include "lib/testbroker.h"
 #include "lib/testcheck.h"
 #include "lib/testclient.h"
@@ -81,21 +81,19 @@ s_expect_doc (const char *router, const char *const *args, const char *field)
     tproc_destroy (&proc);
 }
 
-//  The agents registered now, as "A,B,"; every id but the ones a test
-//  made itself tells of a registration some command left behind.
+//  The agents registered now, as "A,B,", seen by an observer (which keeps
+//  no liveness and is no agent); every id but the ones a test made itself
+//  tells of a registration some command left behind.
 static void
-s_registered (testclient_t *client, char *list, size_t size)
+s_registered (parley_client_t *eyes, char *list, size_t size)
 {
-    pmsg_t *reply = testclient_call0 (client, PMSG_AGENTS);
-    ck_assert (reply && pmsg_type (reply) == PMSG_AGENT_LIST);
+    parley_agent_list_t agents;
+    ck_assert_int_eq (parley_client_agents (eyes, &agents), PARLEY_OK);
     list [0] = 0;
-    for (size_t i = 0; i < testclient_array_size (reply, "agents"); i++) {
-        char name [80] = "";
-        pobj_strcpy (testclient_array_at (reply, "agents", i), "agent", name, sizeof name);
+    for (size_t i = 0; i < agents.count; i++) {
         size_t used = strlen (list);
-        snprintf (list + used, size - used, "%s,", name);
+        snprintf (list + used, size - used, "%s,", agents.agents [i].agent);
     }
-    pmsg_destroy (&reply);
 }
 
 START_TEST (test_human_turn_and_checkpoints)
@@ -167,15 +165,19 @@ START_TEST (test_leaves_nothing)
         { "resume", "2" },
         { "--json", "workflow" },
     };
+    parley_client_t *eyes = parley_client_new (router, "TestEyes");
+    parley_client_set_observe (eyes, true);
+    ck_assert_int_eq (parley_client_connect (eyes), PARLEY_OK);
     for (size_t i = 0; i < sizeof commands / sizeof commands [0]; i++) {
         tproc_t *proc = s_ctl (router, commands [i]);
         char list [1024];
-        s_registered (worker, list, sizeof list);
+        s_registered (eyes, list, sizeof list);
         ck_assert_msg (strcmp (list, "W1,") == 0, "after parley-ctl %s %s: agents %s\n%s",
                        commands [i][0], commands [i][1] ? commands [i][1] : "", list,
                        tproc_err (proc));
         tproc_destroy (&proc);
     }
+    parley_client_destroy (&eyes);
     testclient_destroy (&worker);
     testflow_stop (&broker);
 }

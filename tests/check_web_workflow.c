@@ -23,6 +23,8 @@
 #include <czmq.h>
 #include <jansson.h>
 #include <unistd.h>
+#include "mpjs.h"
+#include "parley/client.h"
 #include "pclock.h"
 #include "pmsg.h"
 #include "lib/testbroker.h"
@@ -99,42 +101,64 @@ s_expect_json (const json_t *value, const char *json)
     free (text);
 }
 
+//  The test's own eyes on the broker: an observer (no registration, no
+//  liveness to keep up while the browser works).
+static parley_client_t *
+s_observer (const char *router)
+{
+    parley_client_t *client = parley_client_new (router, "TestEyes");
+    parley_client_set_observe (client, true);
+    parley_client_set_timeout (client, 10000, 200);
+    ck_assert_int_eq (parley_client_connect (client), PARLEY_OK);
+    return client;
+}
+
 //  The agents registered now, as "A,B,".
 static void
-s_registered (testclient_t *client, char *list, size_t size)
+s_registered (parley_client_t *eyes, char *list, size_t size)
 {
-    pmsg_t *reply = testclient_call0 (client, PMSG_AGENTS);
-    ck_assert (reply && pmsg_type (reply) == PMSG_AGENT_LIST);
+    parley_agent_list_t agents;
+    ck_assert_int_eq (parley_client_agents (eyes, &agents), PARLEY_OK);
     list [0] = 0;
-    for (size_t i = 0; i < testclient_array_size (reply, "agents"); i++) {
-        char name [80] = "";
-        pobj_strcpy (testclient_array_at (reply, "agents", i), "agent", name, sizeof name);
+    for (size_t i = 0; i < agents.count; i++) {
         size_t used = strlen (list);
-        snprintf (list + used, size - used, "%s,", name);
+        snprintf (list + used, size - used, "%s,", agents.agents [i].agent);
     }
-    pmsg_destroy (&reply);
 }
 
 //  Only the test's own agents are registered, once the operator's last
 //  use is over: the view reads the workflow again after each turn, and
 //  such a read may be under way (registered for its length) right now.
 static void
-s_only (testclient_t *client, const char *expected)
+s_only (parley_client_t *eyes, const char *expected)
 {
     char list [512];
     int64_t deadline = pclock_mono_ms () + DEADLINE_MS;
-    s_registered (client, list, sizeof list);
+    s_registered (eyes, list, sizeof list);
     while (!streq (list, expected) && pclock_mono_ms () < deadline) {
         zclock_sleep (50);
-        s_registered (client, list, sizeof list);
+        s_registered (eyes, list, sizeof list);
     }
     ck_assert_str_eq (list, expected);
+}
+
+//  A state key's value is `json`.
+static void
+s_expect_key (parley_client_t *eyes, const char *key, const char *json)
+{
+    parley_state_t state;
+    ck_assert_int_eq (parley_client_get (eyes, &key, 1, &state), PARLEY_OK);
+    ck_assert_uint_eq (state.count, 1);
+    json_t *value = mpjs_decode (state.entries [0].value, state.entries [0].value_size);
+    s_expect_json (value, json);
+    json_decref (value);
 }
 
 START_TEST (test_workflow_reads_and_actions)
 {
     testbroker_t *broker = testflow_start (&testflow_default);
     const char *router = testbroker_router (broker);
+    parley_client_t *eyes = s_observer (router);
     testclient_t *worker = testflow_agent (broker, "W1", "worker");
     testflow_handover_ok (worker, "[{\"op\":\"update\",\"key\":\"work\",\"value\":[\"draft\"]}]",
                           "reviewer", NULL);                          //  checkpoint 2
@@ -193,12 +217,12 @@ START_TEST (test_workflow_reads_and_actions)
     //  The person's turn, as parley-ctl submit: updates and hand-over at once.
     s_post (port, "submit", "{\"role\":\"reviewer\",\"next\":\"checker\",\"reason\":\"fine\","
             "\"ops\":[{\"op\":\"update\",\"key\":\"work\",\"value\":[\"reviewed\"]}]}", 200, NULL);
-    testflow_expect_key (worker, "work", "[\"draft\",\"reviewed\"]");
+    s_expect_key (eyes, "work", "[\"draft\",\"reviewed\"]");
     ck_assert_msg (testweb_stream_wait (stream, "\"holder\":\"checker\"", DEADLINE_MS), "%s",
                    stream->buf);
     //  Back to checkpoint 2: the person's turn again.
     s_post (port, "resume", "{\"checkpoint\":2}", 200, NULL);
-    testflow_expect_key (worker, "work", "[\"draft\"]");
+    s_expect_key (eyes, "work", "[\"draft\"]");
     json_t *again = s_get (port, "/api/workflow", 200);
     ck_assert (json_is_true (json_object_get (json_object_get (again, "info"), "paused")));
     json_decref (again);
@@ -206,7 +230,7 @@ START_TEST (test_workflow_reads_and_actions)
     //  left, and the page never had the operator in its agent list. Its
     //  reads are the view's own traffic, left out of the timeline (nobody
     //  else asks CHECKPOINTS here); its actions are shown like anyone's.
-    s_only (worker, "W1,");
+    s_only (eyes, "W1,");
     char listed [96];
     snprintf (listed, sizeof listed, "\"agent\":\"web-operator-%d\",\"online\"",
               (int) tproc_pid (web));
@@ -226,7 +250,7 @@ START_TEST (test_workflow_reads_and_actions)
     json_decref (s_get (testweb_port (url_ro), "/api/workflow", 200));
     s_post (testweb_port (url_ro), "resume", "{\"checkpoint\":1}", 403, "--allow-actions");
     s_post (testweb_port (url_ro), "submit", "{\"role\":\"reviewer\"}", 403, "--allow-actions");
-    s_only (worker, "W1,");
+    s_only (eyes, "W1,");
     tproc_signal (reader, SIGTERM);
     ck_assert_int_eq (tproc_wait (reader, DEADLINE_MS), 0);
     tproc_destroy (&reader);
@@ -236,6 +260,7 @@ START_TEST (test_workflow_reads_and_actions)
     free (url);
     free (url_ro);
     testclient_destroy (&worker);
+    parley_client_destroy (&eyes);
     tproc_dir_destroy (&dir);
     testflow_stop (&broker);
 }
@@ -254,6 +279,7 @@ START_TEST (test_browser_workflow)
                    "%s is missing: run scripts/deps.sh (npm ci in tests/web)", modules);
     testbroker_t *broker = testflow_start (&testflow_default);
     const char *router = testbroker_router (broker);
+    parley_client_t *eyes = s_observer (router);
     testclient_t *worker = testflow_agent (broker, "W1", "worker");
     testflow_handover_ok (worker, "[{\"op\":\"update\",\"key\":\"work\",\"value\":[\"draft\"]}]",
                           "reviewer", NULL);
@@ -280,14 +306,15 @@ START_TEST (test_browser_workflow)
     ck_assert_ptr_nonnull (strstr (tproc_out (node), "ok (workflow)"));
     ck_assert_msg (access (shot, R_OK) == 0, "no screenshot at %s", shot);
     //  What the page did, the broker did: resumed from 2.
-    testflow_expect_key (worker, "work", "[\"draft\"]");
-    s_only (worker, "W1,");
+    s_expect_key (eyes, "work", "[\"draft\"]");
+    s_only (eyes, "W1,");
     tproc_destroy (&node);
     tproc_signal (web, SIGTERM);
     ck_assert_int_eq (tproc_wait (web, DEADLINE_MS), 0);
     tproc_destroy (&web);
     free (url);
     testclient_destroy (&worker);
+    parley_client_destroy (&eyes);
     tproc_dir_destroy (&dir);
     testflow_stop (&broker);
 }

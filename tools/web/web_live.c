@@ -194,7 +194,10 @@ web_live_run (const web_live_config_t *config, web_hub_t *hub)
             resnapshot = agents_due = workflow_due = true;     //  the broker restarted
             s_info (config, client, hub);
         }
-        if (workflow_due) {
+        //  Not before the tap shows our marker: the feed leaves the reads'
+        //  frames out by their HELLO, which it must have seen.
+        bool tap_live = !sub || web_feed_knows_self (feed) || markers >= WEB_LIVE_MARKERS;
+        if (workflow_due && tap_live) {
             s_workflow (config, hub);
             workflow_due = false;
         }
