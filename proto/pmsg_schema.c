@@ -322,6 +322,12 @@ static const pfield_t s_stats_reply [] = {
     { "push_frames", PF_UINT, false, 0, NULL, "MAIL_PUSH frames sent" },
     { "push_deferred", PF_UINT, false, 0, NULL, "MAIL_PUSH frames the consumer's full pipe refused (retried, nothing lost)" },
     { "consumers", PF_UINT, false, 0, NULL, "agents with an open push subscription" },
+    { "journal_log_bytes", PF_UINT, false, 0, NULL, "size of the journal's current log (--data-dir)" },
+    { "journal_snapshot_bytes", PF_UINT, false, 0, NULL, "size of the journal's newest snapshot" },
+    { "journal_written_bytes", PF_UINT, false, 0, NULL, "bytes appended to the journal's logs since start" },
+    { "journal_compactions", PF_UINT, false, 0, NULL, "journal compactions finished since start" },
+    { "journal_write_errors", PF_UINT, false, 0, NULL, "journal appends that failed" },
+    { "journal_sync_errors", PF_UINT, false, 0, NULL, "journal syncs that failed" },
 };
 
 // ---------------------------------------------------------------------------
