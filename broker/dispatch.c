@@ -241,7 +241,8 @@ dispatch_may (broker_t *self, request_t *req, unsigned right, const char *what)
 static bool
 s_read_only (pmsg_type_t type)
 {
-    return type == PMSG_GET || type == PMSG_SNAPSHOT || type == PMSG_AGENTS || type == PMSG_STATS;
+    return type == PMSG_GET || type == PMSG_SNAPSHOT || type == PMSG_AGENTS || type == PMSG_STATS
+        || type == PMSG_WORKFLOW || type == PMSG_CHECKPOINTS || type == PMSG_CHECKPOINT;
 }
 
 static void
