@@ -92,8 +92,10 @@ START_TEST (test_memory_after_connections_close)
             int linger = 0;
             zmq_setsockopt (socks [i], ZMQ_LINGER, &linger, sizeof linger);
             ck_assert_int_eq (zmq_connect (socks [i], testbroker_router (broker)), 0);
-            char id [16];
-            snprintf (id, sizeof id, "C%d", i);
+            //  Ids of this round: the last round's connections may not all
+            //  be seen closed yet.
+            char id [24];
+            snprintf (id, sizeof id, "C%d.%d", round, i);
             s_send (socks [i], PMSG_HELLO, id);
         }
         for (int i = 0; i < S_CONNECTIONS; i++)
