@@ -40,15 +40,18 @@ s_rss_kib (pid_t pid)
     return kib;
 }
 
-//  One request frame: {v, t, id, [agent]}.
+//  One request frame: {v, t, id, [agent]}; a BYE forgets the id (each
+//  round registers its own ids, and none is left behind).
 static void
 s_send (void *sock, pmsg_type_t type, const char *agent)
 {
     penc_t enc;
     penc_init (&enc);
-    penc_begin (&enc, type, 1, agent ? 1 : 0);
+    penc_begin (&enc, type, 1, agent || type == PMSG_BYE ? 1 : 0);
     if (agent)
         penc_kv_cstr (&enc, "agent", agent);
+    if (type == PMSG_BYE)
+        penc_kv_bool (&enc, "forget", true);
     ck_assert_int_ge (zmq_send (sock, penc_data (&enc), penc_size (&enc), 0), 0);
     penc_fini (&enc);
 }
