@@ -26,7 +26,7 @@ stats_tick (broker_t *self)
     c->rate_tick_ms = now;
 }
 
-#define STATS_FIELDS 39
+#define STATS_FIELDS 40
 
 void
 stats_encode (broker_t *self, uint64_t id)
@@ -75,4 +75,5 @@ stats_encode (broker_t *self, uint64_t id)
     penc_kv_uint (enc, "push_frames", self->counters.push_frames);
     penc_kv_uint (enc, "push_deferred", self->counters.push_deferred);
     penc_kv_uint (enc, "consumers", push_consumers (self));
+    model_usage_encode (self, enc);
 }

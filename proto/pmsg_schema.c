@@ -317,6 +317,7 @@ static const pfield_t s_stats_reply [] = {
     { "push_frames", PF_UINT, false, 0, NULL, "MAIL_PUSH frames sent" },
     { "push_deferred", PF_UINT, false, 0, NULL, "MAIL_PUSH frames the consumer's full pipe refused (retried, nothing lost)" },
     { "consumers", PF_UINT, false, 0, NULL, "agents with an open push subscription" },
+    { "model_roles", PF_MAP, false, 0, NULL, "model use per role: {role: {agents, model_calls, ...}}" },
 };
 
 // ---------------------------------------------------------------------------

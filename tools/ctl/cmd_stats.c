@@ -5,6 +5,7 @@
     broker adds (the journal's, say) show up without a change here.
     --json: one object, {"name": {"value": V, "unit": "U"}, ...}. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "ctl.h"
 #include "mpjs.h"
@@ -48,9 +49,15 @@ cmd_stats (ctl_t *ctl)
             case PARLEY_STAT_TEXT:
                 snprintf (value, sizeof value, "%s", f->text);
                 break;
-            default:
-                snprintf (value, sizeof value, "(%zu bytes)", f->value_size);
-                break;
+            default: {
+                //  A map or a list (model_roles): as compact JSON, whole.
+                json_t *json = mpjs_decode (f->value, f->value_size);
+                char *text = json ? json_dumps (json, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+                json_decref (json);
+                printf ("%-16s %s  %s\n", f->name, text ? text : "(undecodable)", f->help);
+                free (text);
+                continue;
+            }
         }
         printf ("%-16s %14s %-10s %s\n", f->name, value, f->unit, f->help);
     }
