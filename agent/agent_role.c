@@ -19,10 +19,13 @@ static scenario_t *
 s_scenario_of (const role_t *role, int *bad)
 {
     *bad = 0;
-    char *copy = strdup (role->path);
+    //  The folder above roles/, by its real name (errors then name files
+    //  as the broker's do, without "roles/..").
+    char *real = realpath (role->path, NULL);
+    char *roles = real ? dirname (real) : NULL;
     char path [4200];
-    snprintf (path, sizeof path, "%s/../scenario.yaml", copy ? dirname (copy) : ".");
-    free (copy);
+    snprintf (path, sizeof path, "%s/scenario.yaml", roles ? dirname (roles) : "..");
+    free (real);
     if (access (path, F_OK) != 0)
         return NULL;
     char why [1024] = "";

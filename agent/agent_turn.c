@@ -201,7 +201,11 @@ s_hand_over (workflow_agent_t *self, const parley_workflow_t *info, scene_turn_t
     }
     const char *text = parley_client_error_text (self->link);
     if (s_model_refused (rc)) {
-        snprintf (why, why_size, "HANDOVER refused: %s: %.800s", parley_strerror (rc), text);
+        //  The client's text already starts with the code's name, mostly.
+        const char *code = parley_strerror (rc);
+        bool named = strncmp (text, code, strlen (code)) == 0;
+        snprintf (why, why_size, "HANDOVER refused: %s%s%.800s", named ? "" : code,
+                  named ? "" : ": ", text);
         return 0;
     }
     //  Not the answer's fault (the turn was taken, the run ended, the

@@ -66,10 +66,12 @@ s_format (textbuf_t *buf, const turn_schema_t *schema, llm_mode_t mode)
                   "only with status done or failed.\n", mode == LLM_MODE_TEXT
                   ? " and nothing else" : " (the server checks it against its schema)");
     if (key || next)
-        textbuf_addf (buf, "Example: {\"ops\": [%s%s%s], \"next\": \"%s\", \"status\": "
+        textbuf_addf (buf, "Example: {\"ops\": [%s%s%s%s%s], \"next\": \"%s\", \"status\": "
                       "\"in_progress\", \"summary\": \"what I did\"}\n",
                       key ? "{\"op\": \"update\", \"key\": \"" : "", key ? key : "",
-                      key ? "\", \"value\": ...}" : "", next ? next : "ROLE");
+                      key ? "\", \"value\": " : "",
+                      key ? turn_schema_example_value (schema) : "", key ? "}" : "",
+                      next ? next : "ROLE");
 }
 
 char *

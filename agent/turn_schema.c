@@ -276,6 +276,21 @@ turn_schema_example_key (const turn_schema_t *self)
 }
 
 const char *
+turn_schema_example_value (const turn_schema_t *self)
+{
+    const char *type = self->key_count
+                     ? json_string_value (json_object_get (self->keys [0].value, "type")) : NULL;
+    static const struct { const char *type, *example; } examples [] = {
+        { "array", "[\"...\"]" }, { "object", "{\"...\": \"...\"}" }, { "number", "1" },
+        { "integer", "1" }, { "boolean", "true" },
+    };
+    for (size_t i = 0; type && i < sizeof examples / sizeof examples [0]; i++)
+        if (strcmp (examples [i].type, type) == 0)
+            return examples [i].example;
+    return "\"...\"";
+}
+
+const char *
 turn_schema_example_role (const turn_schema_t *self)
 {
     return json_string_value (json_array_get (self->roles, 0));

@@ -53,6 +53,8 @@ const char *turn_schema_roles_text (const turn_schema_t *self);
 //  A first key it may write and a role it may hand to (for examples), or NULL.
 const char *turn_schema_example_key (const turn_schema_t *self);
 const char *turn_schema_example_role (const turn_schema_t *self);
+//  A JSON value of the type the first key takes, for the example.
+const char *turn_schema_example_value (const turn_schema_t *self);
 
 //  The model's tool calls (llm_reply_t.calls) as the turn's JSON object
 //  (new reference), or NULL with one sentence for the model in `err`.

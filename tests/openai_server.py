@@ -50,6 +50,7 @@ asks for; the server kind decides which shapes it supports)
                 (the broker refuses it: append needs a list); once a
                 request tells it so, it answers correctly
   news-stubborn[-KIND]  the writer writes notes as a string, always
+  news-reviewer-stubborn[-KIND]  the reviewer does, always
   explore[-KIND]  an explorer: act forward with a reason, a message to the
                 first teammate the prompt names, in the request's shape
   explore-err-once[-KIND]  the first answer's action is "fly"; corrected
@@ -292,6 +293,13 @@ class Handler(BaseHTTPRequestHandler):
         if role == "writer" and (behaviour == "news-stubborn" or
                                  (behaviour == "news-err-once" and not self.told_refused(messages))):
             note_value = "draft written"     # append needs a list: the broker refuses it
+        if role == "reviewer" and behaviour == "news-reviewer-stubborn":
+            return self.shaped([("write_notes", {"value": "looks fine"}),
+                                ("hand_over", {"next": "editor", "status": "in_progress",
+                                               "summary": "passed"})],
+                               {"ops": [{"op": "update", "key": "notes", "value": "looks fine"}],
+                                "next": "editor", "status": "in_progress", "summary": "passed"},
+                               tools, fmt)
         if role == "writer":
             ops = [("draft", f"The night bus, draft {rounds + 1}: it serves shift workers, "
                              "runs from 23:00 to 05:00, and riders say it is on time."),
