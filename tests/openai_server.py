@@ -266,6 +266,9 @@ class Handler(BaseHTTPRequestHandler):
     def shaped(self, calls, obj, tools, fmt):
         # One answer in the request's shape: tool calls when tools were
         # offered, the JSON object with a response_format, else prose.
+        # Usage is an estimate (4 characters a token), as a server reports.
+        length = int(self.headers.get("Content-Length", "0"))
+        usage = {"prompt_tokens": length // 4, "completion_tokens": len(json.dumps(obj)) // 4}
         if tools:
             message = {"role": "assistant", "content": None, "tool_calls": [
                 {"id": f"call_{i}", "type": "function",
@@ -273,10 +276,9 @@ class Handler(BaseHTTPRequestHandler):
                 for i, (name, args) in enumerate(calls)]}
             return self.send(200, {"id": "chatcmpl-test", "object": "chat.completion",
                                    "choices": [{"index": 0, "finish_reason": "tool_calls",
-                                                "message": message}]})
-        if fmt:
-            return self.send(200, self.chat_answer(json.dumps(obj)))
-        return self.send(200, self.chat_answer("Here is my answer.\n" + json.dumps(obj) + "\n"))
+                                                "message": message}], "usage": usage})
+        text = json.dumps(obj) if fmt else "Here is my answer.\n" + json.dumps(obj) + "\n"
+        return self.send(200, dict(self.chat_answer(text), usage=usage))
 
     @staticmethod
     def told_refused(messages):
