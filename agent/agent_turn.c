@@ -269,12 +269,14 @@ agent_turn_model (workflow_agent_t *self, const parley_workflow_t *info)
         if (done)
             break;
         unsigned refusals = wfllm_refusals (self->model);
-        self->corrections++;
-        plog_info ("turn %llu: answer refused (%u of %u corrections asked): %s",
-                   (unsigned long long) info->turn, refusals, corrections, err);
         if (refusals > corrections) {
+            plog_info ("turn %llu: answer refused, the %u corrections spent: %s",
+                       (unsigned long long) info->turn, corrections, err);
             s_fallback (self, info, err);
             break;
         }
+        self->corrections++;
+        plog_info ("turn %llu: answer refused; correction %u of %u asked: %s",
+                   (unsigned long long) info->turn, refusals, corrections, err);
     }
 }

@@ -173,6 +173,30 @@ s_loop (workflow_agent_t *self)
     return PARLEY_EXIT_OK;
 }
 
+//  The run's model figures, as the exploring agent's MODEL line.
+static void
+s_summary (workflow_agent_t *self)
+{
+    FILE *out = self->config->progress;
+    if (!out)
+        return;
+    llm_totals_t t, probe;
+    llm_totals (self->llm, &t);
+    llm_probe_totals (self->llm, &probe);
+    fprintf (out, "[%s] MODEL calls=%llu ok=%llu failed=%llu retries=%llu prompt_tokens=%llu "
+             "completion_tokens=%llu latency_ms_mean=%.1f latency_ms_max=%.1f turns=%llu "
+             "corrections=%llu fallbacks=%llu waits=%llu mode=%s probe_calls=%llu\n",
+             self->config->id, (unsigned long long) t.calls, (unsigned long long) t.ok,
+             (unsigned long long) t.failed, (unsigned long long) t.retries,
+             (unsigned long long) t.prompt_tokens, (unsigned long long) t.completion_tokens,
+             t.calls ? t.latency_us / 1000.0 / (double) t.calls : 0.0,
+             t.latency_max_us / 1000.0, (unsigned long long) self->turns,
+             (unsigned long long) self->corrections, (unsigned long long) self->fallbacks,
+             (unsigned long long) self->waits, llm_mode_name (wfllm_mode (self->model)),
+             (unsigned long long) probe.calls);
+    fflush (out);
+}
+
 static void
 s_keepalive (void *arg)
 {
@@ -263,8 +287,10 @@ agent_workflow_run (const agent_workflow_config_t *config)
                    self.model ? llm_mode_name (config->llm_mode) : "");
         rc = s_loop (&self);
     }
-    if (self.model)
+    if (self.model) {
         agent_turn_report (&self);
+        s_summary (&self);
+    }
     parley_client_bye (self.link, false);
 done:
     wfllm_destroy (&self.model);

@@ -144,8 +144,9 @@ for i in "${!pids[@]}"; do wait "${pids[$i]}" 2>/dev/null; done
 pids=()
 echo
 echo "== Each role's own account"
-cat "$tmp"/writer.out "$tmp"/reviewer.out "$tmp"/editor.out | sort -t' ' -k3,3n
+cat "$tmp"/writer.out "$tmp"/reviewer.out "$tmp"/editor.out | grep '] turn ' | sort -t' ' -k3,3n
 echo
-echo "== Model use per role (STATS model_roles)"
+echo "== Model use, per agent (its MODEL line) and per role (STATS model_roles)"
+cat "$tmp"/writer.out "$tmp"/reviewer.out "$tmp"/editor.out | grep '] MODEL '
 ctl stats 2>/dev/null | sed -n 's/^model_roles *\([^ ]*\).*/   \1/p'
 exit $status
