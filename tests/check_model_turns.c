@@ -210,6 +210,19 @@ START_TEST (test_answer_modes)
     }
     pmsg_destroy (&stats);
     pmsg_destroy (&list);
+    //  And as a person reads them: parley-ctl stats (per role) and agents.
+    const char *ctl [] = { "parley-ctl", "--broker", testbroker_router (broker), "stats", NULL };
+    tproc_t *proc = tproc_run (ctl, true);
+    ck_assert_int_eq (tproc_status (proc), 0);
+    ck_assert_msg (strstr (tproc_out (proc), "\"writer\":{\"agents\":1,\"model_calls\":2,"),
+                   "%s", tproc_out (proc));
+    tproc_destroy (&proc);
+    ctl [3] = "agents";
+    proc = tproc_run (ctl, true);
+    ck_assert_int_eq (tproc_status (proc), 0);
+    ck_assert_msg (testsuite_matches (tproc_out (proc), "\nreviewer +reviewer +(online|offline) [^\n]* 2 +[0-9]+\n"),
+                   "%s", tproc_out (proc));
+    tproc_destroy (&proc);
     s_finish (agents, 3, 0);
 
     //  The requests had the mode's shape, and the reviewer's second
