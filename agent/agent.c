@@ -364,10 +364,10 @@ s_no_model (const policy_llm_report_t *r)
                     " calls unreachable; last: %s. Every step was decided by the heuristic",
                     t->refused, t->bad_response, t->unreachable, r->last_error);
     else
-        plog_error ("the model server was never reached: %" PRIu64 " calls failed, %" PRIu64
-                    " decisions skipped while the circuit was open; last: %s. Every step "
-                    "was decided by the heuristic", t->failed, r->skipped,
-                    *r->last_error? r->last_error: "no call made");
+        plog_error ("the model server was never reached: %" PRIu64 " decisions got no answer, "
+                    "%" PRIu64 " were not sent while the circuit was open; last: %s. Every "
+                    "step was decided by the heuristic", r->unanswered, r->skipped,
+                    *r->last_error? r->last_error: "no call made (see the probe at start)");
 }
 
 int

@@ -96,6 +96,7 @@ typedef struct {
     uint64_t images_left_out;           //  images the context budget had no room for
     llm_result_t last_result;           //  of the last decision
     uint64_t answered;                  //  decisions the model answered (usable or not)
+    uint64_t unanswered;                //  decisions sent that got no answer
     char last_error[256];               //  why the last call gave no answer
     llm_mode_t mode;                    //  the answer mode (auto until probed)
     uint64_t probe_calls;               //  the auto mode's probe (llm_mode.h), not in totals

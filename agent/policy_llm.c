@@ -60,21 +60,24 @@ s_open (llm_policy_t *self, const char *why)
         self->cooldown_ms = POLICY_LLM_BREAKER_MAX_MS;
 }
 
-//  auto: the probe, once the server can be reached (llm_mode.h).
-static void
-s_resolve (llm_policy_t *self)
+//  auto: the probe, once the server can be reached (llm_mode.h). Its
+//  result; a server it could not reach is not asked again this decision.
+static llm_result_t
+s_resolve (llm_policy_t *self, char *err, size_t err_size)
 {
     if (self->mode != LLM_MODE_AUTO)
-        return;
+        return LLM_RESULT_OK;
     char note [600];
     llm_mode_t mode;
-    if (llm_mode_probe (self->llm, &mode, note, sizeof note) != LLM_RESULT_OK) {
-        plog_debug ("answer mode not probed yet (%s); this decision is asked as text", note);
-        return;
+    llm_result_t result = llm_mode_probe (self->llm, &mode, note, sizeof note);
+    if (result != LLM_RESULT_OK) {
+        snprintf (err, err_size, "%s (probing the answer mode)", note);
+        return result;
     }
     self->mode = mode;
     self->report.mode = mode;
     plog_info ("answer mode %s (--llm-mode auto: %s)", llm_mode_name (mode), note);
+    return LLM_RESULT_OK;
 }
 
 //  The correction of a retry: after the refused answer, a user message
@@ -130,7 +133,8 @@ s_decide (void *impl, const policy_input_t *in, char *err, size_t err_size)
         return NULL;
     }
     r->breaker_open = false;
-    s_resolve (self);
+    llm_set_deadline (self->llm, in->deadline_ms);
+    llm_result_t probed = s_resolve (self, err, err_size);
     llm_mode_t mode = self->mode == LLM_MODE_AUTO? LLM_MODE_TEXT: self->mode;
     char *system = prompt_system_for (self->tpl, mode);
     size_t budget = prompt_budget_chars (in->context_tokens);
@@ -173,9 +177,11 @@ s_decide (void *impl, const policy_input_t *in, char *err, size_t err_size)
                    ? llm_mode_response_format ("answer", answer_schema_object (in)): NULL;
     llm_shape_t shape = { .tools = tools, .tool_choice = tools? "required": NULL,
                           .response_format = format };
-    llm_set_deadline (self->llm, in->deadline_ms);
     llm_reply_t reply;
     char *answer = NULL;
+    if (probed != LLM_RESULT_OK)
+        ;               //  the server was not reached a moment ago: no second try
+    else
     if (llm_ask (self->llm, messages, count, images, &shape, &reply, err, err_size) == 0) {
         answer = s_text_of (mode, &reply);
         json_decref (self->last_calls);
@@ -185,7 +191,7 @@ s_decide (void *impl, const policy_input_t *in, char *err, size_t err_size)
     json_decref (tools);
     json_decref (format);
     free (image_url);
-    r->last_result = llm_last_call (self->llm)->result;
+    r->last_result = probed != LLM_RESULT_OK? probed: llm_last_call (self->llm)->result;
     if (answer) {
         r->answered++;
         if (self->open_until_ms)
@@ -201,6 +207,7 @@ s_decide (void *impl, const policy_input_t *in, char *err, size_t err_size)
         else
             plog_warn ("model call failed: %s", err);
         snprintf (r->last_error, sizeof (r->last_error), "%s", err);
+        r->unanswered++;
         //  A server that answers, however badly, is reachable: only calls
         //  that got nothing usable from the server count towards the breaker.
         if (r->last_result != LLM_RESULT_BAD_RESPONSE
