@@ -30,7 +30,9 @@ s_target (const policy_input_t *in)
 {
     json_t *schema = s_text ("a teammate or a channel from your message targets");
     json_t *names = s_strings (in->teammates, in->teammate_count);
-    json_array_extend (names, s_strings (in->channels, in->channel_count));
+    json_t *channels = s_strings (in->channels, in->channel_count);
+    json_array_extend (names, channels);
+    json_decref (channels);
     if (json_array_size (names))
         json_object_set (schema, "enum", names);
     json_decref (names);
