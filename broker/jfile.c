@@ -199,6 +199,17 @@ s_reserve (jfile_t *self, size_t more)
     return -1;
 }
 
+int
+jfile_reserve (jfile_t *self, size_t more)
+{
+    assert (self);
+    if (self->test_full && access (self->test_full, F_OK) == 0) {
+        errno = ENOSPC;
+        return -1;
+    }
+    return s_reserve (self, more);
+}
+
 static int
 s_grow (jfile_t *self, size_t want)
 {

@@ -54,6 +54,10 @@ int jfile_fd (jfile_t *self);
 //  gathered in memory until jfile_flush. -1 with errno (ENOSPC on a full
 //  disk) when it cannot be appended; nothing was then appended.
 int jfile_append (jfile_t *self, const void *payload, size_t size);
+//  Makes sure the disk has room for `more` bytes of records after what
+//  is written and gathered (fallocate), so appends within them cannot meet
+//  a full disk. -1 with errno (ENOSPC) when it has not.
+int jfile_reserve (jfile_t *self, size_t more);
 //  Writes what was gathered with one write(2) (to the page cache; see
 //  sync). On failure (EIO...) the file is cut back to its size before, so
 //  no partial record stays, the gathered records are dropped, and -1 is

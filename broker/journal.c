@@ -307,6 +307,17 @@ journal_recover (journal_t *self, bool repair, jfile_record_fn *snapshot_fn,
 }
 
 int
+journal_reserve (journal_t *self, size_t size)
+{
+    assert (self && self->log);
+    if (jfile_reserve (self->log, JFILE_HEADER + size) != 0) {
+        self->stats.write_errors++;
+        return -1;
+    }
+    return 0;
+}
+
+int
 journal_append (journal_t *self, const void *payload, size_t size)
 {
     assert (self && self->log);

@@ -58,6 +58,9 @@ int journal_recover (journal_t *self, bool repair, jfile_record_fn *snapshot_fn,
 //  journal_flush). -1 (errno set, ENOSPC on a full disk) when it cannot
 //  be appended: nothing of it stays.
 int journal_append (journal_t *self, const void *payload, size_t size);
+//  Makes sure a record of up to `size` bytes can be appended without
+//  meeting a full disk (its blocks are allocated). -1 with errno (ENOSPC).
+int journal_reserve (journal_t *self, size_t size);
 //  Writes what journal_append gathered (one write(2)); the broker calls it
 //  before any reply or event leaves and at the end of each loop turn, so
 //  nothing is acknowledged or shown before it is in the page cache. 0, or

@@ -26,7 +26,7 @@ stats_tick (broker_t *self)
     c->rate_tick_ms = now;
 }
 
-#define STATS_FIELDS 40
+#define STATS_FIELDS 44
 
 void
 stats_encode (broker_t *self, uint64_t id)
@@ -62,6 +62,10 @@ stats_encode (broker_t *self, uint64_t id)
     penc_kv_uint (enc, "unauthorized", self->counters.unauthorized);
     penc_kv_uint (enc, "auth_denied", auth_denied (self->auth));
     penc_kv_uint (enc, "replies_dropped", self->counters.replies_dropped);
+    penc_kv_uint (enc, "replies_stalled", self->counters.replies_stalled);
+    penc_kv_uint (enc, "replies_waiting", stall_replies (self->stall));
+    penc_kv_uint (enc, "connections_cut", self->counters.connections_cut);
+    penc_kv_uint (enc, "requests_stalled", stall_held (self->stall));
     penc_kv_uint (enc, "queued_memory", mail->queued_memory);
     penc_kv_uint (enc, "storage_errors", durable_storage_errors (self));
     penc_kv_cstr (enc, "version", PARLEY_VERSION);

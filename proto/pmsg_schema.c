@@ -303,7 +303,11 @@ static const pfield_t s_stats_reply [] = {
     { "forgotten", PF_UINT, false, 0, NULL, "agents forgotten after --forget-after-ms offline" },
     { "unauthorized", PF_UINT, false, 0, NULL, "requests refused UNAUTHORIZED" },
     { "auth_denied", PF_UINT, false, 0, NULL, "connections refused at the handshake (CURVE)" },
-    { "replies_dropped", PF_UINT, false, 0, NULL, "replies not sent because the peer's pipe was full (it does not read)" },
+    { "replies_dropped", PF_UINT, false, 0, NULL, "replies lost with a connection cut for not reading them" },
+    { "replies_stalled", PF_UINT, false, 0, NULL, "replies a full pipe refused at first, kept and sent later" },
+    { "replies_waiting", PF_UINT, false, 0, NULL, "replies kept now for clients that read slowly" },
+    { "connections_cut", PF_UINT, false, 0, NULL, "connections cut for not reading their replies" },
+    { "requests_stalled", PF_UINT, false, 0, NULL, "requests held now behind replies their client has not read" },
     { "queued_memory", PF_UINT, false, 0, NULL, "memory of the queued messages (bounded by --max-queued-bytes)" },
     { "storage_errors", PF_UINT, false, 0, NULL, "journal records that could not be written (ERROR STORAGE)" },
     { "version", PF_STR, false, PROTO_MAX_NAME, NULL, "the broker's release (parley-broker --version)" },
@@ -360,6 +364,7 @@ static const pfield_t s_handover [] = {
     { "next", PF_NAME, false, 0, NULL, "the role that takes the turn" },
     { "status", PF_STR, false, PROTO_MAX_NAME, NULL, "in_progress, revision, done or failed" },
     { "reason", PF_STR, false, PROTO_MAX_TEXT, NULL, "why (a failed or done workflow's report)" },
+    { "turn", PF_UINT, false, 0, NULL, "the turn it ends: a resend of a hand-over that was taken gets the same answer" },
 };
 static const pfield_t s_checkpoint [] = {
     { "number", PF_UINT, true, 0, NULL, "the checkpoint to show" },
