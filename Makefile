@@ -205,6 +205,15 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIB_TEST) $(PARLEY_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
 
+# The fault shim (tests/lib/tfault.h): LD_PRELOADed by tests into the
+# processes whose syncs they watch (power cuts, failing disks); built
+# without sanitizers, since it is loaded into processes with and without.
+FAULT_SHIM := $(BUILD)/tests/libparley_fault.so
+$(FAULT_SHIM): tests/shim/fault_shim.c tests/lib/tfault.h | check-deps
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out $(SANFLAGS),$(CFLAGS)) -shared $< -ldl -o $@
+$(TESTS): | $(FAULT_SHIM)
+
 # Tests find the binaries under test through PARLEY_BIN_DIR, and their data
 # (corpora, the scripted OpenAI server) through PARLEY_TEST_DIR.
 TEST_ENV := PARLEY_BIN_DIR=$(CURDIR)/$(BIN) PARLEY_TEST_DIR=$(CURDIR)/tests \

@@ -335,8 +335,10 @@ int
 agent_team_listen (agent_parts_t *p, agent_team_t *team, const char *channel)
 {
     assert (p && team && channel);
-    if (parley_client_listen (p->link, channel) != PARLEY_OK) {
-        plog_warn ("ListenTo(%.64s) failed: %s", channel, parley_client_error_text (p->link));
+    parley_err_t rc = parley_client_listen (p->link, channel);
+    if (rc != PARLEY_OK) {
+        plog_warn ("ListenTo(%.64s) failed: %s: %s", channel, parley_strerror (rc),
+                   parley_client_error_text (p->link));
         return -1;
     }
     s_listened (team, channel);
@@ -437,11 +439,13 @@ agent_team_sync (agent_parts_t *p, uint64_t step, bool force)
     msgpack_sbuffer_init (&claims);
     parley_op_t ops[TEAM_SYNC_OPS];
     size_t count = agent_team_ops (p, step, force, ops, &visits, &claims);
-    if (count && parley_client_write (p->link, ops, count, NULL) == PARLEY_OK)
+    parley_err_t rc = count? parley_client_write (p->link, ops, count, NULL): PARLEY_OK;
+    if (count && rc == PARLEY_OK)
         team_facts_unsynced_clear (p->facts);
     else
     if (count)
-        plog_warn ("writing the team state failed: %s", parley_client_error_text (p->link));
+        plog_warn ("writing the team state failed: %s: %s", parley_strerror (rc),
+                   parley_client_error_text (p->link));
     msgpack_sbuffer_destroy (&visits);
     msgpack_sbuffer_destroy (&claims);
 }
@@ -524,8 +528,8 @@ s_execution_try (void *arg)
         else {
             //  Nothing of it applied (refused whole), or the broker did not
             //  answer: the next Perception looks again.
-            plog_warn ("STEP %" PRIu64 " failed: %s", self->step->step,
-                       parley_client_error_text (p->link));
+            plog_warn ("STEP %" PRIu64 " failed: %s: %s", self->step->step,
+                       parley_strerror (rc), parley_client_error_text (p->link));
             self->counts->send_errors += count;
             if (rc < PARLEY_ERR_TIMEOUT)
                 self->counts->act_errors += !end;

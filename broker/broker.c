@@ -153,10 +153,16 @@ s_on_stats (zloop_t *loop, int timer_id, void *arg)
     //  heaps (libzmq allocates them in its I/O thread); give them back to
     //  the system once a second after a wave of closes, so the broker's
     //  memory follows the connections it has, not the most it ever had.
+    //  libzmq frees a connection's buffers a moment after its close is
+    //  reported, so the trims go on for two ticks after the last close.
     //  What is slow: malloc_trim walks the heaps (a few ms at 1 GiB).
-    if (self->counters.closed > self->trimmed_at + 64) {
-        malloc_trim (0);
+    if (self->counters.closed != self->trimmed_at) {
         self->trimmed_at = self->counters.closed;
+        self->trims_due = 3;
+    }
+    if (self->trims_due > 0) {
+        self->trims_due--;
+        malloc_trim (0);
     }
     if (auth_tick (self->auth))
         s_revoke (self);

@@ -144,7 +144,8 @@ struct _broker_t {
     confirms_t *confirms;       //  CONFIRMs due, per connection
     penc_t confirm;             //  reused for every CONFIRM
     uint64_t send_waited_ms;    //  > 0 while a SEND is applied at its deadline
-    uint64_t trimmed_at;        //  counters.closed at the last malloc_trim
+    uint64_t trimmed_at;        //  counters.closed at the last tick
+    int trims_due;              //  ticks that still call malloc_trim
     metrics_http_t *metrics_http;   //  NULL with --metrics-bind off
     metrics_text_t metrics_page;    //  the render buffer, reused
     part_error_t *part_error;   //  a STEP part being applied (handle_step.c), or NULL
@@ -210,8 +211,9 @@ void dispatch_incoming (broker_t *self, const conn_id_t *conn, const void *data,
 void dispatch_reply (broker_t *self, const conn_id_t *conn, uint64_t serial, bool envelope,
                      const agent_t *agent, const void *data, size_t size);
 //  The durability point: writes the journal (and syncs it under --fsync
-//  always), then sends what the outbox holds. False when the journal
-//  failed (nothing is sent: the broker stops).
+//  always), then sends what the outbox holds; when the journal failed, the
+//  outbox keeps waiting (durable_point). False only when the broker must
+//  stop (a change that could not be journaled at all).
 bool dispatch_release (broker_t *self);
 //  Handles one request frame from `conn` as if it had just arrived
 //  (parking.c drains the requests it held through here).
@@ -297,12 +299,17 @@ int durable_reserve (broker_t *self, size_t size);
 void durable_count_refusal (broker_t *self);
 int durable_append (broker_t *self, const void *data, size_t size);
 void durable_lost (broker_t *self, const char *what);
-//  The turn's records into the file (false: the broker must stop), and
-//  under --fsync always their sync.
+//  The turn's records into the file (false when the write failed).
 bool durable_flush (broker_t *self);
-bool durable_commit (broker_t *self);
-//  True under --fsync always: replies wait for the sync.
-bool durable_holds_replies (broker_t *self);
+//  The durability point of everything the core did so far: written, and
+//  synced under --fsync always. False when it is not reached (a write or
+//  sync failed, now or before and the journal has not healed since): the
+//  outbox then waits.
+bool durable_point (broker_t *self);
+//  True while answers wait for the journal to heal.
+bool durable_holding (broker_t *self);
+//  False while the journal heals from a failed write or sync.
+bool durable_healthy (broker_t *self);
 int durable_on_tick (zloop_t *loop, int timer_id, void *arg);
 int durable_compact (broker_t *self);
 void durable_compact_wait (broker_t *self);

@@ -206,11 +206,9 @@ bool
 dispatch_release (broker_t *self)
 {
     //  The durability point (outbox.h): the turn's records in the file,
-    //  and synced under --fsync always.
-    if (!durable_flush (self))
-        return false;
-    if (durable_holds_replies (self) && !durable_commit (self))
-        return false;
+    //  and synced under --fsync always. Not reached: everything waits.
+    if (!durable_point (self))
+        return !self->failed;
     outbox_entry_t entry;
     while (outbox_next (self->outbox, &entry)) {
         if (entry.kind == OUTBOX_REPLY)
@@ -243,7 +241,8 @@ dispatch_may (broker_t *self, request_t *req, unsigned right, const char *what)
 static bool
 s_read_only (pmsg_type_t type)
 {
-    return type == PMSG_GET || type == PMSG_SNAPSHOT || type == PMSG_AGENTS || type == PMSG_STATS;
+    return type == PMSG_GET || type == PMSG_SNAPSHOT || type == PMSG_AGENTS || type == PMSG_STATS
+        || type == PMSG_WORKFLOW || type == PMSG_CHECKPOINTS || type == PMSG_CHECKPOINT;
 }
 
 static void
@@ -473,8 +472,9 @@ dispatch_turn_end (broker_t *self)
     if (!dispatch_release (self))
         return -1;
     //  After the release: the mail a push hands out was made durable with
-    //  this turn's records.
-    push_flush (self);
+    //  this turn's records (none while answers wait for the journal).
+    if (!durable_holding (self))
+        push_flush (self);
     return 0;
 }
 

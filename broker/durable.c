@@ -51,6 +51,9 @@ struct _durable_t {
     uint64_t storage_errors;
     uint64_t replayed, skipped, legacy, diverged;
     char lost [256];            //  why nothing more may be acknowledged ("": fine)
+    bool holding;               //  a turn's write or sync failed: the outbox waits
+                                //  for the journal to heal
+    char unhealthy [256];       //  durable_refusal's sentence while unhealthy
 };
 
 static plog_limit_t s_diverged_limit;
@@ -66,6 +69,12 @@ durable_refusal (broker_t *self)
         return NULL;
     if (d->lost [0])
         return d->lost;
+    if (!journal_healthy (d->journal)) {
+        snprintf (d->unhealthy, sizeof d->unhealthy, "a write or sync of the journal failed "
+                  "(%s); it is being rewritten from memory", strerror (journal_health_error
+                                                                      (d->journal)));
+        return d->unhealthy;
+    }
     return NULL;
 }
 
@@ -109,6 +118,51 @@ durable_lost (broker_t *self, const char *what)
 }
 
 bool
+durable_point (broker_t *self)
+{
+    durable_t *d = self->durable;
+    if (!d || self->replaying)
+        return !self->failed;
+    if (self->failed)
+        return false;
+    //  What a failed turn answered waits for the healing snapshot: a good
+    //  write or sync after a failed one proves nothing (journal.h).
+    if (d->holding && !journal_healthy (d->journal))
+        return false;
+    bool ok = journal_flush (d->journal) == 0;
+    if (ok && self->config.fsync == JOURNAL_FSYNC_ALWAYS)
+        ok = journal_commit (d->journal) == 0;
+    if (!ok) {
+        if (!d->holding)
+            plog_error ("the journal could not be %s (%s): nothing more is answered until it "
+                        "is rewritten from memory; changes are refused meanwhile",
+                        self->config.fsync == JOURNAL_FSYNC_ALWAYS ? "written and synced"
+                                                                   : "written",
+                        strerror (journal_health_error (d->journal) ? journal_health_error
+                                  (d->journal) : errno));
+        d->storage_errors++;
+        d->holding = true;
+        return false;
+    }
+    if (d->holding)
+        plog_info ("the journal is sound again: the answers held since its failure go out");
+    d->holding = false;
+    return true;
+}
+
+bool
+durable_healthy (broker_t *self)
+{
+    return !self->durable || journal_healthy (self->durable->journal);
+}
+
+bool
+durable_holding (broker_t *self)
+{
+    return self->durable && self->durable->holding;
+}
+
+bool
 durable_flush (broker_t *self)
 {
     durable_t *d = self->durable;
@@ -116,27 +170,7 @@ durable_flush (broker_t *self)
         return !self->failed;
     if (self->failed)
         return false;
-    if (journal_flush (d->journal) == 0)
-        return true;
-    //  The turn's changes are applied in memory but their records did not
-    //  reach the file (their disk space was reserved, so this is an I/O
-    //  error, not a full disk).
-    durable_lost (self, "cannot write the journal");
-    return false;
-}
-
-bool
-durable_commit (broker_t *self)
-{
-    durable_t *d = self->durable;
-    if (!d || self->replaying)
-        return !self->failed;
-    if (self->failed)
-        return false;
-    if (journal_commit (d->journal) == 0)
-        return true;
-    durable_lost (self, "cannot sync the journal");
-    return false;
+    return journal_flush (d->journal) == 0;
 }
 
 //  ---------------------------------------------------------------------
@@ -348,6 +382,8 @@ s_on_snapshot_record (const void *payload, size_t size, void *arg)
 //  ---------------------------------------------------------------------
 //  Life cycle
 
+static int s_snapshot_write (jfile_t *file, void *arg);
+
 //  One operation of the broker's own at start (origin, limits), written
 //  and synced before anything is served.
 static int
@@ -382,6 +418,9 @@ durable_open (broker_t *self, const core_limits_t *limits, char *why, size_t why
                                why, why_size);
     if (!d->journal)
         return -1;
+    //  How the journal heals after a failed write or sync: a snapshot of
+    //  the core, as compaction writes.
+    journal_set_snapshot (d->journal, s_snapshot_write, self);
     int64_t start = pclock_mono_ms ();
     self->replaying = true;
     d->restore = core_restore_new (self->core);
@@ -467,14 +506,14 @@ durable_on_tick (zloop_t *loop, int timer_id, void *arg)
     durable_t *d = self->durable;
     if (!d)
         return 0;
-    //  Records appended outside a request turn (a push's position) are
-    //  written within a second.
-    if (!durable_flush (self))
-        return -1;
+    //  A healing snapshot starts here when the journal is unhealthy.
     journal_tick (d->journal);
-    if (journal_wants_compaction (d->journal))
+    if (journal_healthy (d->journal) && journal_wants_compaction (d->journal))
         durable_compact (self);
-    return 0;
+    //  Records appended outside a request turn (a push's position) are
+    //  written within a second; answers held since a failure leave once
+    //  the journal healed.
+    return dispatch_release (self) ? 0 : -1;
 }
 
 //  In the compaction child: the core's snapshot records into the file.
@@ -524,8 +563,3 @@ durable_journal (broker_t *self)
     return self->durable ? self->durable->journal : NULL;
 }
 
-bool
-durable_holds_replies (broker_t *self)
-{
-    return self->durable && journal_holds_replies (self->durable->journal);
-}

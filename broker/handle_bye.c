@@ -26,8 +26,11 @@ handle_bye (broker_t *self, request_t *req)
     op_t bye = { .kind = OP_BYE };
     call_apply (self, &bye, NULL);
     req->agent = NULL;
-    if (forget)
+    if (forget) {
+        //  As when the timer forgets it: watchers drop the id.
+        publish_agent_event (self, agent, "forgotten");
         session_forget (self, &agent);
+    }
     call_end (self);
     penc_begin (&self->reply, PMSG_OK, req->id, 0);
 }

@@ -85,9 +85,9 @@ static const pconfig_option_t s_options [] = {
     { "start", 0, PCONFIG_STR, "PARLEY_START", "spread", 0, 0, "PLACEMENT",
       "where entering agents start: spread (the first three spread over the world), "
       "same (all at position 0) or random (drawn from --seed)" },
-    { "data-dir", 0, PCONFIG_STR, "PARLEY_DATA_DIR", NULL, 0, 0, "DIR",
+    { "data-dir", 0, PCONFIG_STR, "PARLEY_DATA_DIR", "./parley-data", 0, 0, "DIR",
       "where queues, registrations, shared state and the world are kept across restarts "
-      "(default: $STATE_DIRECTORY when set, as systemd sets it, else ./parley-data); "
+      "(unset: $STATE_DIRECTORY when set, as systemd sets it, else ./parley-data); "
       "\"none\" keeps everything in memory only" },
     { "fsync", 0, PCONFIG_STR, "PARLEY_FSYNC", "everysec", 0, 0, "POLICY",
       "always (a reply means the change is on disk; one sync per loop turn), everysec "
@@ -225,7 +225,7 @@ s_fill (pconfig_t *config, broker_config_t *cfg)
     }
     cfg->checkpoints = (size_t) pconfig_int (config, "checkpoints");
     cfg->data_dir = pconfig_str (config, "data-dir");
-    if (!cfg->data_dir) {
+    if (!pconfig_is_set (config, "data-dir")) {
         //  systemd's StateDirectory= (the first one when several are given).
         const char *state_dir = getenv ("STATE_DIRECTORY");
         if (state_dir && *state_dir) {

@@ -27,6 +27,7 @@ stats_tick (broker_t *self)
 }
 
 #define STATS_FIELDS 44
+#define STATS_JOURNAL_FIELDS 7      //  only from a broker that journals (--data-dir)
 
 void
 stats_encode (broker_t *self, uint64_t id)
@@ -34,8 +35,10 @@ stats_encode (broker_t *self, uint64_t id)
     const mailroom_counters_t *mail = mailroom_counters (self->mailroom);
     state_stats_t state;
     state_stats (self->state, &state);
+    journal_t *journal = durable_journal (self);
     penc_t *enc = &self->reply;
-    penc_begin (enc, PMSG_STATS_REPLY, id, STATS_FIELDS);
+    penc_begin (enc, PMSG_STATS_REPLY, id,
+                STATS_FIELDS + (journal ? STATS_JOURNAL_FIELDS : 0));
     penc_kv_uint (enc, "uptime_ms", (uint64_t) (pclock_mono_ms () - self->started_ms));
     penc_kv_uint (enc, "agents", agents_size (self->agents));
     penc_kv_uint (enc, "online", agents_online (self->agents));
@@ -79,5 +82,18 @@ stats_encode (broker_t *self, uint64_t id)
     penc_kv_uint (enc, "push_frames", self->counters.push_frames);
     penc_kv_uint (enc, "push_deferred", self->counters.push_deferred);
     penc_kv_uint (enc, "consumers", push_consumers (self));
+    //  The journal's own figures, as /metrics has them: a tool asking STATS
+    //  can tell a journaling broker and how its disk use goes.
+    if (journal) {
+        journal_stats_t written;
+        journal_stats (journal, &written);
+        penc_kv_uint (enc, "journal_log_bytes", written.log_bytes);
+        penc_kv_uint (enc, "journal_snapshot_bytes", written.snapshot_bytes);
+        penc_kv_uint (enc, "journal_written_bytes", written.appended_bytes);
+        penc_kv_uint (enc, "journal_compactions", written.compactions);
+        penc_kv_uint (enc, "journal_write_errors", written.write_errors);
+        penc_kv_uint (enc, "journal_sync_errors", written.sync_errors);
+        penc_kv_uint (enc, "journal_healthy", durable_healthy (self) ? 1 : 0);
+    }
     model_usage_encode (self, enc);
 }

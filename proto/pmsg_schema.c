@@ -308,6 +308,7 @@ static const pfield_t s_stats_reply [] = {
     { "replies_waiting", PF_UINT, false, 0, NULL, "replies kept now for clients that read slowly" },
     { "connections_cut", PF_UINT, false, 0, NULL, "connections cut for not reading their replies" },
     { "requests_stalled", PF_UINT, false, 0, NULL, "requests held now behind replies their client has not read" },
+    { "journal_healthy", PF_UINT, false, 0, NULL, "0 while the journal heals from a failed write or sync (changes refused), else 1" },
     { "queued_memory", PF_UINT, false, 0, NULL, "memory of the queued messages (bounded by --max-queued-bytes)" },
     { "storage_errors", PF_UINT, false, 0, NULL, "journal records that could not be written (ERROR STORAGE)" },
     { "version", PF_STR, false, PROTO_MAX_NAME, NULL, "the broker's release (parley-broker --version)" },
@@ -321,6 +322,12 @@ static const pfield_t s_stats_reply [] = {
     { "push_frames", PF_UINT, false, 0, NULL, "MAIL_PUSH frames sent" },
     { "push_deferred", PF_UINT, false, 0, NULL, "MAIL_PUSH frames the consumer's full pipe refused (retried, nothing lost)" },
     { "consumers", PF_UINT, false, 0, NULL, "agents with an open push subscription" },
+    { "journal_log_bytes", PF_UINT, false, 0, NULL, "size of the journal's current log (--data-dir)" },
+    { "journal_snapshot_bytes", PF_UINT, false, 0, NULL, "size of the journal's newest snapshot" },
+    { "journal_written_bytes", PF_UINT, false, 0, NULL, "bytes appended to the journal's logs since start" },
+    { "journal_compactions", PF_UINT, false, 0, NULL, "journal compactions finished since start" },
+    { "journal_write_errors", PF_UINT, false, 0, NULL, "journal appends that failed" },
+    { "journal_sync_errors", PF_UINT, false, 0, NULL, "journal syncs that failed" },
     { "model_roles", PF_MAP, false, 0, NULL, "model use per role: {role: {agents, model_calls, ...}}" },
 };
 

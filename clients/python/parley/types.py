@@ -444,6 +444,7 @@ class Stats:
     requests_stalled: int = 0
     queued_memory: int = 0
     storage_errors: int = 0
+    journal_healthy: int = 0
     version: str = ""
     sends_parked: int = 0
     send_wait_timeouts: int = 0
