@@ -120,9 +120,15 @@ LIBPARLEY     := $(LIBPARLEY_A) $(LIBPARLEY_SO)
 # Keep test and bench objects: they are not throwaway intermediates.
 .SECONDARY:
 
+# ./bin is the release build's alone: people, scripts and benchmarks that
+# run bin/parley-* get release binaries whatever was built last. Any other
+# build (SANITIZE=1: build/san/bin) keeps its binaries in its own folder.
+RELEASE_BIN := build/rel/bin
 all: $(BINARIES) $(LIBPARLEY)
+ifeq ($(BIN),$(RELEASE_BIN))
 	@mkdir -p bin
-	@for b in $(BINARIES); do ln -sf ../$$b bin/; done
+	@for b in $(BINARIES); do ln -sfn ../$$b bin/; done
+endif
 
 # Runs on every build; takes milliseconds when nothing is missing. Under
 # install and uninstall it only reports (--check): those never call a
@@ -176,7 +182,7 @@ $(BIN)/parley-tap: $(call obj,tools/tap/main.c) $(LIB_TAP) $(LIB_CLIENT) $(LIB_P
 	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
 
 # parley-web: the page, script and style sheet become a C file (xxd -i).
-$(WEB_GEN): $(WEB_ASSETS) scripts/web-assets.sh
+$(WEB_GEN): $(WEB_ASSETS) scripts/web-assets.sh | check-deps
 	@mkdir -p $(dir $@)
 	./scripts/web-assets.sh $@ tools/web/assets
 
@@ -338,4 +344,4 @@ uninstall-lib:
 clean:
 	rm -rf build bin
 
--include $(shell find build -name '*.d' 2>/dev/null)
+-include $(shell find build -path '*/obj/*' -name '*.d' -type f 2>/dev/null)
