@@ -14,6 +14,8 @@
 #                        (minutes; BENCH_TEAM_ARGS="--world-file F --agent-arg=..." for yours)
 #   make fuzz            libFuzzer on the frame decoder (FUZZ_SECONDS=60)
 #   make deps            install the Debian packages and build libfaiss_c.a
+#   make fresh-check     the README's commands on a fresh Debian 12 root (debootstrap;
+#                        root; FRESH_ARGS="--variant debian" for one starting point)
 #   make install PREFIX=/usr/local DESTDIR= SYSCONFDIR=
 #                        binaries, libparley, man pages, systemd units, docs,
 #                        parley.env; never calls a package manager (make deps)
@@ -145,6 +147,14 @@ check-test-deps: | check-deps
 
 deps:
 	./scripts/deps.sh test
+
+# The first hour on a Debian 12 nobody touched: debootstrap roots (bare, and
+# with NodeSource-style nodejs), the tree copied in, the README's steps run
+# inside, each phase timed. Uses nothing of this tree's build or .deps.
+FRESH_ARGS ?=
+.PHONY: fresh-check
+fresh-check:
+	./scripts/fresh-check.sh $(FRESH_ARGS)
 
 $(BUILD)/obj/%.o: %.c | check-deps
 	@mkdir -p $(dir $@)
