@@ -222,7 +222,7 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIB_TEST) $(PARLEY_LIBS)
 # Tests find the binaries under test through PARLEY_BIN_DIR, and their data
 # (corpora, the scripted OpenAI server) through PARLEY_TEST_DIR.
 TEST_ENV := PARLEY_BIN_DIR=$(CURDIR)/$(BIN) PARLEY_TEST_DIR=$(CURDIR)/tests \
-            CK_DEFAULT_TIMEOUT=120 \
+            CK_DEFAULT_TIMEOUT=120 CK_MAX_MSG_SIZE=65536 \
             ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
             LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp
 
