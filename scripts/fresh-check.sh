@@ -222,7 +222,7 @@ in_root() {
 step_log=""
 stamp() {
     local t0=${EPOCHREALTIME/./} line d
-    while IFS= read -r line; do
+    while IFS= read -r line || [ -n "$line" ]; do
         d=$(( (${EPOCHREALTIME/./} - t0) / 100000 ))
         printf '%5d.%d %s\n' $((d / 10)) $((d % 10)) "$line"
     done
