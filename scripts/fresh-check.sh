@@ -113,18 +113,43 @@ now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f", b - a }'; }
 
 # ---------------------------------------------------------------------------
-# Cleanup: processes whose root is inside `root`, mounts under it, the root.
+# Long steps run in the background and are waited for: bash acts on a
+# trapped signal during `wait` at once, while it would wait for a
+# foreground child that ignores the signal (dpkg does) to finish first.
+in_background() {
+    "$@" &
+    wait "$!"
+}
+
+# Cleanup: the script's own children (by pid, depth first), processes whose
+# root is inside `root` (a daemon a test left, dpkg in a session of its
+# own), mounts under it, the root.
 root=""
+kill_tree() {
+    local child
+    for child in $(ps -o pid= --ppid "$1" 2>/dev/null); do kill_tree "$child"; done
+    kill -TERM "$1" 2>/dev/null
+}
+kill_children() {
+    local child
+    for child in $(ps -o pid= --ppid "$$" 2>/dev/null); do kill_tree "$child"; done
+}
+inside_pids() {
+    find /proc -mindepth 2 -maxdepth 2 -name root \( -lname "$1" -o -lname "$1/*" \) 2>/dev/null |
+        cut -d/ -f3
+}
 kill_inside() {
-    local r=$1 p link pids=()
-    for p in /proc/[0-9]*; do
-        link=$(readlink "$p/root" 2>/dev/null) || continue
-        case $link in "$r"|"$r"/*) pids+=("${p#/proc/}") ;; esac
+    local r=$1 pids tries=0
+    # Until none is left: dpkg runs in a session of its own and may start
+    # a maintainer script while the others die.
+    while pids=$(inside_pids "$r") && [ -n "$pids" ]; do
+        [ $tries = 0 ] && log "killing the processes left in $r:" $pids
+        # shellcheck disable=SC2086
+        kill -KILL $pids 2>/dev/null
+        sleep 0.2
+        tries=$((tries + 1))
+        [ $tries -lt 50 ] || { log "processes still running in $r:" $pids; return 1; }
     done
-    [ ${#pids[@]} -gt 0 ] || return 0
-    log "killing ${#pids[@]} process(es) left in $r: ${pids[*]}"
-    kill -KILL "${pids[@]}" 2>/dev/null
-    sleep 0.2
 }
 mounts_under() {
     # mountinfo field 5 is the mount point (octal escapes for spaces).
@@ -138,14 +163,18 @@ unmount_all() {
 remove_root() {
     local r=$1
     [ -n "$r" ] && [ -d "$r" ] || return 0
-    kill_inside "$r"
+    kill_inside "$r" || return 1
     unmount_all "$r" || { log "mounts left under $r:"; mounts_under "$r" >&2; return 1; }
     if [ "$keep" = 1 ]; then log "kept $r"; return 0; fi
-    rm -rf --one-file-system "$r"
+    rm -rf --one-file-system "$r" 2>/dev/null || { kill_inside "$r" && rm -rf --one-file-system "$r"; } ||
+        { log "could not remove $r"; return 1; }
 }
 on_exit() {
     local rc=$?
-    trap - EXIT INT TERM
+    # The cleanup runs to its end: a second Ctrl-C must not leave a root.
+    trap '' INT TERM
+    trap - EXIT
+    kill_children
     if [ -n "$root" ]; then remove_root "$root" || rc=1; fi
     [ "$keep" = 1 ] || rmdir "$roots" 2>/dev/null
     rm -f "$tree_tar"
@@ -230,8 +259,11 @@ stamp() {
 run_step() {
     local name=$1 r=$2 who=$3 script=$4 rc
     printf '### %s: %s\n' "$name" "$script" >>"$step_log"
-    in_root "$r" "$who" "$script" 2>&1 | stamp >>"$step_log"
-    rc=${PIPESTATUS[0]}
+    local rcfile=$work/step.rc
+    rm -f "$rcfile"
+    { in_root "$r" "$who" "$script" 2>&1; echo $? >"$rcfile"; } | stamp >>"$step_log" &
+    wait "$!"
+    rc=$(cat "$rcfile" 2>/dev/null) || rc=1
     if [ "$rc" != 0 ]; then
         log "$name failed (exit $rc); the last lines of $step_log:"
         tail -n 60 "$step_log" >&2
@@ -268,12 +300,16 @@ make_root() {
     if [ ! -s "$tarball" ]; then
         log "debootstrap: downloading $suite minbase from $mirror (cached in $tarball)"
         rm -rf --one-file-system "$work/tarball-root"
-        debootstrap --variant=minbase --make-tarball="$tarball.tmp" "$suite" "$work/tarball-root" "$mirror" \
-            >"$work/debootstrap.log" 2>&1 || { tail -20 "$work/debootstrap.log" >&2; die "debootstrap --make-tarball failed"; }
+        in_background debootstrap --variant=minbase --make-tarball="$tarball.tmp" "$suite" \
+            "$work/tarball-root" "$mirror" >"$work/debootstrap.log" 2>&1 ||
+            { tail -20 "$work/debootstrap.log" >&2; die "debootstrap --make-tarball failed"; }
         mv "$tarball.tmp" "$tarball"
         rm -rf --one-file-system "$work/tarball-root"
     fi
-    debootstrap --variant=minbase --unpack-tarball="$tarball" "$suite" "$r" "$mirror" \
+    # Its own mount namespace: the /proc it mounts in the root while
+    # packages configure goes away with it, however it ends.
+    in_background unshare --mount --propagation private \
+        debootstrap --variant=minbase --unpack-tarball="$tarball" "$suite" "$r" "$mirror" \
         >"$work/debootstrap.log" 2>&1 || { tail -20 "$work/debootstrap.log" >&2; die "debootstrap failed"; }
     report+=("debootstrap $(secs "$t0" "$(now)") s")
 }
@@ -359,7 +395,7 @@ one_variant() {
     t0=$(now)
     prepare_root "$root"
     if [ "$variant" = nodesource ]; then
-        nodesource_deb "$root/root/nodejs.deb"
+        in_background nodesource_deb "$root/root/nodejs.deb" || return 1
         run_step "install NodeSource nodejs" "$root" root \
             'apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q ./nodejs.deb && rm nodejs.deb && node --version && npm --version' ||
             return 1
