@@ -16,6 +16,7 @@
 #include "pclock.h"
 #include "plog.h"
 #include "sdnotify.h"
+#include "textbuf.h"
 
 struct _agent_t {
     agent_state_t state;
@@ -151,10 +152,17 @@ s_policies (agent_t *self, char *err, size_t err_size)
     lo.model = self->config.llm_model;
     if (self->config.llm_timeout_ms > 0)
         lo.http.timeout_ms = self->config.llm_timeout_ms;
+    llm_mode_t mode = LLM_MODE_AUTO;
+    if (self->config.llm_mode && !llm_mode_parse (self->config.llm_mode, &mode)) {
+        snprintf (err, err_size, "--llm-mode %s is not auto, tools, json-schema or text",
+                  self->config.llm_mode);
+        return -1;
+    }
     llm_t *llm = llm_new (&lo, err, err_size);
     if (!llm)
         return -1;
     a->policy = policy_llm_new (llm, self->config.llm_breaker_ms);
+    policy_llm_set_mode (a->policy, mode);
     a->llm_deadline_ms = self->config.llm_deadline_ms;
     if (self->config.llm_probe)
         policy_llm_probe (a->policy, 5000);
@@ -301,8 +309,10 @@ agent_connect (agent_t *self, volatile sig_atomic_t *stop, char *err, size_t err
     agent_parts_t *a = &self->state.parts;
     a->stop = stop;
     parley_client_set_stop (a->link, stop);
-    if (parley_client_connect (a->link) != PARLEY_OK) {
-        snprintf (err, err_size, "%s", parley_client_error_text (a->link));
+    parley_err_t rc = parley_client_connect (a->link);
+    if (rc != PARLEY_OK) {
+        snprintf (err, err_size, "%s: %s", parley_strerror (rc),
+                  parley_client_error_text (a->link));
         return -1;
     }
     a->connected_ms = pclock_mono_ms ();
@@ -343,6 +353,82 @@ agent_connect (agent_t *self, volatile sig_atomic_t *stop, char *err, size_t err
     return 0;
 }
 
+//  Why the model never answered, in words that tell a server that could
+//  not be reached from one that answered with something that is not a
+//  model's answer (an HTTP 501, an HTML page with 200).
+static void
+s_no_model (const policy_llm_report_t *r)
+{
+    const llm_totals_t *t = &r->totals;
+    if (t->refused + t->bad_response > 0)
+        plog_error ("the model server answered, but never with a model's answer: %" PRIu64
+                    " requests refused (an HTTP error such as 400 or 501), %" PRIu64 " replies "
+                    "that were not a chat completion (such as an HTML page), %" PRIu64
+                    " calls unreachable; last: %s. Every step was decided by the heuristic",
+                    t->refused, t->bad_response, t->unreachable, r->last_error);
+    else
+        plog_error ("the model server was never reached: %" PRIu64 " decisions got no answer, "
+                    "%" PRIu64 " were not sent while the circuit was open; last: %s. Every "
+                    "step was decided by the heuristic", r->unanswered, r->skipped,
+                    *r->last_error? r->last_error: "no call made (see the probe at start)");
+}
+
+//  The mail the last STEP brought for a step that will not come. When the
+//  memory keeps messages, the others' mail goes in as a step's mail would
+//  ("Messages received after my last step: ...") and then all of it is
+//  handed over like a step's (our own posts, echoed by the channels we
+//  listen to, need no memory), so the commit below acknowledges it: a
+//  clean exit leaves no mail it took at the broker, and the next start
+//  does not receive it again. Mail not stored (no memory, memory.store
+//  without messages, a failed embedding) stays for the next start.
+static void
+s_store_unread_mail (agent_t *self)
+{
+    agent_parts_t *a = &self->state.parts;
+    size_t count = a->mailbox? conn_mailbox_staged (a->mailbox): 0;
+    if (count == 0 || a->no_memory || !a->vmem || !a->embedder
+    ||  !(a->store & AGENT_STORE_MESSAGES))
+        return;
+    textbuf_t *buf = textbuf_new ();
+    if (!buf)
+        return;
+    textbuf_add (buf, "Messages received after my last step: ");
+    size_t stored = 0;
+    for (size_t i = 0; i < count; i++) {
+        const mail_view_t *m = conn_mailbox_staged_at (a->mailbox, i);
+        if ((m->seq && m->seq <= conn_mailbox_last_seq (a->mailbox)) || streq (m->from, a->id))
+            continue;                   //  taken before, or our own post
+        if (stored++)
+            textbuf_add (buf, " | ");
+        if (*m->channel)
+            textbuf_addf (buf, "In %s, from %s: %s", m->channel, m->from, m->text);
+        else
+            textbuf_addf (buf, "From %s: %s", m->from, m->text);
+    }
+    char *text = textbuf_detach (&buf);
+    char err[256] = "out of memory";
+    int rc = stored? -1: 0;
+    if (stored && text) {
+        rc = embedder_embed (a->embedder, text, a->vec, err, sizeof (err));
+        if (rc == 0)
+            rc = vmemory_add (a->vmem, a->vec, text, err, sizeof (err));
+    }
+    free (text);
+    if (rc != 0) {
+        plog_warn ("%zu messages received after the last step not stored (%s): the next "
+                   "start receives them", stored, err);
+        return;
+    }
+    if (stored) {
+        self->state.counts.memories_stored++;
+        plog_info ("%zu messages received after the last step kept in memory", stored);
+    }
+    //  The staged mail becomes the mailbox's batch: its seqs now count as
+    //  handed to a step, so the commit covers them.
+    if (connector_capture (a->mailbox, err, sizeof (err)) != 0)
+        plog_warn ("unread mail not taken: %s", err);
+}
+
 int
 agent_run (agent_t *self)
 {
@@ -364,6 +450,7 @@ agent_run (agent_t *self)
     //  Leaving releases the claim (and hands over the last visits).
     team_facts_set_own_claim (a->facts, TEAM_NO_CELL);
     agent_team_sync (a, s->perceived.step, true);
+    s_store_unread_mail (self);
     //  Mail is acknowledged only once the memory holding it is on disk.
     if (vmemory_save (a->vmem, err, sizeof (err)) != 0)
         plog_warn ("saving memory failed: %s", err);
@@ -383,9 +470,7 @@ agent_run (agent_t *self)
             policy_llm_report_t r;
             policy_llm_report (a->policy, &r);
             if (r.totals.ok == 0 && s->perceived.step > 0) {
-                plog_error ("the model was never reached: %" PRIu64 " calls failed, %" PRIu64
-                            " decisions skipped; every step was decided by the heuristic",
-                            r.totals.failed, r.skipped);
+                s_no_model (&r);
                 return AGENT_NO_MODEL;
             }
         }
@@ -452,11 +537,14 @@ agent_summary (agent_t *self, FILE *out)
         fprintf (out, "[%s] MODEL calls=%" PRIu64 " ok=%" PRIu64 " failed=%" PRIu64
                  " skipped=%" PRIu64 " breaker_openings=%" PRIu64 " retries=%" PRIu64
                  " prompt_tokens=%" PRIu64 " completion_tokens=%" PRIu64
-                 " calls_with_usage=%" PRIu64 " latency_ms_mean=%.1f latency_ms_max=%.1f\n",
+                 " calls_with_usage=%" PRIu64 " latency_ms_mean=%.1f latency_ms_max=%.1f"
+                 " unreachable=%" PRIu64 " refused=%" PRIu64 " bad_response=%" PRIu64
+                 " corrections=%" PRIu64 " mode=%s probe_calls=%" PRIu64 "\n",
                  a->id, t->calls, t->ok, t->failed, r.skipped, r.breaker_openings, t->retries,
                  t->prompt_tokens, t->completion_tokens, t->calls_with_usage,
                  t->calls? t->latency_us / 1000.0 / (double) t->calls: 0.0,
-                 t->latency_max_us / 1000.0);
+                 t->latency_max_us / 1000.0, t->unreachable, t->refused, t->bad_response,
+                 c->invalid_answers, llm_mode_name (r.mode), r.probe_calls);
     }
     fprintf (out, "[%s] found:", a->id);
     for (size_t i = 0; i < found; i++)

@@ -181,7 +181,7 @@ s_collect (parley_client_t *self, parley_ticket_t ticket, pmsg_type_t expect,
     *entry = *found;
     *found = self->pending [--self->pending_count];
     if (entry->code == PARLEY_ERR_NOT_HELLO)
-        return client_fail (self, entry->code, "NOT_HELLO: the broker forgot this session");
+        return client_fail (self, entry->code, "the broker forgot this session");
     if (entry->code)
         return client_fail (self, entry->code, "no reply to request %" PRIu64
                             " (sent once; its connection was closed)", ticket);

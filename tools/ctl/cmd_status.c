@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*  parley-ctl status: is the broker up, and how is it. One STATS and one
     AGENTS; the journal's fields are every STATS field named journal_*, as
-    the broker sends them (none: "not reported"). When the broker does not
+    the broker sends them (a broker that keeps everything in memory sends
+    none). When the broker does not
     answer it says so (--json: {"up": false}) and exits 3. This
     connection itself (registered for the moment, forgotten at BYE) is
     not counted. */
@@ -28,17 +29,30 @@ s_uint (const parley_stat_list_t *list, const char *name)
     return f && f->num_value > 0 ? (uint64_t) f->num_value : 0;
 }
 
+//  No session: either nothing answered (down, exit 3) or the broker
+//  answered and refused this HELLO (up, exit 1, with its reason: a key
+//  that may not be this id, too many agents...).
 static int
 s_down (ctl_t *ctl)
 {
-    if (ctl->json)
-        ctl_print_json (json_pack ("{s:b, s:s, s:s, s:s}", "up", 0, "broker", ctl->broker,
-                                   "error", parley_strerror (ctl->connect_error),
-                                   "ctl_version", PARLEY_VERSION));
+    bool refused = ctl->connect_error < PARLEY_ERR_TIMEOUT;
+    if (ctl->json) {
+        json_t *json = json_pack ("{s:b, s:s, s:s, s:s, s:s}", "up", refused, "broker", ctl->broker,
+                                  "error", parley_strerror (ctl->connect_error),
+                                  "reason", ctl->connect_why, "ctl_version", PARLEY_VERSION);
+        if (refused)
+            json_object_set_new (json, "refused_hello_as", json_string (ctl->id));
+        ctl_print_json (json);
+    }
     else
-        printf ("broker      down: %s does not answer (%s)\n", ctl->broker,
-                parley_strerror (ctl->connect_error));
-    return PARLEY_EXIT_NETWORK;
+    if (refused)
+        printf ("broker      up at %s, but it refused HELLO as %s: %s: %s\n", ctl->broker,
+                ctl->id, parley_strerror (ctl->connect_error), ctl->connect_why);
+    else
+        printf ("broker      down: %s does not answer (%s%s%s)\n", ctl->broker,
+                parley_strerror (ctl->connect_error), *ctl->connect_why ? ": " : "",
+                ctl->connect_why);
+    return refused ? PARLEY_EXIT_FAILURE : PARLEY_EXIT_NETWORK;
 }
 
 int
@@ -68,8 +82,8 @@ cmd_status (ctl_t *ctl)
     if (rc != PARLEY_EXIT_OK)
         return rc;
     uint64_t connections = s_uint (&stats, "online");
-    if (connections)
-        connections--;              //  ours
+    if (connections && !ctl->observer)
+        connections--;              //  ours, registered for the moment
     const parley_stat_field_t *version = s_field (&stats, "version");
     const char *broker_version = version && version->kind == PARLEY_STAT_TEXT ? version->text : "";
     if (ctl->json) {
@@ -115,21 +129,27 @@ cmd_status (ctl_t *ctl)
             (unsigned long long) s_uint (&stats, "unroutable"));
     printf ("model       %llu calls, %llu tokens (%zu agents reporting)\n",
             (unsigned long long) calls, (unsigned long long) tokens, reported);
+    //  journal_log_bytes 7789 bytes -> "log 7789 bytes".
     size_t shown = 0;
     for (size_t i = 0; i < stats.count; i++) {
         const parley_stat_field_t *f = &stats.fields [i];
-        if (strncmp (f->name, "journal", 7) != 0)
+        if (strncmp (f->name, "journal_", 8) != 0)
             continue;
-        char *text = NULL;
+        const char *unit = ctl_stat_unit (f);
+        char name [PARLEY_NAME_MAX + 1];
+        snprintf (name, sizeof name, "%s", f->name + 8);
+        size_t len = strlen (name);
+        if (strcmp (unit, "bytes") == 0 && len > 6 && strcmp (name + len - 6, "_bytes") == 0)
+            name [len - 6] = 0;
         json_t *value = mpjs_decode (f->value, f->value_size);
-        text = value ? json_dumps (value, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
-        printf ("%s %s %s%s%s\n", shown++ ? "           " : "journal    ", f->name,
-                text ? text : "?", *f->unit && strcmp (f->unit, "count") ? " " : "",
-                strcmp (f->unit, "count") ? f->unit : "");
+        char *text = value ? json_dumps (value, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+        bool counted = strcmp (unit, "count") == 0 || !*unit;
+        printf ("%s %s %s%s%s\n", shown++ ? "           " : "journal    ", name,
+                text ? text : "?", counted ? "" : " ", counted ? "" : unit);
         free (text);
         json_decref (value);
     }
     if (!shown)
-        printf ("journal     not reported by this broker\n");
+        printf ("journal     none (--data-dir none: everything in memory only)\n");
     return PARLEY_EXIT_OK;
 }

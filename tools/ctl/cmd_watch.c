@@ -1,9 +1,24 @@
 // SPDX-License-Identifier: MIT
 /*  parley-ctl watch [KEY]...: follows a workflow turn by turn. For each
     WORKFLOW_EVENT it prints who acted, what their turn changed (the
-    difference between the event's checkpoint and the one before) and who
-    is next; when the run ends, the values of the KEYs given (e.g. the
-    final report). Exit 0 when the workflow is done, 1 when it failed. */
+    difference between the event's checkpoint and the one before, with
+    the values before) and who is next; when the run ends, the values of
+    the KEYs given (e.g. the final report). Exit 0 when the workflow is
+    done, 1 when it failed.
+
+    Each line says what it counts: a turn line carries the turn's number,
+    the line of the run's end does not (it ends the turn before it); an
+    appended list says how many entries the turn added and how many it
+    holds, and, when its entries name themselves by "id", how many
+    distinct ones (a scene's objects are appended again as each role
+    refines them: twelve entries, three objects).
+
+    A turn announced again (an agent, or a person's tool, came to take
+    it) is one line naming who took it.
+
+    --json: one JSON object per event and line (the change as parley-ctl
+    diff's; "again": true for a turn announced again), then
+    {"keys": {...}} when the run ended. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,53 +27,169 @@
 #include "mpjs.h"
 #include "pconfig.h"
 
-//  One line per changed key: arrays by length, the rest by value (cut).
-static void
-s_print_change (const parley_checkpoint_entry_t *entry)
+//  Distinct "id"s among an array's objects (0 when none has one).
+static size_t
+s_distinct_ids (const json_t *array)
 {
-    if (entry->removed) {
-        printf ("      %s removed\n", entry->key);
-        return;
+    json_t *seen = json_object ();
+    size_t i;
+    const json_t *item;
+    json_array_foreach (array, i, item) {
+        const char *id = json_string_value (json_object_get (item, "id"));
+        if (id)
+            json_object_set_new (seen, id, json_true ());
     }
-    json_t *value = entry->value ? mpjs_decode (entry->value, entry->value_size) : NULL;
-    if (json_is_array (value)) {
-        printf ("      %s: %zu items\n", entry->key, json_array_size (value));
-        //  Items that describe themselves (issues) are worth reading.
-        for (size_t i = 0; i < json_array_size (value) && i < 8; i++) {
-            const json_t *item = json_array_get (value, i);
-            const char *text = json_string_value (json_object_get (item, "description"));
-            const char *category = json_string_value (json_object_get (item, "category"));
-            if (text && category)
-                printf ("        - [%s] %s\n", category, text);
-        }
-        json_decref (value);
-        return;
-    }
-    char *text = value ? json_dumps (value, JSON_COMPACT | JSON_ENCODE_ANY
-                                            | JSON_REAL_PRECISION (4)) : NULL;
-    printf ("      %s = %.100s%s\n", entry->key, text ? text : "null",
-            text && strlen (text) > 100 ? "..." : "");
-    free (text);
-    json_decref (value);
+    size_t count = json_object_size (seen);
+    json_decref (seen);
+    return count;
+}
+
+//  True when `old` is the start of `now`: the turn appended to it.
+static bool
+s_appended (const json_t *old, const json_t *now)
+{
+    if (!json_is_array (old) || json_array_size (old) > json_array_size (now))
+        return false;
+    for (size_t i = 0; i < json_array_size (old); i++)
+        if (!json_equal (json_array_get (old, i), json_array_get (now, i)))
+            return false;
+    return true;
 }
 
 static void
-s_print_turn (ctl_t *ctl, const parley_workflow_event_t *event, const char *previous)
+s_print_list (const char *key, const json_t *old, const json_t *now)
 {
-    printf ("turn %-3llu %-10s %s -> %s  [%s, revisions %llu]%s%s\n",
-            (unsigned long long) event->turn, event->name,
-            previous [0] ? previous : "(start)", event->holder [0] ? event->holder : "(end)",
-            event->status_name, (unsigned long long) event->revisions,
-            event->agent [0] ? "  agent " : "", event->agent);
+    size_t size = json_array_size (now);
+    size_t ids = s_distinct_ids (now);
+    char distinct [64] = "";
+    if (ids)
+        snprintf (distinct, sizeof distinct, " (%zu distinct id%s)", ids, ids == 1 ? "" : "s");
+    size_t from = 0;
+    if (s_appended (old, now)) {
+        from = json_array_size (old);
+        printf ("      %s: +%zu entr%s, %zu in all%s\n", key, size - from,
+                size - from == 1 ? "y" : "ies", size, distinct);
+    }
+    else
+        printf ("      %s: %zu entr%s, %zu before%s\n", key, size, size == 1 ? "y" : "ies",
+                json_array_size (old), distinct);
+    //  New items that describe themselves (issues) are worth reading.
+    for (size_t i = from; i < size && i < from + 8; i++) {
+        const json_t *item = json_array_get (now, i);
+        const char *text = json_string_value (json_object_get (item, "description"));
+        const char *category = json_string_value (json_object_get (item, "category"));
+        if (text && category)
+            printf ("        - [%s] %s\n", category, text);
+    }
+}
+
+//  One line per changed key: lists by what the turn added, the rest by
+//  value (cut), with the value before when there was one.
+static void
+s_print_change (const json_t *item)
+{
+    const char *key = json_string_value (json_object_get (item, "key"));
+    const json_t *old = json_object_get (item, "old");
+    const json_t *now = json_object_get (item, "new");
+    if (!now) {
+        printf ("      %s removed\n", key);
+        return;
+    }
+    if (json_is_array (now)) {
+        s_print_list (key, old, now);
+        return;
+    }
+    char *text = json_dumps (now, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION (4));
+    char *was = old && !json_is_null (old)
+              ? json_dumps (old, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION (4)) : NULL;
+    printf ("      %s = %.100s%s", key, text ? text : "null",
+            text && strlen (text) > 100 ? "..." : "");
+    if (was && strlen (was) <= 40)
+        printf ("  (was %s)", was);
+    putchar ('\n');
+    free (text);
+    free (was);
+}
+
+//  The event's line: a turn, a person's turn, the run's end, a resume.
+static void
+s_print_event (const parley_workflow_event_t *event, const char *previous)
+{
+    const char *from = previous [0] ? previous : "(start)";
+    switch (event->kind) {
+        case PARLEY_WF_EVENT_DONE:
+        case PARLEY_WF_EVENT_FAILED:
+            printf ("end      %s ended the run after turn %llu: %s  [revisions %llu]\n",
+                    from, (unsigned long long) event->turn, event->status_name,
+                    (unsigned long long) event->revisions);
+            break;
+        case PARLEY_WF_EVENT_RESUMED:
+            printf ("resumed  from checkpoint %llu: %s holds turn %llu  [%s, revisions %llu]\n",
+                    (unsigned long long) event->checkpoint,
+                    event->holder [0] ? event->holder : "nobody",
+                    (unsigned long long) event->turn, event->status_name,
+                    (unsigned long long) event->revisions);
+            break;
+        default:
+            printf ("turn %-3llu %s -> %s  [%s, revisions %llu]%s%s\n",
+                    (unsigned long long) event->turn, from,
+                    event->holder [0] ? event->holder : "(end)", event->status_name,
+                    (unsigned long long) event->revisions,
+                    event->kind == PARLEY_WF_EVENT_PAUSED ? "  waiting for a person"
+                    : event->agent [0] ? "  agent " : "",
+                    event->kind == PARLEY_WF_EVENT_PAUSED ? "" : event->agent);
+            break;
+    }
     if (event->reason [0])
         printf ("      reason: %s\n", event->reason);
-    if (event->checkpoint == 0 || event->kind == PARLEY_WF_EVENT_RESUMED)
+}
+
+//  The turn and checkpoint of the last event printed: the broker announces
+//  a turn again when an agent (or a person's tool) comes to take it.
+static uint64_t s_last_turn, s_last_checkpoint;
+
+static void
+s_turn (ctl_t *ctl, const parley_workflow_event_t *event, const char *previous)
+{
+    bool again = (event->kind == PARLEY_WF_EVENT_TURN || event->kind == PARLEY_WF_EVENT_PAUSED)
+              && event->turn == s_last_turn && event->checkpoint == s_last_checkpoint;
+    s_last_turn = event->turn;
+    s_last_checkpoint = event->checkpoint;
+    if (again && !ctl->json) {
+        if (event->agent [0])
+            printf ("         %s takes the turn (%s)\n", event->agent, event->holder);
         return;
-    parley_checkpoint_state_t diff;
-    if (parley_client_checkpoint_diff (ctl->link, event->checkpoint, event->checkpoint - 1,
-                                       &diff) == PARLEY_OK)
-        for (size_t i = 0; i < diff.count; i++)
-            s_print_change (&diff.entries [i]);
+    }
+    //  The event's fields are copied (text) or kept in JSON before the
+    //  diff's requests, which reuse the client's buffers.
+    json_t *json = NULL;
+    if (ctl->json)
+        json = json_pack ("{s:s, s:s, s:I, s:I, s:s, s:s, s:s, s:s}", "event", event->name,
+                          "status", event->status_name, "turn", (json_int_t) event->turn,
+                          "revisions", (json_int_t) event->revisions, "from", previous,
+                          "holder", event->holder, "agent", event->agent,
+                          "reason", event->reason);
+    else
+        s_print_event (event, previous);
+    if (event->has_checkpoint && json)
+        json_object_set_new (json, "checkpoint", json_integer ((json_int_t) event->checkpoint));
+    if (again && json)
+        json_object_set_new (json, "again", json_true ());
+    json_t *diff = NULL;
+    int rc;
+    if (event->checkpoint > 0 && event->kind != PARLEY_WF_EVENT_RESUMED && !again)
+        diff = ctl_diff (ctl, event->checkpoint - 1, event->checkpoint, true, &rc);
+    if (json) {
+        if (diff)
+            json_object_set_new (json, "changes", diff);
+        ctl_print_json (json);
+        return;
+    }
+    size_t i;
+    const json_t *item;
+    json_array_foreach (json_object_get (diff, "entries"), i, item)
+        s_print_change (item);
+    json_decref (diff);
 }
 
 //  The KEYs' values once the run ended: strings as they are.
@@ -68,10 +199,15 @@ s_print_keys (ctl_t *ctl)
     parley_state_t state;
     if (parley_client_get (ctl->link, ctl->args, ctl->arg_count, &state) != PARLEY_OK)
         return;
+    json_t *keys = json_object ();
     for (size_t i = 0; i < state.count; i++) {
         const parley_entry_t *entry = &state.entries [i];
-        printf ("\n%s:\n", entry->key);
         json_t *value = entry->value ? mpjs_decode (entry->value, entry->value_size) : NULL;
+        if (ctl->json) {
+            json_object_set_new (keys, entry->key, value ? value : json_null ());
+            continue;
+        }
+        printf ("\n%s:\n", entry->key);
         if (json_is_string (value))
             printf ("%s\n", json_string_value (value));
         else {
@@ -80,6 +216,10 @@ s_print_keys (ctl_t *ctl)
         }
         json_decref (value);
     }
+    if (ctl->json)
+        ctl_print_json (json_pack ("{s:o}", "keys", keys));
+    else
+        json_decref (keys);
 }
 
 static int
@@ -101,17 +241,20 @@ cmd_watch (ctl_t *ctl)
     //  The first turn has no one before it.
     if (info.status != PARLEY_WF_PENDING)
         snprintf (previous, sizeof previous, "%s", info.holder);
-    printf ("workflow %s, %s holds turn %llu\n", info.status_name,
-            previous [0] ? previous : "nobody", (unsigned long long) info.turn);
+    if (ctl->json)
+        ctl_print_json (wfjson_info (&info));
+    else
+        printf ("workflow %s, %s holds turn %llu\n", info.status_name,
+                previous [0] ? previous : "nobody", (unsigned long long) info.turn);
     fflush (stdout);
     int rc = s_exit_of (info.status);
     while (rc < 0 && !parley_client_stopped (ctl->link)) {
         parley_client_wait (ctl->link, 500);
         parley_workflow_event_t event;
-        //  The event stays valid over s_print_turn's request: it is not
-        //  kept in the request's buffers.
+        //  The event stays valid over s_turn's requests: it is not kept in
+        //  the requests' buffers.
         while (rc < 0 && parley_client_workflow_event (ctl->link, &event)) {
-            s_print_turn (ctl, &event, previous);
+            s_turn (ctl, &event, previous);
             snprintf (previous, sizeof previous, "%s", event.holder);
             rc = s_exit_of (event.status);
             fflush (stdout);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "mpjs.h"
+#include "wfjson.h"
 #include "pconfig.h"
 
 int
@@ -55,57 +56,6 @@ ctl_print_value (const void *value, size_t size)
     json_decref (json);
 }
 
-//  The JSON form of each reply: the fields the broker sent (the empty
-//  and zero ones of optional fields left out).
-static void
-s_set_text (json_t *object, const char *key, const char *text)
-{
-    if (text && *text)
-        json_object_set_new (object, key, json_string (text));
-}
-
-static void
-s_set_uint (json_t *object, const char *key, uint64_t value)
-{
-    json_object_set_new (object, key, json_integer ((json_int_t) value));
-}
-
-static json_t *
-s_info_json (const parley_workflow_t *info)
-{
-    json_t *json = json_object ();
-    json_object_set_new (json, "status", json_string (info->status_name));
-    s_set_uint (json, "turn", info->turn);
-    s_set_uint (json, "revisions", info->revisions);
-    s_set_text (json, "holder", info->holder);
-    s_set_text (json, "agent", info->agent);
-    if (info->paused)
-        json_object_set_new (json, "paused", json_true ());
-    if (info->max_revisions)
-        s_set_uint (json, "max_revisions", info->max_revisions);
-    if (info->max_turns)
-        s_set_uint (json, "max_turns", info->max_turns);
-    s_set_text (json, "reason", info->reason);
-    s_set_uint (json, "checkpoint", info->checkpoint);
-    if (info->seq)
-        s_set_uint (json, "seq", info->seq);
-    return json;
-}
-
-static json_t *
-s_checkpoint_json (const parley_checkpoint_info_t *info)
-{
-    json_t *json = json_object ();
-    s_set_uint (json, "number", info->number);
-    s_set_uint (json, "turn", info->turn);
-    json_object_set_new (json, "status", json_string (info->status_name));
-    s_set_text (json, "holder", info->holder);
-    s_set_uint (json, "revisions", info->revisions);
-    s_set_uint (json, "changed", info->changed);
-    s_set_uint (json, "bytes", info->bytes);
-    return json;
-}
-
 static void
 s_print_json (json_t *json)
 {
@@ -118,7 +68,7 @@ void
 ctl_print_info (ctl_t *ctl, const parley_workflow_t *info)
 {
     if (ctl->json) {
-        s_print_json (s_info_json (info));
+        s_print_json (wfjson_info (info));
         return;
     }
     printf ("status      %s\n", info->status_name [0] ? info->status_name : "?");
@@ -138,7 +88,7 @@ void
 ctl_print_checkpoint (ctl_t *ctl, const parley_checkpoint_info_t *info)
 {
     if (ctl->json) {
-        s_print_json (s_checkpoint_json (info));
+        s_print_json (wfjson_checkpoint (info));
         return;
     }
     printf ("%6llu  turn %-4llu %-12s holder %-20s revisions %llu  changed %llu keys, %llu bytes\n",
@@ -149,31 +99,8 @@ ctl_print_checkpoint (ctl_t *ctl, const parley_checkpoint_info_t *info)
 }
 
 void
-ctl_print_entries (ctl_t *ctl, const parley_checkpoint_state_t *state)
+ctl_print_entries (const parley_checkpoint_state_t *state)
 {
-    if (ctl->json) {
-        json_t *json = json_object ();
-        s_set_uint (json, "number", state->number);
-        if (state->has_since)
-            s_set_uint (json, "since", state->since);
-        json_object_set_new (json, "info", s_checkpoint_json (&state->info));
-        json_t *entries = json_array ();
-        for (size_t i = 0; i < state->count; i++) {
-            const parley_checkpoint_entry_t *entry = &state->entries [i];
-            json_t *item = json_pack ("{s:s}", "key", entry->key);
-            s_set_text (item, "reducer", entry->reducer);
-            if (entry->value) {
-                json_t *value = mpjs_decode (entry->value, entry->value_size);
-                json_object_set_new (item, "value", value ? value : json_null ());
-            }
-            if (entry->removed)
-                json_object_set_new (item, "removed", json_true ());
-            json_array_append_new (entries, item);
-        }
-        json_object_set_new (json, "entries", entries);
-        s_print_json (json);
-        return;
-    }
     for (size_t i = 0; i < state->count; i++) {
         const parley_checkpoint_entry_t *entry = &state->entries [i];
         if (entry->removed) {
@@ -221,4 +148,14 @@ ctl_role (const parley_agent_info_t *agent, char *buf, size_t size)
             return buf;
         }
     return "-";
+}
+
+const char *
+ctl_stat_unit (const parley_stat_field_t *field)
+{
+    //  queued_memory is bytes (PROTOCOL.md, STATS) but its name has no
+    //  "bytes" in it, so the naming rule calls it a count.
+    if (strcmp (field->name, "queued_memory") == 0)
+        return "bytes";
+    return field->unit;
 }
