@@ -16,6 +16,8 @@
 #                        (minutes; BENCH_TEAM_ARGS="--world-file F --agent-arg=..." for yours)
 #   make fuzz            libFuzzer on the frame decoder (FUZZ_SECONDS=60)
 #   make deps            install the Debian packages and build libfaiss_c.a
+#   make fresh-check     the README's commands on a fresh Debian 12 root (debootstrap;
+#                        root; FRESH_ARGS="--variant debian" for one starting point)
 #   make install PREFIX=/usr/local DESTDIR= SYSCONFDIR=
 #                        binaries, libparley, man pages, systemd units, docs,
 #                        parley.env; never calls a package manager (make deps)
@@ -122,9 +124,15 @@ LIBPARLEY     := $(LIBPARLEY_A) $(LIBPARLEY_SO)
 # Keep test and bench objects: they are not throwaway intermediates.
 .SECONDARY:
 
+# ./bin is the release build's alone: people, scripts and benchmarks that
+# run bin/parley-* get release binaries whatever was built last. Any other
+# build (SANITIZE=1: build/san/bin) keeps its binaries in its own folder.
+RELEASE_BIN := build/rel/bin
 all: $(BINARIES) $(LIBPARLEY)
+ifeq ($(BIN),$(RELEASE_BIN))
 	@mkdir -p bin
-	@for b in $(BINARIES); do ln -sf ../$$b bin/; done
+	@for b in $(BINARIES); do ln -sfn ../$$b bin/; done
+endif
 
 # Runs on every build; takes milliseconds when nothing is missing. Under
 # install and uninstall it only reports (--check): those never call a
@@ -141,6 +149,14 @@ check-test-deps: | check-deps
 
 deps:
 	./scripts/deps.sh test
+
+# The first hour on a Debian 12 nobody touched: debootstrap roots (bare, and
+# with NodeSource-style nodejs), the tree copied in, the README's steps run
+# inside, each phase timed. Uses nothing of this tree's build or .deps.
+FRESH_ARGS ?=
+.PHONY: fresh-check
+fresh-check:
+	./scripts/fresh-check.sh $(FRESH_ARGS)
 
 $(BUILD)/obj/%.o: %.c | check-deps
 	@mkdir -p $(dir $@)
@@ -178,7 +194,7 @@ $(BIN)/parley-tap: $(call obj,tools/tap/main.c) $(LIB_TAP) $(LIB_CLIENT) $(LIB_P
 	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
 
 # parley-web: the page, script and style sheet become a C file (xxd -i).
-$(WEB_GEN): $(WEB_ASSETS) scripts/web-assets.sh
+$(WEB_GEN): $(WEB_ASSETS) scripts/web-assets.sh | check-deps
 	@mkdir -p $(dir $@)
 	./scripts/web-assets.sh $@ tools/web/assets
 
@@ -217,7 +233,7 @@ $(TESTS): | $(FAULT_SHIM)
 # Tests find the binaries under test through PARLEY_BIN_DIR, and their data
 # (corpora, the scripted OpenAI server) through PARLEY_TEST_DIR.
 TEST_ENV := PARLEY_BIN_DIR=$(CURDIR)/$(BIN) PARLEY_TEST_DIR=$(CURDIR)/tests \
-            CK_DEFAULT_TIMEOUT=120 \
+            CK_DEFAULT_TIMEOUT=120 CK_MAX_MSG_SIZE=65536 \
             ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
             LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp
 
@@ -354,4 +370,4 @@ uninstall-lib:
 clean:
 	rm -rf build bin
 
--include $(shell find build -name '*.d' 2>/dev/null)
+-include $(shell find build -path '*/obj/*' -name '*.d' -type f 2>/dev/null)
