@@ -11,10 +11,11 @@ cmd_diff (ctl_t *ctl)
     if (!ctl_uint_arg (ctl, 0, "the first checkpoint", &from)
     ||  !ctl_uint_arg (ctl, 1, "the second checkpoint", &to))
         return PARLEY_EXIT_USAGE;
-    parley_checkpoint_state_t diff;
+    parley_checkpoint_state_t *diff = NULL;
     int rc = ctl_check (ctl, parley_client_checkpoint_diff (ctl->link, to, from, &diff),
                         "CHECKPOINT");
     if (rc == PARLEY_EXIT_OK)
-        ctl_print_entries (ctl, &diff);
+        ctl_print_entries (ctl, diff);
+    parley_checkpoint_state_destroy (&diff);
     return rc;
 }

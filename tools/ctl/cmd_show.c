@@ -12,20 +12,19 @@ cmd_show (ctl_t *ctl)
     uint64_t number;
     if (!ctl_uint_arg (ctl, 0, "the checkpoint number", &number))
         return PARLEY_EXIT_USAGE;
-    parley_checkpoint_state_t state;
+    parley_checkpoint_state_t *state = NULL;
     int rc = ctl_check (ctl, parley_client_checkpoint (ctl->link, number, &state), "CHECKPOINT");
     if (rc != PARLEY_EXIT_OK)
         return rc;
-    ctl_print_checkpoint (ctl, &state.info);
-    ctl_print_entries (ctl, &state);
-    if (number == 0)
-        return PARLEY_EXIT_OK;
-    //  The results point into the client: the state above is printed
-    //  before this second request.
-    if (parley_client_checkpoint_diff (ctl->link, number, number - 1, &state) == PARLEY_OK) {
+    ctl_print_checkpoint (ctl, parley_checkpoint_state_info (state));
+    ctl_print_entries (ctl, state);
+    //  The same result object, filled again with the diff.
+    if (number > 0
+    &&  parley_client_checkpoint_diff (ctl->link, number, number - 1, &state) == PARLEY_OK) {
         if (!ctl->json)
             printf ("changed since %llu:\n", (unsigned long long) number - 1);
-        ctl_print_entries (ctl, &state);
+        ctl_print_entries (ctl, state);
     }
+    parley_checkpoint_state_destroy (&state);
     return PARLEY_EXIT_OK;
 }

@@ -14,15 +14,18 @@
 
 //  One line per changed key: arrays by length, the rest by value (cut).
 static void
-s_print_change (const parley_checkpoint_entry_t *entry)
+s_print_change (const parley_entry_t *entry)
 {
-    if (entry->removed) {
-        printf ("      %s removed\n", entry->key);
+    const char *key = parley_entry_key (entry);
+    if (parley_entry_removed (entry)) {
+        printf ("      %s removed\n", key);
         return;
     }
-    json_t *value = entry->value ? mpjs_decode (entry->value, entry->value_size) : NULL;
+    json_t *value = parley_entry_value (entry)
+                  ? mpjs_decode (parley_entry_value (entry), parley_entry_value_size (entry))
+                  : NULL;
     if (json_is_array (value)) {
-        printf ("      %s: %zu items\n", entry->key, json_array_size (value));
+        printf ("      %s: %zu items\n", key, json_array_size (value));
         //  Items that describe themselves (issues) are worth reading.
         for (size_t i = 0; i < json_array_size (value) && i < 8; i++) {
             const json_t *item = json_array_get (value, i);
@@ -36,50 +39,58 @@ s_print_change (const parley_checkpoint_entry_t *entry)
     }
     char *text = value ? json_dumps (value, JSON_COMPACT | JSON_ENCODE_ANY
                                             | JSON_REAL_PRECISION (4)) : NULL;
-    printf ("      %s = %.100s%s\n", entry->key, text ? text : "null",
+    printf ("      %s = %.100s%s\n", key, text ? text : "null",
             text && strlen (text) > 100 ? "..." : "");
     free (text);
     json_decref (value);
 }
 
 static void
-s_print_turn (ctl_t *ctl, const parley_workflow_event_t *event, const char *previous)
+s_print_turn (ctl_t *ctl, const parley_wf_event_t *event, const char *previous)
 {
+    const char *holder = parley_wf_event_holder (event);
+    const char *agent = parley_wf_event_agent (event);
     printf ("turn %-3llu %-10s %s -> %s  [%s, revisions %llu]%s%s\n",
-            (unsigned long long) event->turn, event->name,
-            previous [0] ? previous : "(start)", event->holder [0] ? event->holder : "(end)",
-            event->status_name, (unsigned long long) event->revisions,
-            event->agent [0] ? "  agent " : "", event->agent);
-    if (event->reason [0])
-        printf ("      reason: %s\n", event->reason);
-    if (event->checkpoint == 0 || event->kind == PARLEY_WF_EVENT_RESUMED)
+            (unsigned long long) parley_wf_event_turn (event), parley_wf_event_name (event),
+            previous [0] ? previous : "(start)", *holder ? holder : "(end)",
+            parley_wf_event_status_name (event),
+            (unsigned long long) parley_wf_event_revisions (event),
+            *agent ? "  agent " : "", agent);
+    if (*parley_wf_event_reason (event))
+        printf ("      reason: %s\n", parley_wf_event_reason (event));
+    uint64_t checkpoint = parley_wf_event_checkpoint (event);
+    if (checkpoint == 0 || parley_wf_event_kind (event) == PARLEY_WF_EVENT_RESUMED)
         return;
-    parley_checkpoint_state_t diff;
-    if (parley_client_checkpoint_diff (ctl->link, event->checkpoint, event->checkpoint - 1,
-                                       &diff) == PARLEY_OK)
-        for (size_t i = 0; i < diff.count; i++)
-            s_print_change (&diff.entries [i]);
+    parley_checkpoint_state_t *diff = NULL;
+    if (parley_client_checkpoint_diff (ctl->link, checkpoint, checkpoint - 1, &diff) == PARLEY_OK)
+        for (size_t i = 0; i < parley_checkpoint_state_count (diff); i++)
+            s_print_change (parley_checkpoint_state_at (diff, i));
+    parley_checkpoint_state_destroy (&diff);
 }
 
 //  The KEYs' values once the run ended: strings as they are.
 static void
 s_print_keys (ctl_t *ctl)
 {
-    parley_state_t state;
-    if (parley_client_get (ctl->link, ctl->args, ctl->arg_count, &state) != PARLEY_OK)
+    parley_state_t *state = NULL;
+    if (parley_client_get (ctl->link, ctl->args, ctl->arg_count, &state) != PARLEY_OK) {
+        parley_state_destroy (&state);
         return;
-    for (size_t i = 0; i < state.count; i++) {
-        const parley_entry_t *entry = &state.entries [i];
-        printf ("\n%s:\n", entry->key);
-        json_t *value = entry->value ? mpjs_decode (entry->value, entry->value_size) : NULL;
+    }
+    for (size_t i = 0; i < parley_state_count (state); i++) {
+        const parley_entry_t *entry = parley_state_at (state, i);
+        printf ("\n%s:\n", parley_entry_key (entry));
+        const void *bytes = parley_entry_value (entry);
+        json_t *value = bytes ? mpjs_decode (bytes, parley_entry_value_size (entry)) : NULL;
         if (json_is_string (value))
             printf ("%s\n", json_string_value (value));
         else {
-            ctl_print_value (entry->value, entry->value_size);
+            ctl_print_value (bytes, parley_entry_value_size (entry));
             putchar ('\n');
         }
         json_decref (value);
     }
+    parley_state_destroy (&state);
 }
 
 static int
@@ -95,28 +106,28 @@ cmd_watch (ctl_t *ctl)
     //  Subscribed before asking, so no turn falls between the two.
     parley_client_workflow_events (ctl->link, true);
     char previous [PARLEY_NAME_MAX + 1] = "";
-    parley_workflow_t info;
+    parley_workflow_t *info = NULL;
     if (ctl_check (ctl, parley_client_workflow (ctl->link, &info), "WORKFLOW") != PARLEY_EXIT_OK)
         return PARLEY_EXIT_FAILURE;
     //  The first turn has no one before it.
-    if (info.status != PARLEY_WF_PENDING)
-        snprintf (previous, sizeof previous, "%s", info.holder);
-    printf ("workflow %s, %s holds turn %llu\n", info.status_name,
-            previous [0] ? previous : "nobody", (unsigned long long) info.turn);
+    if (parley_workflow_status (info) != PARLEY_WF_PENDING)
+        snprintf (previous, sizeof previous, "%s", parley_workflow_holder (info));
+    printf ("workflow %s, %s holds turn %llu\n", parley_workflow_status_name (info),
+            previous [0] ? previous : "nobody", (unsigned long long) parley_workflow_turn (info));
     fflush (stdout);
-    int rc = s_exit_of (info.status);
+    int rc = s_exit_of (parley_workflow_status (info));
+    parley_workflow_destroy (&info);
+    parley_wf_event_t *event = NULL;
     while (rc < 0 && !parley_client_stopped (ctl->link)) {
         parley_client_wait (ctl->link, 500);
-        parley_workflow_event_t event;
-        //  The event stays valid over s_print_turn's request: it is not
-        //  kept in the request's buffers.
         while (rc < 0 && parley_client_workflow_event (ctl->link, &event)) {
-            s_print_turn (ctl, &event, previous);
-            snprintf (previous, sizeof previous, "%s", event.holder);
-            rc = s_exit_of (event.status);
+            s_print_turn (ctl, event, previous);
+            snprintf (previous, sizeof previous, "%s", parley_wf_event_holder (event));
+            rc = s_exit_of (parley_wf_event_status (event));
             fflush (stdout);
         }
     }
+    parley_wf_event_destroy (&event);
     if (rc >= 0 && ctl->arg_count)
         s_print_keys (ctl);
     return rc < 0 ? PARLEY_EXIT_FAILURE : rc;

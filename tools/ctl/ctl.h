@@ -6,8 +6,8 @@
     one subcommand from its table; each subcommand is one file
     cmd_<name>.c. Every request is libparley's (parley_client_workflow,
     _handover, _checkpoints, _checkpoint, _checkpoint_diff, _resume, _get,
-    _agents, _stats, _stats_fields, _write, _snapshot) and so are the
-    events (parley_client_subscribe, _event). Commands marked `offline`
+    _agents, _stats, _write, _snapshot) and so are the events
+    (parley_client_subscribe, _event). Commands marked `offline`
     run when HELLO failed and say so; `forget` ones leave no registration.
     Output goes to stdout, errors to stderr; a subcommand returns an exit
     code (PARLEY_EXIT_*).
@@ -61,7 +61,7 @@ void ctl_print_value (const void *value, size_t size);
 //  Prints a WORKFLOW_INFO, a checkpoint's fields, a CHECKPOINT_STATE's
 //  entries (--json: the whole reply as one JSON object).
 void ctl_print_info (ctl_t *ctl, const parley_workflow_t *info);
-void ctl_print_checkpoint (ctl_t *ctl, const parley_checkpoint_info_t *info);
+void ctl_print_checkpoint (ctl_t *ctl, const parley_checkpoint_t *info);
 void ctl_print_entries (ctl_t *ctl, const parley_checkpoint_state_t *state);
 
 int cmd_workflow (ctl_t *ctl);
@@ -85,6 +85,6 @@ void ctl_print_json (json_t *json);
 //  "1h 02m 03s" for a duration in ms.
 void ctl_duration (uint64_t ms, char *buf, size_t size);
 //  The role an agent plays (its capability role:<name>), or "-".
-const char *ctl_role (const parley_agent_info_t *agent, char *buf, size_t size);
+const char *ctl_role (const parley_agent_t *agent, char *buf, size_t size);
 
 #endif

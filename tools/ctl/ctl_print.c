@@ -74,35 +74,35 @@ static json_t *
 s_info_json (const parley_workflow_t *info)
 {
     json_t *json = json_object ();
-    json_object_set_new (json, "status", json_string (info->status_name));
-    s_set_uint (json, "turn", info->turn);
-    s_set_uint (json, "revisions", info->revisions);
-    s_set_text (json, "holder", info->holder);
-    s_set_text (json, "agent", info->agent);
-    if (info->paused)
+    json_object_set_new (json, "status", json_string (parley_workflow_status_name (info)));
+    s_set_uint (json, "turn", parley_workflow_turn (info));
+    s_set_uint (json, "revisions", parley_workflow_revisions (info));
+    s_set_text (json, "holder", parley_workflow_holder (info));
+    s_set_text (json, "agent", parley_workflow_agent (info));
+    if (parley_workflow_paused (info))
         json_object_set_new (json, "paused", json_true ());
-    if (info->max_revisions)
-        s_set_uint (json, "max_revisions", info->max_revisions);
-    if (info->max_turns)
-        s_set_uint (json, "max_turns", info->max_turns);
-    s_set_text (json, "reason", info->reason);
-    s_set_uint (json, "checkpoint", info->checkpoint);
-    if (info->seq)
-        s_set_uint (json, "seq", info->seq);
+    if (parley_workflow_max_revisions (info))
+        s_set_uint (json, "max_revisions", parley_workflow_max_revisions (info));
+    if (parley_workflow_max_turns (info))
+        s_set_uint (json, "max_turns", parley_workflow_max_turns (info));
+    s_set_text (json, "reason", parley_workflow_reason (info));
+    s_set_uint (json, "checkpoint", parley_workflow_checkpoint (info));
+    if (parley_workflow_seq (info))
+        s_set_uint (json, "seq", parley_workflow_seq (info));
     return json;
 }
 
 static json_t *
-s_checkpoint_json (const parley_checkpoint_info_t *info)
+s_checkpoint_json (const parley_checkpoint_t *info)
 {
     json_t *json = json_object ();
-    s_set_uint (json, "number", info->number);
-    s_set_uint (json, "turn", info->turn);
-    json_object_set_new (json, "status", json_string (info->status_name));
-    s_set_text (json, "holder", info->holder);
-    s_set_uint (json, "revisions", info->revisions);
-    s_set_uint (json, "changed", info->changed);
-    s_set_uint (json, "bytes", info->bytes);
+    s_set_uint (json, "number", parley_checkpoint_number (info));
+    s_set_uint (json, "turn", parley_checkpoint_turn (info));
+    json_object_set_new (json, "status", json_string (parley_checkpoint_status_name (info)));
+    s_set_text (json, "holder", parley_checkpoint_holder (info));
+    s_set_uint (json, "revisions", parley_checkpoint_revisions (info));
+    s_set_uint (json, "changed", parley_checkpoint_changed (info));
+    s_set_uint (json, "bytes", parley_checkpoint_bytes (info));
     return json;
 }
 
@@ -121,52 +121,62 @@ ctl_print_info (ctl_t *ctl, const parley_workflow_t *info)
         s_print_json (s_info_json (info));
         return;
     }
-    printf ("status      %s\n", info->status_name [0] ? info->status_name : "?");
-    printf ("holder      %s%s\n", info->holder [0] ? info->holder : "-",
-            info->paused ? " (paused: waiting for a person)" : "");
-    printf ("agent       %s\n", info->agent [0] ? info->agent : "-");
-    printf ("turn        %llu of at most %llu\n", (unsigned long long) info->turn,
-            (unsigned long long) info->max_turns);
-    printf ("revisions   %llu of at most %llu\n", (unsigned long long) info->revisions,
-            (unsigned long long) info->max_revisions);
-    printf ("checkpoint  %llu\n", (unsigned long long) info->checkpoint);
-    if (info->reason [0])
-        printf ("reason      %s\n", info->reason);
+    const char *status = parley_workflow_status_name (info);
+    const char *holder = parley_workflow_holder (info);
+    const char *agent = parley_workflow_agent (info);
+    printf ("status      %s\n", *status ? status : "?");
+    printf ("holder      %s%s\n", *holder ? holder : "-",
+            parley_workflow_paused (info) ? " (paused: waiting for a person)" : "");
+    printf ("agent       %s\n", *agent ? agent : "-");
+    printf ("turn        %llu of at most %llu\n", (unsigned long long) parley_workflow_turn (info),
+            (unsigned long long) parley_workflow_max_turns (info));
+    printf ("revisions   %llu of at most %llu\n",
+            (unsigned long long) parley_workflow_revisions (info),
+            (unsigned long long) parley_workflow_max_revisions (info));
+    printf ("checkpoint  %llu\n", (unsigned long long) parley_workflow_checkpoint (info));
+    if (*parley_workflow_reason (info))
+        printf ("reason      %s\n", parley_workflow_reason (info));
 }
 
 void
-ctl_print_checkpoint (ctl_t *ctl, const parley_checkpoint_info_t *info)
+ctl_print_checkpoint (ctl_t *ctl, const parley_checkpoint_t *info)
 {
     if (ctl->json) {
         s_print_json (s_checkpoint_json (info));
         return;
     }
+    const char *holder = parley_checkpoint_holder (info);
     printf ("%6llu  turn %-4llu %-12s holder %-20s revisions %llu  changed %llu keys, %llu bytes\n",
-            (unsigned long long) info->number, (unsigned long long) info->turn,
-            info->status_name, info->holder [0] ? info->holder : "-",
-            (unsigned long long) info->revisions, (unsigned long long) info->changed,
-            (unsigned long long) info->bytes);
+            (unsigned long long) parley_checkpoint_number (info),
+            (unsigned long long) parley_checkpoint_turn (info),
+            parley_checkpoint_status_name (info), *holder ? holder : "-",
+            (unsigned long long) parley_checkpoint_revisions (info),
+            (unsigned long long) parley_checkpoint_changed (info),
+            (unsigned long long) parley_checkpoint_bytes (info));
 }
 
 void
 ctl_print_entries (ctl_t *ctl, const parley_checkpoint_state_t *state)
 {
+    size_t count = parley_checkpoint_state_count (state);
     if (ctl->json) {
         json_t *json = json_object ();
-        s_set_uint (json, "number", state->number);
-        if (state->has_since)
-            s_set_uint (json, "since", state->since);
-        json_object_set_new (json, "info", s_checkpoint_json (&state->info));
+        s_set_uint (json, "number", parley_checkpoint_state_number (state));
+        if (parley_checkpoint_state_has_since (state))
+            s_set_uint (json, "since", parley_checkpoint_state_since (state));
+        json_object_set_new (json, "info",
+                             s_checkpoint_json (parley_checkpoint_state_info (state)));
         json_t *entries = json_array ();
-        for (size_t i = 0; i < state->count; i++) {
-            const parley_checkpoint_entry_t *entry = &state->entries [i];
-            json_t *item = json_pack ("{s:s}", "key", entry->key);
-            s_set_text (item, "reducer", entry->reducer);
-            if (entry->value) {
-                json_t *value = mpjs_decode (entry->value, entry->value_size);
+        for (size_t i = 0; i < count; i++) {
+            const parley_entry_t *entry = parley_checkpoint_state_at (state, i);
+            json_t *item = json_pack ("{s:s}", "key", parley_entry_key (entry));
+            s_set_text (item, "reducer", parley_entry_reducer (entry));
+            if (parley_entry_value (entry)) {
+                json_t *value = mpjs_decode (parley_entry_value (entry),
+                                             parley_entry_value_size (entry));
                 json_object_set_new (item, "value", value ? value : json_null ());
             }
-            if (entry->removed)
+            if (parley_entry_removed (entry))
                 json_object_set_new (item, "removed", json_true ());
             json_array_append_new (entries, item);
         }
@@ -174,14 +184,14 @@ ctl_print_entries (ctl_t *ctl, const parley_checkpoint_state_t *state)
         s_print_json (json);
         return;
     }
-    for (size_t i = 0; i < state->count; i++) {
-        const parley_checkpoint_entry_t *entry = &state->entries [i];
-        if (entry->removed) {
-            printf ("- %s\n", entry->key);
+    for (size_t i = 0; i < count; i++) {
+        const parley_entry_t *entry = parley_checkpoint_state_at (state, i);
+        if (parley_entry_removed (entry)) {
+            printf ("- %s\n", parley_entry_key (entry));
             continue;
         }
-        printf ("%s (%s) = ", entry->key, entry->reducer);
-        ctl_print_value (entry->value, entry->value_size);
+        printf ("%s (%s) = ", parley_entry_key (entry), parley_entry_reducer (entry));
+        ctl_print_value (parley_entry_value (entry), parley_entry_value_size (entry));
         putchar ('\n');
     }
 }
@@ -213,11 +223,11 @@ ctl_duration (uint64_t ms, char *buf, size_t size)
 }
 
 const char *
-ctl_role (const parley_agent_info_t *agent, char *buf, size_t size)
+ctl_role (const parley_agent_t *agent, char *buf, size_t size)
 {
-    for (size_t i = 0; i < agent->cap_count; i++)
-        if (strncmp (agent->caps [i], "role:", 5) == 0) {
-            snprintf (buf, size, "%s", agent->caps [i] + 5);
+    for (size_t i = 0; i < parley_agent_cap_count (agent); i++)
+        if (strncmp (parley_agent_cap (agent, i), "role:", 5) == 0) {
+            snprintf (buf, size, "%s", parley_agent_cap (agent, i) + 5);
             return buf;
         }
     return "-";

@@ -29,6 +29,10 @@ static parley_client_t *
 s_client (web_actions_t *self, char *why, size_t why_size)
 {
     parley_client_t *client = parley_client_new (self->broker, self->name);
+    if (!client) {
+        snprintf (why, why_size, "out of memory");
+        return NULL;
+    }
     parley_client_add_cap (client, "operator");
     parley_client_set_timeout (client, self->timeout_ms, 0);
     parley_client_set_connect_attempts (client, 1);
@@ -109,9 +113,12 @@ s_state_set (web_actions_t *self, const json_t *request, char *why, size_t why_s
         snprintf (why, why_size, "state-set needs \"value\" (a string or an integer)");
         return PARLEY_ERR_INVALID;
     }
-    parley_op_t op = { .op = PARLEY_OP_SET, .key = json_string_value (key),
-                       .value = packed, .value_size = used };
-    parley_err_t err = parley_client_write (self->client, &op, 1, NULL);
+    parley_ops_t *ops = parley_ops_new ();
+    parley_err_t err = ops ? parley_ops_set (ops, json_string_value (key), packed, used)
+                           : PARLEY_ERR_NOMEM;
+    if (err == PARLEY_OK)
+        err = parley_client_write (self->client, ops, NULL);
+    parley_ops_destroy (&ops);
     free (packed);
     return err;
 }
