@@ -45,23 +45,28 @@ s_read_state (s_self_t *self, const parley_workflow_t *info, char *err, size_t e
     const role_t *role = self->config->role;
     json_t *state = json_object ();
     if (role->read_count) {
-        parley_state_t got;
+        parley_state_t *got = NULL;
         parley_err_t rc = parley_client_get (self->link, (const char *const *) role->reads,
                                              role->read_count, &got);
         if (rc != PARLEY_OK) {
             snprintf (err, err_size, "GET refused: %s: %.200s", parley_strerror (rc),
                       parley_client_error_text (self->link));
+            parley_state_destroy (&got);
             json_decref (state);
             return NULL;
         }
-        for (size_t i = 0; i < got.count; i++) {
-            const parley_entry_t *entry = &got.entries [i];
-            json_t *value = entry->value ? mpjs_decode (entry->value, entry->value_size) : NULL;
-            json_object_set_new (state, entry->key, value ? value : json_null ());
+        for (size_t i = 0; i < parley_state_count (got); i++) {
+            const parley_entry_t *entry = parley_state_at (got, i);
+            const void *bytes = parley_entry_value (entry);
+            json_t *value = bytes ? mpjs_decode (bytes, parley_entry_value_size (entry)) : NULL;
+            json_object_set_new (state, parley_entry_key (entry), value ? value : json_null ());
         }
+        parley_state_destroy (&got);
     }
-    json_object_set_new (state, "workflow_status", json_string (info->status_name));
-    json_object_set_new (state, "iteration_count", json_integer ((json_int_t) info->revisions));
+    json_object_set_new (state, "workflow_status",
+                         json_string (parley_workflow_status_name (info)));
+    json_object_set_new (state, "iteration_count",
+                         json_integer ((json_int_t) parley_workflow_revisions (info)));
     return state;
 }
 
@@ -78,24 +83,27 @@ s_decide (s_self_t *self, json_t *state, scene_turn_t *turn, char *err, size_t e
 //  The decided turn as a HANDOVER; false with `err` when the policy's
 //  ops or status cannot be sent (the turn then fails with that reason).
 static bool
-s_handover_of (const scene_turn_t *turn, jsonops_t **ops, parley_handover_t *handover,
-               char *err, size_t err_size)
+s_handover_of (const scene_turn_t *turn, parley_handover_t *handover, char *err, size_t err_size)
 {
-    *ops = jsonops_new (turn->ops, err, err_size);
-    if (!*ops)
+    jsonops_t *ops = jsonops_new (turn->ops, err, err_size);
+    if (!ops)
         return false;
     parley_wf_status_t status = parley_wf_status_parse (turn->status);
     if (turn->status [0] && status == PARLEY_WF_UNSET) {
         snprintf (err, err_size, "status \"%s\" is not in_progress, revision, done or failed",
                   turn->status);
-        jsonops_destroy (ops);
+        jsonops_destroy (&ops);
         return false;
     }
-    *handover = (parley_handover_t) {
-        .ops = jsonops_ops (*ops), .op_count = jsonops_count (*ops),
-        .next = turn->next [0] ? turn->next : NULL, .status = status,
-    };
-    return true;
+    parley_err_t rc = jsonops_fill (ops, parley_handover_ops (handover));
+    jsonops_destroy (&ops);
+    if (rc == PARLEY_OK)
+        rc = parley_handover_set_next (handover, turn->next [0] ? turn->next : NULL);
+    if (rc == PARLEY_OK)
+        rc = parley_handover_set_status (handover, status);
+    if (rc != PARLEY_OK)
+        snprintf (err, err_size, "the turn's hand-over: %s", parley_strerror (rc));
+    return rc == PARLEY_OK;
 }
 
 //  One turn: read, decide, hand over. A turn that cannot be decided ends
@@ -106,35 +114,42 @@ s_take_turn (s_self_t *self, const parley_workflow_t *info)
     const agent_workflow_config_t *config = self->config;
     char err [512] = "";
     scene_turn_t turn = { 0 };
-    jsonops_t *ops = NULL;
-    parley_handover_t handover;
+    parley_handover_t *handover = parley_handover_new ();
+    if (!handover) {
+        plog_error ("out of memory: the turn waits for the next look");
+        return;
+    }
     json_t *state = s_read_state (self, info, err, sizeof err);
     int rc = state ? s_decide (self, state, &turn, err, sizeof err) : -1;
     json_decref (state);
-    if (rc == 0 && !s_handover_of (&turn, &ops, &handover, err, sizeof err))
+    if (rc == 0 && !s_handover_of (&turn, handover, err, sizeof err))
         rc = -1;
     char reason [700];
     if (rc) {
         snprintf (reason, sizeof reason, "%s (%s) could not take its turn: %s",
                   config->role->name, config->id, err);
         plog_error ("%s", reason);
-        handover = (parley_handover_t) { .status = PARLEY_WF_FAILED, .reason = reason };
+        parley_handover_reset (handover);
+        parley_handover_set_status (handover, PARLEY_WF_FAILED);
+        parley_handover_set_reason (handover, reason);
     }
-    parley_workflow_t reply;
-    parley_err_t sent = parley_client_handover (self->link, &handover, &reply);
+    parley_workflow_t *reply = NULL;
+    parley_err_t sent = parley_client_handover (self->link, handover, &reply);
     if (sent == PARLEY_OK) {
         self->turns++;
+        const char *holder = parley_workflow_holder (reply);
         if (config->progress)
             fprintf (config->progress, "[%s] turn %llu: %s -> %s (%s)\n", config->id,
-                     (unsigned long long) info->turn, rc ? "gave up" : turn.summary,
-                     reply.holder [0] ? reply.holder : "end", reply.status_name);
+                     (unsigned long long) parley_workflow_turn (info), rc ? "gave up" : turn.summary,
+                     *holder ? holder : "end", parley_workflow_status_name (reply));
     }
     else
         plog_error ("HANDOVER refused: %s: %s", parley_strerror (sent),
                     parley_client_error_text (self->link));
     if (config->progress)
         fflush (config->progress);
-    jsonops_destroy (&ops);
+    parley_workflow_destroy (&reply);
+    parley_handover_destroy (&handover);
     json_decref (turn.ops);
 }
 
@@ -143,20 +158,28 @@ s_take_turn (s_self_t *self, const parley_workflow_t *info)
 static int
 s_check (s_self_t *self, int *exit_code)
 {
-    parley_workflow_t info;
-    if (parley_client_workflow (self->link, &info) != PARLEY_OK)
+    parley_workflow_t *info = NULL;
+    int ended = 0;
+    if (parley_client_workflow (self->link, &info) != PARLEY_OK) {
+        parley_workflow_destroy (&info);
         return 0;
-    if (info.status == PARLEY_WF_DONE || info.status == PARLEY_WF_FAILED) {
-        plog_info ("workflow %s after %llu turns (%llu mine)%s%s", info.status_name,
-                   (unsigned long long) info.turn, (unsigned long long) self->turns,
-                   info.reason [0] ? ": " : "", info.reason);
-        *exit_code = info.status == PARLEY_WF_DONE ? PARLEY_EXIT_OK : PARLEY_EXIT_FAILURE;
-        return 1;
     }
-    if (strcmp (info.holder, self->config->role->name) == 0
-    &&  strcmp (info.agent, self->config->id) == 0)
-        s_take_turn (self, &info);
-    return 0;
+    parley_wf_status_t status = parley_workflow_status (info);
+    if (status == PARLEY_WF_DONE || status == PARLEY_WF_FAILED) {
+        const char *reason = parley_workflow_reason (info);
+        plog_info ("workflow %s after %llu turns (%llu mine)%s%s",
+                   parley_workflow_status_name (info),
+                   (unsigned long long) parley_workflow_turn (info),
+                   (unsigned long long) self->turns, *reason ? ": " : "", reason);
+        *exit_code = status == PARLEY_WF_DONE ? PARLEY_EXIT_OK : PARLEY_EXIT_FAILURE;
+        ended = 1;
+    }
+    else
+    if (strcmp (parley_workflow_holder (info), self->config->role->name) == 0
+    &&  strcmp (parley_workflow_agent (info), self->config->id) == 0)
+        s_take_turn (self, info);
+    parley_workflow_destroy (&info);
+    return ended;
 }
 
 static int
@@ -165,20 +188,21 @@ s_loop (s_self_t *self)
     int exit_code = PARLEY_EXIT_OK;
     int64_t recheck = pclock_mono_ms () + S_RECHECK_MS;
     bool wake = true;
+    parley_wf_event_t *event = NULL;
     while (!*self->config->stop) {
         if (wake || pclock_mono_ms () >= recheck) {
             if (s_check (self, &exit_code))
-                return exit_code;
+                break;
             recheck = pclock_mono_ms () + S_RECHECK_MS;
         }
         parley_client_wait (self->link, 250);
         //  Every queued event is taken: one look at the workflow covers them.
-        parley_workflow_event_t event;
         wake = false;
         while (parley_client_workflow_event (self->link, &event))
             wake = true;
     }
-    return PARLEY_EXIT_OK;
+    parley_wf_event_destroy (&event);
+    return exit_code;
 }
 
 static void
@@ -219,10 +243,7 @@ agent_workflow_run (const agent_workflow_config_t *config)
 {
     s_self_t self = { .config = config };
     char cap [80], err [512] = "";
-    //  main's SIGINT/SIGTERM handlers raise config->stop. czmq was set up
-    //  before them (main's key probe made the first socket), so it will not
-    //  install its own; zsys_handler_set (NULL) here would put back the
-    //  defaults it saved then, and SIGTERM would kill us mid-turn.
+    //  main's SIGINT/SIGTERM handlers raise config->stop.
     snprintf (cap, sizeof cap, "role:%s", config->role->name);
     self.link = parley_client_new (config->broker, config->id);
     if (!self.link)
@@ -246,8 +267,10 @@ agent_workflow_run (const agent_workflow_config_t *config)
         rc = *config->stop ? PARLEY_EXIT_OK : PARLEY_EXIT_NETWORK;
         goto done;
     }
-    parley_workflow_t info;
-    if (parley_client_workflow (self.link, &info) == PARLEY_ERR_NO_WORKFLOW) {
+    parley_workflow_t *info = NULL;
+    parley_err_t asked = parley_client_workflow (self.link, &info);
+    parley_workflow_destroy (&info);
+    if (asked == PARLEY_ERR_NO_WORKFLOW) {
         parley_client_bye (self.link, false);
         rc = AGENT_WORKFLOW_NONE;
         goto done;
