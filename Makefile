@@ -6,7 +6,7 @@
 #   make test-python     only the Python client's tests
 #   make SANITIZE=1 test the same with ASan + UBSan, in build/san/
 #   make valgrind        every test suite under valgrind (scripts/valgrind.sh)
-#   make soak            the crash harness with 50 kills per fsync policy
+#   make soak            the crash harness with 50 kills per fsync policy, a 60 s flood
 #   make demo            a broker and 3 agents exploring on loopback
 #   make demo-scene      the scene director: six roles taking turns
 #   make bench           benchmarks, written to docs/PERFORMANCE.md figures
@@ -73,7 +73,7 @@ LIBS = $(PKG_LIBS) $(FAISS_LIBS) -lpthread
 
 COMMON_SRC := $(wildcard common/*.c)
 PROTO_SRC  := $(wildcard proto/*.c)
-BROKER_SRC := $(filter-out broker/main.c,$(wildcard broker/*.c))
+BROKER_SRC := $(filter-out broker/main.c,$(wildcard broker/*.c broker/core/*.c))
 AGENT_SRC  := $(filter-out agent/main.c,$(wildcard agent/*.c agent/*/*.c))
 TAP_SRC    := $(wildcard tools/tap/*.c)
 CLIENT_SRC := $(wildcard client/*.c)
@@ -199,6 +199,15 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIB_TEST) $(PARLEY_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
 
+# The fault shim (tests/lib/tfault.h): LD_PRELOADed by tests into the
+# processes whose syncs they watch (power cuts, failing disks); built
+# without sanitizers, since it is loaded into processes with and without.
+FAULT_SHIM := $(BUILD)/tests/libparley_fault.so
+$(FAULT_SHIM): tests/shim/fault_shim.c tests/lib/tfault.h | check-deps
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out $(SANFLAGS),$(CFLAGS)) -shared $< -ldl -o $@
+$(TESTS): | $(FAULT_SHIM)
+
 # Tests find the binaries under test through PARLEY_BIN_DIR, and their data
 # (corpora, the scripted OpenAI server) through PARLEY_TEST_DIR.
 TEST_ENV := PARLEY_BIN_DIR=$(CURDIR)/$(BIN) PARLEY_TEST_DIR=$(CURDIR)/tests \
@@ -222,10 +231,12 @@ PYTHON_TESTS := pytest:clients/python/tests
 test-python: $(BINARIES) | check-test-deps
 	@./scripts/run-tests.sh $(TEST_ENV) PARLEY_PYTHON=$(PYTHON) -- $(PYTHON_TESTS)
 
-# The long runs: the crash harness with 50 SIGKILLs per fsync policy.
+# The long runs: the crash harness with 50 SIGKILLs per fsync policy, and
+# a 60 s flood of SENDs at full inboxes beside a HEARTBEAT prober.
 .PHONY: soak
 soak: $(BINARIES) $(TESTS)
-	@PARLEY_CRASH_KILLS=50 ./scripts/run-tests.sh $(TEST_ENV) -- $(BUILD)/tests/check_crash
+	@PARLEY_CRASH_KILLS=50 PARLEY_FLOOD_SECONDS=60 ./scripts/run-tests.sh $(TEST_ENV) -- \
+	    $(BUILD)/tests/check_crash $(BUILD)/tests/check_flood
 
 .PHONY: valgrind
 valgrind: $(BINARIES) $(TESTS)

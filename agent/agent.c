@@ -16,6 +16,7 @@
 #include "pclock.h"
 #include "plog.h"
 #include "sdnotify.h"
+#include "textbuf.h"
 
 struct _agent_t {
     agent_state_t state;
@@ -301,8 +302,10 @@ agent_connect (agent_t *self, volatile sig_atomic_t *stop, char *err, size_t err
     agent_parts_t *a = &self->state.parts;
     a->stop = stop;
     parley_client_set_stop (a->link, stop);
-    if (parley_client_connect (a->link) != PARLEY_OK) {
-        snprintf (err, err_size, "%s", parley_client_error_text (a->link));
+    parley_err_t rc = parley_client_connect (a->link);
+    if (rc != PARLEY_OK) {
+        snprintf (err, err_size, "%s: %s", parley_strerror (rc),
+                  parley_client_error_text (a->link));
         return -1;
     }
     a->connected_ms = pclock_mono_ms ();
@@ -345,6 +348,62 @@ agent_connect (agent_t *self, volatile sig_atomic_t *stop, char *err, size_t err
     return 0;
 }
 
+//  The mail the last STEP brought for a step that will not come. When the
+//  memory keeps messages, the others' mail goes in as a step's mail would
+//  ("Messages received after my last step: ...") and then all of it is
+//  handed over like a step's (our own posts, echoed by the channels we
+//  listen to, need no memory), so the commit below acknowledges it: a
+//  clean exit leaves no mail it took at the broker, and the next start
+//  does not receive it again. Mail not stored (no memory, memory.store
+//  without messages, a failed embedding) stays for the next start.
+static void
+s_store_unread_mail (agent_t *self)
+{
+    agent_parts_t *a = &self->state.parts;
+    size_t count = a->mailbox? conn_mailbox_staged (a->mailbox): 0;
+    if (count == 0 || a->no_memory || !a->vmem || !a->embedder
+    ||  !(a->store & AGENT_STORE_MESSAGES))
+        return;
+    textbuf_t *buf = textbuf_new ();
+    if (!buf)
+        return;
+    textbuf_add (buf, "Messages received after my last step: ");
+    size_t stored = 0;
+    for (size_t i = 0; i < count; i++) {
+        const mail_view_t *m = conn_mailbox_staged_at (a->mailbox, i);
+        if ((m->seq && m->seq <= conn_mailbox_last_seq (a->mailbox)) || streq (m->from, a->id))
+            continue;                   //  taken before, or our own post
+        if (stored++)
+            textbuf_add (buf, " | ");
+        if (*m->channel)
+            textbuf_addf (buf, "In %s, from %s: %s", m->channel, m->from, m->text);
+        else
+            textbuf_addf (buf, "From %s: %s", m->from, m->text);
+    }
+    char *text = textbuf_detach (&buf);
+    char err[256] = "out of memory";
+    int rc = stored? -1: 0;
+    if (stored && text) {
+        rc = embedder_embed (a->embedder, text, a->vec, err, sizeof (err));
+        if (rc == 0)
+            rc = vmemory_add (a->vmem, a->vec, text, err, sizeof (err));
+    }
+    free (text);
+    if (rc != 0) {
+        plog_warn ("%zu messages received after the last step not stored (%s): the next "
+                   "start receives them", stored, err);
+        return;
+    }
+    if (stored) {
+        self->state.counts.memories_stored++;
+        plog_info ("%zu messages received after the last step kept in memory", stored);
+    }
+    //  The staged mail becomes the mailbox's batch: its seqs now count as
+    //  handed to a step, so the commit covers them.
+    if (connector_capture (a->mailbox, err, sizeof (err)) != 0)
+        plog_warn ("unread mail not taken: %s", err);
+}
+
 int
 agent_run (agent_t *self)
 {
@@ -366,6 +425,7 @@ agent_run (agent_t *self)
     //  Leaving releases the claim (and hands over the last visits).
     team_facts_set_own_claim (a->facts, TEAM_NO_CELL);
     agent_team_sync (a, s->perceived.step, true);
+    s_store_unread_mail (self);
     //  Mail is acknowledged only once the memory holding it is on disk.
     if (vmemory_save (a->vmem, err, sizeof (err)) != 0)
         plog_warn ("saving memory failed: %s", err);

@@ -135,9 +135,12 @@ s_capture (void *impl, char *err, size_t err_size)
     parley_client_take_mail (self->link);
     for (int round = 0; round < MAX_FETCHES && self->count < MAILBOX_MAX_BATCH; round++) {
         s_check_epoch (self);
-        if (parley_client_fetch (self->link, self->committed, MAILBOX_MAX_BATCH - self->count,
-                                 true, &self->fetched) != PARLEY_OK) {
-            snprintf (err, err_size, "%s", parley_client_error_text (self->link));
+        parley_err_t rc = parley_client_fetch (self->link, self->committed,
+                                               MAILBOX_MAX_BATCH - self->count, true,
+                                               &self->fetched);
+        if (rc != PARLEY_OK) {
+            snprintf (err, err_size, "%s: %s", parley_strerror (rc),
+                      parley_client_error_text (self->link));
             return -1;
         }
         s_check_epoch (self);
@@ -309,4 +312,18 @@ conn_mailbox_stage (connector_t *self, const parley_mail_t *mail)
                                 (const char *) parley_message_body (m));
     }
     box->has_staged = true;
+}
+
+size_t
+conn_mailbox_staged (connector_t *self)
+{
+    mailbox_t *box = (mailbox_t *) connector_impl (self);
+    return box->has_staged? box->staged_count: 0;
+}
+
+const mail_view_t *
+conn_mailbox_staged_at (connector_t *self, size_t index)
+{
+    mailbox_t *box = (mailbox_t *) connector_impl (self);
+    return box->has_staged && index < box->staged_count? &box->staged[index]: NULL;
 }

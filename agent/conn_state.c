@@ -288,8 +288,10 @@ s_capture (void *impl, char *err, size_t err_size)
     for (size_t i = 0; i < self->count; i++)
         keys [i] = self->slots [i].key;
     parley_state_t *reply = NULL;
-    if (parley_client_get (self->link, keys, self->count, &reply) != PARLEY_OK) {
-        snprintf (err, err_size, "%s", parley_client_error_text (self->link));
+    parley_err_t rc = parley_client_get (self->link, keys, self->count, &reply);
+    if (rc != PARLEY_OK) {
+        snprintf (err, err_size, "%s: %s", parley_strerror (rc),
+                  parley_client_error_text (self->link));
         parley_state_destroy (&reply);
         return -1;
     }

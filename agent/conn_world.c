@@ -221,8 +221,10 @@ s_capture (void *impl, char *err, size_t err_size)
     if (!self->link)
         return 0;
     parley_observation_t *obs = NULL;
-    if (parley_client_perceive (self->link, &obs) != PARLEY_OK) {
-        snprintf (err, err_size, "%s", parley_client_error_text (self->link));
+    parley_err_t rc = parley_client_perceive (self->link, &obs);
+    if (rc != PARLEY_OK) {
+        snprintf (err, err_size, "%s: %s", parley_strerror (rc),
+                  parley_client_error_text (self->link));
         parley_observation_destroy (&obs);
         return -1;
     }

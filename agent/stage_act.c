@@ -308,8 +308,10 @@ int
 agent_team_listen (agent_parts_t *p, agent_team_t *team, const char *channel)
 {
     assert (p && team && channel);
-    if (parley_client_listen (p->link, channel) != PARLEY_OK) {
-        plog_warn ("ListenTo(%.64s) failed: %s", channel, parley_client_error_text (p->link));
+    parley_err_t rc = parley_client_listen (p->link, channel);
+    if (rc != PARLEY_OK) {
+        plog_warn ("ListenTo(%.64s) failed: %s: %s", channel, parley_strerror (rc),
+                   parley_client_error_text (p->link));
         return -1;
     }
     s_listened (team, channel);
@@ -409,11 +411,13 @@ agent_team_sync (agent_parts_t *p, uint64_t step, bool force)
 {
     parley_ops_t *ops = parley_ops_new ();
     size_t count = ops ? agent_team_ops (p, step, force, ops) : 0;
-    if (count && parley_client_write (p->link, ops, NULL) == PARLEY_OK)
+    parley_err_t rc = !ops ? PARLEY_ERR_NOMEM
+                    : count ? parley_client_write (p->link, ops, NULL) : PARLEY_OK;
+    if (count && rc == PARLEY_OK)
         team_facts_unsynced_clear (p->facts);
     else
     if (count || !ops)
-        plog_warn ("writing the team state failed: %s",
+        plog_warn ("writing the team state failed: %s: %s", parley_strerror (rc),
                    ops ? parley_client_error_text (p->link) : "out of memory");
     parley_ops_destroy (&ops);
 }
@@ -494,8 +498,8 @@ s_execution_try (void *arg)
         else {
             //  Nothing of it applied (refused whole), or the broker did not
             //  answer: the next Perception looks again.
-            plog_warn ("STEP %" PRIu64 " failed: %s", self->step->step,
-                       parley_client_error_text (p->link));
+            plog_warn ("STEP %" PRIu64 " failed: %s: %s", self->step->step,
+                       parley_strerror (rc), parley_client_error_text (p->link));
             self->counts->send_errors += count;
             if (rc < PARLEY_ERR_TIMEOUT)
                 self->counts->act_errors += !end;

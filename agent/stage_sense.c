@@ -31,9 +31,12 @@
 #include "plog.h"
 #include "textbuf.h"
 
-#define TEAM_WAIT_MS 20             //  poll interval while waiting for the team
+//  While waiting for the team the AGENT_EVENTs say who joins; AGENTS is
+//  asked once at the start and again this often, in case an event was
+//  missed (the subscription reaches the broker a moment after HELLO).
+#define TEAM_RECHECK_MS 2000
 
-static size_t s_team_present (agent_parts_t *p, int64_t window_ms);
+static void s_team_present (agent_parts_t *p, int64_t window_ms, zhashx_t *present);
 
 // ---------------------------------------------------------------------------
 //  Perception
@@ -77,7 +80,8 @@ s_look (agent_parts_t *p, char *err, size_t err_size)
     parley_err_t rc = parley_client_step (p->link, look, &got);
     parley_step_destroy (&look);
     if (rc != PARLEY_OK) {
-        snprintf (err, err_size, "%s", parley_client_error_text (p->link));
+        snprintf (err, err_size, "%s: %s", parley_strerror (rc),
+                  parley_client_error_text (p->link));
         parley_stepped_destroy (&got);
         return -1;
     }
@@ -152,26 +156,84 @@ s_caption (agent_parts_t *p, perceived_t *out)
         plog_debug ("step %" PRIu64 ": no caption for the view: %s", out->step, err);
 }
 
+//  A teammate's AGENT_EVENT while waiting: one that joins is present;
+//  one that leaves after it was seen stays counted (it may have done its
+//  steps already), one forgotten is gone, as from the AGENTS list.
+static void
+s_team_wait_event (const agent_parts_t *p, zhashx_t *present, const parley_event_t *event)
+{
+    msgpack_unpacked unpacked;
+    msgpack_unpacked_init (&unpacked);
+    char name[PROTO_MAX_NAME + 1], what[32];
+    if (msgpack_unpack_next (&unpacked, (const char *) parley_event_body (event),
+                             parley_event_body_size (event), NULL)
+        == MSGPACK_UNPACK_SUCCESS
+    &&  pobj_strcpy (&unpacked.data, "agent", name, sizeof (name))
+    &&  pobj_strcpy (&unpacked.data, "event", what, sizeof (what)) && !streq (name, p->id)) {
+        if (streq (what, "joined"))
+            zhashx_update (present, name, (void *) 1);
+        else
+        if (streq (what, "forgotten"))
+            zhashx_delete (present, name);
+    }
+    msgpack_unpacked_destroy (&unpacked);
+}
+
+//  "Agent2, Agent3" (at most a line's worth) for the log.
+static void
+s_team_names (zhashx_t *present, char *buf, size_t size)
+{
+    buf[0] = 0;
+    size_t used = 0;
+    for (void *item = zhashx_first (present); item && used + 1 < size;
+         item = zhashx_next (present)) {
+        const char *name = (const char *) zhashx_cursor (present);
+        used += (size_t) snprintf (buf + used, size - used, "%s%s", used? ", ": "", name);
+    }
+}
+
 //  Until the team is online, a signal, or --team-wait-ms: a teammate that
 //  never comes (or an id that is not an agent, counted by mistake, that
-//  left) must not keep us waiting for ever without a word.
+//  left) must not keep us waiting for ever without a word. Who is there
+//  comes from one AGENTS, then from the AGENT_EVENTs this client already
+//  subscribed to: the wait sleeps until one comes (parley_client_wait
+//  wakes for it), and asks AGENTS again only every TEAM_RECHECK_MS.
 static void
 s_wait_for_team (agent_parts_t *p)
 {
     int64_t started = pclock_mono_ms ();
-    size_t present = 0;
+    zhashx_t *present = zhashx_new ();
+    s_team_present (p, pclock_mono_ms () - p->connected_ms, present);
+    int64_t recheck = pclock_mono_ms () + TEAM_RECHECK_MS;
     while (!(p->stop && *p->stop)) {
-        present = s_team_present (p, pclock_mono_ms () - p->connected_ms);
-        if (present + 1 >= p->team_size)
-            return;
-        if (p->team_wait_ms > 0 && pclock_mono_ms () - started >= p->team_wait_ms) {
-            plog_warn ("starting with %zu of the %" PRIu64 " agents of --team-size after "
-                       "waiting %" PRId64 " ms (--team-wait-ms)", present + 1, p->team_size,
-                       p->team_wait_ms);
-            return;
+        parley_event_t *event = NULL;
+        while (parley_client_event (p->link, &event))
+            if (streq (parley_event_type (event), "AGENT_EVENT"))
+                s_team_wait_event (p, present, event);
+        parley_event_destroy (&event);
+        int64_t now = pclock_mono_ms ();
+        if (now >= recheck) {
+            s_team_present (p, now - p->connected_ms, present);
+            recheck = now + TEAM_RECHECK_MS;
         }
-        parley_client_wait (p->link, TEAM_WAIT_MS);
+        if (zhashx_size (present) + 1 >= p->team_size)
+            break;
+        int64_t wait = recheck - now;
+        if (p->team_wait_ms > 0) {
+            int64_t left = started + p->team_wait_ms - now;
+            if (left <= 0) {
+                char names[256];
+                s_team_names (present, names, sizeof (names));
+                plog_warn ("starting with %zu of the %" PRIu64 " agents of --team-size after "
+                           "waiting %" PRId64 " ms (--team-wait-ms)%s%s", zhashx_size (present) + 1,
+                           p->team_size, p->team_wait_ms, *names? "; here: ": "", names);
+                break;
+            }
+            wait = left < wait? left: wait;
+        }
+        parley_client_wait (p->link, wait);
     }
+    zhashx_destroy (&present);
 }
 
 stage_outcome_t
@@ -332,30 +394,30 @@ s_team_events (agent_parts_t *p, agent_team_t *team)
     return true;
 }
 
-//  Teammates online, or heard from since we said HELLO (`window_ms` ago,
-//  plus two polls of slack): a teammate that saw the team complete (us
-//  included) may have done all its steps and left before we looked, and
-//  must not keep us waiting forever. A registration left over from an
-//  earlier run was last heard from before our HELLO.
-static size_t
-s_team_present (agent_parts_t *p, int64_t window_ms)
+//  Adds to `present` the teammates AGENTS lists online, or heard from
+//  since we said HELLO (`window_ms` ago, plus a second of slack): a
+//  teammate that saw the team complete (us included) may have done all
+//  its steps and left before we looked, and must not keep us waiting
+//  forever. A registration left over from an earlier run was last heard
+//  from before our HELLO.
+static void
+s_team_present (agent_parts_t *p, int64_t window_ms, zhashx_t *present)
 {
     parley_agent_list_t *list = NULL;
     if (parley_client_agents (p->link, &list) != PARLEY_OK) {
         parley_agent_list_destroy (&list);
-        return 0;
+        return;
     }
-    size_t count = 0;
     for (size_t i = 0; i < parley_agent_list_count (list); i++) {
         const parley_agent_t *info = parley_agent_list_at (list, i);
         const char *name = parley_agent_name (info);
         if (!*name || streq (name, p->id))
             continue;
-        count += parley_agent_online (info)
-              || parley_agent_idle_ms (info) <= (uint64_t) (window_ms + 2 * TEAM_WAIT_MS);
+        if (parley_agent_online (info)
+        ||  parley_agent_idle_ms (info) <= (uint64_t) (window_ms + 1000))
+            zhashx_update (present, name, (void *) 1);
     }
     parley_agent_list_destroy (&list);
-    return count;
 }
 
 //  Our own posts come back on the channels we listen to (the heuristic

@@ -22,8 +22,8 @@
 #include <sys/stat.h>
 
 #include "bench_util.h"
-#include "broker/checkpoint.h"
-#include "broker/state.h"
+#include "broker/core/checkpoint.h"
+#include "broker/core/state.h"
 #include "tests/lib/testbroker.h"
 #include "tests/lib/testclient.h"
 #include "tests/lib/tproc.h"

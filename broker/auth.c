@@ -23,7 +23,7 @@ struct _auth_t {
     zsock_t *zap;
     char *allow_dir;            //  NULL: plain mode
     zhashx_t *keys;             //  Z85 public key -> auth_key_t
-    struct timespec dir_mtime;  //  of allow_dir when last read
+    uint64_t fingerprint;       //  of allow_dir's files when last read
     uint64_t next_serial;
     uint64_t denied;
 };
@@ -102,28 +102,69 @@ s_load_dir (const char *dir, char *why, size_t why_size)
     return keys;
 }
 
-//  Reloads the allowlist when its directory changed since the last read
-//  (a file added, removed or renamed). A directory that became unreadable
-//  or holds a bad file keeps the previous list, with a warning.
-static void
+//  What the allowlist's files are now: every entry's name, inode, size and
+//  modification time, and the directory's, folded into one number (FNV-1a).
+//  A certificate edited in place changes its own mtime, not the
+//  directory's: both count. What is slow: a stat per file, once a second.
+static uint64_t
+s_fingerprint (const char *dir)
+{
+    uint64_t hash = 1469598103934665603ULL;
+    struct stat st;
+    if (stat (dir, &st) != 0)
+        return 0;
+    uint64_t parts [4];
+    DIR *handle = opendir (dir);
+    struct dirent *entry;
+    while (handle && (entry = readdir (handle))) {
+        char path [4096];
+        snprintf (path, sizeof path, "%s/%s", dir, entry->d_name);
+        if (entry->d_name [0] == '.' || stat (path, &st) != 0)
+            continue;
+        parts [0] = (uint64_t) st.st_ino;
+        parts [1] = (uint64_t) st.st_size;
+        parts [2] = (uint64_t) st.st_mtim.tv_sec;
+        parts [3] = (uint64_t) st.st_mtim.tv_nsec;
+        //  Entries come in no fixed order: each one's hash is summed.
+        uint64_t one = 1469598103934665603ULL;
+        for (const char *c = entry->d_name; *c; c++)
+            one = (one ^ (uint8_t) *c) * 1099511628211ULL;
+        for (size_t i = 0; i < sizeof parts; i++)
+            one = (one ^ ((const uint8_t *) parts) [i]) * 1099511628211ULL;
+        hash += one;
+    }
+    if (handle)
+        closedir (handle);
+    return hash ? hash : 1;
+}
+
+//  Reloads the allowlist when its files changed since the last read (a
+//  file added, removed, renamed or edited in place). A directory that
+//  became unreadable or holds a bad file keeps the previous list, with a
+//  warning. True when the list was replaced.
+static bool
 s_refresh (auth_t *self)
 {
-    struct stat st;
-    if (stat (self->allow_dir, &st) != 0)
-        return;
-    if (st.st_mtim.tv_sec == self->dir_mtime.tv_sec && st.st_mtim.tv_nsec == self->dir_mtime.tv_nsec)
-        return;
+    uint64_t fingerprint = s_fingerprint (self->allow_dir);
+    if (!fingerprint || fingerprint == self->fingerprint)
+        return false;
+    self->fingerprint = fingerprint;
     char why [512];
     zhashx_t *keys = s_load_dir (self->allow_dir, why, sizeof why);
     if (!keys) {
         plog_warn ("allowlist not reloaded, keeping %zu keys: %s", zhashx_size (self->keys), why);
-        self->dir_mtime = st.st_mtim;
-        return;
+        return false;
     }
     zhashx_destroy (&self->keys);
     self->keys = keys;
-    self->dir_mtime = st.st_mtim;
     plog_info ("allowlist %s: %zu keys", self->allow_dir, zhashx_size (keys));
+    return true;
+}
+
+bool
+auth_tick (auth_t *self)
+{
+    return self && self->allow_dir && s_refresh (self);
 }
 
 auth_t *
@@ -134,9 +175,7 @@ auth_new (const char *allow_dir, char *why, size_t why_size)
     self->next_serial = 1;
     if (allow_dir) {
         self->allow_dir = strdup (allow_dir);
-        struct stat st;
-        if (stat (allow_dir, &st) == 0)
-            self->dir_mtime = st.st_mtim;
+        self->fingerprint = s_fingerprint (allow_dir);
         self->keys = s_load_dir (allow_dir, why, why_size);
         if (!self->keys) {
             auth_destroy (&self);

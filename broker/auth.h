@@ -19,8 +19,11 @@
 
     User-Id is "SERIAL" in plain mode and "SERIAL KEY" (KEY: the Z85 public
     key) in CURVE mode; auth_parse reads it back. The allowlist is read
-    again when its directory changes (checked at each handshake), so keys
-    are added and revoked without a restart.
+    again when its files change (checked at each handshake and once a
+    second: auth_tick), so keys are added, revoked and their rights edited
+    without a restart: rights are looked up at every request (rights.h),
+    and the broker cuts the open connections of a key that lost them
+    (peers.h).
 */
 #ifndef PARLEY_BROKER_AUTH_H
 #define PARLEY_BROKER_AUTH_H
@@ -45,6 +48,9 @@ zsock_t *auth_sock (auth_t *self);
 int auth_on_request (zloop_t *loop, zsock_t *reader, void *arg);
 
 bool auth_curve (auth_t *self);
+//  Reads the allowlist again if its files changed: true when the list
+//  was replaced (the caller checks the open connections' keys).
+bool auth_tick (auth_t *self);
 uint64_t auth_denied (auth_t *self);
 size_t auth_keys (auth_t *self);
 

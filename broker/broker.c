@@ -12,10 +12,13 @@
     turn; broker_destroy then closes the sockets (the ROUTER lingers 200 ms
     so replies already queued still leave).
 */
+#include <errno.h>
+#include <malloc.h>
 #include <string.h>
 
 #include "broker_internal.h"
 #include "nofile.h"
+#include "pcurve.h"
 #include "pclock.h"
 #include "plog.h"
 #include "sdnotify.h"
@@ -43,17 +46,102 @@ broker_config_defaults (broker_config_t *config)
     config->fsync = JOURNAL_FSYNC_EVERYSEC;
     config->compact_min_bytes = 64 * 1024 * 1024;
     config->router_hwm = 1000;
-    config->pub_hwm = 100000;
+    config->pub_hwm = 10000;
+    config->max_subscribers = 256;
     config->tap_hwm = 1000;
     config->send_wait_ms = BROKER_SEND_WAIT_MS;
+    config->max_client_backlog = STALL_CONN_BYTES_DEFAULT;
+    config->max_backlog = STALL_TOTAL_BYTES_DEFAULT;
+}
+
+//  A subscribing frame: who it came from (descriptor and key).
+static void
+s_note_peer (peers_t *peers, zmq_msg_t *frame, const char *socket)
+{
+    uint64_t serial = 0;
+    char key [41] = "";
+    auth_parse (zmq_msg_gets (frame, "User-Id"), &serial, key);
+    if (!peers_note (peers, conn_watch_fd (frame), key))
+        plog_warn ("a %s subscriber was cut: the broker serves at most %zu at once "
+                   "(--max-subscribers)", socket, peers_size (peers));
+}
+
+static void
+s_on_tap_peer (zmq_msg_t *frame, void *arg)
+{
+    s_note_peer (((broker_t *) arg)->tap_peers, frame, "tap");
 }
 
 static int
 s_on_tap (zloop_t *loop, zsock_t *reader, void *arg)
 {
     broker_t *self = arg;
-    tap_on_subscription (self->tap);
+    tap_on_subscription (self->tap, s_on_tap_peer, self);
     return 0;
+}
+
+//  The event socket's subscriptions: nothing to do with them (libzmq
+//  filters) but learning who subscribes.
+static int
+s_on_pub (zloop_t *loop, zsock_t *reader, void *arg)
+{
+    broker_t *self = arg;
+    zmq_msg_t msg;
+    zmq_msg_init (&msg);
+    while (zmq_msg_recv (&msg, self->pub_handle, ZMQ_DONTWAIT) >= 0) {
+        if (zmq_msg_size (&msg) >= 1 && ((const uint8_t *) zmq_msg_data (&msg)) [0] == 1)
+            s_note_peer (self->pub_peers, &msg, "event");
+        zmq_msg_close (&msg);
+        zmq_msg_init (&msg);
+    }
+    zmq_msg_close (&msg);
+    return 0;
+}
+
+static int
+s_on_pub_closed (zloop_t *loop, zsock_t *reader, void *arg)
+{
+    broker_t *self = arg;
+    int fd;
+    while ((fd = conn_watch_next (self->pub_watch)) != -1)
+        peers_forget (self->pub_peers, fd);
+    return 0;
+}
+
+static int
+s_on_tap_closed (zloop_t *loop, zsock_t *reader, void *arg)
+{
+    broker_t *self = arg;
+    int fd;
+    while ((fd = conn_watch_next (self->tap_watch)) != -1)
+        peers_forget (self->tap_peers, fd);
+    return 0;
+}
+
+//  Keys the allowlist still has, with the rights a socket needs.
+static bool
+s_keep_any (const char *key, void *arg)
+{
+    return auth_rights (((broker_t *) arg)->auth, key) != 0;
+}
+
+static bool
+s_keep_tap (const char *key, void *arg)
+{
+    return auth_rights (((broker_t *) arg)->auth, key) & PCURVE_RIGHT_TAP;
+}
+
+//  The allowlist changed: the open connections of a key that is gone (or,
+//  on the tap, lost the tap right) are cut now. Rights that changed
+//  otherwise take effect at the key's next request (rights.h).
+static void
+s_revoke (broker_t *self)
+{
+    size_t cut = peers_cut (self->router_peers, s_keep_any, self)
+               + peers_cut (self->pub_peers, s_keep_any, self)
+               + peers_cut (self->tap_peers, s_keep_tap, self);
+    if (cut)
+        plog_warn ("allowlist changed: %zu connections of revoked keys cut", cut);
 }
 
 static int
@@ -61,6 +149,23 @@ s_on_stats (zloop_t *loop, int timer_id, void *arg)
 {
     broker_t *self = arg;
     stats_tick (self);
+    //  Connections that closed leave their buffers free in the allocator's
+    //  heaps (libzmq allocates them in its I/O thread); give them back to
+    //  the system once a second after a wave of closes, so the broker's
+    //  memory follows the connections it has, not the most it ever had.
+    //  libzmq frees a connection's buffers a moment after its close is
+    //  reported, so the trims go on for two ticks after the last close.
+    //  What is slow: malloc_trim walks the heaps (a few ms at 1 GiB).
+    if (self->counters.closed != self->trimmed_at) {
+        self->trimmed_at = self->counters.closed;
+        self->trims_due = 3;
+    }
+    if (self->trims_due > 0) {
+        self->trims_due--;
+        malloc_trim (0);
+    }
+    if (auth_tick (self->auth))
+        s_revoke (self);
     return 0;
 }
 
@@ -73,26 +178,40 @@ s_on_watchdog (zloop_t *loop, int timer_id, void *arg)
     return 0;
 }
 
-static int
-s_build_world (broker_t *self, char *why, size_t why_size)
+//  The core's limits and world from the flags.
+static void
+s_core_config (const broker_config_t *cfg, core_config_t *core)
 {
-    const broker_config_t *cfg = &self->config;
-    if (cfg->no_world)
-        return 0;
-    if (cfg->world_file && *cfg->world_file)
-        self->world = world_load (self->state, cfg->world_file, why, why_size);
-    else {
-        world_config_t world = {
-            .kind = cfg->world_height > 0 ? WORLD_GRID : WORLD_LINE,
-            .width = cfg->world_width,
-            .height = cfg->world_height,
-            .seed = cfg->seed
-        };
-        self->world = world_new (self->state, &world, why, why_size);
+    memset (core, 0, sizeof *core);
+    core->limits = (core_limits_t) {
+        .max_agents = cfg->max_agents,
+        .mail = {
+            .max_inbox = cfg->max_inbox,
+            .max_inbox_bytes = cfg->max_inbox_bytes,
+            .max_channel = cfg->max_channel,
+            .max_channel_bytes = cfg->max_channel_bytes,
+            .max_channels = cfg->max_channels,
+            .max_body = cfg->max_body,
+            .max_queued_bytes = cfg->max_queued_bytes,
+            .overflow = cfg->drop_oldest ? OVERFLOW_DROP_OLDEST : OVERFLOW_REJECT
+        },
+        .state = { .max_keys = cfg->max_state_keys, .max_bytes = cfg->max_state_bytes },
+        .checkpoints = cfg->checkpoints ? cfg->checkpoints : WORKFLOW_DEFAULT_RETAIN
+    };
+    if (cfg->scenario && cfg->scenario->workflow.enabled) {
+        core->limits.max_turns = cfg->scenario->workflow.max_turns;
+        core->limits.max_revisions = cfg->scenario->workflow.max_revisions;
     }
-    if (self->world)
-        world_set_start (self->world, (world_start_t) cfg->world_start, cfg->seed);
-    return self->world ? 0 : -1;
+    core->no_world = cfg->no_world;
+    core->world_file = cfg->world_file;
+    core->world = (world_config_t) {
+        .kind = cfg->world_height > 0 ? WORLD_GRID : WORLD_LINE,
+        .width = cfg->world_width,
+        .height = cfg->world_height,
+        .seed = cfg->seed
+    };
+    core->world_start = cfg->world_start;
+    core->scenario = cfg->scenario;
 }
 
 bool
@@ -103,25 +222,6 @@ broker_no_world (broker_t *self, request_t *req)
     dispatch_error (self, req->id, PERR_BAD_ACTION, "scenario %s has no world",
                     self->config.scenario ? self->config.scenario->name : "(none)");
     return true;
-}
-
-//  The scenario's initial state, then its workflow (checkpoint 0).
-static int
-s_start_scenario (broker_t *self, char *why, size_t why_size)
-{
-    const scenario_t *scenario = self->config.scenario;
-    if (workflow_write_initial (self, scenario, why, why_size))
-        return -1;
-    state_changes_reset (self->state);
-    if (!scenario->workflow.enabled)
-        return 0;
-    size_t retain = self->config.checkpoints ? self->config.checkpoints : WORKFLOW_DEFAULT_RETAIN;
-    self->workflow = workflow_new (scenario, retain);
-    if (!self->workflow) {
-        snprintf (why, why_size, "out of memory");
-        return -1;
-    }
-    return workflow_start (self, why, why_size);
 }
 
 broker_t *
@@ -137,7 +237,6 @@ broker_new (const broker_config_t *config, bool *network, char *why, size_t why_
     self->config = *config;
     const broker_config_t *cfg = &self->config;
     self->started_ms = self->now_ms = self->counters.rate_tick_ms = pclock_mono_ms ();
-    self->origin = (uint64_t) pclock_wall_us ();
     penc_init (&self->reply);
     penc_init (&self->event);
     penc_init (&self->confirm);
@@ -145,40 +244,39 @@ broker_new (const broker_config_t *config, bool *network, char *why, size_t why_
     self->confirms = confirms_new ();
     penc_init (&self->push);
     self->seqs = calloc (cfg->max_batch ? cfg->max_batch : 1, sizeof (uint64_t));
-    self->agents = agents_new (cfg->max_agents);
     self->observers = observers_new ();
-    mailroom_limits_t limits = {
-        .max_inbox = cfg->max_inbox,
-        .max_inbox_bytes = cfg->max_inbox_bytes,
-        .max_channel = cfg->max_channel,
-        .max_channel_bytes = cfg->max_channel_bytes,
-        .max_channels = cfg->max_channels,
-        .max_body = cfg->max_body,
-        .max_queued_bytes = cfg->max_queued_bytes,
-        .overflow = cfg->drop_oldest ? OVERFLOW_DROP_OLDEST : OVERFLOW_REJECT
-    };
-    if (self->agents)
-        self->mailroom = mailroom_new (self->agents, &limits);
-    state_limits_t state_limits = {
-        .max_keys = cfg->max_state_keys,
-        .max_bytes = cfg->max_state_bytes
-    };
-    self->state = state_new (&state_limits);
-    if (!self->seqs || !self->agents || !self->mailroom || !self->state
+    self->turns = turns_new ();
+    self->call = call_new ();
+    self->outbox = outbox_new ();
+    self->stall = stall_new (cfg->max_client_backlog, cfg->max_backlog);
+    self->router_peers = peers_new (0);
+    self->pub_peers = peers_new (cfg->max_subscribers);
+    self->tap_peers = peers_new (cfg->max_subscribers);
+    if (!self->seqs || !self->observers || !self->turns || !self->call || !self->outbox
+    ||  !self->stall || !self->router_peers || !self->pub_peers || !self->tap_peers
     ||  !self->parking || !self->confirms) {
         snprintf (why, why_size, "out of memory");
         goto err;
     }
-    if (s_build_world (self, why, why_size))
+    //  The world, the scenario's initial state and workflow first: the
+    //  journal's history is replayed on top of them, as it happened.
+    core_config_t core;
+    s_core_config (cfg, &core);
+    self->core = core_new (&core, why, why_size);
+    if (!self->core)
         goto err;
-    if (cfg->scenario && s_start_scenario (self, why, why_size))
-        goto err;
-    //  The scenario's initial state and workflow first: the journal's
-    //  history is replayed on top of them, as it happened.
+    self->agents = core_agents (self->core);
+    self->mailroom = core_mailroom (self->core);
+    self->state = core_state (self->core);
+    self->world = core_world (self->core);
+    self->workflow = core_workflow (self->core);
     //  Before the sockets: nobody can connect while history is replayed,
     //  and a second broker on the same data stops before binding.
-    if (durable_open (self, why, why_size))
+    if (durable_open (self, &core.limits, why, why_size))
         goto err;
+    //  An inspection: the recovered state is all it wants.
+    if (cfg->dump_state)
+        return self;
     //  Connections are descriptors. (czmq's max-sockets, ZMQ_MAX_SOCKETS,
     //  counts zmq sockets, of which the broker has five, not connections.)
     nofile_raise ();
@@ -192,7 +290,9 @@ broker_new (const broker_config_t *config, bool *network, char *why, size_t why_
         goto err;
     }
     self->conn_watch = conn_watch_new (self->router);
-    if (!self->conn_watch) {
+    self->pub_watch = conn_watch_new (self->pub);
+    self->tap_watch = self->tap ? conn_watch_new (tap_sock (self->tap)) : NULL;
+    if (!self->conn_watch || !self->pub_watch || (self->tap && !self->tap_watch)) {
         snprintf (why, why_size, "cannot monitor the router: %s", zmq_strerror (zmq_errno ()));
         goto err;
     }
@@ -204,8 +304,12 @@ broker_new (const broker_config_t *config, bool *network, char *why, size_t why_
     zloop_reader (self->loop, auth_sock (self->auth), auth_on_request, self->auth);
     zloop_reader (self->loop, self->router, dispatch_on_router, self);
     zloop_reader (self->loop, conn_watch_sock (self->conn_watch), session_on_closed, self);
-    if (self->tap)
+    zloop_reader (self->loop, self->pub, s_on_pub, self);
+    zloop_reader (self->loop, conn_watch_sock (self->pub_watch), s_on_pub_closed, self);
+    if (self->tap) {
         zloop_reader (self->loop, tap_sock (self->tap), s_on_tap, self);
+        zloop_reader (self->loop, conn_watch_sock (self->tap_watch), s_on_tap_closed, self);
+    }
     if (self->metrics_http) {
         zmq_pollitem_t wanted = { NULL, metrics_http_fd (self->metrics_http), ZMQ_POLLIN, 0 };
         zloop_poller (self->loop, &wanted, metrics_on_wanted, self);
@@ -219,7 +323,7 @@ broker_new (const broker_config_t *config, bool *network, char *why, size_t why_
         //  noticed within 10% of its limit, at a few checks a second.
         size_t every = (size_t) (cfg->scenario->workflow.turn_timeout_ms / 10);
         zloop_timer (self->loop, every < 10 ? 10 : every > 1000 ? 1000 : every, 0,
-                     workflow_on_timer, self);
+                     turns_on_timer, self);
     }
     if (self->durable)
         zloop_timer (self->loop, 1000, 0, durable_on_tick, self);
@@ -250,16 +354,21 @@ broker_destroy (broker_t **self_p)
         metrics_text_free (&self->metrics_page);
         zloop_destroy (&self->loop);
         conn_watch_destroy (&self->conn_watch);
+        conn_watch_destroy (&self->pub_watch);
+        conn_watch_destroy (&self->tap_watch);
         sockets_close (self);
         durable_close (self);
         parking_destroy (&self->parking);
         confirms_destroy (&self->confirms);
-        mailroom_destroy (&self->mailroom);
-        agents_destroy (&self->agents);
+        core_destroy (&self->core);
         observers_destroy (&self->observers);
-        world_destroy (&self->world);
-        workflow_destroy (&self->workflow);
-        state_destroy (&self->state);
+        turns_destroy (&self->turns);
+        call_destroy (&self->call);
+        outbox_destroy (&self->outbox);
+        stall_destroy (&self->stall);
+        peers_destroy (&self->router_peers);
+        peers_destroy (&self->pub_peers);
+        peers_destroy (&self->tap_peers);
         penc_fini (&self->reply);
         penc_fini (&self->event);
         penc_fini (&self->confirm);
@@ -268,6 +377,29 @@ broker_destroy (broker_t **self_p)
         free (self);
         *self_p = NULL;
     }
+}
+
+int
+broker_dump (broker_t *self, const char *path, char *why, size_t why_size)
+{
+    assert (self && path);
+    msgpack_sbuffer buffer;
+    msgpack_sbuffer_init (&buffer);
+    msgpack_packer pk;
+    msgpack_packer_init (&pk, &buffer, msgpack_sbuffer_write);
+    core_dump (self->core, &pk);
+    bool out = strcmp (path, "-") == 0;
+    FILE *file = out ? stdout : fopen (path, "wb");
+    int rc = 0;
+    if (!file || fwrite (buffer.data, 1, buffer.size, file) != buffer.size
+    ||  (out ? fflush (file) : fclose (file)) != 0) {
+        snprintf (why, why_size, "cannot write the state to %s: %s", path, strerror (errno));
+        if (file && !out)
+            fclose (file);
+        rc = -1;
+    }
+    msgpack_sbuffer_destroy (&buffer);
+    return rc;
 }
 
 int
@@ -291,7 +423,8 @@ broker_run (broker_t *self)
     sdnotify_stopping ();
     plog_info ("stopping: %zu agents, %llu messages queued",
                agents_size (self->agents),
-               (unsigned long long) mailroom_counters (self->mailroom)->queued);
+               self->mailroom ? (unsigned long long) mailroom_counters (self->mailroom)->queued
+                              : 0ULL);
     return self->failed ? -1 : 0;
 }
 

@@ -79,11 +79,21 @@ typedef struct {
     const char *data_dir;
     journal_fsync_t fsync;
     bool repair;                //  skip corrupt journal records instead of stopping
+    //  Inspection: recover, write the canonical state there, serve nothing
+    //  and write nothing (broker_new stops after the recovery); and the
+    //  live state's dump at a clean stop. NULL: none.
+    const char *dump_state;
+    const char *dump_on_exit;
     uint64_t compact_min_bytes; //  a log smaller than this is not compacted
 
     //  Sockets
     int router_hwm;             //  ZMQ_SNDHWM/RCVHWM of the ROUTER
+    //  Replies a client's full pipe refused, and its requests held behind
+    //  them (stall.h): bytes per client before it is cut, and for all.
+    uint64_t max_client_backlog;
+    uint64_t max_backlog;
     int pub_hwm;                //  ZMQ_SNDHWM of the event PUB
+    size_t max_subscribers;     //  event (and tap) connections served at once
     int tap_hwm;                //  ZMQ_SNDHWM of the tap (small: drop, never block)
 
     //  Security (docs/SECURITY.md). curve_keys: directory holding the
@@ -123,6 +133,10 @@ const char *broker_config_exposed (const broker_config_t *config);
 broker_t *broker_new (const broker_config_t *config, bool *network,
                       char *why, size_t why_size);
 void broker_destroy (broker_t **self_p);
+
+//  Writes the canonical state (core_dump) to `path` ("-": stdout). -1 with
+//  why when it cannot be written.
+int broker_dump (broker_t *self, const char *path, char *why, size_t why_size);
 
 //  Runs the loop until SIGINT/SIGTERM (czmq's handler).
 //  Returns 0 on a clean stop, -1 on a loop failure.

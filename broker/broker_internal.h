@@ -12,13 +12,14 @@
 #include <czmq.h>
 #include "broker.h"
 #include "pmsg.h"
-#include "agents.h"
-#include "mailroom.h"
-#include "state.h"
-#include "world.h"
+#include "core/core.h"
 #include "tap.h"
 #include "auth.h"
-#include "workflow.h"
+#include "turns.h"
+#include "call.h"
+#include "outbox.h"
+#include "stall.h"
+#include "peers.h"
 #include "conn_watch.h"
 #include "observers.h"
 #include "journal.h"
@@ -68,7 +69,10 @@ typedef struct {
     uint64_t bad_frames;        //  frames that failed to decode
     uint64_t unroutable;        //  replies whose peer was gone or full
     uint64_t forgotten;         //  agents forgotten by --forget-after-ms
-    uint64_t replies_dropped;   //  unroutable because the peer's pipe was full
+    uint64_t replies_dropped;   //  lost with a connection cut for not reading (stall.h)
+    uint64_t replies_stalled;   //  kept because the peer's pipe was full, then sent
+    uint64_t connections_cut;   //  cut for not reading their replies (stall.h)
+    uint64_t closed;            //  connections closed (ROUTER, events, tap)
     uint64_t published;         //  PUB events
     uint64_t unauthorized;      //  requests refused: key or resume token
     uint64_t sends_parked;      //  SENDs that waited for room (parking.h)
@@ -95,22 +99,33 @@ struct _broker_t {
     auth_t *auth;               //  ZAP handler: connection serials, CURVE keys
     zcert_t *cert;              //  own CURVE pair; NULL in plain mode
     conn_watch_t *conn_watch;   //  ROUTER disconnects (session.c ends those sessions)
+    conn_watch_t *pub_watch;    //  event and tap subscribers' disconnects
+    conn_watch_t *tap_watch;
+    peers_t *router_peers;      //  connections and their keys (peers.h): CURVE only
+    peers_t *pub_peers;         //  event subscribers (--max-subscribers)
+    peers_t *tap_peers;
     struct _durable_t *durable; //  the journal (durable.c); NULL with --data-dir none
-    struct _restore_t *restore; //  during recovery (durable_snapshot.c)
     bool replaying;             //  recovery: no events, no journal writes
-    bool failed;                //  the loop stopped on an error (a failed sync)
+    bool failed;                //  a journal write or sync failed: the loop stops
     char router_endpoint [BROKER_ENDPOINT_MAX];
     char pub_endpoint [BROKER_ENDPOINT_MAX];
     char tap_endpoint [BROKER_ENDPOINT_MAX];
     char pub_advertised [BROKER_ENDPOINT_MAX];
     char tap_advertised [BROKER_ENDPOINT_MAX];
 
+    //  The state machine (core.h), changed only through call.h. The five
+    //  pointers after it are the core's parts, borrowed for reading.
+    core_t *core;
     agents_t *agents;
-    observers_t *observers;     //  connections that said HELLO observe
     mailroom_t *mailroom;
     state_t *state;
     world_t *world;             //  NULL when the scenario says world: none
     workflow_t *workflow;       //  NULL without a scenario workflow
+    turns_t *turns;             //  who acts for the workflow's holder (turns.h)
+    call_t *call;               //  the call being applied (call.h)
+    outbox_t *outbox;           //  replies and events until the durability point
+    stall_t *stall;             //  replies a full pipe refused (stall.h)
+    observers_t *observers;     //  connections that said HELLO observe
 
     penc_t reply;               //  reused for every reply
     penc_t event;               //  reused for every PUB event
@@ -119,8 +134,6 @@ struct _broker_t {
     uint64_t *seqs;             //  SENT seqs, max_batch long
     broker_counters_t counters;
     int64_t started_ms;
-    uint64_t origin;            //  WELCOME.origin: wall clock us when the counters began
-    bool origin_recovered;      //  origin came from the journal (durable.c)
     int64_t now_ms;             //  monotonic, refreshed per loop turn
     //  Prometheus figures (metrics.h): counted by dispatch.c, rendered on
     //  the loop thread when metrics_http asks (metrics_render.c).
@@ -131,13 +144,15 @@ struct _broker_t {
     confirms_t *confirms;       //  CONFIRMs due, per connection
     penc_t confirm;             //  reused for every CONFIRM
     uint64_t send_waited_ms;    //  > 0 while a SEND is applied at its deadline
+    uint64_t trimmed_at;        //  counters.closed at the last tick
+    int trims_due;              //  ticks that still call malloc_trim
     metrics_http_t *metrics_http;   //  NULL with --metrics-bind off
     metrics_text_t metrics_page;    //  the render buffer, reused
     part_error_t *part_error;   //  a STEP part being applied (handle_step.c), or NULL
 };
 
 //  What the dispatcher knows about one request.
-typedef struct {
+typedef struct _request_t {
     const pmsg_t *msg;
     pmsg_type_t type;
     uint64_t id;
@@ -155,6 +170,7 @@ typedef struct {
     bool pipelined;             //  a SEND with `pipelined`: answered by CONFIRM
     bool no_reply;              //  set by a handler: nothing to send now
     bool retry;                 //  a parked SEND tried again: counted once, when it came
+    const char *replay_token;   //  a legacy HELLO record's resume token (durable.c)
 } request_t;
 
 //  True if the request's key carries `right` (always in plain mode);
@@ -163,7 +179,6 @@ bool dispatch_may (broker_t *self, request_t *req, unsigned right, const char *w
 
 typedef void (handler_fn) (broker_t *self, request_t *req);
 typedef struct _durable_t durable_t;
-typedef struct _restore_t restore_t;
 
 //  sockets.c
 int sockets_open (broker_t *self, bool *network, char *why, size_t why_size);
@@ -176,14 +191,30 @@ int sockets_last_endpoint (void *handle, char *buf, size_t size);
 int dispatch_on_router (zloop_t *loop, zsock_t *reader, void *arg);
 //  The handler of a request type (replay).
 handler_fn *dispatch_handler (pmsg_type_t type);
-//  Sends a reply body now (tap, counters, unroutable handling).
-void dispatch_send (broker_t *self, const conn_id_t *conn, bool envelope, agent_t *agent,
-                    const void *data, size_t size);
-//  Sends a reply body to a connection after the CONFIRM due to it, if
-//  any (replies stay in request order); held for the sync under --fsync
-//  always. Every reply goes out through here.
-void dispatch_reply (broker_t *self, const conn_id_t *conn, bool envelope, agent_t *agent,
-                     const void *data, size_t size);
+//  Sends a reply body now (tap, counters, unroutable handling); the
+//  outbox's release calls it. `serial`: the connection's handshake
+//  serial, so an unroutable reply ends only that connection's session.
+void dispatch_send (broker_t *self, const conn_id_t *conn, uint64_t serial, bool envelope,
+                    const char *agent, const void *data, size_t size);
+//  Sends a reply body now: 0, EAGAIN when the connection's pipe is full
+//  (nothing sent), or another errno when it could not leave at all
+//  (counted and logged; a peer gone ends its session).
+int dispatch_try_send (broker_t *self, const conn_id_t *conn, uint64_t serial, bool envelope,
+                       const char *agent, const void *data, size_t size);
+//  A request frame that may be handled now: behind a parked SEND of its
+//  connection it is held (parking.h), else handled.
+void dispatch_incoming (broker_t *self, const conn_id_t *conn, const void *data, size_t size,
+                        size_t extra_frames, request_t *req);
+//  Queues a reply body for a connection in the outbox, after the CONFIRM
+//  due to it, if any (replies stay in request order). Every reply goes
+//  out through here.
+void dispatch_reply (broker_t *self, const conn_id_t *conn, uint64_t serial, bool envelope,
+                     const agent_t *agent, const void *data, size_t size);
+//  The durability point: writes the journal (and syncs it under --fsync
+//  always), then sends what the outbox holds; when the journal failed, the
+//  outbox keeps waiting (durable_point). False only when the broker must
+//  stop (a change that could not be journaled at all).
+bool dispatch_release (broker_t *self);
 //  Handles one request frame from `conn` as if it had just arrived
 //  (parking.c drains the requests it held through here).
 void dispatch_process (broker_t *self, const conn_id_t *conn, const void *data, size_t size,
@@ -208,15 +239,19 @@ bool parking_hold (broker_t *self, const conn_id_t *conn, const void *data, size
 bool parking_park (broker_t *self, request_t *req, agent_t *on, int64_t deadline_ms);
 int parking_on_timer (zloop_t *loop, int timer_id, void *arg);
 
-//  publish.c (every event also goes to the tap)
+//  publish.c: events into the outbox (they leave with the replies; every
+//  event also goes to the tap when it leaves)
 void publish_mail_ready (broker_t *self);
 void publish_agent_event (broker_t *self, const agent_t *agent, const char *event);
 //  Publishes the state changes of the last write if state_seq moved past
 //  `seq_before` (a failed or empty write leaves old change records).
 void publish_state_changes (broker_t *self, uint64_t seq_before);
 void publish_world_event (broker_t *self, const char *event);
-//  Sends the event already encoded in self->event on `topic`.
+//  Queues the event already encoded in self->event on `topic`.
 void publish_encoded (broker_t *self, const char *topic, size_t topic_len);
+//  Sends one event now (outbox release).
+void publish_send (broker_t *self, const char *topic, size_t topic_len, const void *data,
+                   size_t size);
 
 //  metrics_render.c: the page, and the loop's reader of scrape requests.
 void metrics_render (broker_t *self, metrics_text_t *text);
@@ -239,44 +274,42 @@ void stats_encode (broker_t *self, uint64_t id);
 //  Detaching applies the agent's parked SEND (parking.h), which may write
 //  self->reply: a handler detaches before it writes its own reply.
 void session_detach (broker_t *self, agent_t *agent, const char *event);
-//  Deletes an offline agent: leaves the world, releases its mail and
-//  channels, unregisters it (*agent_p is NULLed).
+//  Deletes an offline agent within the current call (OP_FORGET): leaves
+//  the world, releases its mail and channels, unregisters it (*agent_p is
+//  NULLed).
 void session_forget (broker_t *self, agent_t **agent_p);
 int session_on_sweep (zloop_t *loop, int timer_id, void *arg);
 //  Ends the sessions whose connections closed (conn_watch events waiting).
 void session_end_closed (broker_t *self);
 int session_on_closed (zloop_t *loop, zsock_t *reader, void *arg);
 
-//  durable.c / durable_snapshot.c: the journal (docs/DURABILITY.md)
-int durable_open (broker_t *self, char *why, size_t why_size);
+//  durable.c: the journal (docs/DURABILITY.md)
+int durable_open (broker_t *self, const core_limits_t *limits, char *why, size_t why_size);
 void durable_close (broker_t *self);
-//  Before a mutating request's handler: false when its record could not be
-//  written (ERROR STORAGE is then in self->reply; skip the handler).
-bool durable_request (broker_t *self, request_t *req, const void *frame, size_t size);
-void durable_hello (broker_t *self, request_t *req, const void *frame, size_t size);
-void durable_forget (broker_t *self, const agent_t *agent);
-//  After a push: records the agent's `delivered` (best effort).
-void durable_delivered (broker_t *self, const agent_t *agent);
-bool durable_holds_replies (broker_t *self);
-void durable_hold_reply (broker_t *self, const conn_id_t *conn, bool envelope,
-                         const agent_t *agent, const void *data, size_t size);
-//  End of a loop turn: sync (--fsync always) and send the held replies.
-//  -1 when the sync failed (the broker must stop).
-//  Writes the records gathered this turn; called before any reply or event
-//  leaves. False when they could not be written: the broker then stops
-//  (self->failed) and sends nothing more.
+//  call.c's: why changes are refused now (NULL: they are not), the room
+//  for a record, a refusal counted, a record appended, and a change that
+//  could not be written (nothing more is acknowledged).
+const char *durable_refusal (broker_t *self);
+int durable_reserve (broker_t *self, size_t size);
+void durable_count_refusal (broker_t *self);
+int durable_append (broker_t *self, const void *data, size_t size);
+void durable_lost (broker_t *self, const char *what);
+//  The turn's records into the file (false when the write failed).
 bool durable_flush (broker_t *self);
-int durable_commit (broker_t *self);
+//  The durability point of everything the core did so far: written, and
+//  synced under --fsync always. False when it is not reached (a write or
+//  sync failed, now or before and the journal has not healed since): the
+//  outbox then waits.
+bool durable_point (broker_t *self);
+//  True while answers wait for the journal to heal.
+bool durable_holding (broker_t *self);
+//  False while the journal heals from a failed write or sync.
+bool durable_healthy (broker_t *self);
 int durable_on_tick (zloop_t *loop, int timer_id, void *arg);
 int durable_compact (broker_t *self);
 void durable_compact_wait (broker_t *self);
 uint64_t durable_storage_errors (broker_t *self);
 journal_t *durable_journal (broker_t *self);
-void durable_snapshot_begin (broker_t *self);
-int durable_snapshot_record (const void *payload, size_t size, void *arg);
-int durable_snapshot_end (broker_t *self, char *why, size_t why_size);
-int durable_snapshot_write (jfile_t *file, void *arg);
-size_t durable_state_keys (broker_t *self);
 
 //  Handlers, one file each (handle_<name>.c); each writes one reply.
 handler_fn handle_hello;
@@ -286,9 +319,13 @@ handler_fn handle_agents;
 handler_fn handle_send;
 handler_fn handle_fetch;
 handler_fn handle_ack;
-//  handle_ack.c: releases the agent's mail up to `seq` (ACK, FETCH's and
-//  STEP's ack) and lets SENDs parked on its inbox go on.
+//  handle_ack.c: OP_ACK of the agent's mail up to `seq` (ACK, FETCH's
+//  and STEP's ack), within the current call; lets SENDs parked on its
+//  inbox go on and returns a consumer's credit.
 void ack_apply (broker_t *self, agent_t *agent, uint64_t seq);
+//  handle_fetch.c: OP_DELIVER of what the last FETCH or push handed out,
+//  within the current call.
+void deliver_apply (broker_t *self, agent_t *agent);
 handler_fn handle_listen;
 handler_fn handle_unlisten;
 handler_fn handle_write;
@@ -305,10 +342,11 @@ handler_fn handle_checkpoint;
 handler_fn handle_resume;
 handler_fn handle_step;
 
-//  handle_send.c: SEND's posting, shared with STEP. send_post posts every
-//  item as `from` (seqs in self->seqs, item errors encoded aside);
-//  send_fields is how many SENT fields send_encode then writes into `enc`
-//  (after the caller's map header), which also releases the outcome.
+//  handle_send.c: SEND's posting, shared with STEP. send_post applies
+//  OP_SEND (the request frame's `messages`) within the current call
+//  (seqs in self->seqs, item errors encoded aside); send_fields is how
+//  many SENT fields send_encode then writes into `enc` (after the
+//  caller's map header), which also releases the outcome.
 typedef struct {
     size_t count, accepted;
     size_t errors, listed;      //  item errors, and those encoded in list
@@ -316,20 +354,26 @@ typedef struct {
 } send_outcome_t;
 void send_post (broker_t *self, agent_t *from, const msgpack_object *items,
                 send_outcome_t *out);
+//  handle_send.c: OP_REMEMBER of the reply being built in self->reply
+//  (its fields after `head`) under `key` in the agent's `slot`, or the
+//  slot forgotten (`keep` false), within the current call.
+void remember (broker_t *self, agent_t *agent, slot_t slot, bool keep, uint64_t key,
+               size_t head, size_t fields);
 size_t send_fields (const send_outcome_t *out);
 void send_encode (broker_t *self, send_outcome_t *out, penc_t *enc);
-//  handle_write.c: WRITE's ops applied (rights, workflow keys, the state
+//  handle_write.c: WRITE's ops (the request frame's `ops`) applied as
+//  OP_WRITE within the current call (workflow keys refused, the state
 //  batch, the STATE_UPDATEs); false with the error reported through
-//  dispatch_error.
+//  dispatch_error. Rights are checked before (rights.h).
 bool write_apply (broker_t *self, request_t *req, const msgpack_object *ops,
                   state_result_t *result);
 //  handle_fetch.c: up to `max` of the agent's mail as a msgpack array
 //  into `enc` (after the caller's key), read as FETCH reads it; returns
 //  MAIL's `pending`.
 uint64_t fetch_encode (broker_t *self, agent_t *agent, size_t max, bool stream, penc_t *enc);
-//  handle_perceive.c: ACT's move (or PERCEIVE without `action`) with its
-//  events published and the agent's step counted; false with the error
-//  reported through dispatch_error.
+//  handle_perceive.c: ACT's move (or PERCEIVE without `action`) as
+//  OP_MOVE within the current call; false with the error reported
+//  through dispatch_error.
 bool world_step (broker_t *self, request_t *req, const char *action, size_t action_len,
                  const uint64_t *step, world_obs_t *obs);
 handler_fn handle_consume;

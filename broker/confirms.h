@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "pmsg.h"
-#include "agents.h"
+#include "core/agents.h"
 
 #define BROKER_CONFIRM_ERRORS_BUDGET (64 * 1024)
 

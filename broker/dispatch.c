@@ -27,15 +27,16 @@
 
     Each wake-up drains up to BROKER_DRAIN_BATCH requests, then ends the
     turn (dispatch_turn_end): parked SENDs that may go on are retried
-    (parking.h), the CONFIRMs due are sent (confirms.h), the journal is
-    written (and synced under --fsync always), the pushes to consumers
-    leave (push.c), and the MAIL_READY wake-ups that turn collected are
-    flushed: that is the coalescing (at most one wake-up per agent per
-    turn, pushes in as few frames as credit allows) and it keeps pipelined
-    senders cheap. A frame from a connection with a parked SEND is held
-    behind it, not handled; every reply goes out through dispatch_reply,
-    which sends the connection's CONFIRM first, so replies keep the
-    request order.
+    (parking.h), the CONFIRMs due are queued (confirms.h), the MAIL_READY
+    wake-ups that turn collected are queued, the journal is written (and
+    synced under --fsync always), then everything queued leaves
+    (outbox.h), and the pushes to consumers follow (push.c): that is the
+    coalescing (one write and at most one sync per turn, at most one
+    wake-up per agent per turn, pushes in as few frames as credit allows)
+    and it keeps pipelined senders cheap. A frame from a connection with a
+    parked SEND is held behind it, not handled; every reply goes through
+    dispatch_reply, which queues the connection's CONFIRM first, so
+    replies keep the request order.
 */
 #include <errno.h>
 #include <stdarg.h>
@@ -43,6 +44,7 @@
 #include <string.h>
 
 #include "broker_internal.h"
+#include "rights.h"
 #include "pclock.h"
 #include "pcurve.h"
 #include "plog.h"
@@ -120,7 +122,7 @@ dispatch_handler (pmsg_type_t type)
     return s_handlers [type];
 }
 
-//  The CONFIRM due to `conn`, if any, goes out before anything else to it.
+//  The CONFIRM due to `conn`, if any, goes before anything else to it.
 static void
 s_confirm_flush (broker_t *self, const conn_id_t *conn)
 {
@@ -128,52 +130,45 @@ s_confirm_flush (broker_t *self, const conn_id_t *conn)
     if (!confirms_take (self->confirms, conn, &self->confirm, &envelope))
         return;
     self->counters.confirms++;
-    const void *data = penc_data (&self->confirm);
-    size_t size = penc_size (&self->confirm);
     agent_t *agent = agents_by_conn (self->agents, conn);
-    if (durable_holds_replies (self))
-        durable_hold_reply (self, conn, envelope, agent, data, size);
-    else
-        dispatch_send (self, conn, envelope, agent, data, size);
+    outbox_reply (self->outbox, conn, agent ? agent->conn_serial : 0, envelope,
+                  agent ? agent->id : NULL, penc_data (&self->confirm), penc_size (&self->confirm));
 }
 
 void
-dispatch_reply (broker_t *self, const conn_id_t *conn, bool envelope, agent_t *agent,
-                const void *data, size_t size)
+dispatch_reply (broker_t *self, const conn_id_t *conn, uint64_t serial, bool envelope,
+                const agent_t *agent, const void *data, size_t size)
 {
     if (confirms_due (self->confirms))
         s_confirm_flush (self, conn);
-    //  --fsync always: replies wait for the sync of this turn's records.
-    if (durable_holds_replies (self))
-        durable_hold_reply (self, conn, envelope, agent, data, size);
-    else
-        dispatch_send (self, conn, envelope, agent, data, size);
+    outbox_reply (self->outbox, conn, serial, envelope, agent ? agent->id : NULL, data, size);
 }
 
-void
-dispatch_send (broker_t *self, const conn_id_t *conn, bool envelope, agent_t *agent,
-               const void *data, size_t size)
+int
+dispatch_try_send (broker_t *self, const conn_id_t *conn, uint64_t serial, bool envelope,
+                   const char *agent_id, const void *data, size_t size)
 {
-    request_t reply_to = { .agent = agent };
-    request_t *req = &reply_to;
-    //  Nothing is acknowledged before its journal records are written.
-    if (!durable_flush (self))
-        return;
-    s_tap (self, "out", req->agent, conn, data, size);
+    agent_t *agent = agent_id && agent_id [0] ? agents_lookup (self->agents, agent_id) : NULL;
+    //  Only the session of this very connection: the id may have moved to
+    //  another connection since the reply was made.
+    if (agent && (!agent->online || agent->conn_serial != serial
+              ||  conn_id_compare (&agent->conn, conn) != 0))
+        agent = NULL;
     //  ROUTER_MANDATORY: the routing-id frame fails when the peer is gone
     //  (EHOSTUNREACH) or its pipe is full (EAGAIN, as we never block).
     if (zmq_send (self->router_handle, conn->bytes, conn->len, ZMQ_SNDMORE | ZMQ_DONTWAIT) == -1) {
         int error = zmq_errno ();
-        self->counters.unroutable++;
         if (error == EAGAIN)
-            self->counters.replies_dropped++;
+            return EAGAIN;
+        self->counters.unroutable++;
         plog_limited (&s_unroutable_limit, 5, PLOG_WARN, "reply to %s not sent: %s",
-                      req->agent ? req->agent->id : "a connection without HELLO",
+                      agent_id && agent_id [0] ? agent_id : "a connection without HELLO",
                       zmq_strerror (error));
-        if (error == EHOSTUNREACH && req->agent && req->agent->online)
-            session_detach (self, req->agent, "expired");
-        return;
+        if (error == EHOSTUNREACH && agent)
+            session_detach (self, agent, "expired");
+        return error;
     }
+    s_tap (self, "out", agent, conn, data, size);
     //  Once the routing-id frame is queued libzmq takes the rest of the
     //  message whole (atomic multipart), so these can only fail on
     //  ETERM/EINTR-like conditions. Counted and logged, never fatal. The
@@ -188,11 +183,41 @@ dispatch_send (broker_t *self, const conn_id_t *conn, bool envelope, agent_t *ag
     if (!sent) {
         self->counters.unroutable++;
         plog_limited (&s_unroutable_limit, 5, PLOG_WARN, "reply to %s not sent whole: %s",
-                      req->agent ? req->agent->id : "a connection without HELLO",
+                      agent_id && agent_id [0] ? agent_id : "a connection without HELLO",
                       zmq_strerror (zmq_errno ()));
-        return;
+        return EIO;
     }
     self->counters.replies++;
+    return 0;
+}
+
+void
+dispatch_send (broker_t *self, const conn_id_t *conn, uint64_t serial, bool envelope,
+               const char *agent_id, const void *data, size_t size)
+{
+    //  A reply is never dropped for a full pipe (stall.h): it waits, and
+    //  so does every later one to the same connection.
+    if (stall_blocked (self->stall, conn)
+    ||  dispatch_try_send (self, conn, serial, envelope, agent_id, data, size) == EAGAIN)
+        stall_reply (self, conn, serial, envelope, agent_id, data, size);
+}
+
+bool
+dispatch_release (broker_t *self)
+{
+    //  The durability point (outbox.h): the turn's records in the file,
+    //  and synced under --fsync always. Not reached: everything waits.
+    if (!durable_point (self))
+        return !self->failed;
+    outbox_entry_t entry;
+    while (outbox_next (self->outbox, &entry)) {
+        if (entry.kind == OUTBOX_REPLY)
+            dispatch_send (self, &entry.conn, entry.serial, entry.envelope, entry.agent,
+                           entry.data, entry.size);
+        else
+            publish_send (self, entry.topic, entry.topic_len, entry.data, entry.size);
+    }
+    return true;
 }
 
 bool
@@ -216,7 +241,8 @@ dispatch_may (broker_t *self, request_t *req, unsigned right, const char *what)
 static bool
 s_read_only (pmsg_type_t type)
 {
-    return type == PMSG_GET || type == PMSG_SNAPSHOT || type == PMSG_AGENTS || type == PMSG_STATS;
+    return type == PMSG_GET || type == PMSG_SNAPSHOT || type == PMSG_AGENTS || type == PMSG_STATS
+        || type == PMSG_WORKFLOW || type == PMSG_CHECKPOINTS || type == PMSG_CHECKPOINT;
 }
 
 static void
@@ -288,14 +314,11 @@ s_handle (broker_t *self, const conn_id_t *conn, const void *data, size_t size,
         //  Closed connections first: this HELLO may come on a reused descriptor.
         if (req->type == PMSG_HELLO)
             session_end_closed (self);
-        //  A SEND is journaled by its handler when it is applied: a
-        //  parked one may be applied later, after other requests.
-        if (req->type == PMSG_SEND || durable_request (self, req, data, size))
+        //  Rights, in one place, against the key's current rights (rights.h).
+        if (rights_allow (self, req))
             s_handlers [req->type] (self, req);
-        if (req->type == PMSG_HELLO && req->agent) {
+        if (req->type == PMSG_HELLO && req->agent)
             req->agent->conn_fd = req->conn_fd;
-            durable_hello (self, req, data, size);
-        }
     }
     pmsg_destroy (&msg);
     req->msg = NULL;
@@ -365,9 +388,12 @@ s_receive_one (broker_t *self)
                       .arrived_ms = self->now_ms };
     //  The handshake serial (and CURVE key) of the connection: auth.c.
     auth_parse (zmq_msg_gets (&body, "User-Id"), &req.serial, req.key);
-    //  Behind a parked SEND of this connection, a request waits its turn.
-    if (!parking_hold (self, &conn, zmq_msg_data (&body), zmq_msg_size (&body), extra, &req))
-        dispatch_process (self, &conn, zmq_msg_data (&body), zmq_msg_size (&body), extra, &req);
+    //  Which key each connection uses, to cut it if the key is revoked.
+    if (req.key [0])
+        peers_note (self->router_peers, req.conn_fd, req.key);
+    //  Behind replies its pipe refused, a request waits (stall.h).
+    if (!stall_hold (self, &conn, zmq_msg_data (&body), zmq_msg_size (&body), extra, &req))
+        dispatch_incoming (self, &conn, zmq_msg_data (&body), zmq_msg_size (&body), extra, &req);
     zmq_msg_close (&body);
     return true;
 lost:
@@ -376,6 +402,15 @@ lost:
     plog_limited (&s_bad_frame_limit, 5, PLOG_WARN, "request parts lost on receive: %s",
                   zmq_strerror (zmq_errno ()));
     return true;
+}
+
+void
+dispatch_incoming (broker_t *self, const conn_id_t *conn, const void *data, size_t size,
+                   size_t extra_frames, request_t *req)
+{
+    //  Behind a parked SEND of this connection, a request waits its turn.
+    if (!parking_hold (self, conn, data, size, extra_frames, req))
+        dispatch_process (self, conn, data, size, extra_frames, req);
 }
 
 void
@@ -396,8 +431,8 @@ dispatch_answer (broker_t *self, request_t *req)
         }
         return;
     }
-    dispatch_reply (self, req->conn, req->envelope, req->agent, penc_data (&self->reply),
-                    penc_size (&self->reply));
+    dispatch_reply (self, req->conn, req->serial, req->envelope, req->agent,
+                    penc_data (&self->reply), penc_size (&self->reply));
 }
 
 void
@@ -429,19 +464,18 @@ dispatch_turn_end (broker_t *self)
     while (confirms_take_next (self->confirms, &conn, &self->confirm, &envelope)) {
         self->counters.confirms++;
         agent_t *agent = agents_by_conn (self->agents, &conn);
-        const void *data = penc_data (&self->confirm);
-        size_t size = penc_size (&self->confirm);
-        if (durable_holds_replies (self))
-            durable_hold_reply (self, &conn, envelope, agent, data, size);
-        else
-            dispatch_send (self, &conn, envelope, agent, data, size);
+        outbox_reply (self->outbox, &conn, agent ? agent->conn_serial : 0, envelope,
+                      agent ? agent->id : NULL, penc_data (&self->confirm),
+                      penc_size (&self->confirm));
     }
-    //  The turn's journal records are written even when no reply left.
-    int rc = durable_flush (self) ? durable_commit (self) : -1;
-    if (rc == 0)
-        push_flush (self);
     publish_mail_ready (self);
-    return rc;
+    if (!dispatch_release (self))
+        return -1;
+    //  After the release: the mail a push hands out was made durable with
+    //  this turn's records (none while answers wait for the journal).
+    if (!durable_holding (self))
+        push_flush (self);
+    return 0;
 }
 
 int

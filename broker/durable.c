@@ -1,41 +1,33 @@
 // SPDX-License-Identifier: MIT
-/*  durable - the broker's journal hooks: write-ahead logging of requests,
+/*  durable - the broker's journal: the operations the core applied,
     recovery at start, group commit, compaction (docs/DURABILITY.md).
 
-    What is logged is the request itself (as Redis's AOF logs commands):
-    before a mutating request reaches its handler, its frame is appended
-    with the id of the agent that sent it; recovery replays the frames
-    through the same handlers in the same order, which rebuilds inboxes,
-    acknowledged positions, listens, registrations, the shared state with
-    its seq, the world and the counters exactly, because every handler is a
-    function of the broker's state and the request. Two things are not
-    requests and get records of their own: HELLO (logged after it succeeded:
-    whether an id is free depends on liveness timing, which a replay
-    cannot reproduce; the record carries the resume token WELCOME gave, so
-    after a restart the id is still held for its agent in plain mode) and
-    the forgetting of agents offline too long, and a push (push.c), which
-    hands mail out without a request: its record carries the agent's new
-    `delivered` position, so a replayed ACK of pushed mail is not clamped
-    below it. BYE is logged too, even
-    without `forget`: it gives up the id's resume token. The origin of the
-    counters (WELCOME.origin) is a record of its own, written when a data
-    directory starts empty, and kept in every snapshot's head: the counters
-    survive a restart, so their origin does too, and clients keep their
-    duplicate filters.
+    What is logged is what changed, as Redis's AOF logs the effects of
+    commands: every call (call.h) is one record holding its operations
+    (op.h) with the time, the agent and the request frame they came from.
+    Recovery builds a fresh core from the flags, restores the newest
+    snapshot into it (core_restore_*) and applies the logs' operations with
+    core_apply, the same function the live broker used; so the recovered
+    core is the live one, seqs, times, idempotency slots, the workflow and
+    its checkpoints included, whatever the flags of the restarted broker
+    (the limits are themselves journaled: OP_LIMITS).
 
-    If the record cannot be written (a full disk, an I/O error) the request
-    is refused with ERROR STORAGE before anything is applied, and reads go on;
-    the next write tries again, so the broker recovers when space returns.
-    FETCH and ACK are the exception (and a STEP that only acknowledges
-    and fetches): their records are best effort (a lost
-    one can only make mail come again after a restart, which at-least-once
-    delivery allows), so agents keep draining their mail on a full disk;
-    so is a plain BYE's (a lost one leaves the id held for its resume token
-    after a restart, which is the safe side).
+    Records written before operations existed (a request frame per
+    mutating request, HELLO with its token, forgets, pushes' positions,
+    the origin) are still read: their requests go through the handlers as
+    they did then, which turn them into operations; the next compaction
+    writes them as a snapshot of the core.
 
-    The snapshot (durable_snapshot.c) writes the state itself; the log
-    after it holds only what happened since, so storage follows the live
-    data, not the history.
+    The snapshot (core_snapshot.c) is written by a forked child from the
+    memory it inherited; the log after it holds only what happened since,
+    so storage follows the live data, not the history.
+
+    Nothing changes the core without its record: call_begin reserves the
+    record's room first and refuses the request with STORAGE when the disk
+    is full. A write or a sync that fails after the change was applied
+    (an I/O error) stops the broker from acknowledging anything more
+    (durable_lost): the loop ends, and a restart recovers what the disk
+    has, while clients without replies send again.
 */
 #include <errno.h>
 #include <string.h>
@@ -44,237 +36,203 @@
 #include "pclock.h"
 #include "plog.h"
 
-static plog_limit_t s_storage_limit;
-
 //  Record kinds: the first element of every record's msgpack array.
-//  Never renumber (files outlive binaries).
+//  Never renumber (files outlive binaries). OP_RECORD_TXN (5) is op.h's.
 enum {
-    JREC_REQUEST = 1,           //  [1, agent id, frame], HELLO: [1, agent id, frame, token]
-    JREC_FORGET = 2,            //  [2, agent id]
-    JREC_ORIGIN = 3,            //  [3, "", origin]
-    JREC_DELIVERED = 4          //  [4, agent id, delivered]: a push handed mail out
+    JREC_REQUEST = 1,           //  legacy: [1, agent id, frame], HELLO: [1, agent id, frame, token]
+    JREC_FORGET = 2,            //  legacy: [2, agent id]
+    JREC_ORIGIN = 3,            //  legacy: [3, "", origin]
+    JREC_DELIVERED = 4          //  legacy: [4, agent id, delivered]
 };
-
-typedef struct {
-    conn_id_t conn;
-    bool envelope;
-    char agent [PROTO_MAX_NAME + 1];
-    size_t offset, size;        //  in the held bytes
-} held_t;
 
 struct _durable_t {
     journal_t *journal;
-    msgpack_sbuffer record;
-    msgpack_packer pk;
-    held_t *held;
-    size_t held_count, held_cap;
-    char *bytes;                //  held reply bodies
-    size_t bytes_size, bytes_cap;
+    core_restore_t *restore;    //  while the snapshot is read
     uint64_t storage_errors;
-    uint64_t replayed, skipped;
+    uint64_t replayed, skipped, legacy, diverged;
+    char lost [256];            //  why nothing more may be acknowledged ("": fine)
+    bool holding;               //  a turn's write or sync failed: the outbox waits
+                                //  for the journal to heal
+    char unhealthy [256];       //  durable_refusal's sentence while unhealthy
 };
 
-static bool
-s_mutates (pmsg_type_t type)
-{
-    switch (type) {
-        case PMSG_BYE: case PMSG_SEND: case PMSG_FETCH: case PMSG_ACK:
-        case PMSG_LISTEN: case PMSG_UNLISTEN: case PMSG_WRITE:
-        case PMSG_PERCEIVE: case PMSG_ACT: case PMSG_WORLD_RESET: case PMSG_STEP:
-            return true;
-        default:
-            return false;
-    }
-}
+static plog_limit_t s_diverged_limit;
 
-//  A STEP that only acknowledges and reads mail: its record is best
-//  effort, as FETCH's is.
-static bool
-s_step_reads_only (const pmsg_t *msg)
-{
-    const msgpack_object *items = pmsg_field (msg, "messages");
-    const msgpack_object *ops = pmsg_field (msg, "ops");
-    return (!items || items->via.array.size == 0) && (!ops || ops->via.array.size == 0)
-        && !pmsg_field (msg, "action") && !pmsg_bool (msg, "perceive", false);
-}
+//  ---------------------------------------------------------------------
+//  Writing (call.c)
 
-//  `token` (HELLO only) is appended after the frame; NULL: none.
-static int
-s_append (broker_t *self, int kind, const char *agent, const void *frame, size_t size,
-          const char *token)
+const char *
+durable_refusal (broker_t *self)
 {
     durable_t *d = self->durable;
-    msgpack_sbuffer_clear (&d->record);
-    msgpack_pack_array (&d->pk, frame ? (token ? 4 : 3) : 2);
-    msgpack_pack_int (&d->pk, kind);
-    size_t len = strlen (agent);
-    msgpack_pack_str (&d->pk, len);
-    msgpack_pack_str_body (&d->pk, agent, len);
-    if (frame) {
-        msgpack_pack_bin (&d->pk, size);
-        msgpack_pack_bin_body (&d->pk, frame, size);
-        if (token) {
-            size_t token_len = strlen (token);
-            msgpack_pack_str (&d->pk, token_len);
-            msgpack_pack_str_body (&d->pk, token, token_len);
-        }
+    if (!d)
+        return NULL;
+    if (d->lost [0])
+        return d->lost;
+    if (!journal_healthy (d->journal)) {
+        snprintf (d->unhealthy, sizeof d->unhealthy, "a write or sync of the journal failed "
+                  "(%s); it is being rewritten from memory", strerror (journal_health_error
+                                                                      (d->journal)));
+        return d->unhealthy;
     }
-    if (d->record.size > JFILE_MAX_RECORD) {
+    return NULL;
+}
+
+int
+durable_reserve (broker_t *self, size_t size)
+{
+    if (size > JFILE_MAX_RECORD)
+        size = JFILE_MAX_RECORD;
+    return journal_reserve (self->durable->journal, size);
+}
+
+void
+durable_count_refusal (broker_t *self)
+{
+    if (self->durable)
+        self->durable->storage_errors++;
+}
+
+int
+durable_append (broker_t *self, const void *data, size_t size)
+{
+    if (size > JFILE_MAX_RECORD) {
         errno = EMSGSIZE;
         return -1;
     }
-    return journal_append (d->journal, d->record.data, d->record.size);
+    return journal_append (self->durable->journal, data, size);
 }
 
-bool
-durable_request (broker_t *self, request_t *req, const void *frame, size_t size)
+void
+durable_lost (broker_t *self, const char *what)
 {
-    if (!self->durable || self->replaying || !s_mutates (req->type) || !req->agent)
-        return true;
-    if (s_append (self, JREC_REQUEST, req->agent->id, frame, size, NULL) == 0)
-        return true;
+    durable_t *d = self->durable;
     int error = errno;
-    self->durable->storage_errors++;
-    plog_limited (&s_storage_limit, 5, PLOG_ERROR, "cannot journal %s from %s: %s",
-                  pmsg_type_name (req->type), req->agent->id, strerror (error));
-    //  A lost BYE record can only leave the id held for its resume token
-    //  after a restart (until it is forgotten): the safe side.
-    if (req->type == PMSG_FETCH || req->type == PMSG_ACK
-    ||  (req->type == PMSG_BYE && !pmsg_bool (req->msg, "forget", false))
-    ||  (req->type == PMSG_STEP && s_step_reads_only (req->msg)))
-        return true;
-    dispatch_error (self, req->id, PERR_STORAGE,
-                    "the broker cannot write its journal (%s); nothing was changed, "
-                    "reads still work; try again later", strerror (error));
-    return false;
-}
-
-void
-durable_hello (broker_t *self, request_t *req, const void *frame, size_t size)
-{
-    if (!self->durable || self->replaying || !req->agent)
-        return;
-    //  Only a HELLO that registered this id: a connection that speaks for
-    //  an agent keeps it when its HELLO as another id, or as an observer,
-    //  is refused, and replay must not register that other id.
-    char id [PROTO_MAX_NAME + 1];
-    if (!pmsg_strcpy (req->msg, "agent", id, sizeof id) || strcmp (id, req->agent->id) != 0
-    ||  pmsg_bool (req->msg, "observe", false))
-        return;
-    if (s_append (self, JREC_REQUEST, req->agent->id, frame, size, req->agent->token) != 0) {
-        //  The agent is attached in memory only; after a restart it says
-        //  HELLO again, as after any restart. Not worth refusing a HELLO.
-        self->durable->storage_errors++;
-        plog_limited (&s_storage_limit, 5, PLOG_ERROR, "cannot journal HELLO of %s: %s",
-                      req->agent->id, strerror (errno));
+    if (d && !d->lost [0]) {
+        snprintf (d->lost, sizeof d->lost, "%s: %s", what, strerror (error));
+        plog_error ("%s; stopping so nothing unwritten is acknowledged", d->lost);
     }
+    if (d)
+        d->storage_errors++;
+    self->failed = true;
 }
-
-void
-durable_forget (broker_t *self, const agent_t *agent)
-{
-    if (!self->durable || self->replaying)
-        return;
-    if (s_append (self, JREC_FORGET, agent->id, NULL, 0, NULL) != 0) {
-        self->durable->storage_errors++;
-        plog_limited (&s_storage_limit, 5, PLOG_ERROR, "cannot journal forgetting %s: %s",
-                      agent->id, strerror (errno));
-    }
-}
-
-//  ---------------------------------------------------------------------
-//  Group commit: under --fsync always, replies wait for the sync.
 
 bool
-durable_holds_replies (broker_t *self)
+durable_point (broker_t *self)
 {
     durable_t *d = self->durable;
-    return d && (d->held_count > 0 || journal_holds_replies (d->journal));
+    if (!d || self->replaying)
+        return !self->failed;
+    if (self->failed)
+        return false;
+    //  What a failed turn answered waits for the healing snapshot: a good
+    //  write or sync after a failed one proves nothing (journal.h).
+    if (d->holding && !journal_healthy (d->journal))
+        return false;
+    bool ok = journal_flush (d->journal) == 0;
+    if (ok && self->config.fsync == JOURNAL_FSYNC_ALWAYS)
+        ok = journal_commit (d->journal) == 0;
+    if (!ok) {
+        if (!d->holding)
+            plog_error ("the journal could not be %s (%s): nothing more is answered until it "
+                        "is rewritten from memory; changes are refused meanwhile",
+                        self->config.fsync == JOURNAL_FSYNC_ALWAYS ? "written and synced"
+                                                                   : "written",
+                        strerror (journal_health_error (d->journal) ? journal_health_error
+                                  (d->journal) : errno));
+        d->storage_errors++;
+        d->holding = true;
+        return false;
+    }
+    if (d->holding)
+        plog_info ("the journal is sound again: the answers held since its failure go out");
+    d->holding = false;
+    return true;
 }
 
-void
-durable_hold_reply (broker_t *self, const conn_id_t *conn, bool envelope, const agent_t *agent,
-                    const void *data, size_t size)
+bool
+durable_healthy (broker_t *self)
 {
-    durable_t *d = self->durable;
-    if (d->held_count == d->held_cap) {
-        size_t cap = d->held_cap ? 2 * d->held_cap : 64;
-        held_t *grown = realloc (d->held, cap * sizeof (held_t));
-        assert (grown);
-        d->held = grown;
-        d->held_cap = cap;
-    }
-    if (d->bytes_size + size > d->bytes_cap) {
-        size_t cap = d->bytes_cap ? d->bytes_cap : 64 * 1024;
-        while (cap < d->bytes_size + size)
-            cap *= 2;
-        char *grown = realloc (d->bytes, cap);
-        assert (grown);
-        d->bytes = grown;
-        d->bytes_cap = cap;
-    }
-    held_t *held = &d->held [d->held_count++];
-    held->conn = *conn;
-    held->envelope = envelope;
-    snprintf (held->agent, sizeof held->agent, "%s", agent ? agent->id : "");
-    held->offset = d->bytes_size;
-    held->size = size;
-    memcpy (d->bytes + d->bytes_size, data, size);
-    d->bytes_size += size;
+    return !self->durable || journal_healthy (self->durable->journal);
+}
+
+bool
+durable_holding (broker_t *self)
+{
+    return self->durable && self->durable->holding;
 }
 
 bool
 durable_flush (broker_t *self)
 {
     durable_t *d = self->durable;
-    if (!d || self->failed)
+    if (!d || self->replaying)
         return !self->failed;
-    if (journal_flush (d->journal) == 0)
-        return true;
-    //  Requests of this turn are applied in memory but their records did
-    //  not reach the file (their disk space was reserved, so this is an
-    //  I/O error, not a full disk). Acknowledging them would promise what a
-    //  restart cannot give back: stop, as a failed sync under --fsync
-    //  always does; clients without replies retry against the restarted
-    //  broker.
-    d->storage_errors++;
-    plog_error ("cannot write the journal: %s; stopping so nothing unwritten is "
-                "acknowledged", strerror (errno));
-    self->failed = true;
-    return false;
-}
-
-int
-durable_commit (broker_t *self)
-{
-    durable_t *d = self->durable;
-    if (!d)
-        return 0;
-    int rc = 0;
-    if (journal_commit (d->journal) != 0) {
-        //  The held replies answer requests that are applied in memory but
-        //  perhaps not on disk: sending them would promise what a crash
-        //  could take back. Stop instead; a restart recovers what the disk
-        //  has, and the clients, without replies, retry.
-        plog_error ("cannot sync the journal: %s; stopping so nothing unsynced is "
-                    "acknowledged", strerror (errno));
-        self->failed = true;
-        rc = -1;
-    }
-    else
-        for (size_t i = 0; i < d->held_count; i++) {
-            held_t *held = &d->held [i];
-            agent_t *agent = held->agent [0] ? agents_lookup (self->agents, held->agent) : NULL;
-            dispatch_send (self, &held->conn, held->envelope, agent,
-                           d->bytes + held->offset, held->size);
-        }
-    d->held_count = 0;
-    d->bytes_size = 0;
-    return rc;
+    if (self->failed)
+        return false;
+    return journal_flush (d->journal) == 0;
 }
 
 //  ---------------------------------------------------------------------
 //  Replay
+
+static void
+s_diverged (broker_t *self, const core_outcome_t *out)
+{
+    self->durable->diverged++;
+    plog_limited (&s_diverged_limit, 5, PLOG_ERROR, "replay: %s; did the world's or the "
+                  "scenario's settings change since this data directory was written?",
+                  out->divergence);
+}
+
+//  A record of operations (op.h).
+static int
+s_replay_txn (broker_t *self, const msgpack_object *items, uint32_t count)
+{
+    durable_t *d = self->durable;
+    if (count != 5
+    ||  (items [1].type != MSGPACK_OBJECT_POSITIVE_INTEGER
+         && items [1].type != MSGPACK_OBJECT_NEGATIVE_INTEGER)
+    ||  items [2].type != MSGPACK_OBJECT_STR || items [2].via.str.size > PROTO_MAX_NAME
+    ||  (items [3].type != MSGPACK_OBJECT_NIL && items [3].type != MSGPACK_OBJECT_BIN)
+    ||  items [4].type != MSGPACK_OBJECT_ARRAY) {
+        d->skipped++;
+        return 0;
+    }
+    char agent [PROTO_MAX_NAME + 1];
+    snprintf (agent, sizeof agent, "%.*s", (int) items [2].via.str.size,
+              items [2].via.str.size ? items [2].via.str.ptr : "");
+    pmsg_t *msg = NULL;
+    if (items [3].type == MSGPACK_OBJECT_BIN) {
+        perr_t err;
+        char why [256];
+        msg = pmsg_decode (items [3].via.bin.ptr, items [3].via.bin.size,
+                           pwire_default_limits (), &err, NULL, why, sizeof why);
+        if (!msg) {
+            plog_error ("replay: a record's request does not decode: %s", why);
+            d->skipped++;
+            return 0;
+        }
+    }
+    const msgpack_object_array *ops = &items [4].via.array;
+    for (uint32_t i = 0; i < ops->size; i++) {
+        core_limits_t limits;
+        char why [256];
+        op_t op = { .ts = items [1].via.i64, .agent = agent, .frame = msg };
+        if (!op_decode (&ops->ptr [i], &op, &limits, why, sizeof why)) {
+            plog_error ("replay: %s", why);
+            d->skipped++;
+            continue;
+        }
+        core_outcome_t out = { 0 };
+        core_apply (self->core, &op, &out);
+        if (out.diverged)
+            s_diverged (self, &out);
+        d->replayed++;
+    }
+    pmsg_destroy (&msg);
+    return 0;
+}
 
 static conn_id_t
 s_replay_conn (const char *id)
@@ -288,8 +246,8 @@ s_replay_conn (const char *id)
     return conn;
 }
 
-//  `token`: the resume token a HELLO record carries (NULL in records
-//  written before tokens: then the id has none, as after BYE).
+//  A legacy request record: the request through its handler, which
+//  applies what it decides (call.c records nothing while replaying).
 static int
 s_replay_request (broker_t *self, const char *id, const void *frame, size_t size,
                   const char *token)
@@ -302,7 +260,8 @@ s_replay_request (broker_t *self, const char *id, const void *frame, size_t size
         d->skipped++;
         return 0;
     }
-    request_t req = { .msg = msg, .type = pmsg_type (msg), .id = pmsg_id (msg), .conn_fd = -1 };
+    request_t req = { .msg = msg, .type = pmsg_type (msg), .id = pmsg_id (msg), .conn_fd = -1,
+                      .frame = frame, .frame_size = size };
     agent_t *agent = agents_lookup (self->agents, id);
     conn_id_t conn = s_replay_conn (id);
     req.conn = &conn;
@@ -313,6 +272,7 @@ s_replay_request (broker_t *self, const char *id, const void *frame, size_t size
         if (agent && agent->online)
             agents_detach (self->agents, agent);
         req.agent = NULL;
+        req.replay_token = token ? token : "";
     }
     else {
         if (!agent || pmsg_type_kind (req.type) != PMSG_REQUEST) {
@@ -326,51 +286,61 @@ s_replay_request (broker_t *self, const char *id, const void *frame, size_t size
         req.conn = &agent->conn;
     }
     dispatch_handler (req.type) (self, &req);
-    if (req.type == PMSG_HELLO && req.agent)
-        snprintf (req.agent->token, sizeof req.agent->token, "%s", token ? token : "");
     d->replayed++;
+    d->legacy++;
     pmsg_destroy (&msg);
     return 0;
 }
 
-static int
-s_replay_forget (broker_t *self, const char *id)
+static void
+s_replay_simple (broker_t *self, op_kind_t kind, const char *id, uint64_t value)
 {
-    agent_t *agent = agents_lookup (self->agents, id);
-    if (!agent)
-        return 0;
-    if (agent->online)
-        agents_detach (self->agents, agent);
-    session_forget (self, &agent);
-    self->counters.forgotten++;
-    return 0;
+    op_t op = { .kind = kind, .agent = id, .u = value, .ts = pclock_wall_us () };
+    if (kind == OP_FORGET) {
+        agent_t *agent = agents_lookup (self->agents, id);
+        if (!agent)
+            return;
+        if (agent->online)
+            agents_detach (self->agents, agent);
+    }
+    core_apply (self->core, &op, NULL);
 }
 
 static int
 s_on_log_record (const void *payload, size_t size, void *arg)
 {
     broker_t *self = arg;
+    durable_t *d = self->durable;
     msgpack_unpacked unpacked;
     msgpack_unpacked_init (&unpacked);
     size_t offset = 0;
     int rc = 0;
     if (msgpack_unpack_next (&unpacked, payload, size, &offset) != MSGPACK_UNPACK_SUCCESS
     ||  unpacked.data.type != MSGPACK_OBJECT_ARRAY || unpacked.data.via.array.size < 2
-    ||  unpacked.data.via.array.ptr [0].type != MSGPACK_OBJECT_POSITIVE_INTEGER
-    ||  unpacked.data.via.array.ptr [1].type != MSGPACK_OBJECT_STR
-    ||  unpacked.data.via.array.ptr [1].via.str.size > PROTO_MAX_NAME) {
-        self->durable->skipped++;
+    ||  unpacked.data.via.array.ptr [0].type != MSGPACK_OBJECT_POSITIVE_INTEGER) {
+        d->skipped++;
         msgpack_unpacked_destroy (&unpacked);
         return 0;
     }
     const msgpack_object *items = unpacked.data.via.array.ptr;
+    uint32_t count = unpacked.data.via.array.size;
+    uint64_t kind = items [0].via.u64;
+    if (kind == OP_RECORD_TXN) {
+        rc = s_replay_txn (self, items, count);
+        msgpack_unpacked_destroy (&unpacked);
+        return rc;
+    }
+    //  The legacy records: [kind, agent id, ...].
+    if (items [1].type != MSGPACK_OBJECT_STR || items [1].via.str.size > PROTO_MAX_NAME) {
+        d->skipped++;
+        msgpack_unpacked_destroy (&unpacked);
+        return 0;
+    }
     char id [PROTO_MAX_NAME + 1];
     //  An empty str has no pointer (msgpack-c): memcpy must not see it.
     if (items [1].via.str.size)
         memcpy (id, items [1].via.str.ptr, items [1].via.str.size);
     id [items [1].via.str.size] = 0;
-    uint64_t kind = items [0].via.u64;
-    uint32_t count = unpacked.data.via.array.size;
     if (kind == JREC_REQUEST && (count == 3 || count == 4)
     &&  items [2].type == MSGPACK_OBJECT_BIN
     &&  (count == 3 || (items [3].type == MSGPACK_OBJECT_STR
@@ -384,56 +354,58 @@ s_on_log_record (const void *payload, size_t size, void *arg)
                                count == 4 ? token : NULL);
     }
     else
-    if (kind == JREC_ORIGIN && count == 3 && items [2].type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
-        self->origin = items [2].via.u64;
-        self->origin_recovered = true;
-    }
+    if (kind == JREC_ORIGIN && count == 3 && items [2].type == MSGPACK_OBJECT_POSITIVE_INTEGER)
+        s_replay_simple (self, OP_ORIGIN, "", items [2].via.u64);
     else
-    if (kind == JREC_DELIVERED && count == 3 && items [2].type == MSGPACK_OBJECT_POSITIVE_INTEGER) {
-        agent_t *agent = agents_lookup (self->agents, id);
-        if (agent && items [2].via.u64 > agent->delivered
-        &&  items [2].via.u64 <= mailroom_counters (self->mailroom)->mail_seq)
-            agent->delivered = items [2].via.u64;
-    }
+    if (kind == JREC_DELIVERED && count == 3 && items [2].type == MSGPACK_OBJECT_POSITIVE_INTEGER)
+        s_replay_simple (self, OP_DELIVER, id, items [2].via.u64);
     else
     if (kind == JREC_FORGET)
-        rc = s_replay_forget (self, id);
+        s_replay_simple (self, OP_FORGET, id, 0);
     else
-        self->durable->skipped++;
+        d->skipped++;
     msgpack_unpacked_destroy (&unpacked);
     return rc;
 }
 
-void
-durable_delivered (broker_t *self, const agent_t *agent)
+static int
+s_on_snapshot_record (const void *payload, size_t size, void *arg)
 {
+    broker_t *self = arg;
     durable_t *d = self->durable;
-    if (!d || self->replaying)
-        return;
-    msgpack_sbuffer_clear (&d->record);
-    msgpack_pack_array (&d->pk, 3);
-    msgpack_pack_int (&d->pk, JREC_DELIVERED);
-    msgpack_pack_str (&d->pk, agent->id_len);
-    msgpack_pack_str_body (&d->pk, agent->id, agent->id_len);
-    msgpack_pack_uint64 (&d->pk, agent->delivered);
-    //  Best effort, as FETCH's record: a lost one can only make pushed
-    //  mail come again after a restart.
-    if (journal_append (d->journal, d->record.data, d->record.size) != 0) {
-        d->storage_errors++;
-        plog_limited (&s_storage_limit, 5, PLOG_ERROR, "cannot journal a push to %s: %s",
-                      agent->id, strerror (errno));
-    }
+    if (core_restore_record (d->restore, payload, size) == 0)
+        return 0;
+    plog_error ("snapshot: %s", core_restore_why (d->restore));
+    return -1;
 }
 
 //  ---------------------------------------------------------------------
 //  Life cycle
 
+static int s_snapshot_write (jfile_t *file, void *arg);
+
+//  One operation of the broker's own at start (origin, limits), written
+//  and synced before anything is served.
+static int
+s_start_op (broker_t *self, op_t *op, char *why, size_t why_size)
+{
+    if (call_one (self, "", op, NULL) != PERR_NONE || !durable_flush (self)
+    ||  journal_commit (self->durable->journal) != 0) {
+        snprintf (why, why_size, "cannot write to the journal in %s: %s", self->config.data_dir,
+                  strerror (errno));
+        return -1;
+    }
+    return 0;
+}
+
 int
-durable_open (broker_t *self, char *why, size_t why_size)
+durable_open (broker_t *self, const core_limits_t *limits, char *why, size_t why_size)
 {
     const broker_config_t *cfg = &self->config;
     if (!cfg->data_dir || !*cfg->data_dir || strcmp (cfg->data_dir, "none") == 0) {
         plog_info ("data directory: none (in memory: a restart starts empty)");
+        op_t op = { .kind = OP_ORIGIN, .agent = "", .u = (uint64_t) pclock_wall_us () };
+        core_apply (self->core, &op, NULL);
         return 0;
     }
     durable_t *d = calloc (1, sizeof (durable_t));
@@ -441,38 +413,49 @@ durable_open (broker_t *self, char *why, size_t why_size)
         snprintf (why, why_size, "out of memory");
         return -1;
     }
-    msgpack_sbuffer_init (&d->record);
-    msgpack_packer_init (&d->pk, &d->record, msgpack_sbuffer_write);
     self->durable = d;
     d->journal = journal_open (cfg->data_dir, cfg->fsync, cfg->compact_min_bytes,
                                why, why_size);
     if (!d->journal)
         return -1;
+    //  How the journal heals after a failed write or sync: a snapshot of
+    //  the core, as compaction writes.
+    journal_set_snapshot (d->journal, s_snapshot_write, self);
     int64_t start = pclock_mono_ms ();
     self->replaying = true;
-    durable_snapshot_begin (self);
-    int rc = journal_recover (d->journal, cfg->repair, durable_snapshot_record,
+    d->restore = core_restore_new (self->core);
+    if (!d->restore) {
+        snprintf (why, why_size, "out of memory");
+        return -1;
+    }
+    int rc = journal_recover (d->journal, cfg->repair, s_on_snapshot_record,
                               s_on_log_record, self, why, why_size);
-    if (rc == 0)
-        rc = durable_snapshot_end (self, why, why_size);
+    core_restore_report_t report;
+    if (core_restore_end (&d->restore, &report, why, why_size))
+        rc = -1;
     self->replaying = false;
     if (rc)
         return -1;
+    if (report.failed)
+        plog_warn ("snapshot: %llu keys or messages could not be restored (limits lowered?): "
+                   "%s", (unsigned long long) report.failed, report.why);
+    //  An inspection writes nothing.
+    if (cfg->dump_state)
+        return 0;
     //  A data directory without an origin starts its counters now (or was
     //  written before origins were kept: clients then reset their duplicate
     //  filters once, which at-least-once delivery allows).
-    if (!self->origin_recovered) {
-        msgpack_sbuffer_clear (&d->record);
-        msgpack_pack_array (&d->pk, 3);
-        msgpack_pack_int (&d->pk, JREC_ORIGIN);
-        msgpack_pack_str (&d->pk, 0);
-        msgpack_pack_uint64 (&d->pk, self->origin);
-        if (journal_append (d->journal, d->record.data, d->record.size) != 0
-        ||  journal_commit (d->journal) != 0) {
-            snprintf (why, why_size, "cannot write to the journal in %s: %s", cfg->data_dir,
-                      strerror (errno));
+    if (!core_origin (self->core)) {
+        op_t op = { .kind = OP_ORIGIN, .u = (uint64_t) pclock_wall_us () };
+        if (s_start_op (self, &op, why, why_size))
             return -1;
-        }
+    }
+    //  The limits of this start, when they are not the journal's: the
+    //  history was applied under its own, what comes next under these.
+    if (!limits_equal (core_limits (self->core), limits) || !report.limits) {
+        op_t op = { .kind = OP_LIMITS, .limits = limits };
+        if (s_start_op (self, &op, why, why_size))
+            return -1;
     }
     //  Everyone is offline until they say HELLO again.
     for (size_t i = 0; i < agents_size (self->agents); i++) {
@@ -481,16 +464,25 @@ durable_open (broker_t *self, char *why, size_t why_size)
             agents_detach (self->agents, agent);
         agent->offline_since_ms = pclock_mono_ms ();
         agent->conn_fd = -1;
+        agent->cursor = agent->acked;
+        agent->out_count = 0;
+        agent->out_bytes = 0;
     }
     state_changes_reset (self->state);
+    if (d->diverged)
+        plog_error ("replay: %llu operations met other seqs than they recorded (see above)",
+                    (unsigned long long) d->diverged);
     const mailroom_counters_t *mail = mailroom_counters (self->mailroom);
+    state_stats_t stats;
+    state_stats (self->state, &stats);
     plog_info ("data directory %s: recovered %zu agents, %llu queued messages, %zu state keys "
-               "(state seq %llu, mail seq %llu) in %lld ms; %llu requests replayed, "
-               "%llu skipped; fsync %s", cfg->data_dir, agents_size (self->agents),
-               (unsigned long long) mail->queued, durable_state_keys (self),
+               "(state seq %llu, mail seq %llu) in %lld ms; %llu operations replayed "
+               "(%llu from old request records), %llu skipped; fsync %s", cfg->data_dir,
+               agents_size (self->agents), (unsigned long long) mail->queued, stats.keys,
                (unsigned long long) state_seq (self->state),
                (unsigned long long) mail->mail_seq, (long long) (pclock_mono_ms () - start),
-               (unsigned long long) d->replayed, (unsigned long long) d->skipped,
+               (unsigned long long) d->replayed, (unsigned long long) d->legacy,
+               (unsigned long long) d->skipped,
                cfg->fsync == JOURNAL_FSYNC_ALWAYS ? "always"
              : cfg->fsync == JOURNAL_FSYNC_EVERYSEC ? "everysec" : "no");
     return 0;
@@ -503,9 +495,6 @@ durable_close (broker_t *self)
     if (!d)
         return;
     journal_destroy (&d->journal);
-    msgpack_sbuffer_destroy (&d->record);
-    free (d->held);
-    free (d->bytes);
     free (d);
     self->durable = NULL;
 }
@@ -517,14 +506,28 @@ durable_on_tick (zloop_t *loop, int timer_id, void *arg)
     durable_t *d = self->durable;
     if (!d)
         return 0;
-    //  Records appended outside a request turn (an agent forgotten by a
-    //  timer) are written within a second.
-    if (!durable_flush (self))
-        return -1;
+    //  A healing snapshot starts here when the journal is unhealthy.
     journal_tick (d->journal);
-    if (journal_wants_compaction (d->journal))
+    if (journal_healthy (d->journal) && journal_wants_compaction (d->journal))
         durable_compact (self);
-    return 0;
+    //  Records appended outside a request turn (a push's position) are
+    //  written within a second; answers held since a failure leave once
+    //  the journal healed.
+    return dispatch_release (self) ? 0 : -1;
+}
+
+//  In the compaction child: the core's snapshot records into the file.
+static int
+s_emit (const void *payload, size_t size, void *arg)
+{
+    return jfile_append ((jfile_t *) arg, payload, size);
+}
+
+static int
+s_snapshot_write (jfile_t *file, void *arg)
+{
+    broker_t *self = arg;
+    return core_snapshot_write (self->core, s_emit, file);
 }
 
 int
@@ -534,7 +537,7 @@ durable_compact (broker_t *self)
     if (!d)
         return -1;
     char why [256];
-    if (journal_compact (d->journal, durable_snapshot_write, self, why, sizeof why) != 0) {
+    if (journal_compact (d->journal, s_snapshot_write, self, why, sizeof why) != 0) {
         plog_error ("compaction not started: %s", why);
         return -1;
     }
@@ -559,3 +562,4 @@ durable_journal (broker_t *self)
 {
     return self->durable ? self->durable->journal : NULL;
 }
+

@@ -15,6 +15,10 @@
     A consumer's window (CONSUME) counts what a FETCH hands out too, but
     does not limit it: a FETCH returns what it is asked for.
 
+    What was handed out moves the agent's `delivered` position (the ack
+    clamp: OP_DELIVER, journaled with the FETCH's ack), so an ack after a
+    restart of mail read before it still counts.
+
     This is the relay's hot path: items are packed straight from the stored
     message (one msgpack write per field, the body copied once into the
     reply buffer), nothing is allocated. STEP's mail is encoded here too.
@@ -44,12 +48,27 @@ s_pack_items (broker_t *self, penc_t *enc, size_t count)
     }
 }
 
+void
+deliver_apply (broker_t *self, agent_t *agent)
+{
+    uint64_t through = mailroom_fetch_through (self->mailroom);
+    if (through <= agent->delivered)
+        return;
+    op_t op = { .kind = OP_DELIVER, .u = through };
+    call_apply (self, &op, NULL);
+}
+
 uint64_t
 fetch_encode (broker_t *self, agent_t *agent, size_t max, bool stream, penc_t *enc)
 {
     size_t count = mailroom_fetch_begin (self->mailroom, agent, max, BROKER_MAIL_REPLY_BUDGET,
                                          stream);
+    //  A plain FETCH that moved the cursor back makes room in a consumer's
+    //  window (its pushes continue after what this reply holds).
+    if (!stream && agent->credit)
+        mailroom_mark_push (self->mailroom, agent);
     s_pack_items (self, enc, count);
+    deliver_apply (self, agent);
     return mailroom_fetch_remaining (self->mailroom);
 }
 
@@ -68,6 +87,7 @@ void
 handle_fetch (broker_t *self, request_t *req)
 {
     agent_t *agent = req->agent;
+    call_begin (self, agent->id, req->msg, req->frame, req->frame_size, 0);
     const msgpack_object *ack = pmsg_field (req->msg, "ack");
     if (ack)
         ack_apply (self, agent, pmsg_uint (req->msg, "ack", 0));
@@ -80,4 +100,5 @@ handle_fetch (broker_t *self, request_t *req)
     uint64_t pending = fetch_encode (self, agent, max, pmsg_bool (req->msg, "stream", false), enc);
     penc_kv_uint (enc, "pending", pending);
     penc_kv_uint (enc, "acked", agent->acked);
+    call_end (self);
 }

@@ -20,6 +20,10 @@
       mail, no AGENTS entry (the tap; in CURVE mode it needs the tap right).
     From here on the id is this connection's identity: the broker stamps it
     as the sender of everything sent on it.
+
+    The registration, its resume token and caps are the core's (OP_HELLO,
+    journaled); the connection it is bound to is the edge's. A HELLO of
+    the workflow's entry role may begin the workflow, in the same call.
 */
 #include <string.h>
 #include <sys/random.h>
@@ -38,42 +42,66 @@ s_unauthorized (broker_t *self, request_t *req, const char *id, const char *why)
     plog_limited (&s_refused_limit, 5, PLOG_WARN, "HELLO as %s refused: %s", id, why);
 }
 
-//  128 random bits as hex. getrandom blocks only before the kernel's pool
-//  is first initialised, long before a broker runs.
+//  128 random bits as hex into token [33]. getrandom blocks only before
+//  the kernel's pool is first initialised, long before a broker runs.
 static void
-s_new_token (agent_t *agent)
+s_new_token (char *token, size_t size)
 {
     unsigned char bytes [16];
     if (getrandom (bytes, sizeof bytes, 0) != (ssize_t) sizeof bytes)
         plog_warn ("getrandom failed; resume token from a czmq uuid instead");
     else {
         for (size_t i = 0; i < sizeof bytes; i++)
-            snprintf (agent->token + 2 * i, 3, "%02x", bytes [i]);
+            snprintf (token + 2 * i, 3, "%02x", bytes [i]);
         return;
     }
     zuuid_t *uuid = zuuid_new ();
-    snprintf (agent->token, sizeof agent->token, "%s", zuuid_str_canonical (uuid));
+    snprintf (token, size, "%s", zuuid_str_canonical (uuid));
     zuuid_destroy (&uuid);
 }
 
-static void
-s_set_caps (agent_t *agent, const pmsg_t *msg)
+//  True when the HELLO's caps are the agent's already (no caps: it keeps
+//  its own).
+static bool
+s_same_caps (agent_t *agent, const msgpack_object *caps)
 {
-    const msgpack_object *caps = pmsg_field (msg, "caps");
-    if (!caps || caps->type != MSGPACK_OBJECT_ARRAY)
-        return;
-    const char *texts [64];
-    size_t lens [64], count = 0;
-    for (uint32_t i = 0; i < caps->via.array.size && count < 64; i++) {
-        const msgpack_object *cap = &caps->via.array.ptr [i];
-        if (cap->type == MSGPACK_OBJECT_STR) {
-            texts [count] = cap->via.str.ptr;
-            lens [count++] = cap->via.str.size;
-        }
+    if (!caps || caps->type != MSGPACK_OBJECT_ARRAY || caps->via.array.size == 0)
+        return true;
+    uint32_t n = 0;
+    const char *cap = zlistx_first (agent->caps);
+    for (uint32_t i = 0; i < caps->via.array.size && n < 64; i++) {
+        const msgpack_object *item = &caps->via.array.ptr [i];
+        if (item->type != MSGPACK_OBJECT_STR)
+            continue;
+        if (!cap || strlen (cap) != item->via.str.size
+        ||  memcmp (cap, item->via.str.ptr, item->via.str.size) != 0)
+            return false;
+        cap = zlistx_next (agent->caps);
+        n++;
     }
-    agents_set_caps (agent, texts, lens, count);
+    return cap == NULL;
 }
 
+//  OP_HELLO for `id`: registered (or kept) with `token` and the HELLO's
+//  caps; no operation when the registration has them already (a client
+//  coming back), so a reconnect works on a full disk. NULL with the error
+//  written.
+static agent_t *
+s_register (broker_t *self, request_t *req, const char *id, const char *token)
+{
+    agent_t *known = agents_lookup (self->agents, id);
+    if (known && strcmp (known->token, token) == 0
+    &&  s_same_caps (known, pmsg_field (req->msg, "caps")))
+        return known;
+    op_t op = { .kind = OP_HELLO, .text = token, .text_len = strlen (token),
+                .list = pmsg_field (req->msg, "caps") };
+    core_outcome_t out;
+    if (call_apply (self, &op, &out)) {
+        dispatch_error (self, req->id, out.err, "%s", out.why);
+        return NULL;
+    }
+    return out.agent;
+}
 static void
 s_welcome (broker_t *self, request_t *req, agent_t *agent)
 {
@@ -100,7 +128,7 @@ s_welcome (broker_t *self, request_t *req, agent_t *agent)
     for (channel_t *channel = zlistx_first (agent->channels); channel;
          channel = zlistx_next (agent->channels))
         penc_str (enc, channel->name, channel->name_len);
-    penc_kv_uint (enc, "origin", self->origin);
+    penc_kv_uint (enc, "origin", core_origin (self->core));
     if (token)
         penc_kv_cstr (enc, "token", agent->token);
 }
@@ -110,7 +138,8 @@ static void
 s_welcome_observer (broker_t *self, request_t *req, const char *id)
 {
     penc_t *enc = &self->reply;
-    penc_begin (enc, PMSG_WELCOME, req->id, 12);
+    //  A scenario without a world: WELCOME has no `world` (as an agent's).
+    penc_begin (enc, PMSG_WELCOME, req->id, 11 + (self->world != NULL));
     penc_kv_uint (enc, "version", PROTO_VERSION);
     penc_kv_cstr (enc, "agent", id);
     penc_kv_cstr (enc, "pub", self->pub_advertised);
@@ -121,9 +150,11 @@ s_welcome_observer (broker_t *self, request_t *req, const char *id)
     penc_kv_uint (enc, "max_batch", self->config.max_batch);
     penc_kv_uint (enc, "acked", 0);
     penc_kv_uint (enc, "state_seq", state_seq (self->state));
-    penc_key (enc, "world");
-    world_encode_summary (self->world, enc);
-    penc_kv_uint (enc, "origin", self->origin);
+    if (self->world) {
+        penc_key (enc, "world");
+        world_encode_summary (self->world, enc);
+    }
+    penc_kv_uint (enc, "origin", core_origin (self->core));
 }
 
 //  May this connection take over the registered `agent`? Writes the ERROR
@@ -170,9 +201,7 @@ handle_hello (broker_t *self, request_t *req)
         return;
     }
     if (pmsg_bool (req->msg, "observe", false)) {
-        if (!dispatch_may (self, req, PCURVE_RIGHT_TAP, "HELLO observe"))
-            ;
-        else
+        //  The tap right was checked with the others (rights.h).
         if (!observers_add (self->observers, req->serial, req->conn_fd))
             dispatch_error (self, req->id, PERR_TOO_MANY_AGENTS,
                             "the broker serves at most %d observers at once", OBSERVERS_MAX);
@@ -180,52 +209,60 @@ handle_hello (broker_t *self, request_t *req)
             s_welcome_observer (self, req, id);
         return;
     }
-    //  Recovery (durable.c) replays HELLOs that succeeded, with their tokens.
-    if (!self->replaying && !dispatch_may (self, req, PCURVE_RIGHT_AGENT, "HELLO"))
-        return;
+    //  Recovery (durable.c) replays old HELLO records that succeeded.
     if (!self->replaying && !pcurve_may_be (auth_agents (self->auth, req->key), id)) {
         s_unauthorized (self, req, id, "this connection's key does not name that agent id");
         return;
     }
-    if (req->agent) {
-        if (strcmp (req->agent->id, id) != 0) {
-            dispatch_error (self, req->id, PERR_BAD_FIELD,
-                            "this connection already speaks for %s; send BYE before "
-                            "saying HELLO as %s", req->agent->id, id);
-            return;
-        }
-        s_set_caps (req->agent, req->msg);
-        //  Every HELLO ends a push subscription: the client says CONSUME
-        //  again when it wants one (and gets the unacknowledged mail again).
-        req->agent->credit = 0;
-        s_welcome (self, req, req->agent);
-        workflow_on_hello (self, req->agent);
+    if (req->agent && strcmp (req->agent->id, id) != 0) {
+        dispatch_error (self, req->id, PERR_BAD_FIELD,
+                        "this connection already speaks for %s; send BYE before "
+                        "saying HELLO as %s", req->agent->id, id);
         return;
     }
-    agent_t *agent = agents_lookup (self->agents, id);
-    if (agent) {
-        if (!self->replaying && !s_may_take_over (self, req, agent))
-            return;
-        if (agent->online)
-            session_detach (self, agent, "expired");
-    }
-    if (!agent) {
-        agent = agents_create (self->agents, id);
-        if (!agent) {
-            dispatch_error (self, req->id, PERR_TOO_MANY_AGENTS,
-                            "the broker's limit of %zu agents is reached",
-                            agents_max (self->agents));
-            return;
+    agent_t *agent = req->agent ? req->agent : agents_lookup (self->agents, id);
+    if (agent && !req->agent && !self->replaying && !s_may_take_over (self, req, agent))
+        return;
+    //  The old connection's session ends first, outside this HELLO's call:
+    //  ending it applies a SEND it had parked (parking.h), which is a call
+    //  of its own.
+    if (agent && !req->agent && agent->online)
+        session_detach (self, agent, "expired");
+    //  The token: the id's own (a takeover, a refresh), the record's (a
+    //  replay), none under CURVE (the key names the id), else a new one.
+    char token [sizeof ((agent_t *) 0)->token] = "";
+    if (req->replay_token)
+        snprintf (token, sizeof token, "%s", req->replay_token);
+    else
+    if (agent && agent->token [0])
+        snprintf (token, sizeof token, "%s", agent->token);
+    else
+    if (!auth_curve (self->auth))
+        s_new_token (token, sizeof token);
+    call_begin (self, id, req->msg, req->frame, req->frame_size, 0);
+    if (req->agent) {
+        //  HELLO again on its own connection: caps refreshed, and every
+        //  HELLO ends a push subscription (the client says CONSUME again
+        //  when it wants one, and gets the unacknowledged mail again).
+        if (s_register (self, req, id, token)) {
+            req->agent->credit = 0;
+            s_welcome (self, req, req->agent);
+            turns_on_hello (self, req->agent);
         }
+        call_end (self);
+        return;
+    }
+    agent = s_register (self, req, id, token);
+    if (!agent) {
+        call_end (self);
+        return;
     }
     agents_attach (self->agents, agent, req->conn, self->now_ms);
     agent->conn_serial = req->serial;
-    if (!auth_curve (self->auth) && !agent->token [0])
-        s_new_token (agent);
-    s_set_caps (agent, req->msg);
     req->agent = agent;
     //  A takeover is a join too: the id has a live connection again.
     publish_agent_event (self, agent, "joined");
     s_welcome (self, req, agent);
-    workflow_on_hello (self, agent);
+    turns_on_hello (self, agent);
+    call_end (self);
 }

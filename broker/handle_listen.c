@@ -5,7 +5,8 @@
     every post to the channel lands in the agent's inbox at the moment it is
     made, so the agent sees each post made while it listens exactly once,
     however late it fetches. UNLISTEN stops new posts; what is already queued
-    stays queued (NOT_LISTENING if it was not listening).
+    stays queued (NOT_LISTENING if it was not listening). Both are
+    operations of the core (OP_LISTEN, OP_UNLISTEN).
 */
 #include <string.h>
 
@@ -27,32 +28,31 @@ s_channel_name (broker_t *self, request_t *req, char *name, size_t size)
     return true;
 }
 
-void
-handle_listen (broker_t *self, request_t *req)
+static void
+s_listen (broker_t *self, request_t *req, op_kind_t kind)
 {
     char name [PROTO_MAX_NAME + 1];
     if (!s_channel_name (self, req, name, sizeof name))
         return;
-    perr_t err = mailroom_listen (self->mailroom, req->agent, name);
-    if (err == PERR_TOO_MANY_CHANNELS)
-        dispatch_error (self, req->id, err, "the broker's limit of %zu channels is reached",
-                        mailroom_limits (self->mailroom)->max_channels);
-    else
+    call_begin (self, req->agent->id, req->msg, req->frame, req->frame_size, 0);
+    op_t op = { .kind = kind, .text = name, .text_len = strlen (name) };
+    core_outcome_t out;
+    perr_t err = call_apply (self, &op, &out);
+    call_end (self);
     if (err)
-        dispatch_error (self, req->id, err, "out of memory adding a listener to %s", name);
+        dispatch_error (self, req->id, err, "%s", out.why);
     else
         penc_begin (&self->reply, PMSG_OK, req->id, 0);
 }
 
 void
+handle_listen (broker_t *self, request_t *req)
+{
+    s_listen (self, req, OP_LISTEN);
+}
+
+void
 handle_unlisten (broker_t *self, request_t *req)
 {
-    char name [PROTO_MAX_NAME + 1];
-    if (!s_channel_name (self, req, name, sizeof name))
-        return;
-    if (mailroom_unlisten (self->mailroom, req->agent, name))
-        dispatch_error (self, req->id, PERR_NOT_LISTENING,
-                        "%s does not listen to channel %s", req->agent->id, name);
-    else
-        penc_begin (&self->reply, PMSG_OK, req->id, 0);
+    s_listen (self, req, OP_UNLISTEN);
 }

@@ -8,10 +8,11 @@
     new, so `completed` is not set again until a reset).
 
     Idempotent ACT: an ACT with `step` equal to the step of the agent's
-    last ACT is a retry (its reply was lost, or the agent restarted): it
-    gets the very same OBSERVATION again, the world untouched. The stored
-    answer is the encoded fields (a few hundred bytes an agent), kept
-    across reconnects, dropped by a step-less ACT and by WORLD_RESET.
+    last ACT is a retry (its reply was lost, the agent restarted, or the
+    broker did): it gets the very same OBSERVATION again, the world
+    untouched. The stored answer is the encoded fields (a few hundred bytes
+    an agent), journaled with the move (OP_REMEMBER), dropped by a
+    step-less ACT and by WORLD_RESET.
     STEP's action goes through world_step too.
 */
 #include "broker_internal.h"
@@ -23,23 +24,15 @@ world_step (broker_t *self, request_t *req, const char *action, size_t action_le
 {
     if (broker_no_world (self, req))
         return false;
-    char why [256] = "";
-    uint64_t before = state_seq (self->state);
-    perr_t err = action
-               ? world_act (self->world, req->agent->id, action, action_len, obs, why, sizeof why)
-               : world_perceive (self->world, req->agent->id, obs, why, sizeof why);
+    op_t op = { .kind = OP_MOVE, .text = action, .text_len = action_len,
+                .has_u2 = step != NULL, .u2 = step ? *step : 0 };
+    core_outcome_t out;
+    perr_t err = call_apply (self, &op, &out);
     if (err) {
-        dispatch_error (self, req->id, err, "%s", why [0] ? why : "the world refused");
+        dispatch_error (self, req->id, err, "%s", out.why);
         return false;
     }
-    if (action) {
-        req->agent->acts++;
-        if (step)
-            req->agent->step = *step;
-    }
-    publish_state_changes (self, before);
-    if (obs->completed)
-        publish_world_event (self, "explored");
+    *obs = out.obs;
     return true;
 }
 
@@ -51,18 +44,21 @@ s_reply (broker_t *self, request_t *req, const world_obs_t *obs, const uint64_t 
     penc_begin (&self->reply, PMSG_OBSERVATION, req->id, fields);
     size_t head = penc_size (&self->reply);
     world_encode_observation (obs, &self->reply);
-    if (step && !replay_keep (&req->agent->act_replay, *step, &self->reply, head,
-                              fields))
-        plog_warn ("no memory to keep ACT step %llu of %s: a retry would move again",
-                   (unsigned long long) *step, req->agent->id);
+    if (step)
+        remember (self, req->agent, SLOT_ACT, true, *step, head, fields);
 }
+
+//  An image travels with an observation: room for the remembered one.
+#define S_OBSERVATION_RESERVE (WORLD_IMAGE_MAX + 64 * 1024)
 
 void
 handle_perceive (broker_t *self, request_t *req)
 {
+    call_begin (self, req->agent->id, req->msg, req->frame, req->frame_size, 0);
     world_obs_t obs;
     if (world_step (self, req, NULL, 0, NULL, &obs))
         s_reply (self, req, &obs, NULL);
+    call_end (self);
 }
 
 void
@@ -80,11 +76,14 @@ handle_act (broker_t *self, request_t *req)
     const msgpack_object *step_field = pmsg_field (req->msg, "step");
     uint64_t step = pmsg_uint (req->msg, "step", 0);
     if (step_field
-    &&  replay_answer (&agent->act_replay, step, PMSG_OBSERVATION, req->id, &self->reply))
+    &&  replay_answer (&agent->slots [SLOT_ACT], step, PMSG_OBSERVATION, req->id, &self->reply))
         return;                 //  a retry: the same answer, no second move
+    call_begin (self, agent->id, req->msg, req->frame, req->frame_size,
+                     step_field ? S_OBSERVATION_RESERVE : 0);
     if (!step_field)
-        replay_forget (&agent->act_replay);
+        remember (self, agent, SLOT_ACT, false, 0, 0, 0);
     world_obs_t obs;
     if (world_step (self, req, action, len, step_field ? &step : NULL, &obs))
         s_reply (self, req, &obs, step_field ? &step : NULL);
+    call_end (self);
 }

@@ -18,14 +18,14 @@
 
     Idempotent SEND (PROTOCOL.md, SEND): a SEND with `batch` equal to the
     agent's last one is a resend whose SENT was lost; it gets that SENT
-    again (kept encoded in the agent record, across reconnects) and posts
-    nothing. The memory costs one SENT per agent: ~9 bytes per item plus
+    again (kept encoded in the agent record, across reconnects, and in the
+    journal with the SEND: across restarts too) and posts nothing. The memory costs one SENT per agent: ~9 bytes per item plus
     the errors list, which BROKER_SENT_ERRORS_BUDGET bounds.
 
     Backpressure (parking.h): a SEND whose messages do not fit an online
     recipient's inbox waits, parked whole, up to its `wait_ms` (default
-    --send-wait-ms) instead of getting INBOX_FULL. So the SEND is journaled
-    here, when it is applied, not by the dispatcher when it arrives.
+    --send-wait-ms) instead of getting INBOX_FULL. So the SEND becomes an
+    operation (OP_SEND) when it is applied, not when it arrives.
 
     Pipelined SEND (PROTOCOL.md, SEND): no SENT; its outcome (messages
     accepted, the errors of the items that failed) is added to the
@@ -35,7 +35,7 @@
 
 #include "broker_internal.h"
 #include "plog.h"
-#include "send_item.h"
+#include "core/send_item.h"
 
 //  The name an item was addressed to, for error sentences.
 static void
@@ -127,53 +127,6 @@ s_encode_error (broker_t *self, penc_t *enc, const msgpack_object *items,
         penc_kv_str (enc, "agent", error->agent->id, error->agent->id_len);
 }
 
-static uint64_t
-s_post (broker_t *self, agent_t *from, uint32_t index, const msgpack_object *item)
-{
-    mailroom_t *room = self->mailroom;
-    send_item_t fields;
-    send_item_read (item, &fields);
-    const msgpack_object *body = fields.body;
-    size_t to_len = fields.to_len, channel_len = fields.channel_len;
-    const char *to = fields.to;
-    const char *channel = fields.channel;
-    if (!body || (body->type != MSGPACK_OBJECT_STR && body->type != MSGPACK_OBJECT_BIN)
-    ||  (to == NULL) == (channel == NULL)) {
-        mailroom_reject (room, index, PERR_BAD_FIELD);
-        return 0;
-    }
-    //  str and bin share the layout of their {size, ptr} in msgpack_object.
-    bool bin = body->type == MSGPACK_OBJECT_BIN;
-    const char *data = bin ? body->via.bin.ptr : body->via.str.ptr;
-    size_t size = bin ? body->via.bin.size : body->via.str.size;
-    if (size > self->config.max_body) {
-        mailroom_reject (room, index, PERR_TOO_LARGE);
-        return 0;
-    }
-    if (to) {
-        if (to_len == 3 && memcmp (to, "all", 3) == 0)
-            return mailroom_post_all (room, index, from, data, size, bin);
-        return mailroom_post_direct (room, index, from, to, to_len, data, size, bin);
-    }
-    if (channel_name_reserved (channel, channel_len)) {
-        mailroom_reject (room, index, PERR_RESERVED_NAME);
-        return 0;
-    }
-    if (fields.resolve) {
-        //  The schema bounds names to PROTO_MAX_NAME bytes.
-        char name [PROTO_MAX_NAME + 1];
-        snprintf (name, sizeof name, "%.*s", (int) channel_len, channel);
-        if (agents_lookup (self->agents, name))
-            return mailroom_post_direct (room, index, from, channel, channel_len, data, size, bin);
-        channel_t *listened = channels_lookup (mailroom_channels (room), name);
-        if (!listened || listened->listener_count == 0) {
-            mailroom_reject (room, index, PERR_NO_SUCH_TARGET);
-            return 0;
-        }
-    }
-    return mailroom_post_channel (room, index, from, channel, channel_len, data, size, bin);
-}
-
 //  Encodes the first item errors into `list` until it passes
 //  BROKER_SENT_ERRORS_BUDGET bytes (so it may pass it by one error, a few
 //  hundred bytes) or holds PROTO_MAX_BATCH. Returns how many it holds.
@@ -189,20 +142,22 @@ s_encode_errors (broker_t *self, penc_t *list, const msgpack_object *items, size
     return listed;
 }
 
-//  Posts every item from `from`; self->seqs holds their seqs (0: refused)
-//  and the mailroom their errors. Returns how many were accepted.
+//  OP_SEND of the call's frame: self->seqs holds the seqs (0: refused)
+//  and the mailroom the item errors. Returns how many were accepted.
 static uint64_t
 s_post_items (broker_t *self, agent_t *from, const msgpack_object *items)
 {
-    uint32_t count = items->via.array.size;
-    mailroom_errors_reset (self->mailroom);
-    uint64_t accepted = 0;
-    for (uint32_t i = 0; i < count; i++) {
-        self->seqs [i] = s_post (self, from, i, &items->via.array.ptr [i]);
-        if (self->seqs [i])
-            accepted++;
+    op_t op = { .kind = OP_SEND, .u = mailroom_counters (self->mailroom)->mail_seq + 1 };
+    core_outcome_t out;
+    out.seqs = self->seqs;
+    out.seq_room = self->config.max_batch;
+    if (call_apply (self, &op, &out) != PERR_NONE) {
+        //  Only a SEND without messages fails whole, and that was refused
+        //  before: nothing was posted.
+        memset (self->seqs, 0, items->via.array.size * sizeof (uint64_t));
+        return 0;
     }
-    return accepted;
+    return out.accepted;
 }
 
 //  A pipelined SEND: its outcome goes into the connection's CONFIRM.
@@ -220,6 +175,19 @@ s_confirm (broker_t *self, request_t *req, const msgpack_object *items, uint64_t
         if (enc)
             s_encode_error (self, enc, items, mailroom_error_at (self->mailroom, i), req->id);
     }
+}
+
+void
+remember (broker_t *self, agent_t *agent, slot_t slot, bool keep, uint64_t key, size_t head,
+          size_t fields)
+{
+    op_t op = { .kind = OP_REMEMBER, .slot = slot, .u = key, .u2 = fields };
+    if (keep)
+        op.bytes = replay_bytes_of (&self->reply, head, &op.size);
+    else
+    if (!agent->slots [slot].data)
+        return;                 //  nothing to forget: no operation
+    call_apply (self, &op, NULL);
 }
 
 void
@@ -286,10 +254,11 @@ handle_send (broker_t *self, request_t *req)
                         "(PROTOCOL.md, SEND)");
         return;
     }
-    //  A resend (its SENT was lost, or came too late) gets the same
-    //  answer, and nothing is posted a second time.
+    //  A resend (its SENT was lost, or came too late, or the broker
+    //  restarted since) gets the same answer, and nothing is posted a
+    //  second time.
     if (batch_field
-    &&  replay_answer (&agent->send_replay, batch, PMSG_SENT, req->id, &self->reply))
+    &&  replay_answer (&agent->slots [SLOT_SEND], batch, PMSG_SENT, req->id, &self->reply))
         return;
     //  Backpressure: wait for room rather than refuse (parking.h).
     uint64_t wait_ms = pmsg_uint (req->msg, "wait_ms", self->config.send_wait_ms);
@@ -308,14 +277,19 @@ handle_send (broker_t *self, request_t *req)
             }
         }
     }
-    if (req->frame && !durable_request (self, req, req->frame, req->frame_size)) {
+    //  A keyed SEND's answer is journaled with it: room for the SENT.
+    size_t reserve = batch_field ? BROKER_SENT_ERRORS_BUDGET + 16 * (size_t) count : 0;
+    call_begin (self, agent->id, req->msg, req->frame, req->frame_size, reserve);
+    if (!call_reserve (self, req->id)) {
+        call_end (self);
         self->send_waited_ms = 0;
         return;
     }
     if (req->pipelined && !self->replaying) {
         uint64_t accepted = s_post_items (self, agent, items);
         s_confirm (self, req, items, accepted);
-        replay_forget (&agent->send_replay);
+        remember (self, agent, SLOT_SEND, false, 0, 0, 0);
+        call_end (self);
         req->no_reply = true;
         self->send_waited_ms = 0;
         return;
@@ -327,10 +301,6 @@ handle_send (broker_t *self, request_t *req)
     size_t head = penc_size (&self->reply);
     send_encode (self, &outcome, &self->reply);
     self->send_waited_ms = 0;
-    if (!batch_field)
-        replay_forget (&agent->send_replay);
-    else
-    if (!replay_keep (&agent->send_replay, batch, &self->reply, head, fields))
-        plog_warn ("no memory to keep SEND batch %llu of %s: a resend would post again",
-                   (unsigned long long) batch, agent->id);
+    remember (self, agent, SLOT_SEND, batch_field != NULL, batch, head, fields);
+    call_end (self);
 }

@@ -18,14 +18,14 @@
     many messages; decoding, HELLO and the journal are the dispatcher's).
 
     Idempotent STEP: the STEPPED fields before the mail are remembered
-    (replay.h) under the step; a resend gets them again, applies nothing,
+    (replay.h, journaled with the step: across restarts too) under the step; a resend gets them again, applies nothing,
     and has its mail read afresh. The mail stays out of the memory: it is
     the biggest part, and reading it again is what a lost FETCH reply
     costs anyway. So the memory is one SENT, one WRITTEN and one
     OBSERVATION an agent, as ACT's and SEND's are.
 */
 #include "broker_internal.h"
-#include "plog.h"
+#include "rights.h"
 
 static void
 s_part_error (penc_t *enc, const char *key, part_error_t *error)
@@ -75,10 +75,12 @@ handle_step (broker_t *self, request_t *req)
         fetch = self->config.max_batch;
     //  A resend: the remembered parts, `replayed`, and the mail read afresh.
     if (step_field
-    &&  replay_answer_more (&agent->step_replay, step, PMSG_STEPPED, req->id,
+    &&  replay_answer_more (&agent->slots [SLOT_STEP], step, PMSG_STEPPED, req->id,
                             s_mail_fields (fetch) + 1, &self->reply)) {
+        call_begin (self, agent->id, req->msg, req->frame, req->frame_size, 0);
         penc_kv_bool (&self->reply, "replayed", true);
         s_mail (self, agent, fetch, false);
+        call_end (self);
         return;
     }
     const msgpack_object *items = pmsg_field (msg, "messages");
@@ -95,8 +97,16 @@ handle_step (broker_t *self, request_t *req)
     size_t action_len = 0;
     const char *action = pmsg_str (msg, "action", &action_len);
     bool world = action || pmsg_bool (msg, "perceive", false);
+    //  Room for the remembered parts: a SENT, a WRITTEN, an OBSERVATION.
+    size_t reserve = step_field ? BROKER_SENT_ERRORS_BUDGET + WORLD_IMAGE_MAX + 64 * 1024 : 0;
+    call_begin (self, agent->id, req->msg, req->frame, req->frame_size, reserve);
+    //  A step that changes something is refused whole on a full disk.
+    if ((items || ops || world || pmsg_field (msg, "ack")) && !call_reserve (self, req->id)) {
+        call_end (self);
+        return;
+    }
     if (!step_field)
-        replay_forget (&agent->step_replay);
+        remember (self, agent, SLOT_STEP, false, 0, 0, 0);
 
     //  ack -> messages -> ops -> action; the mail last, when encoding.
     if (pmsg_field (msg, "ack"))
@@ -111,7 +121,7 @@ handle_step (broker_t *self, request_t *req)
     world_obs_t obs;
     if (ops) {
         self->part_error = &ops_error;
-        ops_ok = write_apply (self, req, ops, &written);
+        ops_ok = rights_allow_ops (self, req, ops) && write_apply (self, req, ops, &written);
         self->part_error = NULL;
     }
     if (world) {
@@ -149,8 +159,8 @@ handle_step (broker_t *self, request_t *req)
     else
     if (world)
         s_part_error (enc, "action_error", &action_error);
-    if (step_field && !replay_keep (&agent->step_replay, step, enc, head, fields))
-        plog_warn ("no memory to keep STEP %llu of %s: a resend would apply again",
-                   (unsigned long long) step, agent->id);
+    if (step_field)
+        remember (self, agent, SLOT_STEP, true, step, head, fields);
     s_mail (self, agent, fetch, pmsg_bool (msg, "stream", false));
+    call_end (self);
 }

@@ -9,5 +9,5 @@ handle_workflow (broker_t *self, request_t *req)
         dispatch_error (self, req->id, PERR_NO_WORKFLOW, "this broker runs no workflow");
         return;
     }
-    workflow_encode_info (self, req->id);
+    turns_encode_info (self, req->id);
 }

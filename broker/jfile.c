@@ -5,7 +5,9 @@
     one pass and the records are consumed as they are parsed. A file is at
     most a snapshot plus what was written since (compaction keeps it near
     the live data), so this is bounded by what the broker holds in memory
-    anyway.
+    anyway. What is slow: telling a damaged tail from damage in the middle
+    looks for a valid record at every later offset (a header checksum of
+    8 bytes each); that runs only on a damaged file, once.
 */
 #include <assert.h>
 #include <errno.h>
@@ -17,6 +19,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "crc32c.h"
 #include "jfile.h"
 
 //  Tests without a small filesystem to fill (not root): while the file
@@ -38,9 +41,14 @@
 #define JFILE_RESERVE  (4u * 1024 * 1024)
 #define JFILE_PEND_MAX (1u * 1024 * 1024)
 
+typedef uint32_t (checksum_fn) (const void *data, size_t size);
+
 struct _jfile_t {
     char *test_full;            //  the test hook's path, NULL normally
     int fd;
+    int version;                //  1 or 2: which checksum (jfile.h)
+    checksum_fn *checksum;
+    bool failed;                //  a sync or a write failed: never trust a sync again
     char *path;
     uint64_t size;              //  written to the file
     uint64_t reserved;          //  blocks allocated up to here
@@ -67,9 +75,26 @@ s_get32 (const uint8_t *p)
 }
 
 static uint32_t
-s_crc (const void *data, size_t size)
+s_crc_v1 (const void *data, size_t size)
 {
     return (uint32_t) crc32 (crc32 (0L, Z_NULL, 0), data, (uInt) size);
+}
+
+static uint32_t
+s_crc_v2 (const void *data, size_t size)
+{
+    return crc32c (0, data, size);
+}
+
+//  The version a magic names (0: not a journal file).
+static int
+s_version (const uint8_t *magic)
+{
+    if (memcmp (magic, JFILE_MAGIC, JFILE_MAGIC_SIZE) == 0)
+        return 2;
+    if (memcmp (magic, JFILE_MAGIC_V1, JFILE_MAGIC_SIZE) == 0)
+        return 1;
+    return 0;
 }
 
 //  Writes all of buf at the end, retrying short writes and EINTR.
@@ -108,12 +133,32 @@ jfile_open (const char *path, char *why, size_t why_size)
     }
     self->size = (uint64_t) st.st_size;
     self->reserved = self->size;
+    self->version = 2;
+    if (self->size >= JFILE_MAGIC_SIZE) {
+        uint8_t magic [JFILE_MAGIC_SIZE];
+        int fd = open (path, O_RDONLY | O_CLOEXEC);
+        bool read_ok = fd >= 0 && pread (fd, magic, sizeof magic, 0) == (ssize_t) sizeof magic;
+        if (fd >= 0)
+            close (fd);
+        self->version = read_ok ? s_version (magic) : 0;
+        if (!self->version) {
+            snprintf (why, why_size, "%s is not a Parley journal file (bad magic at offset 0)",
+                      path);
+            jfile_destroy (&self);
+            errno = EINVAL;
+            return NULL;
+        }
+    }
+    self->checksum = self->version == 1 ? s_crc_v1 : s_crc_v2;
     const char *test_full = getenv (JFILE_TEST_FULL_ENV);
     if (test_full && *test_full)
         self->test_full = strdup (test_full);
-    if (self->size == 0) {
-        if (s_write_all (self->fd, (const uint8_t *) JFILE_MAGIC, JFILE_MAGIC_SIZE) != 0
-        ||  fdatasync (self->fd) != 0) {
+    if (self->size < JFILE_MAGIC_SIZE) {
+        //  New, or its magic cut short by a crash: start it again. Not
+        //  synced here (the caller's first sync covers it, and a file whose
+        //  magic did not reach the disk reads as empty).
+        if (ftruncate (self->fd, 0) != 0
+        ||  s_write_all (self->fd, (const uint8_t *) JFILE_MAGIC, JFILE_MAGIC_SIZE) != 0) {
             snprintf (why, why_size, "cannot write %s: %s", path, strerror (errno));
             int error = errno;
             (void) ftruncate (self->fd, 0);
@@ -123,6 +168,7 @@ jfile_open (const char *path, char *why, size_t why_size)
         }
         self->size = JFILE_MAGIC_SIZE;
         self->reserved = self->size;
+        self->dirty = true;
     }
     return self;
 }
@@ -166,6 +212,20 @@ jfile_fd (jfile_t *self)
     return self->fd;
 }
 
+int
+jfile_version (jfile_t *self)
+{
+    assert (self);
+    return self->version;
+}
+
+bool
+jfile_failed (jfile_t *self)
+{
+    assert (self);
+    return self->failed;
+}
+
 bool
 jfile_dirty (jfile_t *self)
 {
@@ -197,6 +257,17 @@ s_reserve (jfile_t *self, size_t more)
         return 0;
     }
     return -1;
+}
+
+int
+jfile_reserve (jfile_t *self, size_t more)
+{
+    assert (self);
+    if (self->test_full && access (self->test_full, F_OK) == 0) {
+        errno = ENOSPC;
+        return -1;
+    }
+    return s_reserve (self, more);
 }
 
 static int
@@ -234,8 +305,8 @@ jfile_append (jfile_t *self, const void *payload, size_t size)
         return -1;
     uint8_t *record = self->buf + self->buf_used;
     s_put32 (record, (uint32_t) size);
-    s_put32 (record + 4, s_crc (payload, size));
-    s_put32 (record + 8, s_crc (record, 8));
+    s_put32 (record + 4, self->checksum (payload, size));
+    s_put32 (record + 8, self->checksum (record, 8));
     if (size)
         memcpy (record + JFILE_HEADER, payload, size);
     self->buf_used += total;
@@ -255,7 +326,9 @@ jfile_flush (jfile_t *self)
         int error = errno;
         //  A partial record must not stay: the next append would follow it
         //  and a restart would read it as corruption in the middle. What
-        //  was gathered is lost to the journal (the caller counts it).
+        //  was gathered is lost to the journal (the caller counts it), and
+        //  the file is behind the caller's state for good.
+        self->failed = true;
         if (ftruncate (self->fd, (off_t) self->size) != 0)
             error = errno;
         errno = error;
@@ -278,10 +351,18 @@ jfile_sync (jfile_t *self)
     assert (self);
     if (jfile_flush (self) != 0)
         return -1;
+    if (self->failed) {
+        errno = EIO;
+        return -1;
+    }
     if (!self->dirty)
         return 0;
-    if (fdatasync (self->fd) != 0)
+    if (fdatasync (self->fd) != 0) {
+        //  The kernel may have dropped the pages it could not write and
+        //  marked them clean: a retry could succeed without them.
+        self->failed = true;
         return -1;
+    }
     self->dirty = false;
     return 0;
 }
@@ -334,6 +415,45 @@ s_cut (const char *path, uint64_t size)
     return rc;
 }
 
+//  A record that checks out at `pos` (header, length, payload).
+static bool
+s_record_at (const uint8_t *data, size_t size, size_t pos, checksum_fn *checksum)
+{
+    if (size - pos < JFILE_HEADER)
+        return false;
+    const uint8_t *head = data + pos;
+    uint32_t length = s_get32 (head);
+    if (length > JFILE_MAX_RECORD || size - pos - JFILE_HEADER < length
+    ||  checksum (head, 8) != s_get32 (head + 8))
+        return false;
+    return checksum (head + JFILE_HEADER, length) == s_get32 (head + 4);
+}
+
+//  What the bytes from `pos` on are when no record is valid there: a
+//  tail (no valid record at any later offset) of zeros or of garbage, or
+//  JFILE_TAIL_NONE when a valid record follows (damage in the middle).
+static jfile_tail_t
+s_tail_kind (const uint8_t *data, size_t size, size_t pos, checksum_fn *checksum)
+{
+    bool zeros = true;
+    for (size_t at = pos; at < size && zeros; at++)
+        zeros = data [at] == 0;
+    if (zeros)
+        return JFILE_TAIL_ZEROS;
+    for (size_t at = pos + 1; at + JFILE_HEADER <= size; at++)
+        if (s_record_at (data, size, at, checksum))
+            return JFILE_TAIL_NONE;
+    return JFILE_TAIL_GARBAGE;
+}
+
+static void
+s_tail (jfile_report_t *report, uint64_t *cut_at, size_t pos, size_t size, jfile_tail_t kind)
+{
+    report->torn_bytes = size - pos;
+    report->tail = kind;
+    *cut_at = pos;
+}
+
 jfile_status_t
 jfile_scan (const char *path, bool repair, jfile_record_fn *fn, void *arg,
             jfile_report_t *report, char *why, size_t why_size)
@@ -352,41 +472,57 @@ jfile_scan (const char *path, bool repair, jfile_record_fn *fn, void *arg,
     jfile_status_t status = JFILE_OK;
     uint64_t cut_at = UINT64_MAX;       //  cut the file here when set
     size_t pos = 0;
+    checksum_fn *checksum = s_crc_v2;
+    int version = size >= JFILE_MAGIC_SIZE ? s_version (data) : 2;
+    if (size < JFILE_MAGIC_SIZE) {
+        //  Created but its magic never fully written: empty.
+        s_tail (report, &cut_at, 0, size, JFILE_TAIL_TORN);
+        pos = size;
+    }
+    else
+    if (!version) {
+        if (s_tail_kind (data, size, 0, checksum) == JFILE_TAIL_ZEROS) {
+            //  Created, then a power cut before its first bytes reached
+            //  the disk.
+            s_tail (report, &cut_at, 0, size, JFILE_TAIL_ZEROS);
+            pos = size;
+        }
+        else {
+            snprintf (why, why_size, "%s is not a Parley journal file (bad magic at offset 0)",
+                      path);
+            report->bad_offset = 0;
+            free (data);
+            return JFILE_CORRUPT;
+        }
+    }
+    else {
+        pos = JFILE_MAGIC_SIZE;
+        checksum = version == 1 ? s_crc_v1 : s_crc_v2;
+    }
     //  Under repair, the good records are also copied here: when one in the
     //  middle is skipped the file is rewritten from this copy.
     uint8_t *kept = repair ? malloc (size + JFILE_MAGIC_SIZE) : NULL;
     size_t kept_size = 0;
     if (kept) {
-        memcpy (kept, JFILE_MAGIC, JFILE_MAGIC_SIZE);
+        memcpy (kept, version == 1 ? JFILE_MAGIC_V1 : JFILE_MAGIC, JFILE_MAGIC_SIZE);
         kept_size = JFILE_MAGIC_SIZE;
     }
-    if (size < JFILE_MAGIC_SIZE) {
-        //  Created but its magic never fully written: empty.
-        report->torn_bytes = size;
-        cut_at = 0;
-        pos = size;
-    }
-    else
-    if (memcmp (data, JFILE_MAGIC, JFILE_MAGIC_SIZE) != 0) {
-        snprintf (why, why_size, "%s is not a Parley journal file (bad magic at offset 0)", path);
-        report->bad_offset = 0;
-        free (data);
-        free (kept);
-        return JFILE_CORRUPT;
-    }
-    else
-        pos = JFILE_MAGIC_SIZE;
     while (pos < size) {
         size_t left = size - pos;
         if (left < JFILE_HEADER) {
-            report->torn_bytes = left;
-            cut_at = pos;
+            jfile_tail_t kind = s_tail_kind (data, size, pos, checksum);
+            s_tail (report, &cut_at, pos, size, kind == JFILE_TAIL_ZEROS ? kind : JFILE_TAIL_TORN);
             break;
         }
         const uint8_t *head = data + pos;
         uint32_t length = s_get32 (head);
-        bool head_ok = s_crc (head, 8) == s_get32 (head + 8) && length <= JFILE_MAX_RECORD;
+        bool head_ok = checksum (head, 8) == s_get32 (head + 8) && length <= JFILE_MAX_RECORD;
         if (!head_ok) {
+            jfile_tail_t kind = s_tail_kind (data, size, pos, checksum);
+            if (kind != JFILE_TAIL_NONE) {
+                s_tail (report, &cut_at, pos, size, kind);
+                break;
+            }
             report->bad_offset = pos;
             if (!repair) {
                 snprintf (why, why_size, "%s: corrupt record header at offset %zu "
@@ -401,18 +537,17 @@ jfile_scan (const char *path, bool repair, jfile_record_fn *fn, void *arg,
             break;
         }
         if (left - JFILE_HEADER < length) {
-            report->torn_bytes = left;
-            cut_at = pos;
+            s_tail (report, &cut_at, pos, size, JFILE_TAIL_TORN);
             break;
         }
         const uint8_t *payload = head + JFILE_HEADER;
         size_t next = pos + JFILE_HEADER + length;
-        if (s_crc (payload, length) != s_get32 (head + 4)) {
-            if (next == size) {
-                //  The last record, complete in length but not in content:
-                //  its blocks were allocated and not all written.
-                report->torn_bytes = left;
-                cut_at = pos;
+        if (checksum (payload, length) != s_get32 (head + 4)) {
+            //  The last record, complete in length but not in content (its
+            //  blocks were allocated and not all written), or followed by
+            //  nothing valid: a tail.
+            if (next == size || s_tail_kind (data, size, next, checksum) != JFILE_TAIL_NONE) {
+                s_tail (report, &cut_at, pos, size, JFILE_TAIL_TORN);
                 break;
             }
             report->bad_offset = pos;

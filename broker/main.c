@@ -11,7 +11,7 @@
 
 #include "broker.h"
 #include "metrics_http.h"
-#include "world.h"
+#include "core/world.h"
 #include "pconfig.h"
 #include "plog.h"
 
@@ -85,9 +85,9 @@ static const pconfig_option_t s_options [] = {
     { "start", 0, PCONFIG_STR, "PARLEY_START", "spread", 0, 0, "PLACEMENT",
       "where entering agents start: spread (the first three spread over the world), "
       "same (all at position 0) or random (drawn from --seed)" },
-    { "data-dir", 0, PCONFIG_STR, "PARLEY_DATA_DIR", NULL, 0, 0, "DIR",
+    { "data-dir", 0, PCONFIG_STR, "PARLEY_DATA_DIR", "./parley-data", 0, 0, "DIR",
       "where queues, registrations, shared state and the world are kept across restarts "
-      "(default: $STATE_DIRECTORY when set, as systemd sets it, else ./parley-data); "
+      "(unset: $STATE_DIRECTORY when set, as systemd sets it, else ./parley-data); "
       "\"none\" keeps everything in memory only" },
     { "fsync", 0, PCONFIG_STR, "PARLEY_FSYNC", "everysec", 0, 0, "POLICY",
       "always (a reply means the change is on disk; one sync per loop turn), everysec "
@@ -99,11 +99,21 @@ static const pconfig_option_t s_options [] = {
       "the journal log is compacted into a snapshot once it is this large and as large as the last "
       "snapshot" },
     { "router-hwm", 0, PCONFIG_INT, "PARLEY_ROUTER_HWM", "1000", 1, 10000000, "MESSAGES",
-      "ROUTER send/receive high-water mark per connection: a client that never reads holds at "
-      "most this many replies in the broker (each at most 1 MiB); beyond, replies are dropped "
-      "(STATS replies_dropped)" },
-    { "pub-hwm", 0, PCONFIG_INT, "PARLEY_PUB_HWM", "100000", 1, 10000000, "FRAMES",
-      "PUB high-water mark per subscriber; a slower subscriber loses events" },
+      "ROUTER send/receive high-water mark per connection: beyond this many unread replies, "
+      "the broker keeps the next ones itself and handles that client's requests only as it "
+      "reads (STATS replies_stalled); past 64 MiB kept for one client the connection is cut "
+      "(STATS connections_cut)" },
+    { "max-client-backlog", 0, PCONFIG_INT, "PARLEY_MAX_CLIENT_BACKLOG", "67108864", 65536, 1e12,
+      "BYTES", "replies a client has not read yet (past --router-hwm) and the requests it sent "
+      "meanwhile, kept for it; beyond, its connection is cut (STATS connections_cut)" },
+    { "max-backlog", 0, PCONFIG_INT, "PARLEY_MAX_BACKLOG", "536870912", 65536, 1e13, "BYTES",
+      "the same for all clients together" },
+    { "pub-hwm", 0, PCONFIG_INT, "PARLEY_PUB_HWM", "10000", 1, 10000000, "FRAMES",
+      "events kept for each subscriber that has not read them; a slower subscriber loses "
+      "events (a replica sees the seq gap and takes a new snapshot)" },
+    { "max-subscribers", 0, PCONFIG_INT, "PARLEY_MAX_SUBSCRIBERS", "256", 1, 100000, "N",
+      "event connections served at once (and tap connections): the next is cut. What "
+      "slow subscribers cost in all is at most this many x --pub-hwm events" },
     { "tap-hwm", 0, PCONFIG_INT, "PARLEY_TAP_HWM", "1000", 1, 10000000, "FRAMES",
       "tap high-water mark: small, so the tap drops (tseq gaps) rather than slows the broker" },
     //  Security (docs/SECURITY.md)
@@ -115,11 +125,19 @@ static const pconfig_option_t s_options [] = {
       "(re-read when the directory changes)" },
     { "insecure", 0, PCONFIG_BOOL, "PARLEY_INSECURE", "false", 0, 0, NULL,
       "allow plain (no CURVE) endpoints beyond loopback: anyone who reaches them is trusted" },
+    //  Inspection (docs/DURABILITY.md)
+    { "dump-state", 0, PCONFIG_STR, "PARLEY_DUMP_STATE", NULL, 0, 0, "FILE",
+      "recover --data-dir, write its canonical state (msgpack: agents, mail, shared state, "
+      "world, workflow and checkpoints, in a fixed order) to FILE (- for stdout) and exit 0 "
+      "without serving or writing anything; the broker using the directory must be stopped" },
+    { "dump-on-exit", 0, PCONFIG_STR, "PARLEY_DUMP_ON_EXIT", NULL, 0, 0, "FILE",
+      "at a clean stop, write the live canonical state to FILE: the same bytes --dump-state "
+      "gives after a restart when nothing was lost" },
     //  Metrics (docs/METRICS.md)
     { "metrics-bind", 0, PCONFIG_STR, "PARLEY_METRICS_BIND", "off", 0, 0, "HOST:PORT",
       "serve Prometheus metrics at http://HOST:PORT/metrics (e.g. 127.0.0.1:9464; port 0 = "
       "ephemeral, written to --ready-file as metrics=); \"off\" serves none. Read-only, "
-      "plain HTTP: keep it on loopback unless the network is trusted" },
+      "plain HTTP: an address other than loopback needs --insecure" },
 };
 
 static const char *s_epilogue =
@@ -190,7 +208,10 @@ s_fill (pconfig_t *config, broker_config_t *cfg)
     cfg->world_width = (uint32_t) pconfig_int (config, "world-size");
     cfg->world_file = pconfig_str (config, "world-file");
     cfg->router_hwm = (int) pconfig_int (config, "router-hwm");
+    cfg->max_client_backlog = (uint64_t) pconfig_int (config, "max-client-backlog");
+    cfg->max_backlog = (uint64_t) pconfig_int (config, "max-backlog");
     cfg->pub_hwm = (int) pconfig_int (config, "pub-hwm");
+    cfg->max_subscribers = (size_t) pconfig_int (config, "max-subscribers");
     cfg->tap_hwm = (int) pconfig_int (config, "tap-hwm");
     cfg->curve_keys = pconfig_str (config, "curve-keys");
     cfg->curve_allow = pconfig_str (config, "curve-allow");
@@ -204,7 +225,7 @@ s_fill (pconfig_t *config, broker_config_t *cfg)
     }
     cfg->checkpoints = (size_t) pconfig_int (config, "checkpoints");
     cfg->data_dir = pconfig_str (config, "data-dir");
-    if (!cfg->data_dir) {
+    if (!pconfig_is_set (config, "data-dir")) {
         //  systemd's StateDirectory= (the first one when several are given).
         const char *state_dir = getenv ("STATE_DIRECTORY");
         if (state_dir && *state_dir) {
@@ -216,6 +237,8 @@ s_fill (pconfig_t *config, broker_config_t *cfg)
             cfg->data_dir = "./parley-data";
     }
     cfg->repair = pconfig_bool (config, "repair");
+    cfg->dump_state = pconfig_str (config, "dump-state");
+    cfg->dump_on_exit = pconfig_str (config, "dump-on-exit");
     cfg->compact_min_bytes = (uint64_t) pconfig_int (config, "compact-min-bytes");
     const char *fsync_policy = pconfig_str (config, "fsync");
     if (strcmp (fsync_policy, "always") == 0)
@@ -260,6 +283,12 @@ s_fill (pconfig_t *config, broker_config_t *cfg)
         }
     }
     const char *exposed = broker_config_exposed (cfg);
+    if (!metrics_off && !cfg->insecure && !metrics_http_loopback (cfg->metrics_bind)) {
+        fprintf (stderr, "parley-broker: --metrics-bind %s is reachable from other machines "
+                 "and serves plain HTTP: bind it to loopback, or give --insecure if this "
+                 "network is trusted (docs/METRICS.md)\n", cfg->metrics_bind);
+        return -1;
+    }
     if (exposed && !cfg->insecure && !(cfg->curve_keys && cfg->curve_allow)) {
         fprintf (stderr, "parley-broker: %s is reachable from other machines: give "
                  "--curve-keys and --curve-allow, or --insecure if this network is trusted "
@@ -319,8 +348,20 @@ main (int argc, char **argv)
         rc = network ? PARLEY_EXIT_NETWORK : PARLEY_EXIT_FAILURE;
         goto done_scenario;
     }
+    if (cfg.dump_state) {
+        if (broker_dump (broker, cfg.dump_state, why, sizeof why)) {
+            plog_error ("%s", why);
+            rc = PARLEY_EXIT_FAILURE;
+        }
+        broker_destroy (&broker);
+        goto done_scenario;
+    }
     if (broker_run (broker))
         rc = PARLEY_EXIT_FAILURE;
+    if (cfg.dump_on_exit && broker_dump (broker, cfg.dump_on_exit, why, sizeof why)) {
+        plog_error ("%s", why);
+        rc = PARLEY_EXIT_FAILURE;
+    }
     broker_destroy (&broker);
     plog_info ("stopped");
 done_scenario:

@@ -85,6 +85,19 @@ s_parse (const char *bind, s_address_t *out, char *why, size_t why_size)
 }
 
 bool
+metrics_http_loopback (const char *bind)
+{
+    s_address_t address;
+    char why [256];
+    if (!bind || !s_parse (bind, &address, why, sizeof why))
+        return false;
+    if (address.v6)
+        return IN6_IS_ADDR_LOOPBACK (&((struct sockaddr_in6 *) &address.addr)->sin6_addr);
+    uint32_t ip = ntohl (((struct sockaddr_in *) &address.addr)->sin_addr.s_addr);
+    return (ip >> 24) == 127;
+}
+
+bool
 metrics_http_parse (const char *bind, bool *off, char *why, size_t why_size)
 {
     *off = !bind || !*bind || strcmp (bind, "off") == 0;
@@ -114,8 +127,11 @@ s_reply (struct MHD_Connection *connection, unsigned status, const char *text)
 static struct MHD_Response *
 s_page (metrics_http_t *self)
 {
+    //  The condition variable waits on the monotonic clock (metrics_http_new):
+    //  a step of the wall clock neither cuts the wait short nor makes it
+    //  last until the clock catches up.
     struct timespec until;
-    clock_gettime (CLOCK_REALTIME, &until);
+    clock_gettime (CLOCK_MONOTONIC, &until);
     until.tv_sec += METRICS_HTTP_WAIT_MS / 1000;
     until.tv_nsec += (long) (METRICS_HTTP_WAIT_MS % 1000) * 1000000L;
     if (until.tv_nsec >= 1000000000L) {
@@ -174,7 +190,11 @@ metrics_http_new (const char *bind, char *why, size_t why_size)
         return NULL;
     }
     pthread_mutex_init (&self->mutex, NULL);
-    pthread_cond_init (&self->rendered, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init (&attr);
+    pthread_condattr_setclock (&attr, CLOCK_MONOTONIC);
+    pthread_cond_init (&self->rendered, &attr);
+    pthread_condattr_destroy (&attr);
     self->wake_fd = eventfd (0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (self->wake_fd < 0) {
         snprintf (why, why_size, "cannot create an eventfd: %s", strerror (errno));

@@ -36,6 +36,8 @@ typedef struct _metrics_http_t metrics_http_t;
 //  bind: an IPv4 address, "localhost", or [IPv6]; PORT 0 picks a free one.
 //  *off tells which. False with a sentence in `why` otherwise.
 bool metrics_http_parse (const char *bind, bool *off, char *why, size_t why_size);
+//  True when HOST:PORT names a loopback address (127.0.0.0/8, ::1, localhost).
+bool metrics_http_loopback (const char *bind);
 
 //  Binds and starts serving. NULL with a sentence in `why`.
 metrics_http_t *metrics_http_new (const char *bind, char *why, size_t why_size);

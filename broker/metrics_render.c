@@ -80,8 +80,13 @@ s_broker (broker_t *self, metrics_text_t *text)
     COUNTER ("parley_unroutable_replies_total",
              "Replies not sent: the connection was gone or its pipe full.", c->unroutable);
     COUNTER ("parley_dropped_replies_total",
-             "Replies dropped because the client's pipe was full (--router-hwm).",
-             c->replies_dropped);
+             "Replies lost with a connection cut for not reading them.", c->replies_dropped);
+    COUNTER ("parley_stalled_replies_total",
+             "Replies a client's full pipe refused at first; kept and sent later.",
+             c->replies_stalled);
+    COUNTER ("parley_cut_connections_total",
+             "Connections cut for not reading their replies (past the broker's bound).",
+             c->connections_cut);
     COUNTER ("parley_unauthorized_total",
              "Requests refused for their key's rights or resume token.", c->unauthorized);
     COUNTER ("parley_auth_denied_total", "Connections refused at the CURVE handshake.",

@@ -195,7 +195,7 @@ parking_hold (broker_t *self, const conn_id_t *conn, const void *data, size_t si
                     "unapplied; send it again after earlier ones are answered", rec->held,
                     rec->held_bytes, PARKING_HELD_MAX, PARKING_HELD_BYTES,
                     PARKING_HELD_TOTAL_BYTES);
-    dispatch_reply (self, conn, req->envelope, agents_by_conn (self->agents, conn),
+    dispatch_reply (self, conn, req->serial, req->envelope, agents_by_conn (self->agents, conn),
                     penc_data (&self->reply), penc_size (&self->reply));
     return true;
 }
@@ -351,7 +351,8 @@ s_ready_behind (parking_t *p)
 }
 
 //  Retries the record's SEND, then hands its held requests on until one
-//  of them parks again.
+//  of them parks again, or the turn's budget is spent (the record stays
+//  ready: the next turn, or the timer's, goes on with it).
 static void
 s_resume (broker_t *self, parked_t *rec)
 {
@@ -360,10 +361,17 @@ s_resume (broker_t *self, parked_t *rec)
         held_t *held = rec->send;
         rec->send = NULL;
         p->waiting--;
+        p->budget--;
         if (!s_process_held (self, rec, held))
             return;
     }
     while (rec->head && !rec->send) {
+        if (p->budget == 0) {
+            rec->ready = true;
+            p->any_ready = true;
+            return;
+        }
+        p->budget--;
         held_t *held = rec->head;
         rec->head = held->next;
         if (!rec->head)
@@ -383,6 +391,10 @@ parking_run (broker_t *self)
     parking_t *p = self->parking;
     if (p->count == 0)
         return;
+    //  A slice per turn: a connection with thousands of requests held
+    //  behind a SEND whose wait ran out hands them on a turn's worth at a
+    //  time, between everyone else's requests, not in one long turn.
+    p->budget = BROKER_DRAIN_BATCH;
     //  A retry may free room for another (a held ACK) or park again; a
     //  few rounds settle it, and the timer comes back for the rest.
     for (int round = 0; round < 8; round++) {
@@ -399,7 +411,7 @@ parking_run (broker_t *self)
         //  Oldest parked SEND first (a record's place in the list is when
         //  its connection first parked, not when this SEND did).
         parked_t *rec;
-        while ((rec = s_next_ready (p))) {
+        while (p->budget > 0 && (rec = s_next_ready (p))) {
             rec->ready = false;
             held_t *before = rec->send;
             s_resume (self, rec);
@@ -407,7 +419,7 @@ parking_run (broker_t *self)
             if (before && rec->send != before)
                 s_ready_behind (p);
         }
-        if (!p->any_ready)
+        if (!p->any_ready || p->budget == 0)
             break;
     }
     //  Drop the records with nothing left, keeping the order of the rest.

@@ -25,7 +25,9 @@
     Acknowledgements that free room call parking_inbox_room; the broker
     retries the SENDs waiting for that inbox at the end of the loop turn
     (parking_run), oldest first, and a 10 ms timer, running only while
-    something is parked, checks the deadlines.
+    something is parked, checks the deadlines. A turn hands on at most
+    BROKER_DRAIN_BATCH requests this way; the rest go on at the next turn,
+    between other clients' requests.
 */
 #ifndef PARLEY_BROKER_PARKING_H
 #define PARLEY_BROKER_PARKING_H
@@ -34,7 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <msgpack.h>
-#include "agents.h"
+#include "core/agents.h"
 
 #define PARKING_HELD_MAX 16384
 #define PARKING_HELD_BYTES (32 * 1024 * 1024)

@@ -11,7 +11,7 @@
 
 #include "broker_internal.h"
 #include "parking_int.h"
-#include "send_item.h"
+#include "core/send_item.h"
 
 static bool
 s_scratch (parking_t *self, size_t agents)

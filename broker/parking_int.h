@@ -49,6 +49,7 @@ struct _parking_t {
     parked_t *current_rec;      //  the held frame being handled, and its record
     held_t *current;
     int timer_id;               //  -1: no timer
+    size_t budget;              //  requests parking_run may still hand on this turn
     //  parking_blocked's scratch, indexed by agent->index
     uint64_t *need_count, *need_bytes;
     uint32_t *stamp;

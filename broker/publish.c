@@ -2,11 +2,14 @@
 /*  publish - events on the PUB socket (and their copy on the tap).
 
     Topics (PROTOCOL.md section 1): mail.<agent> MAIL_READY, state.<key>
-    STATE_UPDATE, world.<event> WORLD_EVENT, agent.<agent> AGENT_EVENT.
-    Each event is two frames, topic then the msgpack map, encoded in the
-    broker's one reused event encoder. PUB never blocks: a subscriber that
+    STATE_UPDATE, world.<event> WORLD_EVENT, agent.<agent> AGENT_EVENT,
+    workflow.<event> WORKFLOW_EVENT. Each event is two frames, topic then
+    the msgpack map, encoded in the broker's one reused event encoder and
+    queued in the outbox: it leaves with the turn's replies, once what it
+    tells of is durable (outbox.h). PUB never blocks: a subscriber that
     falls behind its HWM loses events (a state replica sees the seq gap and
     takes a new SNAPSHOT; an agent's FETCH still finds all its mail).
+    A consumer (CONSUME) gets its mail pushed instead of MAIL_READY.
 */
 #include <stdio.h>
 #include <string.h>
@@ -18,11 +21,14 @@ s_send (broker_t *self, const char *topic, size_t topic_len)
 {
     if (self->replaying)
         return;                 //  recovery re-runs history: nobody to tell
-    //  Nobody sees a change before its journal record is written.
-    if (!durable_flush (self))
-        return;
-    const void *data = penc_data (&self->event);
-    size_t size = penc_size (&self->event);
+    outbox_event (self->outbox, topic, topic_len, penc_data (&self->event),
+                  penc_size (&self->event));
+}
+
+void
+publish_send (broker_t *self, const char *topic, size_t topic_len, const void *data,
+              size_t size)
+{
     if (tap_active (self->tap))
         tap_frame (self->tap, "pub", topic, topic_len, data, size);
     if (zmq_send (self->pub_handle, topic, topic_len, ZMQ_SNDMORE | ZMQ_DONTWAIT) == -1)
@@ -43,6 +49,10 @@ publish_mail_ready (broker_t *self)
     agent_t *agent;
     char topic [8 + PROTO_MAX_NAME];
     while ((agent = mailroom_next_wakeup (self->mailroom))) {
+        if (agent->credit) {
+            mailroom_mark_push (self->mailroom, agent);
+            continue;
+        }
         penc_begin (&self->event, PMSG_MAIL_READY, 0, 2);
         penc_kv_str (&self->event, "agent", agent->id, agent->id_len);
         penc_kv_uint (&self->event, "seq", agent->wake_seq);
@@ -65,7 +75,7 @@ publish_agent_event (broker_t *self, const agent_t *agent, const char *event)
 void
 publish_state_changes (broker_t *self, uint64_t seq_before)
 {
-    if (state_seq (self->state) == seq_before)
+    if (self->replaying || state_seq (self->state) == seq_before)
         return;
     char topic [8 + PROTO_MAX_KEY];
     memcpy (topic, "state.", 6);

@@ -71,10 +71,17 @@ s_push_agent (broker_t *self, agent_t *agent)
         push_outcome_t outcome = s_send (self, agent, penc_data (&self->push),
                                          penc_size (&self->push));
         if (outcome == PUSH_SENT) {
-            uint64_t delivered = agent->delivered;
             mailroom_push_commit (room);
-            if (agent->delivered != delivered)
-                durable_delivered (self, agent);
+            //  What it handed out (the ack clamp), journaled: an ack of
+            //  pushed mail after a restart still counts.
+            uint64_t through = mailroom_fetch_through (room);
+            if (through > agent->delivered) {
+                op_t op = { .kind = OP_DELIVER, .u = through };
+                if (call_one (self, agent->id, &op, NULL) != PERR_NONE)
+                    plog_limited (&s_push_limit, 5, PLOG_WARN, "push to %s: its position is "
+                                  "not journaled (it may come again after a restart)",
+                                  agent->id);
+            }
             agent->push_blocked = false;
             self->counters.push_frames++;
             continue;
@@ -99,10 +106,10 @@ s_push_agent (broker_t *self, agent_t *agent)
 void
 push_flush (broker_t *self)
 {
-    //  The mail a push hands out is in the journal before anyone sees it:
-    //  one write for the turn. The pushes' own records (best effort, as a
-    //  FETCH's) go with the next turn's write.
-    if (!durable_flush (self))
+    //  Called after the turn's release: the mail a push hands out is in
+    //  the journal. The pushes' own records (OP_DELIVER) go with the next
+    //  turn's write, or the one-second tick's.
+    if (self->failed)
         return;
     agent_t *agent;
     while ((agent = mailroom_next_push (self->mailroom)))

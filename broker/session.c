@@ -3,7 +3,8 @@
     the connection closing (conn_watch.h).
 
     The registry (agents.c) only maps ids and connections; this file adds the
-    broker-side consequences: the AGENT_EVENT on PUB and the log line. The
+    broker-side consequences: the AGENT_EVENT on PUB, the log line, and
+    forgetting an agent (OP_FORGET, within the caller's call). The
     liveness sweep runs on a timer (a quarter of --liveness-ms, at most once
     a second), so expiry costs O(agents) a few times a second and nothing
     per message. The same sweep forgets agents offline longer than
@@ -29,7 +30,7 @@ session_detach (broker_t *self, agent_t *agent, const char *event)
     plog_info ("agent %s %s (%zu messages queued)", agent->id, event,
                mailbox_count (agent->inbox));
     publish_agent_event (self, agent, event);
-    workflow_on_detach (self, agent, event);
+    turns_on_detach (self, agent, event);
 }
 
 void
@@ -37,14 +38,13 @@ session_forget (broker_t *self, agent_t **agent_p)
 {
     agent_t *agent = *agent_p;
     assert (agent && !agent->online);
-    char why [256];
-    uint64_t before = state_seq (self->state);
-    if (self->world && world_leave (self->world, agent->id, why, sizeof why))
-        publish_state_changes (self, before);
     parking_agent_gone (self, agent);
     plog_info ("agent %s forgotten (%zu messages released)", agent->id,
                mailbox_count (agent->inbox));
-    mailroom_forget (self->mailroom, agent_p);
+    mailroom_unmark_push (self->mailroom, agent);
+    op_t op = { .kind = OP_FORGET };
+    call_apply (self, &op, NULL);
+    *agent_p = NULL;
 }
 
 void
@@ -54,7 +54,10 @@ session_end_closed (broker_t *self)
     while ((fd = conn_watch_next (self->conn_watch)) != -1) {
         if (fd < 0)
             continue;
+        self->counters.closed++;
         observers_drop_fd (self->observers, fd);
+        stall_drop_fd (self, fd);
+        peers_forget (self->router_peers, fd);
         //  O(agents) per closed connection: closes are rare next to
         //  requests, and this keeps no index to maintain per HELLO/BYE.
         for (size_t i = 0; i < agents_size (self->agents); i++) {
@@ -73,7 +76,8 @@ session_on_closed (zloop_t *loop, zsock_t *reader, void *arg)
     broker_t *self = arg;
     self->now_ms = pclock_mono_ms ();
     session_end_closed (self);
-    return 0;
+    //  The departures' events (and a workflow failed by one) leave now.
+    return dispatch_release (self) ? 0 : -1;
 }
 
 int
@@ -88,13 +92,21 @@ session_on_sweep (zloop_t *loop, int timer_id, void *arg)
         if (agent->online && now - agent->last_seen_ms > (int64_t) self->config.liveness_ms)
             session_detach (self, agent, "expired");
         if (forget_after > 0 && !agent->online && now - agent->offline_since_ms > forget_after) {
+            //  Its record first: a full disk keeps it registered, to be
+            //  forgotten at a later sweep.
+            call_begin (self, agent->id, NULL, NULL, 0, 0);
+            if (!call_reserve (self, 0)) {
+                call_end (self);
+                i++;
+                continue;
+            }
             publish_agent_event (self, agent, "forgotten");
-            durable_forget (self, agent);
             session_forget (self, &agent);
+            call_end (self);
             self->counters.forgotten++;
             continue;           //  swap-removed: index i holds another agent now
         }
         i++;
     }
-    return 0;
+    return dispatch_release (self) ? 0 : -1;
 }

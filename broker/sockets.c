@@ -6,13 +6,12 @@
                             EHOSTUNREACH instead of vanishing: we count it
                             (unroutable) and mark that agent offline.
       ZMQ_SNDHWM/RCVHWM     --router-hwm (default 1000 messages per
-                            connection): room for pipelined clients, and
-                            the bound on what one slow reader costs: at
-                            most that many replies (each at most 1 MiB)
-                            wait for it. Replies are sent DONTWAIT, so a
-                            client that never reads loses the excess
-                            (STATS replies_dropped) rather than stalling
-                            the loop or growing the broker.
+                            connection): room for pipelined clients.
+                            Replies are sent DONTWAIT; one the full pipe
+                            refuses is kept by the broker (stall.h) with
+                            that client's later replies and requests, up
+                            to a bound: the loop never blocks, no reply is
+                            dropped, and a client that never reads is cut.
       ZMQ_MAXMSGSIZE        PROTO_MAX_FRAME: libzmq closes a connection that
                             sends a bigger frame before we ever allocate it.
       ZMQ_BACKLOG           BROKER_ACCEPT_BACKLOG (libzmq's default is 100):
@@ -21,8 +20,14 @@
                             the kernel drop their SYNs and each retries a
                             second or more later.
       ZMQ_LINGER            200 ms, so replies queued at shutdown still go.
-    PUB (events): SNDHWM --pub-hwm (default 100000); PUB drops for a slow
-      subscriber at the HWM, it never blocks us. Linger 0.
+    XPUB (events): SNDHWM --pub-hwm (default 10000 events per subscriber);
+      it drops for a slow subscriber at the HWM, it never blocks us.
+      MAXMSGSIZE 4096: a subscription is a topic, and a bigger frame
+      closes its connection. Verboser: every subscription reaches the
+      broker, which learns each subscriber's descriptor and key from them
+      (peers.h: --max-subscribers, cutting revoked keys). Linger 0. What
+      slow subscribers can cost in all: --max-subscribers x --pub-hwm
+      events.
     Tap: see tap.h (XPUB, small HWM, drops rather than blocks).
 
     Security (docs/SECURITY.md): every socket gets a ZAP domain, so the
@@ -186,7 +191,7 @@ sockets_open (broker_t *self, bool *network, char *why, size_t why_size)
     if (s_security (self, why, why_size))
         return -1;
     self->router = zsock_new (ZMQ_ROUTER);
-    self->pub = zsock_new (ZMQ_PUB);
+    self->pub = zsock_new (ZMQ_XPUB);
     if (!self->router || !self->pub) {
         snprintf (why, why_size, "cannot create sockets: %s", zmq_strerror (zmq_errno ()));
         return -1;
@@ -202,6 +207,10 @@ sockets_open (broker_t *self, bool *network, char *why, size_t why_size)
     zsock_set_linger (self->router, 200);
     zsock_set_sndhwm (self->pub, cfg->pub_hwm);
     zsock_set_linger (self->pub, 0);
+    //  Subscriptions are topics: a few hundred bytes at most. A bigger
+    //  frame closes that connection before libzmq keeps it.
+    zsock_set_maxmsgsize (self->pub, 4096);
+    zsock_set_xpub_verboser (self->pub, 1);
     //  IPv6 on: a tcp://[::1]:P endpoint works, and tcp://*:P accepts both.
     zsock_set_ipv6 (self->router, 1);
     zsock_set_ipv6 (self->pub, 1);

@@ -26,7 +26,8 @@ stats_tick (broker_t *self)
     c->rate_tick_ms = now;
 }
 
-#define STATS_FIELDS 39
+#define STATS_FIELDS 43
+#define STATS_JOURNAL_FIELDS 7      //  only from a broker that journals (--data-dir)
 
 void
 stats_encode (broker_t *self, uint64_t id)
@@ -34,8 +35,10 @@ stats_encode (broker_t *self, uint64_t id)
     const mailroom_counters_t *mail = mailroom_counters (self->mailroom);
     state_stats_t state;
     state_stats (self->state, &state);
+    journal_t *journal = durable_journal (self);
     penc_t *enc = &self->reply;
-    penc_begin (enc, PMSG_STATS_REPLY, id, STATS_FIELDS);
+    penc_begin (enc, PMSG_STATS_REPLY, id,
+                STATS_FIELDS + (journal ? STATS_JOURNAL_FIELDS : 0));
     penc_kv_uint (enc, "uptime_ms", (uint64_t) (pclock_mono_ms () - self->started_ms));
     penc_kv_uint (enc, "agents", agents_size (self->agents));
     penc_kv_uint (enc, "online", agents_online (self->agents));
@@ -62,6 +65,10 @@ stats_encode (broker_t *self, uint64_t id)
     penc_kv_uint (enc, "unauthorized", self->counters.unauthorized);
     penc_kv_uint (enc, "auth_denied", auth_denied (self->auth));
     penc_kv_uint (enc, "replies_dropped", self->counters.replies_dropped);
+    penc_kv_uint (enc, "replies_stalled", self->counters.replies_stalled);
+    penc_kv_uint (enc, "replies_waiting", stall_replies (self->stall));
+    penc_kv_uint (enc, "connections_cut", self->counters.connections_cut);
+    penc_kv_uint (enc, "requests_stalled", stall_held (self->stall));
     penc_kv_uint (enc, "queued_memory", mail->queued_memory);
     penc_kv_uint (enc, "storage_errors", durable_storage_errors (self));
     penc_kv_cstr (enc, "version", PARLEY_VERSION);
@@ -75,4 +82,17 @@ stats_encode (broker_t *self, uint64_t id)
     penc_kv_uint (enc, "push_frames", self->counters.push_frames);
     penc_kv_uint (enc, "push_deferred", self->counters.push_deferred);
     penc_kv_uint (enc, "consumers", push_consumers (self));
+    //  The journal's own figures, as /metrics has them: a tool asking STATS
+    //  can tell a journaling broker and how its disk use goes.
+    if (journal) {
+        journal_stats_t written;
+        journal_stats (journal, &written);
+        penc_kv_uint (enc, "journal_log_bytes", written.log_bytes);
+        penc_kv_uint (enc, "journal_snapshot_bytes", written.snapshot_bytes);
+        penc_kv_uint (enc, "journal_written_bytes", written.appended_bytes);
+        penc_kv_uint (enc, "journal_compactions", written.compactions);
+        penc_kv_uint (enc, "journal_write_errors", written.write_errors);
+        penc_kv_uint (enc, "journal_sync_errors", written.sync_errors);
+        penc_kv_uint (enc, "journal_healthy", durable_healthy (self) ? 1 : 0);
+    }
 }

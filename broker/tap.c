@@ -12,7 +12,7 @@
 struct _tap_t {
     zsock_t *sock;
     void *handle;
-    int64_t subscriptions;      //  distinct topics subscribed (XPUB dedups)
+    int64_t subscriptions;      //  subscriptions held, all connections together
     uint64_t tseq;
     penc_t enc;
 };
@@ -35,6 +35,9 @@ tap_new (const char *endpoint, int hwm, zcert_t *cert, const char *zap_domain,
     zsock_set_sndhwm (self->sock, hwm);
     zsock_set_linger (self->sock, 0);
     zsock_set_maxmsgsize (self->sock, 1024);    //  subscriptions only
+    //  Every subscription and unsubscription, of every connection: the
+    //  broker learns each connection's key from them (peers.h).
+    zsock_set_xpub_verboser (self->sock, 1);
     zsock_set_ipv6 (self->sock, 1);
     if (cert)
         pcurve_server (self->sock, cert, zap_domain);
@@ -69,20 +72,29 @@ tap_sock (tap_t *self)
 }
 
 void
-tap_on_subscription (tap_t *self)
+tap_on_subscription (tap_t *self, tap_peer_fn *peer, void *arg)
 {
     assert (self);
-    uint8_t buf [256];
-    int size;
-    while ((size = zmq_recv (self->handle, buf, sizeof buf, ZMQ_DONTWAIT)) >= 0) {
-        //  XPUB (not verbose) passes the first subscribe and the last
-        //  unsubscribe of each topic: a running count says if anyone listens.
-        if (size >= 1 && buf [0] == 1)
+    zmq_msg_t msg;
+    zmq_msg_init (&msg);
+    while (zmq_msg_recv (&msg, self->handle, ZMQ_DONTWAIT) >= 0) {
+        //  A verboser XPUB passes every subscribe and unsubscribe (those of
+        //  a connection that closed too): a running count says if anyone
+        //  listens.
+        const uint8_t *buf = zmq_msg_data (&msg);
+        size_t size = zmq_msg_size (&msg);
+        if (size >= 1 && buf [0] == 1) {
             self->subscriptions++;
+            if (peer)
+                peer (&msg, arg);
+        }
         else
         if (size >= 1 && buf [0] == 0 && self->subscriptions > 0)
             self->subscriptions--;
+        zmq_msg_close (&msg);
+        zmq_msg_init (&msg);
     }
+    zmq_msg_close (&msg);
 }
 
 bool

@@ -32,8 +32,11 @@ tap_t *tap_new (const char *endpoint, int hwm, zcert_t *cert, const char *zap_do
 void tap_destroy (tap_t **self_p);
 
 //  The socket, for the loop: call tap_on_subscription when it is readable.
+//  `peer` (may be NULL) is told of every subscribing frame (its descriptor
+//  and key tell who subscribes: peers.h).
 zsock_t *tap_sock (tap_t *self);
-void tap_on_subscription (tap_t *self);
+typedef void (tap_peer_fn) (zmq_msg_t *frame, void *arg);
+void tap_on_subscription (tap_t *self, tap_peer_fn *peer, void *arg);
 
 //  True while at least one subscription is active.
 bool tap_active (tap_t *self);

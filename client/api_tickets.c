@@ -143,7 +143,7 @@ s_collect (parley_client_t *self, parley_ticket_t ticket, pmsg_type_t expect, pm
     pmsg_t *reply;
     client_tickets_take (tickets, ticket, &reply, &code, batch, count);
     if (code == PARLEY_ERR_NOT_HELLO)
-        return client_conn_fail (conn, code, "NOT_HELLO: the broker forgot this session");
+        return client_conn_fail (conn, code, "the broker forgot this session");
     if (code)
         return client_conn_fail (conn, code, "no reply to request %" PRIu64
                             " (sent once; its connection was closed)", ticket);

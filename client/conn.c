@@ -221,8 +221,16 @@ client_conn_error_reply (client_conn_t *self, const pmsg_t *reply)
     size_t len = 0;
     const char *text = pmsg_str (reply, "message", &len);
     uint64_t code = pmsg_uint (reply, "code", 0);
-    client_conn_fail (self, (parley_err_t) code, "%s: %.*s", perr_name ((int) code),
-                      (int) (text ? len : 0), text ? text : "");
+    //  The text is the broker's sentence alone: callers print it after the
+    //  code they got (parley_strerror), and a text that repeated the code
+    //  would read "BAD_FIELD: BAD_FIELD: ..." in every tool. Only a reply
+    //  without a code says so.
+    if (code == 0)
+        client_conn_fail (self, PARLEY_ERR_BAD_REPLY, "an ERROR without a code: %.*s",
+                          (int) (text ? len : 0), text ? text : "");
+    else
+        client_conn_fail (self, (parley_err_t) code, "%.*s", (int) (text ? len : 0),
+                          text ? text : "");
     //  A code this client does not know (a newer broker) stays a number.
     return code == 0 ? PARLEY_ERR_BAD_REPLY : (parley_err_t) code;
 }

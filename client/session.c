@@ -201,8 +201,14 @@ client_session_hello (client_session_t *self, const char *endpoint, client_trans
     size_t len = 0;
     const char *text = pmsg_str (reply, "message", &len);
     uint64_t code = pmsg_type (reply) == PMSG_ERROR ? pmsg_uint (reply, "code", 0) : 0;
-    snprintf (why, why_size, "%s: %.*s", perr_name ((int) code), (int) (text ? len : 0),
-              text ? text : "");
+    //  A refusal for good comes back as its code, so the text is the
+    //  broker's sentence alone; one that is retried comes back as TIMEOUT
+    //  and the text names what the broker said.
+    if (s_final_refusal (code))
+        snprintf (why, why_size, "%.*s", (int) (text ? len : 0), text ? text : "");
+    else
+        snprintf (why, why_size, "%s: %.*s", perr_name ((int) code), (int) (text ? len : 0),
+                  text ? text : "");
     pmsg_destroy (&reply);
     return s_final_refusal (code) ? (parley_err_t) code : PARLEY_ERR_TIMEOUT;
 }

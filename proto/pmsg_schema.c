@@ -303,7 +303,12 @@ static const pfield_t s_stats_reply [] = {
     { "forgotten", PF_UINT, false, 0, NULL, "agents forgotten after --forget-after-ms offline" },
     { "unauthorized", PF_UINT, false, 0, NULL, "requests refused UNAUTHORIZED" },
     { "auth_denied", PF_UINT, false, 0, NULL, "connections refused at the handshake (CURVE)" },
-    { "replies_dropped", PF_UINT, false, 0, NULL, "replies not sent because the peer's pipe was full (it does not read)" },
+    { "replies_dropped", PF_UINT, false, 0, NULL, "replies lost with a connection cut for not reading them" },
+    { "replies_stalled", PF_UINT, false, 0, NULL, "replies a full pipe refused at first, kept and sent later" },
+    { "replies_waiting", PF_UINT, false, 0, NULL, "replies kept now for clients that read slowly" },
+    { "connections_cut", PF_UINT, false, 0, NULL, "connections cut for not reading their replies" },
+    { "requests_stalled", PF_UINT, false, 0, NULL, "requests held now behind replies their client has not read" },
+    { "journal_healthy", PF_UINT, false, 0, NULL, "0 while the journal heals from a failed write or sync (changes refused), else 1" },
     { "queued_memory", PF_UINT, false, 0, NULL, "memory of the queued messages (bounded by --max-queued-bytes)" },
     { "storage_errors", PF_UINT, false, 0, NULL, "journal records that could not be written (ERROR STORAGE)" },
     { "version", PF_STR, false, PROTO_MAX_NAME, NULL, "the broker's release (parley-broker --version)" },
@@ -317,6 +322,12 @@ static const pfield_t s_stats_reply [] = {
     { "push_frames", PF_UINT, false, 0, NULL, "MAIL_PUSH frames sent" },
     { "push_deferred", PF_UINT, false, 0, NULL, "MAIL_PUSH frames the consumer's full pipe refused (retried, nothing lost)" },
     { "consumers", PF_UINT, false, 0, NULL, "agents with an open push subscription" },
+    { "journal_log_bytes", PF_UINT, false, 0, NULL, "size of the journal's current log (--data-dir)" },
+    { "journal_snapshot_bytes", PF_UINT, false, 0, NULL, "size of the journal's newest snapshot" },
+    { "journal_written_bytes", PF_UINT, false, 0, NULL, "bytes appended to the journal's logs since start" },
+    { "journal_compactions", PF_UINT, false, 0, NULL, "journal compactions finished since start" },
+    { "journal_write_errors", PF_UINT, false, 0, NULL, "journal appends that failed" },
+    { "journal_sync_errors", PF_UINT, false, 0, NULL, "journal syncs that failed" },
 };
 
 // ---------------------------------------------------------------------------
@@ -359,6 +370,7 @@ static const pfield_t s_handover [] = {
     { "next", PF_NAME, false, 0, NULL, "the role that takes the turn" },
     { "status", PF_STR, false, PROTO_MAX_NAME, NULL, "in_progress, revision, done or failed" },
     { "reason", PF_STR, false, PROTO_MAX_TEXT, NULL, "why (a failed or done workflow's report)" },
+    { "turn", PF_UINT, false, 0, NULL, "the turn it ends: a resend of a hand-over that was taken gets the same answer" },
 };
 static const pfield_t s_checkpoint [] = {
     { "number", PF_UINT, true, 0, NULL, "the checkpoint to show" },

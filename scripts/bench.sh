@@ -279,6 +279,18 @@ for kind, unit in (("state", "ops/s"), ("relay", "msg/s")):
         "journal_%s_everysec" % kind, "journal_%s_off" % kind, "journal off", unit, 0.8, target_text="≥ 0.8× off")
     row("journal always (group commit): %s" % ("state WRITE, 256 in flight" if kind == "state" else "relay SEND 256 + FETCH 4096"),
         "journal_%s_always" % kind, "journal_%s_off" % kind, "journal off", unit, 0.3, target_text="≥ 0.3× off")
+for size in (64, 4096, 65536):
+    row("journal record checksum, %d B records: CRC-32C (this CPU's instruction)" % size,
+        "journal_checksum_crc32c_%d" % size, "journal_checksum_zlib_%d" % size,
+        "zlib CRC-32 (the first format)", "MB/s")
+mb = 50 if quick else 500
+for what, unit in (("fork", "ms"), ("start", "ms"), ("install", "ms"), ("faults", "faults"),
+                   ("rtt_during_p99", "µs"), ("rtt_during_max", "µs")):
+    row("compaction of %d MB of mail, heap on huge pages: %s" % (mb, what.replace("_", " ")),
+        "compaction_%dmb_%s_huge" % (mb, what), "compaction_%dmb_%s" % (mb, what),
+        "glibc malloc as it comes", unit)
+row("HEARTBEAT p99 during a compaction of %d MB of mail" % mb, "compaction_%dmb_rtt_during_p99" % mb,
+    "compaction_%dmb_rtt_outside_p99" % mb, "without a compaction", "µs")
 for m, k in ((100, 10), (1000, 100)):
     for how in ("log", "snapshot"):
         v = r.get("recovery_%s_%dk_%dk" % (how, m, k))

@@ -72,8 +72,10 @@ cleanup() {
 trap cleanup EXIT
 trap 'echo; echo "demo-scene: interrupted"; exit 130' INT TERM
 
+# The journal goes to the temporary directory: the broker's default,
+# ./parley-data, would make the next demo replay this one's ended run.
 "$bin/parley-broker" --scenario "$scenario" --router 'tcp://127.0.0.1:*' \
-    --pub 'tcp://127.0.0.1:*' --tap off --advertise-host 127.0.0.1 \
+    --pub 'tcp://127.0.0.1:*' --tap off --advertise-host 127.0.0.1 --data-dir "$tmp/data" \
     --ready-file "$tmp/ready" --log-level warn 2>"$tmp/broker.log" &
 broker_pid=$!
 for _ in $(seq 1 150); do

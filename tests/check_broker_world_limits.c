@@ -15,8 +15,8 @@
 #include "lib/testclient.h"
 #include "lib/testmail.h"
 #include "lib/testsuite.h"
-#include "broker/state.h"
-#include "broker/world.h"
+#include "broker/core/state.h"
+#include "broker/core/world.h"
 #include "lib/teststate.h"
 
 //  WRITE of one `update` of `key` to a str of `size` bytes.

@@ -33,13 +33,17 @@ s_connected (const char *router, const char *id)
 //  counted here.
 static tproc_dir_t *s_dir;
 
+//  It journals, so its STATS carries every field the protocol lists.
 static testbroker_t *
 s_start (void)
 {
     s_dir = tproc_dir_new ();
     char *router = tproc_dir_endpoint (s_dir, "router");
-    testbroker_t *broker = testbroker_start ((const char *[]) { "--router", router, NULL });
+    char *data = tproc_dir_path (s_dir, "data");
+    testbroker_t *broker = testbroker_start ((const char *[]) { "--router", router,
+                                                                "--data-dir", data, NULL });
     free (router);
+    free (data);
     ck_assert_ptr_nonnull (broker);
     return broker;
 }

@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*  check_crash - the crash harness: the real broker with --fsync always is
     killed with SIGKILL at random moments while two writers update shared
-    state and a sender queues mail for a silent agent, each with a request
-    always in flight. After every restart nothing acknowledged is missing:
-    each writer's key holds its last acknowledged value (or the one in
-    flight at the kill, which may have reached the disk), and every message
-    whose SENT arrived is in the inbox, once, with its seq. Then the same
+    state, a sender queues mail for a silent agent and two agents hand the
+    workflow's turn to each other (each hand-over appending its turn to a
+    list), each with a request always in flight. After every restart
+    nothing acknowledged is missing: each writer's key holds its last
+    acknowledged value (or the one in flight at the kill, which may have
+    reached the disk), every message whose SENT arrived is in the inbox,
+    once, with its seq, and the workflow is at the turn after the last
+    acknowledged hand-over (or the one in flight), with every acknowledged
+    hand-over's write in the list and a checkpoint for its turn. Then the same
     under --fsync everysec, where only the losses the docs allow (the last
     second or so) may happen, and the state never goes backwards past them.
 
@@ -13,6 +17,7 @@
     `make soak` runs 50).
 */
 #include <check.h>
+#include <czmq.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -86,6 +91,9 @@ s_begin_send (testclient_t *client, int64_t n)
 }
 
 typedef struct {
+    int64_t turn;                   //  the workflow's turn, as the last reply said
+    int64_t turn_acked;             //  turns ended by an acknowledged HANDOVER
+    int64_t turn_in_flight;         //  a HANDOVER sent for this turn, no reply yet
     int64_t acked [WRITERS];        //  last value with a WRITTEN
     int64_t in_flight [WRITERS];    //  sent, no reply (yet)
     int64_t next_msg;
@@ -117,19 +125,48 @@ s_token_of (const char *id)
 }
 
 static testclient_t *
-s_agent (testbroker_t *broker, const char *id)
+s_agent_as (testbroker_t *broker, const char *id, const char *role)
 {
     testclient_t *client = testclient_new (testbroker_router (broker));
     char *token = s_token_of (id);
-    penc_t *enc = testclient_begin (client, PMSG_HELLO, token [0] ? 2 : 1);
+    penc_t *enc = testclient_begin (client, PMSG_HELLO, (token [0] ? 2 : 1) + (role ? 1 : 0));
     penc_kv_cstr (enc, "agent", id);
     if (token [0])
         penc_kv_cstr (enc, "token", token);
+    if (role) {
+        char cap [32];
+        snprintf (cap, sizeof cap, "role:%s", role);
+        penc_key (enc, "caps");
+        msgpack_pack_array (penc_packer (enc), 1);
+        penc_cstr (enc, cap);
+    }
     pmsg_t *reply = testclient_call (client);
     EXPECT (reply, PMSG_WELCOME);
     ck_assert (pmsg_strcpy (reply, "token", token, PROTO_MAX_NAME + 1));
     pmsg_destroy (&reply);
     return client;
+}
+
+static testclient_t *
+s_agent (testbroker_t *broker, const char *id)
+{
+    return s_agent_as (broker, id, NULL);
+}
+
+//  The hand-over of turn `turn` (it appends the turn to "work").
+static void
+s_begin_handover (testclient_t *client, int64_t turn, const char *next)
+{
+    penc_t *enc = testclient_begin (client, PMSG_HANDOVER, 2);
+    penc_kv_cstr (enc, "next", next);
+    penc_key (enc, "ops");
+    msgpack_pack_array (penc_packer (enc), 1);
+    msgpack_pack_map (penc_packer (enc), 3);
+    penc_kv_cstr (enc, "op", "update");
+    penc_kv_cstr (enc, "key", "work");
+    penc_key (enc, "value");
+    msgpack_pack_array (penc_packer (enc), 1);
+    msgpack_pack_int64 (penc_packer (enc), turn);
 }
 
 //  Load until the broker dies. Each client keeps one request in flight.
@@ -143,6 +180,9 @@ s_load (testbroker_t *broker, world_t *w, int delay_ms)
         writers [i] = s_agent (broker, id);
     }
     testclient_t *sender = s_agent (broker, "S");
+    //  The two roles of the loop: odd turns are the worker's.
+    testclient_t *roles [2] = { s_agent_as (broker, "Wk", "worker"),
+                                s_agent_as (broker, "Ck", "checker") };
     killer_t k = { testbroker_pid (broker), delay_ms, false };
     pthread_t thread;
     pthread_create (&thread, NULL, s_killer, &k);
@@ -163,6 +203,26 @@ s_load (testbroker_t *broker, world_t *w, int delay_ms)
         }
         if (!alive || w->next_msg >= MAX_SENT)
             break;
+        //  The holder hands the turn on; a reply that is not WORKFLOW_INFO
+        //  is the kill (or a holder the broker has not given the turn yet:
+        //  then the hand-over is tried again next round).
+        int64_t turn = w->turn;
+        bool worker = turn % 2 == 1;
+        w->turn_in_flight = turn;
+        s_begin_handover (roles [worker ? 0 : 1], turn, worker ? "checker" : "worker");
+        testclient_send (roles [worker ? 0 : 1]);
+        pmsg_t *handed = s_reply (roles [worker ? 0 : 1], &k);
+        if (handed && pmsg_type (handed) == PMSG_WORKFLOW_INFO) {
+            w->turn_acked = turn;
+            w->turn = (int64_t) pmsg_uint (handed, "turn", 0);
+            ck_assert_int_eq (w->turn, turn + 1);
+        }
+        else
+        if (!handed)
+            alive = false;
+        pmsg_destroy (&handed);
+        if (!alive)
+            break;
         int64_t n = w->next_msg++;
         s_begin_send (sender, n);
         testclient_send (sender);
@@ -182,6 +242,8 @@ s_load (testbroker_t *broker, world_t *w, int delay_ms)
     for (int i = 0; i < WRITERS; i++)
         testclient_destroy (&writers [i]);
     testclient_destroy (&sender);
+    testclient_destroy (&roles [0]);
+    testclient_destroy (&roles [1]);
 }
 
 static int64_t
@@ -226,6 +288,40 @@ s_check (testbroker_t *broker, world_t *w, bool strict)
         //  Continue from what the broker has: the replica's view now.
         w->acked [i] = value;
     }
+    //  The workflow: at the turn after the last acknowledged hand-over, or
+    //  after the one in flight; every acknowledged turn's write kept, once.
+    pmsg_t *info = testclient_call0 (reader, PMSG_WORKFLOW);
+    EXPECT (info, PMSG_WORKFLOW_INFO);
+    int64_t turn = (int64_t) pmsg_uint (info, "turn", 0);
+    pmsg_destroy (&info);
+    if (w->turn_acked) {
+        ck_assert_msg (turn == w->turn_acked + 1
+                       || (turn == w->turn_in_flight + 1 && w->turn_in_flight > w->turn_acked)
+                       || !strict, "the workflow is at turn %lld after the kill; hand-over of "
+                       "turn %lld acknowledged", (long long) turn, (long long) w->turn_acked);
+        if (turn <= w->turn_acked)
+            lost += w->turn_acked + 1 - turn;
+        penc_t *enc = testclient_begin (reader, PMSG_SNAPSHOT, 1);
+        penc_kv_cstr (enc, "prefix", "work");
+        pmsg_t *state = testclient_call (reader);
+        EXPECT (state, PMSG_STATE);
+        const msgpack_object *value = pobj_get (testclient_array_at (state, "entries", 0),
+                                                "value");
+        ck_assert (value && value->type == MSGPACK_OBJECT_ARRAY);
+        ck_assert_int_eq ((int64_t) value->via.array.size, turn - 1);
+        for (uint32_t i = 0; i < value->via.array.size; i++)
+            ck_assert_int_eq ((int64_t) value->via.array.ptr [i].via.u64, (int64_t) i + 1);
+        pmsg_destroy (&state);
+        //  The checkpoint of the turn's start is kept (--checkpoints default).
+        pmsg_t *list = testclient_call0 (reader, PMSG_CHECKPOINTS);
+        EXPECT (list, PMSG_CHECKPOINT_LIST);
+        size_t kept = testclient_array_size (list, "checkpoints");
+        ck_assert_uint_gt (kept, 0);
+        ck_assert_int_eq ((int64_t) pobj_uint (testclient_array_at (list, "checkpoints", kept - 1),
+                                               "turn", 0), turn);
+        pmsg_destroy (&list);
+    }
+    w->turn = turn;
     testclient_destroy (&reader);
     //  Sink's inbox: every acknowledged message, in seq order, once.
     testclient_t *sink = s_agent (broker, "Sink");
@@ -274,9 +370,26 @@ s_harness (const char *fsync)
     int kills = getenv ("PARLEY_CRASH_KILLS") ? atoi (getenv ("PARLEY_CRASH_KILLS")) : 10;
     tproc_dir_t *tmp = tproc_dir_new ();
     char *dir = tproc_dir_path (tmp, "data");
+    //  A loop of two roles, long enough for every kill of the soak.
+    char *roles = tproc_dir_path (tmp, "loop/roles");
+    ck_assert_int_eq (zsys_dir_create ("%s", roles), 0);
+    free (roles);
+    const char *files [][2] = {
+        { "loop/scenario.yaml", "name: loop\nworld: none\nstate:\n"
+                                "  work: { reducer: append, value: [] }\n"
+                                "workflow:\n  entry: worker\n  max_turns: 100000\n" },
+        { "loop/roles/worker.yaml", "role: worker\ngoal: work\nactions:\n  handover: [checker]\n" },
+        { "loop/roles/checker.yaml", "role: checker\ngoal: check\nactions:\n  handover: [worker]\n" },
+    };
+    for (size_t i = 0; i < 3; i++) {
+        char *path = tproc_dir_path (tmp, files [i][0]);
+        ck_assert (tproc_write_file (path, files [i][1]));
+        free (path);
+    }
+    char *scenario = tproc_dir_path (tmp, "loop");
     const char *args [] = { "--data-dir", dir, "--fsync", fsync, "--max-inbox", "1000000",
-                            "--compact-min-bytes", "65536", NULL };
-    world_t w = { .msg_acked = calloc (MAX_SENT, sizeof (bool)),
+                            "--compact-min-bytes", "65536", "--scenario", scenario, NULL };
+    world_t w = { .turn = 1, .msg_acked = calloc (MAX_SENT, sizeof (bool)),
                   .msg_seq = calloc (MAX_SENT, sizeof (uint64_t)) };
     //  Sink is registered once; it never reads until the checks.
     testbroker_t *broker = testcheck_start (args);
@@ -296,10 +409,13 @@ s_harness (const char *fsync)
         lost += s_check (broker, &w, strcmp (fsync, "always") == 0);
         testcheck_stop (&broker);
     }
-    fprintf (stderr, "crash harness (%s): %lld acknowledged writes or messages lost, "
-             "%lld messages sent\n", fsync, (long long) lost, (long long) w.next_msg);
+    fprintf (stderr, "crash harness (%s): %lld acknowledged writes, messages or hand-overs "
+             "lost; %lld messages sent, %lld turns taken\n", fsync, (long long) lost,
+             (long long) w.next_msg, (long long) w.turn - 1);
+    ck_assert_int_gt (w.turn, kills);
     free (w.msg_acked);
     free (w.msg_seq);
+    free (scenario);
     free (dir);
     tproc_dir_destroy (&tmp);
 }

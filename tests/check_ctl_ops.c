@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*  check_ctl_ops - parley-ctl's operator commands against a real broker:
     status, agents, stats, state get|set|keys, health and tail, each in
-    text and with --json (parsed here with jansson), and their exit codes:
-    health 0 with the broker up and 3 with it gone, 1 for a refused
-    request or a missing key, 2 for bad JSON, an unknown command or verb.
+    text and with --json (parsed here with jansson: one document per
+    command, one per line for tail), and their exit codes: health 0 with
+    the broker up and 3 with it gone, 1 for a refused request or a missing
+    key, 2 for bad JSON, an unknown command or verb. A journaling broker's
+    figures come through STATS to status and stats.
     The agents' figures come from real requests made through libparley
     (an ACT with a step, mail fetched and not acknowledged, a model report).
 */
@@ -37,15 +39,17 @@ s_ctl (const char *router, const char *const *args, int status)
     return proc;
 }
 
-//  The same, its stdout parsed as one JSON value per line.
+//  A one-shot command's --json: exactly one JSON document on stdout.
 static json_t *
-s_ctl_json (const char *router, const char *const *args, int status)
+s_ctl_doc (const char *router, const char *const *args, int status)
 {
     tproc_t *proc = s_ctl (router, args, status);
-    json_t *lines = tproc_json_lines (tproc_out (proc));
-    ck_assert_msg (lines, "not JSON lines:\n%s", tproc_out (proc));
+    json_error_t error;
+    json_t *doc = json_loads (tproc_out (proc), 0, &error);
+    ck_assert_msg (doc, "parley-ctl %s: not one JSON document (%s):\n%s", args [1], error.text,
+                   tproc_out (proc));
     tproc_destroy (&proc);
-    return lines;
+    return doc;
 }
 
 static void
@@ -92,6 +96,14 @@ s_agent (const char *router, const char *id, const char *role)
     parley_client_set_timeout (client, TESTCLIENT_TIMEOUT_MS, 200);
     ck_assert_int_eq (parley_client_connect (client), PARLEY_OK);
     return client;
+}
+
+static const char *
+s_unit (const json_t *stats, const char *name)
+{
+    const char *unit = json_string_value (json_object_get (json_object_get (stats, name), "unit"));
+    ck_assert_msg (unit, "no unit for %s", name);
+    return unit;
 }
 
 static json_int_t
@@ -141,8 +153,9 @@ START_TEST (test_status_agents_stats)
     ck_assert_uint_eq (parley_mail_count (batch), 1);
     parley_mail_destroy (&batch);
 
-    json_t *lines = s_ctl_json (router, (const char *[]) { "--json", "agents", NULL }, 0);
-    ck_assert_uint_eq (json_array_size (lines), 2);     //  ctl itself left out
+    json_t *doc = s_ctl_doc (router, (const char *[]) { "--json", "agents", NULL }, 0);
+    const json_t *lines = json_object_get (doc, "agents");
+    ck_assert_uint_eq (json_array_size (lines), 2);     //  ctl itself is no agent
     const json_t *a = s_agent_line (lines, "Scout");
     ck_assert_ptr_nonnull (a);
     ck_assert_str_eq (json_string_value (json_object_get (a, "role")), "scout");
@@ -159,12 +172,11 @@ START_TEST (test_status_agents_stats)
     ck_assert_int_eq (s_int (w, "inbox_bytes"), 7);
     ck_assert_int_eq (s_int (w, "step"), 0);
     ck_assert_ptr_null (json_object_get (w, "model"));
-    json_decref (lines);
+    json_decref (doc);
     s_ctl_text (router, (const char *[]) { "agents", NULL }, 0, "Scout", NULL);
     s_ctl_text (router, (const char *[]) { "agents", NULL }, 0, "scout", NULL);
 
-    lines = s_ctl_json (router, (const char *[]) { "--json", "status", NULL }, 0);
-    const json_t *status = json_array_get (lines, 0);
+    json_t *status = s_ctl_doc (router, (const char *[]) { "--json", "status", NULL }, 0);
     ck_assert (json_is_true (json_object_get (status, "up")));
     ck_assert_int_eq (s_int (status, "live_agents"), 2);
     ck_assert_int_eq (s_int (status, "agents"), 2);
@@ -176,27 +188,53 @@ START_TEST (test_status_agents_stats)
     ck_assert_int_gt (s_int (status, "uptime_ms"), 0);
     ck_assert_str_eq (json_string_value (json_object_get (status, "version")),
                       json_string_value (json_object_get (status, "ctl_version")));
-    ck_assert (json_is_object (json_object_get (status, "journal")));
-    json_decref (lines);
+    //  This broker keeps everything in memory: no journal figures.
+    ck_assert_uint_eq (json_object_size (json_object_get (status, "journal")), 0);
+    json_decref (status);
     s_ctl_text (router, (const char *[]) { "status", NULL }, 0, "2 live of 2 registered", NULL);
+    s_ctl_text (router, (const char *[]) { "status", NULL }, 0, "journal     none", NULL);
 
-    //  stats: every field of the protocol's STATS_REPLY, each with a unit.
-    lines = s_ctl_json (router, (const char *[]) { "--json", "stats", NULL }, 0);
-    const json_t *stats = json_array_get (lines, 0);
+    //  stats: every field of the protocol's STATS_REPLY, each with a unit
+    //  (the journal's only from a broker that journals).
+    json_t *stats = s_ctl_doc (router, (const char *[]) { "--json", "stats", NULL }, 0);
     const pschema_t *schema = pmsg_schema (PMSG_STATS_REPLY);
     for (size_t i = 0; i < schema->count; i++) {
+        if (strncmp (schema->fields [i].name, "journal_", 8) == 0)
+            continue;
         const json_t *field = json_object_get (stats, schema->fields [i].name);
         ck_assert_msg (field, "stats --json lacks %s", schema->fields [i].name);
         ck_assert (json_object_get (field, "value"));
         ck_assert (json_is_string (json_object_get (field, "unit")));
     }
-    ck_assert_str_eq (json_string_value (json_object_get (json_object_get (stats, "uptime_ms"),
-                                                          "unit")), "ms");
-    ck_assert_str_eq (json_string_value (json_object_get (json_object_get (stats, "queued_bytes"),
-                                                          "unit")), "bytes");
+    ck_assert_str_eq (s_unit (stats, "uptime_ms"), "ms");
+    ck_assert_str_eq (s_unit (stats, "queued_bytes"), "bytes");
+    ck_assert_str_eq (s_unit (stats, "queued_memory"), "bytes");
     ck_assert_int_eq (json_integer_value (json_object_get (json_object_get (stats, "queued"),
                                                            "value")), 2);
-    json_decref (lines);
+    json_decref (stats);
+    //  Text: the memory in bytes, and every unit in one column however
+    //  long the name or the value.
+    tproc_t *proc = s_ctl (router, (const char *[]) { "stats", NULL }, 0);
+    const char *text = tproc_out (proc);
+    ck_assert_msg (strstr (text, "queued_memory") && !strstr (text, "count       memory"),
+                   "%s", text);
+    int unit_column = -1;
+    for (const char *line = text; *line; line = strchr (line, '\n') + 1) {
+        const char *unit = strstr (line, " ms ");
+        if (!unit || unit > strchr (line, '\n'))
+            unit = strstr (line, " count ");
+        if (!unit || unit > strchr (line, '\n'))
+            unit = strstr (line, " bytes ");
+        if (unit && unit < strchr (line, '\n')) {
+            if (unit_column < 0)
+                unit_column = (int) (unit - line);
+            ck_assert_msg ((int) (unit - line) == unit_column, "misaligned units:\n%s", text);
+        }
+        if (!strchr (line, '\n'))
+            break;
+    }
+    ck_assert_int_gt (unit_column, 0);
+    tproc_destroy (&proc);
     s_ctl_text (router, (const char *[]) { "stats", NULL }, 0, "messages/s", NULL);
 
     parley_client_destroy (&scout);
@@ -211,9 +249,9 @@ START_TEST (test_state)
     const char *router = testbroker_router (broker);
     s_ctl_text (router, (const char *[]) { "state", "set", "team.plan", "{\"goal\":\"map\"}",
                                            "team.count", "3", NULL }, 0, "2 keys changed", NULL);
-    json_t *lines = s_ctl_json (router, (const char *[]) { "--json", "state", "get",
+    json_t *lines = s_ctl_doc (router, (const char *[]) { "--json", "state", "get",
                                                            "team.plan", "team.count", NULL }, 0);
-    const json_t *got = json_array_get (lines, 0);
+    const json_t *got = lines;
     const json_t *plan = json_object_get (json_object_get (got, "team.plan"), "value");
     ck_assert_str_eq (json_string_value (json_object_get (plan, "goal")), "map");
     ck_assert_int_eq (json_integer_value (json_object_get (json_object_get (got, "team.count"),
@@ -222,16 +260,16 @@ START_TEST (test_state)
     s_ctl_text (router, (const char *[]) { "state", "get", "team.count", NULL }, 0,
                 "team.count (replace, seq ", NULL);
     //  Keys by prefix, paged: one, then the rest after it.
-    lines = s_ctl_json (router, (const char *[]) { "--json", "--limit", "1", "state", "keys",
+    lines = s_ctl_doc (router, (const char *[]) { "--json", "--limit", "1", "state", "keys",
                                                    "team.", NULL }, 0);
-    const json_t *page = json_array_get (lines, 0);
+    const json_t *page = lines;
     ck_assert_uint_eq (json_array_size (json_object_get (page, "keys")), 1);
     ck_assert (json_is_true (json_object_get (page, "more")));
     ck_assert_str_eq (json_string_value (json_object_get (page, "next_after")), "team.count");
     json_decref (lines);
-    lines = s_ctl_json (router, (const char *[]) { "--json", "--after", "team.count", "state",
+    lines = s_ctl_doc (router, (const char *[]) { "--json", "--after", "team.count", "state",
                                                    "keys", "team.", NULL }, 0);
-    page = json_array_get (lines, 0);
+    page = lines;
     ck_assert_uint_eq (json_array_size (json_object_get (page, "keys")), 1);
     ck_assert_str_eq (json_string_value (json_object_get (json_array_get (
                           json_object_get (page, "keys"), 0), "key")), "team.plan");
@@ -267,27 +305,63 @@ START_TEST (test_health)
     testbroker_t *broker = testcheck_start ((const char *[]) { "--router", router, NULL });
     ck_assert_str_eq (testbroker_router (broker), router);
     s_ctl_text (router, (const char *[]) { "health", NULL }, 0, "healthy", NULL);
-    json_t *lines = s_ctl_json (router, (const char *[]) { "--json", "health", NULL }, 0);
-    ck_assert (json_is_true (json_object_get (json_array_get (lines, 0), "healthy")));
+    json_t *lines = s_ctl_doc (router, (const char *[]) { "--json", "health", NULL }, 0);
+    ck_assert (json_is_true (json_object_get (lines, "healthy")));
     json_decref (lines);
     testcheck_stop (&broker);
     //  The broker gone: 3, with the reason, within the bounded timeout.
-    lines = s_ctl_json (router, (const char *[]) { "--timeout-ms", "400", "--json", "health",
+    lines = s_ctl_doc (router, (const char *[]) { "--timeout-ms", "400", "--json", "health",
                                                    NULL }, 3);
-    const json_t *down = json_array_get (lines, 0);
+    const json_t *down = lines;
     ck_assert (json_is_false (json_object_get (down, "healthy")));
     ck_assert_int_eq (json_integer_value (json_object_get (down, "exit")), 3);
     json_decref (lines);
     s_ctl_text (router, (const char *[]) { "--timeout-ms", "400", "health", NULL }, 3,
                 "unhealthy", NULL);
-    lines = s_ctl_json (router, (const char *[]) { "--timeout-ms", "400", "--json", "status",
+    lines = s_ctl_doc (router, (const char *[]) { "--timeout-ms", "400", "--json", "status",
                                                    NULL }, 3);
-    ck_assert (json_is_false (json_object_get (json_array_get (lines, 0), "up")));
+    ck_assert (json_is_false (json_object_get (lines, "up")));
     json_decref (lines);
     s_ctl_text (router, (const char *[]) { "--timeout-ms", "400", "agents", NULL }, 3, NULL,
                 "cannot connect");
     free (router);
     tproc_dir_destroy (&dir);
+}
+END_TEST
+
+//  A broker that journals reports its journal in STATS: status shows it,
+//  stats lists each figure with its unit.
+START_TEST (test_journal)
+{
+    s_dir = tproc_dir_new ();
+    char *router = tproc_dir_endpoint (s_dir, "router");
+    char *data = tproc_dir_path (s_dir, "data");
+    testbroker_t *broker = testcheck_start ((const char *[]) { "--router", router,
+                                                               "--data-dir", data, NULL });
+    parley_client_t *writer = s_agent (router, "Writer", "writer");
+    parley_ops_t *op = parley_ops_new ();
+    parley_ops_set (op, "plan", "\xa2go", 3);
+    ck_assert_int_eq (parley_client_write (writer, op, NULL), PARLEY_OK);
+    parley_ops_destroy (&op);
+    json_t *status = s_ctl_doc (router, (const char *[]) { "--json", "status", NULL }, 0);
+    const json_t *journal = json_object_get (status, "journal");
+    ck_assert_msg (json_integer_value (json_object_get (journal, "journal_log_bytes")) > 0,
+                   "no journal in status: %s", json_dumps (status, 0));
+    ck_assert (json_is_integer (json_object_get (journal, "journal_written_bytes")));
+    json_decref (status);
+    s_ctl_text (router, (const char *[]) { "status", NULL }, 0, "journal     log ", NULL);
+    json_t *stats = s_ctl_doc (router, (const char *[]) { "--json", "stats", NULL }, 0);
+    const pschema_t *schema = pmsg_schema (PMSG_STATS_REPLY);
+    for (size_t i = 0; i < schema->count; i++)
+        ck_assert_msg (json_object_get (stats, schema->fields [i].name), "stats --json lacks %s",
+                       schema->fields [i].name);
+    ck_assert_str_eq (s_unit (stats, "journal_snapshot_bytes"), "bytes");
+    ck_assert_str_eq (s_unit (stats, "journal_compactions"), "count");
+    json_decref (stats);
+    parley_client_destroy (&writer);
+    free (router);
+    free (data);
+    s_stop (&broker);
 }
 END_TEST
 
@@ -334,6 +408,7 @@ main (void)
     tcase_add_test (tc, test_status_agents_stats);
     tcase_add_test (tc, test_state);
     tcase_add_test (tc, test_health);
+    tcase_add_test (tc, test_journal);
     tcase_add_test (tc, test_tail);
     suite_add_tcase (suite, tc);
     return testsuite_run (suite);

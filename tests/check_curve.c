@@ -6,9 +6,7 @@
     routing id that must not inherit a session, and a real parley-agent
     restarted after SIGKILL getting its id back at once.
 
-    Keys are made with pcurve_keygen (what parley-keygen runs) in a fresh
-    directory per test: DIR/keys holds the pairs, DIR/allow the public
-    halves the broker accepts.
+    Keys and the broker come from tests/lib/testcurve.
 */
 #include <check.h>
 #include <czmq.h>
@@ -21,6 +19,7 @@
 #include "lib/testbroker.h"
 #include "lib/testcheck.h"
 #include "lib/testclient.h"
+#include "lib/testcurve.h"
 #include "lib/testsuite.h"
 #include "lib/tproc.h"
 
@@ -28,58 +27,9 @@
 //  at the handshake, so there is nothing else to wait for).
 #define REFUSED_WAIT_MS 1500
 
+//  Brokers of the plain-mode tests, and a scratch folder.
+static testbroker_t *s_plain;
 static tproc_dir_t *s_dir;
-static testbroker_t *s_broker;
-static char s_keys [1024], s_allow [1024], s_server [1100];
-
-//  A key pair DIR/keys/NAME; `allowed` also copies the public half into the
-//  allowlist. Returns the pair's path (static buffer per call site: copy).
-static const char *
-s_key (const char *name, const char *agents, unsigned rights, bool allowed)
-{
-    static char path [1100];
-    char why [512];
-    ck_assert_msg (pcurve_keygen (s_keys, name, agents, rights, why, sizeof why) == 0, "%s", why);
-    snprintf (path, sizeof path, "%s/%s", s_keys, name);
-    if (allowed) {
-        char copy [2400];
-        snprintf (copy, sizeof copy, "cp '%s' '%s/'", path, s_allow);
-        ck_assert_int_eq (system (copy), 0);
-    }
-    return path;
-}
-
-//  A CURVE broker with its own pair and an (initially empty) allowlist.
-static void
-s_start_curve (void)
-{
-    s_dir = tproc_dir_new ();
-    ck_assert_ptr_nonnull (s_dir);
-    snprintf (s_keys, sizeof s_keys, "%s/keys", tproc_dir_name (s_dir));
-    snprintf (s_allow, sizeof s_allow, "%s/allow", tproc_dir_name (s_dir));
-    ck_assert_int_eq (mkdir (s_allow, 0700), 0);
-    s_key ("broker", NULL, PCURVE_RIGHT_AGENT, false);
-    snprintf (s_server, sizeof s_server, "%s/broker", s_keys);
-    const char *args [] = { "--curve-keys", s_keys, "--curve-allow", s_allow, NULL };
-    s_broker = testcheck_start (args);
-}
-
-static void
-s_stop (void)
-{
-    testcheck_stop (&s_broker);
-    tproc_dir_destroy (&s_dir);
-}
-
-static testclient_t *
-s_client (const char *key)
-{
-    char copy [1100];
-    snprintf (copy, sizeof copy, "%s", key);
-    testclient_t *client = testclient_new_curve (testbroker_router (s_broker), copy, s_server);
-    ck_assert_ptr_nonnull (client);
-    return client;
-}
 
 static uint64_t
 s_stat (testclient_t *client, const char *field)
@@ -104,22 +54,22 @@ s_expect_silence (testclient_t *client, const char *id)
 
 START_TEST (test_plaintext_and_unknown_key_refused)
 {
-    s_start_curve ();
+    testcurve_start (NULL);
     char scout [1100];
-    snprintf (scout, sizeof scout, "%s", s_key ("scout1", "Scout1", PCURVE_RIGHT_AGENT, true));
-    const char *stranger = s_key ("stranger", "Scout1", PCURVE_RIGHT_AGENT, false);
+    snprintf (scout, sizeof scout, "%s", testcurve_key ("scout1", "Scout1", PCURVE_RIGHT_AGENT, true));
+    const char *stranger = testcurve_key ("stranger", "Scout1", PCURVE_RIGHT_AGENT, false);
     char stranger_key [1100];
     snprintf (stranger_key, sizeof stranger_key, "%s", stranger);
 
-    testclient_t *plain = testclient_new (testbroker_router (s_broker));
+    testclient_t *plain = testclient_new (testbroker_router (testcurve_broker ()));
     s_expect_silence (plain, "Scout1");
-    testclient_t *unknown = s_client (stranger_key);
+    testclient_t *unknown = testcurve_client (stranger_key);
     s_expect_silence (unknown, "Scout1");
 
     //  The allowed key gets in; the broker never saw a request from the
     //  other two (HELLO and this STATS are the only ones), and counted the
     //  unknown key's handshake.
-    testclient_t *good = s_client (scout);
+    testclient_t *good = testcurve_client (scout);
     pmsg_t *reply = testclient_hello (good, "Scout1");
     EXPECT (reply, PMSG_WELCOME);
     ck_assert_msg (!pmsg_field (reply, "token"), "CURVE mode issues no resume token");
@@ -129,16 +79,16 @@ START_TEST (test_plaintext_and_unknown_key_refused)
     testclient_destroy (&plain);
     testclient_destroy (&unknown);
     testclient_destroy (&good);
-    s_stop ();
+    testcurve_stop ();
 }
 END_TEST
 
 START_TEST (test_key_bound_to_ids)
 {
-    s_start_curve ();
+    testcurve_start (NULL);
     char scout [1100];
-    snprintf (scout, sizeof scout, "%s", s_key ("scout1", "Scout1,Helper", PCURVE_RIGHT_AGENT, true));
-    testclient_t *client = s_client (scout);
+    snprintf (scout, sizeof scout, "%s", testcurve_key ("scout1", "Scout1,Helper", PCURVE_RIGHT_AGENT, true));
+    testclient_t *client = testcurve_client (scout);
     pmsg_t *reply = testclient_hello (client, "Scout2");
     EXPECT_ERROR (reply, PERR_UNAUTHORIZED);
     pmsg_destroy (&reply);
@@ -152,7 +102,7 @@ START_TEST (test_key_bound_to_ids)
     reply = testclient_send_one (client, "Helper", false, "note to self");
     EXPECT (reply, PMSG_SENT);
     pmsg_destroy (&reply);
-    testclient_t *restarted = s_client (scout);
+    testclient_t *restarted = testcurve_client (scout);
     reply = testclient_hello (restarted, "Helper");
     EXPECT (reply, PMSG_WELCOME);
     pmsg_destroy (&reply);
@@ -165,18 +115,18 @@ START_TEST (test_key_bound_to_ids)
     pmsg_destroy (&reply);
     testclient_destroy (&client);
     testclient_destroy (&restarted);
-    s_stop ();
+    testcurve_stop ();
 }
 END_TEST
 
 START_TEST (test_admin_requests_need_admin_key)
 {
-    s_start_curve ();
+    testcurve_start (NULL);
     char agent_key [1100], admin_key [1100];
-    snprintf (agent_key, sizeof agent_key, "%s", s_key ("scout1", "Scout1", PCURVE_RIGHT_AGENT, true));
+    snprintf (agent_key, sizeof agent_key, "%s", testcurve_key ("scout1", "Scout1", PCURVE_RIGHT_AGENT, true));
     snprintf (admin_key, sizeof admin_key, "%s",
-              s_key ("ops", "*", PCURVE_RIGHT_AGENT | PCURVE_RIGHT_ADMIN, true));
-    testclient_t *agent = s_client (agent_key);
+              testcurve_key ("ops", "*", PCURVE_RIGHT_AGENT | PCURVE_RIGHT_ADMIN, true));
+    testclient_t *agent = testcurve_client (agent_key);
     pmsg_t *reply = testclient_hello (agent, "Scout1");
     EXPECT (reply, PMSG_WELCOME);
     pmsg_destroy (&reply);
@@ -208,7 +158,7 @@ START_TEST (test_admin_requests_need_admin_key)
     }
     ck_assert_uint_eq (s_stat (agent, "unauthorized"), 3);
     //  The operator's key may do both.
-    testclient_t *ops = s_client (admin_key);
+    testclient_t *ops = testcurve_client (admin_key);
     reply = testclient_hello (ops, "Operator");
     EXPECT (reply, PMSG_WELCOME);
     pmsg_destroy (&reply);
@@ -226,27 +176,27 @@ START_TEST (test_admin_requests_need_admin_key)
     pmsg_destroy (&reply);
     testclient_destroy (&agent);
     testclient_destroy (&ops);
-    s_stop ();
+    testcurve_stop ();
 }
 END_TEST
 
 //  A refused parley-tap says why instead of only timing out.
 START_TEST (test_refused_tap_says_why)
 {
-    s_start_curve ();
+    testcurve_start (NULL);
     char stranger [1100], router [600];
-    snprintf (stranger, sizeof stranger, "%s", s_key ("stranger", NULL, PCURVE_RIGHT_TAP, false));
-    snprintf (router, sizeof router, "--broker=%s", testbroker_router (s_broker));
+    snprintf (stranger, sizeof stranger, "%s", testcurve_key ("stranger", NULL, PCURVE_RIGHT_TAP, false));
+    snprintf (router, sizeof router, "--broker=%s", testbroker_router (testcurve_broker ()));
     tproc_t *tap = tproc_tap ((const char *[]) { router, "--connect-timeout-ms", "1500", NULL });
     ck_assert_int_eq (tproc_status (tap), 3);
     ck_assert_msg (strstr (tproc_err (tap), "security mismatch"), "%s", tproc_err (tap));
     tproc_destroy (&tap);
     tap = tproc_tap ((const char *[]) { router, "--connect-timeout-ms", "1500", "--curve-key",
-                                        stranger, "--curve-server-key", s_server, NULL });
+                                        stranger, "--curve-server-key", testcurve_server (), NULL });
     ck_assert_int_eq (tproc_status (tap), 3);
     ck_assert_msg (strstr (tproc_err (tap), "refused this key"), "%s", tproc_err (tap));
     tproc_destroy (&tap);
-    s_stop ();
+    testcurve_stop ();
 }
 END_TEST
 
@@ -269,19 +219,19 @@ s_tap_sees (testsub_t *sub, testclient_t *poker, int deadline_ms)
 
 START_TEST (test_tap_needs_tap_key)
 {
-    s_start_curve ();
+    testcurve_start (NULL);
     char agent_key [1100], tap_key [1100];
-    snprintf (agent_key, sizeof agent_key, "%s", s_key ("scout1", "Scout1", PCURVE_RIGHT_AGENT, true));
-    snprintf (tap_key, sizeof tap_key, "%s", s_key ("tap", NULL, PCURVE_RIGHT_TAP, true));
-    testclient_t *agent = s_client (agent_key);
+    snprintf (agent_key, sizeof agent_key, "%s", testcurve_key ("scout1", "Scout1", PCURVE_RIGHT_AGENT, true));
+    snprintf (tap_key, sizeof tap_key, "%s", testcurve_key ("tap", NULL, PCURVE_RIGHT_TAP, true));
+    testclient_t *agent = testcurve_client (agent_key);
     pmsg_t *reply = testclient_hello (agent, "Scout1");
     EXPECT (reply, PMSG_WELCOME);
     pmsg_destroy (&reply);
     uint64_t denied = s_stat (agent, "auth_denied");
 
-    testsub_t *wrong = testsub_new_curve (testbroker_tap (s_broker), "tap.", agent_key, s_server);
-    testsub_t *plain = testsub_new (testbroker_tap (s_broker), "tap.");
-    testsub_t *right = testsub_new_curve (testbroker_tap (s_broker), "tap.", tap_key, s_server);
+    testsub_t *wrong = testsub_new_curve (testbroker_tap (testcurve_broker ()), "tap.", agent_key, testcurve_server ());
+    testsub_t *plain = testsub_new (testbroker_tap (testcurve_broker ()), "tap.");
+    testsub_t *right = testsub_new_curve (testbroker_tap (testcurve_broker ()), "tap.", tap_key, testcurve_server ());
     ck_assert (wrong && plain && right);
     ck_assert_msg (s_tap_sees (right, agent, 15000), "the tap key saw no frame");
     //  By now the frames went to every subscriber the broker accepted.
@@ -293,14 +243,14 @@ START_TEST (test_tap_needs_tap_key)
 
     //  Learning the endpoints (HELLO observe) also takes the tap right, and
     //  registers nothing.
-    testclient_t *observer = s_client (agent_key);
+    testclient_t *observer = testcurve_client (agent_key);
     penc_t *enc = testclient_begin (observer, PMSG_HELLO, 2);
     penc_kv_cstr (enc, "agent", "tap-x");
     penc_kv_bool (enc, "observe", true);
     reply = testclient_call (observer);
     EXPECT_ERROR (reply, PERR_UNAUTHORIZED);
     pmsg_destroy (&reply);
-    testclient_t *tap = s_client (tap_key);
+    testclient_t *tap = testcurve_client (tap_key);
     enc = testclient_begin (tap, PMSG_HELLO, 2);
     penc_kv_cstr (enc, "agent", "tap-x");
     penc_kv_bool (enc, "observe", true);
@@ -308,7 +258,7 @@ START_TEST (test_tap_needs_tap_key)
     EXPECT (reply, PMSG_WELCOME);
     char endpoint [256];
     ck_assert (pmsg_strcpy (reply, "tap", endpoint, sizeof endpoint));
-    ck_assert_str_eq (endpoint, testbroker_tap (s_broker));
+    ck_assert_str_eq (endpoint, testbroker_tap (testcurve_broker ()));
     pmsg_destroy (&reply);
     reply = testclient_call0 (agent, PMSG_AGENTS);
     EXPECT (reply, PMSG_AGENT_LIST);
@@ -324,7 +274,7 @@ START_TEST (test_tap_needs_tap_key)
     testclient_destroy (&observer);
     testclient_destroy (&tap);
     testclient_destroy (&agent);
-    s_stop ();
+    testcurve_stop ();
 }
 END_TEST
 
@@ -333,8 +283,8 @@ START_TEST (test_resume_token)
     //  Plain mode, a long liveness: without the token a restarted agent
     //  would wait a minute for its old session to expire.
     const char *args [] = { "--liveness-ms", "60000", NULL };
-    s_broker = testcheck_start (args);
-    testclient_t *first = testclient_new (testbroker_router (s_broker));
+    s_plain = testcheck_start (args);
+    testclient_t *first = testclient_new (testbroker_router (s_plain));
     pmsg_t *reply = testclient_hello (first, "Rover");
     EXPECT (reply, PMSG_WELCOME);
     char token [PROTO_MAX_NAME + 1];
@@ -342,7 +292,7 @@ START_TEST (test_resume_token)
     ck_assert_uint_eq (strlen (token), 32);
     pmsg_destroy (&reply);
     //  A stranger: no token, a wrong token.
-    testclient_t *stranger = testclient_new (testbroker_router (s_broker));
+    testclient_t *stranger = testclient_new (testbroker_router (s_plain));
     reply = testclient_hello (stranger, "Rover");
     EXPECT_ERROR (reply, PERR_ID_IN_USE);
     pmsg_destroy (&reply);
@@ -353,7 +303,7 @@ START_TEST (test_resume_token)
     EXPECT_ERROR (reply, PERR_UNAUTHORIZED);
     pmsg_destroy (&reply);
     //  The agent again, on a new connection, with its token: at once.
-    testclient_t *again = testclient_new (testbroker_router (s_broker));
+    testclient_t *again = testclient_new (testbroker_router (s_plain));
     enc = testclient_begin (again, PMSG_HELLO, 2);
     penc_kv_cstr (enc, "agent", "Rover");
     penc_kv_cstr (enc, "token", token);
@@ -374,7 +324,7 @@ START_TEST (test_resume_token)
     testclient_destroy (&first);
     testclient_destroy (&stranger);
     testclient_destroy (&again);
-    testcheck_stop (&s_broker);
+    testcheck_stop (&s_plain);
 }
 END_TEST
 
@@ -382,11 +332,11 @@ END_TEST
 //  in AGENTS or as an AGENT_EVENT, and no mail can be sent to it.
 START_TEST (test_tap_is_not_an_agent)
 {
-    s_broker = testcheck_start (NULL);
-    testsub_t *events = testsub_new (testbroker_pub (s_broker), "agent.");
-    testclient_t *watcher = testcheck_agent (s_broker, "Watcher");
+    s_plain = testcheck_start (NULL);
+    testsub_t *events = testsub_new (testbroker_pub (s_plain), "agent.");
+    testclient_t *watcher = testcheck_agent (s_plain, "Watcher");
     char broker_arg [600];
-    snprintf (broker_arg, sizeof broker_arg, "--broker=%s", testbroker_router (s_broker));
+    snprintf (broker_arg, sizeof broker_arg, "--broker=%s", testbroker_router (s_plain));
     tproc_t *tap = tproc_tap ((const char *[]) { broker_arg, "--timeout-ms", "500", NULL });
     ck_assert_ptr_nonnull (tap);
     ck_assert_msg (strstr (tproc_err (tap), "tapping"), "the tap did not start:\n%s",
@@ -407,7 +357,7 @@ START_TEST (test_tap_is_not_an_agent)
     }
     testsub_destroy (&events);
     testclient_destroy (&watcher);
-    testcheck_stop (&s_broker);
+    testcheck_stop (&s_plain);
 }
 END_TEST
 
@@ -418,7 +368,7 @@ s_dealer_as (const char *routing_id)
     zsock_t *sock = zsock_new (ZMQ_DEALER);
     zsock_set_linger (sock, 0);
     zsock_set_identity (sock, routing_id);
-    ck_assert_int_eq (zsock_connect (sock, "%s", testbroker_router (s_broker)), 0);
+    ck_assert_int_eq (zsock_connect (sock, "%s", testbroker_router (s_plain)), 0);
     return sock;
 }
 
@@ -450,7 +400,7 @@ s_raw_call (zsock_t *sock, pmsg_type_t type, const char *agent, int timeout_ms)
 
 START_TEST (test_reused_routing_id)
 {
-    s_broker = testcheck_start (NULL);
+    s_plain = testcheck_start (NULL);
     zsock_t *first = s_dealer_as ("same-routing-id");
     pmsg_t *reply = s_raw_call (first, PMSG_HELLO, "Victim", 15000);
     EXPECT (reply, PMSG_WELCOME);
@@ -470,7 +420,7 @@ START_TEST (test_reused_routing_id)
     ck_assert_msg (reply, "no connection with the reused routing id was ever served");
     EXPECT_ERROR (reply, PERR_NOT_HELLO);
     pmsg_destroy (&reply);
-    testcheck_stop (&s_broker);
+    testcheck_stop (&s_plain);
 }
 END_TEST
 
@@ -480,10 +430,10 @@ END_TEST
 START_TEST (test_agent_restart_at_once)
 {
     const char *args [] = { "--liveness-ms", "60000", "--world-size", "4096", NULL };
-    s_broker = testcheck_start (args);
+    s_plain = testcheck_start (args);
     s_dir = tproc_dir_new ();
     char *memory = tproc_dir_path (s_dir, "memory");
-    const char *argv [] = { "parley-agent", "--broker", testbroker_router (s_broker),
+    const char *argv [] = { "parley-agent", "--broker", testbroker_router (s_plain),
                             "--id", "Phoenix", "--memory-dir", memory, "--max-steps", "100000",
                             "--step-delay-ms", "20", "--request-timeout-ms", "3000", NULL };
     tproc_t *agent = tproc_start (argv, true, NULL);
@@ -502,7 +452,7 @@ START_TEST (test_agent_restart_at_once)
     tproc_destroy (&agent);
     free (memory);
     tproc_dir_destroy (&s_dir);
-    testcheck_stop (&s_broker);
+    testcheck_stop (&s_plain);
 }
 END_TEST
 
@@ -577,20 +527,21 @@ END_TEST
 START_TEST (test_broker_key_setup_errors)
 {
     s_dir = tproc_dir_new ();
-    snprintf (s_keys, sizeof s_keys, "%s/keys", tproc_dir_name (s_dir));
-    snprintf (s_allow, sizeof s_allow, "%s/allow", tproc_dir_name (s_dir));
+    char keys [1024], allow [1024];
+    snprintf (keys, sizeof keys, "%s/keys", tproc_dir_name (s_dir));
+    snprintf (allow, sizeof allow, "%s/allow", tproc_dir_name (s_dir));
     char why [256];
-    ck_assert (pcurve_keygen (s_keys, "broker", NULL, PCURVE_RIGHT_AGENT, why, sizeof why) == 0);
-    ck_assert (pcurve_keygen (s_allow, "oops", "*", PCURVE_RIGHT_AGENT, why, sizeof why) == 0);
+    ck_assert (pcurve_keygen (keys, "broker", NULL, PCURVE_RIGHT_AGENT, why, sizeof why) == 0);
+    ck_assert (pcurve_keygen (allow, "oops", "*", PCURVE_RIGHT_AGENT, why, sizeof why) == 0);
     const char *secret_in_allow [] = { "parley-broker", "--router", "tcp://127.0.0.1:*", "--pub",
-                                       "tcp://127.0.0.1:*", "--tap", "off", "--curve-keys", s_keys,
-                                       "--curve-allow", s_allow, "--data-dir", "none", NULL };
+                                       "tcp://127.0.0.1:*", "--tap", "off", "--curve-keys", keys,
+                                       "--curve-allow", allow, "--data-dir", "none", NULL };
     tproc_t *run = tproc_run (secret_in_allow, true);
     ck_assert_int_ne (tproc_status (run), 0);
     ck_assert_msg (strstr (tproc_err (run), "is a secret key"), "%s", tproc_err (run));
     tproc_destroy (&run);
     const char *half [] = { "parley-broker", "--router", "tcp://127.0.0.1:*", "--pub",
-                            "tcp://127.0.0.1:*", "--tap", "off", "--curve-keys", s_keys,
+                            "tcp://127.0.0.1:*", "--tap", "off", "--curve-keys", keys,
                             "--data-dir", "none", NULL };
     run = tproc_run (half, true);
     ck_assert_int_ne (tproc_status (run), 0);

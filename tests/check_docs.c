@@ -6,7 +6,8 @@
     suite runs the script in --check mode against the binaries under test,
     so a flag added, renamed or re-documented without `make readme` fails
     here instead of leaving users with a wrong README. It also checks that
-    the README keeps the two commands it promises.
+    the README keeps the two commands it promises, and that a default the
+    help names is the one the binary uses.
 */
 #include <check.h>
 #include <stdio.h>
@@ -60,6 +61,26 @@ START_TEST (test_readme_names_the_two_commands)
 }
 END_TEST
 
+//  A default the help names must be the one the binary uses: the broker
+//  journals into ./parley-data when --data-dir is not given.
+START_TEST (test_help_names_the_default_used)
+{
+    char command [4096];
+    snprintf (command, sizeof command, "'%s/parley-broker' --help 2>&1", s_env ("PARLEY_BIN_DIR"));
+    FILE *pipe = popen (command, "r");
+    ck_assert_ptr_nonnull (pipe);
+    static char output [64 * 1024];
+    size_t used = fread (output, 1, sizeof output - 1, pipe);
+    output [used] = 0;
+    pclose (pipe);
+    const char *flag = strstr (output, "--data-dir=DIR");
+    ck_assert_ptr_nonnull (flag);
+    const char *line = strstr (flag, "env: PARLEY_DATA_DIR; default: ");
+    ck_assert_msg (line, "%s", flag);
+    ck_assert_msg (strncmp (line + 31, "./parley-data\n", 14) == 0, "%.200s", line);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -67,6 +88,7 @@ main (void)
     TCase *tc = tcase_create ("readme");
     tcase_add_test (tc, test_flag_tables_match_help);
     tcase_add_test (tc, test_readme_names_the_two_commands);
+    tcase_add_test (tc, test_help_names_the_default_used);
     suite_add_tcase (suite, tc);
     return testsuite_run (suite);
 }

@@ -308,19 +308,25 @@ s_records (const char *data, size_t size, size_t *offsets, size_t max)
     return count;
 }
 
+//  Read as an observer: registering a reader is a change, which a full
+//  disk refuses; reading is not.
 static bool
 s_has_key (testbroker_t *broker, const char *key)
 {
     testclient_t *probe = testclient_new (testbroker_router (broker));
-    pmsg_t *reply = testclient_hello (probe, "Reader");
+    penc_t *enc = testclient_begin (probe, PMSG_HELLO, 2);
+    penc_kv_cstr (enc, "agent", "Reader");
+    penc_kv_bool (enc, "observe", true);
+    pmsg_t *reply = testclient_call (probe);
+    EXPECT (reply, PMSG_WELCOME);
     pmsg_destroy (&reply);
-    penc_t *enc = testclient_begin (probe, PMSG_SNAPSHOT, 1);
+    enc = testclient_begin (probe, PMSG_SNAPSHOT, 1);
     penc_kv_cstr (enc, "prefix", key);
     reply = testclient_call (probe);
     EXPECT (reply, PMSG_STATE);
     bool found = testclient_array_size (reply, "entries") > 0;
     pmsg_destroy (&reply);
-    s_leave (&probe);
+    testclient_destroy (&probe);
     return found;
 }
 

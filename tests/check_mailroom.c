@@ -7,9 +7,9 @@
 */
 #include <check.h>
 #include <string.h>
-#include "broker/agents.h"
-#include "broker/mail.h"
-#include "broker/mailroom.h"
+#include "broker/core/agents.h"
+#include "broker/core/mail.h"
+#include "broker/core/mailroom.h"
 #include "lib/testsuite.h"
 
 #define BIG (1024 * 1024)
@@ -31,13 +31,15 @@ post (mailroom_t *room, agent_t *from, const char *to, const char *body)
     return mailroom_post_direct (room, 0, from, to, strlen (to), body, strlen (body), false);
 }
 
-//  The seqs one FETCH returns, as "1,2,3".
+//  The seqs one FETCH returns, as "1,2,3". As the broker does, what was
+//  handed out moves the ack clamp (OP_DELIVER).
 static const char *
 fetch (mailroom_t *room, agent_t *agent, size_t max, bool stream)
 {
     static char text [256];
     text [0] = 0;
     size_t count = mailroom_fetch_begin (room, agent, max, BIG, stream);
+    mailroom_deliver (room, agent, mailroom_fetch_through (room));
     for (size_t i = 0; i < count; i++) {
         const mail_t *mail = mailroom_fetch_next (room);
         ck_assert_ptr_nonnull (mail);
@@ -65,6 +67,7 @@ START_TEST (test_direct_fetch_ack)
 
     //  The body and addresses as posted.
     ck_assert_uint_eq (mailroom_fetch_begin (room, bob, 1, BIG, false), 1);
+    mailroom_deliver (room, bob, mailroom_fetch_through (room));
     const mail_t *mail = mailroom_fetch_next (room);
     ck_assert_str_eq (mail_from (mail), "Alice");
     ck_assert_str_eq (mail_to (mail), "Bob");

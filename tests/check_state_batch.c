@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "broker/state.h"
+#include "broker/core/state.h"
 #include "lib/mpjson.h"
 #include "lib/teststate.h"
 #include "lib/testsuite.h"

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "broker/world.h"
+#include "broker/core/world.h"
 #include "lib/mpjson.h"
 #include "lib/teststate.h"
 #include "lib/testsuite.h"

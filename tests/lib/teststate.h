@@ -11,7 +11,7 @@
 #define PARLEY_TESTSTATE_H
 
 #include <check.h>
-#include "broker/state.h"
+#include "broker/core/state.h"
 
 //  Applies a JSON array of write_ops (bad JSON fails the test); the
 //  reason of a refusal is in teststate_why ().

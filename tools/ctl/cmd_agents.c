@@ -2,8 +2,9 @@
 /*  parley-ctl agents: every registered agent, from AGENTS' agent_info:
     role (its capability role:<name>), online, last seen, step, inbox
     depth (pending), unacknowledged, model calls and tokens. This
-    connection's own registration (ctl-<pid>, forgotten at BYE) is left out.
-    --json: one object per agent per line, every figure the broker sent. */
+    connection is an observer (or, with a key that may not observe, a
+    registration forgotten at BYE, left out here). --json: one document,
+    {"agents": [...]}, every figure the broker sent for each. */
 #include <stdio.h>
 #include <string.h>
 
@@ -57,6 +58,8 @@ cmd_agents (ctl_t *ctl)
     if (rc != PARLEY_EXIT_OK)
         return rc;
     size_t count = parley_agent_list_count (list);
+    json_t *all = ctl->json ? json_array () : NULL;
+    size_t shown = 0;
     if (!ctl->json)
         printf ("%-20s %-12s %-7s %10s %6s %6s %8s %6s %10s\n", "AGENT", "ROLE", "STATE",
                 "LAST SEEN", "STEP", "INBOX", "UNACKED", "CALLS", "TOKENS");
@@ -64,8 +67,9 @@ cmd_agents (ctl_t *ctl)
         const parley_agent_t *a = parley_agent_list_at (list, i);
         if (strcmp (parley_agent_name (a), ctl->id) == 0)
             continue;               //  this connection itself
+        shown++;
         if (ctl->json) {
-            ctl_print_json (s_json (a));
+            json_array_append_new (all, s_json (a));
             continue;
         }
         char role [PARLEY_NAME_MAX + 1], seen [48], calls [24] = "-", tokens [24] = "-";
@@ -83,7 +87,10 @@ cmd_agents (ctl_t *ctl)
                 (unsigned long long) parley_agent_pending (a),
                 (unsigned long long) parley_agent_unacked (a), calls, tokens);
     }
-    if (!ctl->json && count <= 1)
+    if (ctl->json)
+        ctl_print_json (json_pack ("{s:o}", "agents", all));
+    else
+    if (!shown)
         printf ("(no agents registered)\n");
     parley_agent_list_destroy (&list);
     return PARLEY_EXIT_OK;

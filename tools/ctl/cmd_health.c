@@ -33,8 +33,12 @@ cmd_health (ctl_t *ctl)
 {
     //  A refused HELLO (a wire error code, below the client's own) is an
     //  answer: the broker is there, it does not let this probe in.
-    if (!ctl->connected && ctl->connect_error < PARLEY_ERR_TIMEOUT)
-        return s_report (ctl, CTL_EXIT_UNHEALTHY, parley_strerror (ctl->connect_error), 0);
+    if (!ctl->connected && ctl->connect_error < PARLEY_ERR_TIMEOUT) {
+        char why [640];
+        snprintf (why, sizeof why, "HELLO refused: %s: %s", parley_strerror (ctl->connect_error),
+                  ctl->connect_why);
+        return s_report (ctl, CTL_EXIT_UNHEALTHY, why, 0);
+    }
     if (!ctl->connected)
         return s_report (ctl, PARLEY_EXIT_NETWORK, parley_strerror (ctl->connect_error), 0);
     parley_stats_t *stats = NULL;

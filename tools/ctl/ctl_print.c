@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "mpjs.h"
+#include "wfjson.h"
 #include "pconfig.h"
 
 int
@@ -55,57 +56,6 @@ ctl_print_value (const void *value, size_t size)
     json_decref (json);
 }
 
-//  The JSON form of each reply: the fields the broker sent (the empty
-//  and zero ones of optional fields left out).
-static void
-s_set_text (json_t *object, const char *key, const char *text)
-{
-    if (text && *text)
-        json_object_set_new (object, key, json_string (text));
-}
-
-static void
-s_set_uint (json_t *object, const char *key, uint64_t value)
-{
-    json_object_set_new (object, key, json_integer ((json_int_t) value));
-}
-
-static json_t *
-s_info_json (const parley_workflow_t *info)
-{
-    json_t *json = json_object ();
-    json_object_set_new (json, "status", json_string (parley_workflow_status_name (info)));
-    s_set_uint (json, "turn", parley_workflow_turn (info));
-    s_set_uint (json, "revisions", parley_workflow_revisions (info));
-    s_set_text (json, "holder", parley_workflow_holder (info));
-    s_set_text (json, "agent", parley_workflow_agent (info));
-    if (parley_workflow_paused (info))
-        json_object_set_new (json, "paused", json_true ());
-    if (parley_workflow_max_revisions (info))
-        s_set_uint (json, "max_revisions", parley_workflow_max_revisions (info));
-    if (parley_workflow_max_turns (info))
-        s_set_uint (json, "max_turns", parley_workflow_max_turns (info));
-    s_set_text (json, "reason", parley_workflow_reason (info));
-    s_set_uint (json, "checkpoint", parley_workflow_checkpoint (info));
-    if (parley_workflow_seq (info))
-        s_set_uint (json, "seq", parley_workflow_seq (info));
-    return json;
-}
-
-static json_t *
-s_checkpoint_json (const parley_checkpoint_t *info)
-{
-    json_t *json = json_object ();
-    s_set_uint (json, "number", parley_checkpoint_number (info));
-    s_set_uint (json, "turn", parley_checkpoint_turn (info));
-    json_object_set_new (json, "status", json_string (parley_checkpoint_status_name (info)));
-    s_set_text (json, "holder", parley_checkpoint_holder (info));
-    s_set_uint (json, "revisions", parley_checkpoint_revisions (info));
-    s_set_uint (json, "changed", parley_checkpoint_changed (info));
-    s_set_uint (json, "bytes", parley_checkpoint_bytes (info));
-    return json;
-}
-
 static void
 s_print_json (json_t *json)
 {
@@ -118,7 +68,7 @@ void
 ctl_print_info (ctl_t *ctl, const parley_workflow_t *info)
 {
     if (ctl->json) {
-        s_print_json (s_info_json (info));
+        s_print_json (wfjson_info (info));
         return;
     }
     const char *status = parley_workflow_status_name (info);
@@ -142,7 +92,7 @@ void
 ctl_print_checkpoint (ctl_t *ctl, const parley_checkpoint_t *info)
 {
     if (ctl->json) {
-        s_print_json (s_checkpoint_json (info));
+        s_print_json (wfjson_checkpoint (info));
         return;
     }
     const char *holder = parley_checkpoint_holder (info);
@@ -156,35 +106,9 @@ ctl_print_checkpoint (ctl_t *ctl, const parley_checkpoint_t *info)
 }
 
 void
-ctl_print_entries (ctl_t *ctl, const parley_checkpoint_state_t *state)
+ctl_print_entries (const parley_checkpoint_state_t *state)
 {
-    size_t count = parley_checkpoint_state_count (state);
-    if (ctl->json) {
-        json_t *json = json_object ();
-        s_set_uint (json, "number", parley_checkpoint_state_number (state));
-        if (parley_checkpoint_state_has_since (state))
-            s_set_uint (json, "since", parley_checkpoint_state_since (state));
-        json_object_set_new (json, "info",
-                             s_checkpoint_json (parley_checkpoint_state_info (state)));
-        json_t *entries = json_array ();
-        for (size_t i = 0; i < count; i++) {
-            const parley_entry_t *entry = parley_checkpoint_state_at (state, i);
-            json_t *item = json_pack ("{s:s}", "key", parley_entry_key (entry));
-            s_set_text (item, "reducer", parley_entry_reducer (entry));
-            if (parley_entry_value (entry)) {
-                json_t *value = mpjs_decode (parley_entry_value (entry),
-                                             parley_entry_value_size (entry));
-                json_object_set_new (item, "value", value ? value : json_null ());
-            }
-            if (parley_entry_removed (entry))
-                json_object_set_new (item, "removed", json_true ());
-            json_array_append_new (entries, item);
-        }
-        json_object_set_new (json, "entries", entries);
-        s_print_json (json);
-        return;
-    }
-    for (size_t i = 0; i < count; i++) {
+    for (size_t i = 0; i < parley_checkpoint_state_count (state); i++) {
         const parley_entry_t *entry = parley_checkpoint_state_at (state, i);
         if (parley_entry_removed (entry)) {
             printf ("- %s\n", parley_entry_key (entry));
@@ -231,4 +155,14 @@ ctl_role (const parley_agent_t *agent, char *buf, size_t size)
             return buf;
         }
     return "-";
+}
+
+const char *
+ctl_stat_unit (const parley_stat_t *field)
+{
+    //  queued_memory is bytes (PROTOCOL.md, STATS) but its name has no
+    //  "bytes" in it, so the naming rule calls it a count.
+    if (strcmp (parley_stat_name (field), "queued_memory") == 0)
+        return "bytes";
+    return parley_stat_unit (field);
 }

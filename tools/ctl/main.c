@@ -31,18 +31,23 @@
 
 #include "ctl.h"
 #include "pconfig.h"
+#include "pcurve.h"
 #include "plog.h"
 
 static const ctl_command_t s_commands [] = {
-    { "workflow", cmd_workflow, "", "the workflow's status, holder, turn and revisions", false, false, false },
+    { "workflow", cmd_workflow, "", "the workflow's status, holder, turn and revisions",
+      false, false, false },
     { "checkpoints", cmd_checkpoints, "", "every kept checkpoint, oldest first", false, false, false },
-    { "show", cmd_show, "N", "the shared state at checkpoint N, and what changed from N-1", false, false, false },
-    { "diff", cmd_diff, "N M", "what differs from checkpoint N to checkpoint M", false, false, false },
+    { "show", cmd_show, "N", "the shared state at checkpoint N, and what changed from N-1",
+      false, false, false },
+    { "diff", cmd_diff, "N M", "what differs from checkpoint N to checkpoint M (old and new values)",
+      false, false, false },
     { "resume", cmd_resume, "N", "fork the run from checkpoint N", false, false, false },
     { "submit", cmd_submit, "NEXT [OP KEY JSON]...",
       "hold a human role's turn (--role): state updates and the hand-over, atomic", false, false, false },
     { "watch", cmd_watch, "[KEY]...",
-      "print each turn (who, what changed, who is next) until the run ends, then KEYs", false, false, false },
+      "print each turn (who, what changed, who is next) until the run ends, then KEYs",
+      false, false, false },
     { "status", cmd_status, "", "up or down, version, uptime, agents, queues, drops, journal",
       true, false, true },
     { "agents", cmd_agents, "",
@@ -50,13 +55,16 @@ static const ctl_command_t s_commands [] = {
     { "stats", cmd_stats, "", "every STATS field the broker sends, with its unit", false, false, true },
     { "state", cmd_state, "get KEY...",
       "the keys' values as JSON (exit 1 if one does not exist)", false, false, true },
-    { "state", cmd_state, "set KEY JSON...", "set keys to JSON values, in one atomic WRITE", false, false, true },
-    { "state", cmd_state, "keys [PREFIX]", "keys under PREFIX (--limit, --after for paging)", false, false, true },
+    { "state", cmd_state, "set KEY JSON...", "set keys to JSON values, in one atomic WRITE",
+      false, false, false },
+    { "state", cmd_state, "keys [PREFIX]", "keys under PREFIX (--limit, --after for paging)",
+      false, false, true },
     { "health", cmd_health, "",
       "exit 0 healthy, 1 broker answered but refused, 3 no answer (bounded by --timeout-ms)",
       true, true, true },
     { "tail", cmd_tail, "[TOPIC]...",
-      "events by topic prefix (default agent. world. state. workflow.) until --count/--for-ms", false, false, true },
+      "events by topic prefix (default agent. world. state. workflow.) until --count/--for-ms",
+      false, false, false },
 };
 #define S_COMMANDS (sizeof s_commands / sizeof s_commands [0])
 
@@ -64,14 +72,15 @@ static const pconfig_option_t s_options [] = {
     { "broker", 'b', PCONFIG_STR, "PARLEY_BROKER", "tcp://127.0.0.1:5555", 0, 0, "ENDPOINT",
       "the broker's request endpoint" },
     { "id", 'i', PCONFIG_STR, "PARLEY_CTL_ID", NULL, 0, 0, "NAME",
-      "agent id to say HELLO as (default: ctl-<pid>)" },
+      "agent id to say HELLO as, forgotten at exit (default: the one id --curve-key names, "
+      "else ctl-<pid>)" },
     { "role", 'r', PCONFIG_STR, "PARLEY_ROLE", NULL, 0, 0, "ROLE",
       "the role this connection plays (submit: the human role whose turn it is)" },
     { "status", 0, PCONFIG_STR, NULL, NULL, 0, 0, "STATUS",
       "submit: in_progress, revision, done or failed" },
     { "reason", 0, PCONFIG_STR, NULL, NULL, 0, 0, "TEXT", "submit: why" },
     { "json", 'j', PCONFIG_BOOL, NULL, "false", 0, 0, NULL,
-      "print replies as JSON (one value per line) instead of text" },
+      "print replies as one JSON document (watch, tail: one per line) instead of text" },
     { "timeout-ms", 0, PCONFIG_INT, "PARLEY_REQUEST_TIMEOUT_MS", "3000", 100, 600000, "MS",
       "reply timeout per request" },
     { "curve-key", 0, PCONFIG_STR, "PARLEY_CURVE_KEY", NULL, 0, 0, "FILE",
@@ -128,11 +137,92 @@ s_build_epilogue (void)
                                    "  %-9s %-22s %s\n", s_commands [i].name,
                                    s_commands [i].usage, s_commands [i].help);
     snprintf (s_epilogue + used, sizeof s_epilogue - used,
-              "Every command prints text for people, --json one JSON value a line.\n"
-              "Exit codes of commands: 1 also when the broker refuses a request (its\n"
-              "code and sentence on stderr) or state get finds no key; 3 when the\n"
-              "broker does not answer HELLO within --timeout-ms (status says \"down\").\n"
+              "Every command prints text for people; --json one JSON document (watch\n"
+              "and tail, which follow, one JSON value a line). Nothing stays registered:\n"
+              "status, agents, stats, state get|keys and health say HELLO observe (or,\n"
+              "with a CURVE key without the tap right, HELLO as an agent), the others\n"
+              "HELLO as --id (default: the one id --curve-key names, else ctl-<pid>)\n"
+              "and BYE with forget at the end: give it an id of its own.\n"
+              "Exit codes of commands: 1 also when the broker refuses a request or\n"
+              "HELLO (its code and sentence on stderr) or state get finds no key; 3\n"
+              "when the broker does not answer HELLO within --timeout-ms (status says\n"
+              "\"down\").\n"
               "Docs: docs/OPERATIONS.md; protocol: proto/PROTOCOL.md; docs/SCENARIOS.md.");
+}
+
+//  The id a registered connection says HELLO as: --id; else, with a CURVE
+//  key that names exactly one id (parley-keygen --agents Operator), that
+//  id, the only one the broker lets this key be; else ctl-<pid>.
+static void
+s_choose_id (pconfig_t *config, char *id, size_t size)
+{
+    snprintf (id, size, "ctl-%d", (int) getpid ());
+    if (pconfig_str (config, "id")) {
+        snprintf (id, size, "%s", pconfig_str (config, "id"));
+        return;
+    }
+    const char *key = pconfig_str (config, "curve-key");
+    char why [256];
+    zcert_t *cert = key && *key ? pcurve_load (key, false, why, sizeof why) : NULL;
+    const char *agents = cert ? zcert_meta (cert, "agents") : NULL;
+    if (agents && *agents && !strchr (agents, ',') && strcmp (agents, "*") != 0)
+        snprintf (id, size, "%s", agents);
+    zcert_destroy (&cert);
+}
+
+//  A client for `command`, connected (or not: *connected says why); NULL
+//  when the key files are unusable (said on stderr).
+static parley_client_t *
+s_connect (pconfig_t *config, const ctl_command_t *command, const char *id, bool observe,
+           parley_err_t *connected)
+{
+    parley_client_t *link = parley_client_new (pconfig_str (config, "broker"), id);
+    if (!link)
+        return NULL;
+    parley_client_set_observe (link, observe);
+    parley_client_set_timeout (link, pconfig_int (config, "timeout-ms"), 1000);
+    //  A probe must be fast: two HELLOs, then give up (exit 3).
+    if (command->probe) {
+        int64_t timeout_ms = pconfig_int (config, "timeout-ms");
+        parley_client_set_timeout (link, timeout_ms / 2 > 50 ? timeout_ms / 2 : 50, 200);
+        parley_client_set_connect_attempts (link, 2);
+        parley_client_set_attempts (link, 1);
+    }
+    parley_client_set_stop (link, &s_stop);
+    char cap [80];
+    if (pconfig_str (config, "role") && !observe) {
+        snprintf (cap, sizeof cap, "role:%s", pconfig_str (config, "role"));
+        parley_client_add_cap (link, cap);
+    }
+    if (parley_client_set_security (link, pconfig_str (config, "curve-key"),
+                                    pconfig_str (config, "curve-server-key"), NULL) != PARLEY_OK) {
+        fprintf (stderr, "parley-ctl: %s\n", parley_client_error_text (link));
+        parley_client_destroy (&link);
+        return NULL;
+    }
+    alarm ((unsigned) (pconfig_int (config, "timeout-ms") / 1000 + 2));
+    *connected = parley_client_connect (link);
+    alarm (0);
+    if (*connected == PARLEY_ERR_STOPPED && s_timed_out) {
+        *connected = PARLEY_ERR_TIMEOUT;        //  our own limit, not an interrupt
+        s_stop = 0;
+        s_timed_out = 0;
+    }
+    return link;
+}
+
+//  Why the command could not start: the broker refused HELLO (it is up,
+//  and said why), or nothing answered.
+static void
+s_refused (const ctl_t *ctl)
+{
+    if (ctl->connect_error < PARLEY_ERR_TIMEOUT)
+        fprintf (stderr, "parley-ctl: the broker at %s refused HELLO as %s: %s: %s\n",
+                 ctl->broker, ctl->id, parley_strerror (ctl->connect_error), ctl->connect_why);
+    else
+        fprintf (stderr, "parley-ctl: cannot connect to %s: %s%s%s\n", ctl->broker,
+                 parley_strerror (ctl->connect_error), *ctl->connect_why ? ": " : "",
+                 ctl->connect_why);
 }
 
 int
@@ -178,49 +268,31 @@ main (int argc, char **argv)
     for (size_t i = 1; i < count; i++)
         args [i - 1] = pconfig_positional (config, i);
     char id [80];
-    if (pconfig_str (config, "id"))
-        snprintf (id, sizeof id, "%s", pconfig_str (config, "id"));
-    else
-        snprintf (id, sizeof id, "ctl-%d", (int) getpid ());
-    parley_client_t *link = parley_client_new (pconfig_str (config, "broker"), id);
-    if (!link) {
-        rc = PARLEY_EXIT_FAILURE;
-        goto done;
-    }
-    parley_client_set_timeout (link, pconfig_int (config, "timeout-ms"), 1000);
-    //  A probe must be fast: two HELLOs, then give up (exit 3).
-    if (command->probe) {
-        int64_t timeout_ms = pconfig_int (config, "timeout-ms");
-        parley_client_set_timeout (link, timeout_ms / 2 > 50 ? timeout_ms / 2 : 50, 200);
-        parley_client_set_connect_attempts (link, 2);
-        parley_client_set_attempts (link, 1);
-    }
-    parley_client_set_stop (link, &s_stop);
-    char cap [80];
-    if (pconfig_str (config, "role")) {
-        snprintf (cap, sizeof cap, "role:%s", pconfig_str (config, "role"));
-        parley_client_add_cap (link, cap);
-    }
-    if (parley_client_set_security (link, pconfig_str (config, "curve-key"),
-                                    pconfig_str (config, "curve-server-key"), NULL) != PARLEY_OK) {
-        fprintf (stderr, "parley-ctl: %s\n", parley_client_error_text (link));
+    s_choose_id (config, id, sizeof id);
+    parley_err_t connected = PARLEY_ERR_SOCKET;
+    bool observer = command->observe;
+    parley_client_t *link = s_connect (config, command, id, observer, &connected);
+    //  A CURVE key without the tap right may not observe: then the reads
+    //  go as an agent like the other commands (and are forgotten again).
+    if (link && observer
+    &&  (connected == PARLEY_ERR_UNAUTHORIZED || connected == PARLEY_ERR_TOO_MANY_AGENTS)) {
         parley_client_destroy (&link);
+        observer = false;
+        link = s_connect (config, command, id, observer, &connected);
+    }
+    if (!link) {
         rc = PARLEY_EXIT_USAGE;
         goto done;
     }
-    alarm ((unsigned) (pconfig_int (config, "timeout-ms") / 1000 + 2));
-    parley_err_t connected = parley_client_connect (link);
-    alarm (0);
-    if (connected == PARLEY_ERR_STOPPED && s_timed_out) {
-        connected = PARLEY_ERR_TIMEOUT;         //  our own limit, not an interrupt
-        s_stop = 0;
-    }
+    char why [512];
+    snprintf (why, sizeof why, "%s", parley_client_error_text (link));
     ctl_t ctl = { .link = link, .args = args, .arg_count = count - 1,
                   .status = pconfig_str (config, "status"),
                   .reason = pconfig_str (config, "reason"),
                   .json = pconfig_bool (config, "json"),
                   .broker = pconfig_str (config, "broker"), .id = id,
-                  .connected = connected == PARLEY_OK, .connect_error = connected,
+                  .connected = connected == PARLEY_OK, .observer = observer,
+                  .connect_error = connected, .connect_why = why,
                   .count = (uint64_t) pconfig_int (config, "count"),
                   .for_ms = pconfig_int (config, "for-ms"),
                   .limit = (uint64_t) pconfig_int (config, "limit"),
@@ -229,16 +301,17 @@ main (int argc, char **argv)
         rc = command->run (&ctl);
     else
     if (connected != PARLEY_OK) {
-        fprintf (stderr, "parley-ctl: cannot connect to %s: %s%s%s\n",
-                 pconfig_str (config, "broker"), parley_strerror (connected),
-                 *parley_client_error_text (link) ? ": " : "", parley_client_error_text (link));
-        rc = PARLEY_EXIT_NETWORK;
+        s_refused (&ctl);
+        rc = connected < PARLEY_ERR_TIMEOUT ? PARLEY_EXIT_FAILURE : PARLEY_EXIT_NETWORK;
     }
     else {
         rc = command->run (&ctl);
-        //  An observer connection cannot make requests, so looking
-        //  registers ctl-<pid>; BYE with forget takes it away again.
-        parley_client_bye (link, command->forget);
+        //  An observer is no agent: closing its connection is all. Any
+        //  other connection registered this id for the command's length:
+        //  BYE with forget takes it away again, so no parley-ctl ever shows
+        //  up as an agent (in AGENTS, a teammate's list, parley-web).
+        if (!observer)
+            parley_client_bye (link, true);
     }
     parley_client_destroy (&link);
 done:

@@ -55,8 +55,8 @@ tap_discover (const char *broker, const char *curve_key, const char *curve_serve
     }
     else
     if (err != PARLEY_OK) {
-        snprintf (why, why_size, "broker %s refused HELLO as %s: %s", broker, agent,
-                  parley_client_error_text (client));
+        snprintf (why, why_size, "broker %s refused HELLO as %s: %s: %s", broker, agent,
+                  parley_strerror (err), parley_client_error_text (client));
         rc = PARLEY_EXIT_FAILURE;
     }
     else {

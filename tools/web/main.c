@@ -16,7 +16,9 @@
 #include "web_feed.h"
 #include "web_hub.h"
 #include "web_live.h"
+#include "web_operator.h"
 #include "web_server.h"
+#include "web_workflow.h"
 
 static const pconfig_option_t s_options [] = {
     { "broker", 'b', PCONFIG_STR, "PARLEY_BROKER", "tcp://127.0.0.1:5555", 0, 0, "ENDPOINT",
@@ -26,9 +28,14 @@ static const pconfig_option_t s_options [] = {
     { "replay", 'R', PCONFIG_STR, NULL, NULL, 0, 0, "FILE",
       "serve a parley-tap --record FILE with a time slider instead of a broker" },
     { "allow-actions", 0, PCONFIG_BOOL, "PARLEY_WEB_ALLOW_ACTIONS", "false", 0, 0, NULL,
-      "let the page reset the world and set state keys (default: read-only)" },
+      "let the page reset the world, set state keys, resume the workflow from a checkpoint "
+      "and submit a person's turn (default: read-only)" },
+    { "operator-id", 0, PCONFIG_STR, "PARLEY_WEB_OPERATOR_ID", NULL, 0, 0, "NAME",
+      "the id of the short registered connections for the workflow's reads and the actions, "
+      "forgotten after each (default: the one id --curve-key names, else web-operator-<pid>)" },
     { "curve-key", 0, PCONFIG_STR, "PARLEY_CURVE_KEY", NULL, 0, 0, "FILE",
-      "own CURVE key pair (with the tap right; admin for a world reset)" },
+      "own CURVE key pair (with the tap right; agent for the workflow panel; admin for a "
+      "world reset and a resume)" },
     { "curve-server-key", 0, PCONFIG_STR, "PARLEY_CURVE_SERVER_KEY", NULL, 0, 0, "FILE",
       "the broker's public certificate: CURVE to the broker (docs/SECURITY.md)" },
     { "connect-timeout-ms", 0, PCONFIG_INT, "PARLEY_CONNECT_TIMEOUT_MS", "5000", 1, 1e9, "MS",
@@ -47,9 +54,12 @@ static const pconfig_option_t s_options [] = {
 static const char *s_epilogue =
 "The page: the world grid with each agent's position, trail and what has been\n"
 "explored; each agent's caps, step, last action, inbox depth, model calls and\n"
-"tokens; the message timeline (filter by agent and channel, click for the full\n"
-"frame); the shared state as a tree; a workflow panel when workflow keys exist.\n"
-"Updates are Server-Sent Events on /events. Routes and limits: docs/WEB.md.\n"
+"tokens; the message timeline (filter by agent and channel, heartbeats on\n"
+"demand, click for the full frame); the shared state as a tree; the workflow:\n"
+"its holder (a person's turn: waiting for a person), checkpoints, each one's\n"
+"changes and the difference between two; with --allow-actions, resume and a\n"
+"person's turn. Updates are Server-Sent Events on /events; /?static=1 renders\n"
+"once from /api/model (for screenshots). Routes and limits: docs/WEB.md.\n"
 "Exit codes: 0 stopped by SIGINT/SIGTERM (or the replay served until then),\n"
 "1 a corrupt --replay file or a broker that refused the view, 2 usage,\n"
 "3 the HTTP port cannot be bound or the broker cannot be reached.";
@@ -119,15 +129,22 @@ s_run (pconfig_t *config)
         return PARLEY_EXIT_USAGE;
     }
     int64_t history = pconfig_int (config, "history");
+    //  What the observer may not do (the workflow's reads, the actions)
+    //  goes through the operator's short registered connections.
+    web_operator_t *operator_ = NULL;
+    web_workflow_t *workflow = NULL;
     web_actions_t *actions = NULL;
-    if (allow) {
-        actions = web_actions_new (pconfig_str (config, "broker"), pconfig_str (config, "curve-key"),
-                                   pconfig_str (config, "curve-server-key"),
-                                   pconfig_int (config, "connect-timeout-ms"), why, sizeof why);
-        if (!actions) {
+    if (!replay) {
+        operator_ = web_operator_new (pconfig_str (config, "broker"), pconfig_str (config, "curve-key"),
+                                      pconfig_str (config, "curve-server-key"),
+                                      pconfig_str (config, "operator-id"),
+                                      pconfig_int (config, "connect-timeout-ms"), why, sizeof why);
+        if (!operator_) {
             plog_error ("%s", why);
             return PARLEY_EXIT_USAGE;
         }
+        workflow = web_workflow_new (operator_);
+        actions = allow? web_actions_new (operator_): NULL;
     }
     //  A replay keeps every event of the file (the page needs them all).
     web_hub_t *hub = web_hub_new (replay? (size_t) 10000000: (size_t) history, replay != NULL);
@@ -139,6 +156,8 @@ s_run (pconfig_t *config)
         rc = PARLEY_EXIT_NETWORK;
         goto done;
     }
+    if (workflow)
+        web_server_set_reads (server, web_workflow_serve, workflow);
     const char *bind = pconfig_str (config, "bind");
     char host [256];
     snprintf (host, sizeof host, "%.*s", (int) (strrchr (bind, ':') - bind), bind);
@@ -167,6 +186,8 @@ s_run (pconfig_t *config)
             .hwm = (int) pconfig_int (config, "hwm"),
             .bind_url = url,
             .allow_actions = allow,
+            .workflow = workflow,
+            .operator_id = web_operator_id (operator_),
         };
         rc = web_live_run (&live, hub);
     }
@@ -175,6 +196,8 @@ done:
     web_server_destroy (&server);
     web_hub_destroy (&hub);
     web_actions_destroy (&actions);
+    web_workflow_destroy (&workflow);
+    web_operator_destroy (&operator_);
     return rc;
 }
 

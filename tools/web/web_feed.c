@@ -21,6 +21,9 @@ struct _web_feed_t {
     web_hub_t *hub;
     char *own_name;             //  the view's own id: its frames are not shown
     char own_peer [PROTO_MAX_NAME + 1];
+    char *hidden;               //  the operator's id: its traffic is not shown
+    char hidden_peer [PROTO_MAX_NAME + 1];  //  and its latest connection's
+    bool reading;               //  that connection is one of the operator's reads
     uint64_t last_tseq;         //  0: none yet
     uint64_t frames;
     uint64_t bad;
@@ -39,8 +42,10 @@ void
 web_feed_destroy (web_feed_t **self_p)
 {
     assert (self_p);
-    if (*self_p)
+    if (*self_p) {
         free ((*self_p)->own_name);
+        free ((*self_p)->hidden);
+    }
     free (*self_p);
     *self_p = NULL;
 }
@@ -54,12 +59,60 @@ web_feed_set_own_name (web_feed_t *self, const char *name)
     self->own_peer [0] = 0;
 }
 
+void
+web_feed_hide_agent (web_feed_t *self, const char *name)
+{
+    assert (self);
+    free (self->hidden);
+    self->hidden = name? strdup (name): NULL;
+}
+
+//  True when the HELLO's caps hold `cap`.
+static bool
+s_has_cap (const json_t *msg, const char *cap)
+{
+    size_t i;
+    const json_t *item;
+    json_array_foreach (json_object_get (msg, "caps"), i, item)
+        if (json_is_string (item) && streq (json_string_value (item), cap))
+            return true;
+    return false;
+}
+
+//  The operator's reads are the view's own traffic: a HELLO as the
+//  operator with the reader's capability starts one, and its requests and
+//  replies (named by its connection before WELCOME and after BYE, by the
+//  id between) and the events about it are left out until the operator's
+//  next HELLO. Its actions (another HELLO, without that capability) are
+//  shown like anyone's.
+static bool
+s_hidden (web_feed_t *self, const tap_frame_t *frame, const pmsg_t *body, const json_t *msg)
+{
+    if (!self->hidden)
+        return false;
+    const char *agent = json_string_value (json_object_get (msg, "agent"));
+    bool named = agent && streq (agent, self->hidden);
+    pmsg_type_t type = body? pmsg_type (body): PMSG_ERROR;
+    const char *peer = tap_frame_peer (frame);
+    if (named && type == PMSG_HELLO && tap_frame_dir (frame) == TAP_DIR_IN) {
+        self->reading = s_has_cap (msg, WEB_FEED_READER_CAP);
+        snprintf (self->hidden_peer, sizeof self->hidden_peer, "%s", peer);
+    }
+    if (!self->reading)
+        return false;
+    if (tap_frame_dir (frame) == TAP_DIR_PUB)
+        return named && type == PMSG_AGENT_EVENT;
+    return streq (peer, self->hidden) || streq (peer, self->hidden_peer);
+}
+
 //  The view's own requests and replies (HELLO observe, SNAPSHOT, AGENTS
 //  every second) would fill the timeline; its connection is learnt from
 //  a marker GET and left out.
 static bool
 s_own (web_feed_t *self, const tap_frame_t *frame, const pmsg_t *body, json_t *msg)
 {
+    if (s_hidden (self, frame, body, msg))
+        return true;
     if (!self->own_name)
         return false;
     const char *peer = tap_frame_peer (frame);
@@ -150,6 +203,20 @@ s_event (web_feed_t *self, pmsg_type_t type, json_t *msg)
         }
         web_hub_event (self->hub, "world", world);
     }
+    else
+    if (type == PMSG_WORKFLOW_EVENT) {
+        json_t *event = json_object ();
+        const char *texts [] = { "event", "status", "holder", "agent", "reason" };
+        for (size_t i = 0; i < 5; i++)
+            s_copy_str (event, msg, texts [i], texts [i]);
+        const char *numbers [] = { "turn", "revisions", "checkpoint" };
+        for (size_t i = 0; i < 3; i++) {
+            json_t *value = json_object_get (msg, numbers [i]);
+            if (json_is_integer (value))
+                json_object_set (event, numbers [i], value);
+        }
+        web_hub_event (self->hub, "workflow_event", event);
+    }
 }
 
 web_feed_outcome_t
@@ -227,12 +294,23 @@ web_feed_frame (web_feed_t *self, const void *data, size_t size)
             json_object_set (summary, "caps", caps);
         if (json_is_true (json_object_get (msg, "observe")))
             json_object_set_new (summary, "observe", json_true ());
+        //  A BYE that forgets the registration: the broker publishes only
+        //  "left" for it, so the page learns the forgetting here.
+        if (type == PMSG_BYE && json_is_true (json_object_get (msg, "forget")))
+            json_object_set_new (summary, "forget", json_true ());
+        //  Who an AGENT_EVENT is about, and what happened to it.
+        if (type == PMSG_AGENT_EVENT) {
+            s_copy_str (summary, msg, "event", "event");
+            s_copy_str (summary, msg, "agent", "subject");
+        }
         json_object_set (full, "type", json_object_get (summary, "type"));
         json_object_set (full, "msg", msg);
         if (tap_frame_dir (frame) == TAP_DIR_PUB)
             s_event (self, type, msg);
         if (type == PMSG_AGENT_EVENT || type == PMSG_HELLO || type == PMSG_BYE)
             outcome = outcome == WEB_FEED_GAP? outcome: WEB_FEED_AGENTS;
+        if (type == PMSG_WORKFLOW_EVENT && tap_frame_dir (frame) == TAP_DIR_PUB)
+            outcome = outcome == WEB_FEED_GAP? outcome: WEB_FEED_WORKFLOW;
     }
     else {
         json_object_set_new (summary, "type", json_null ());

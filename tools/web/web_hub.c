@@ -38,6 +38,7 @@ struct _web_hub_t {
     json_t *world;
     json_t *recent;             //  last WEB_HUB_RECENT message summaries
     json_t *trails;             //  agent -> [positions], from world.agent_positions
+    json_t *workflow;           //  the workflow's overview (null: not read yet)
     size_t streams;
 };
 
@@ -63,6 +64,7 @@ web_hub_new (size_t capacity, bool replay)
     self->world = json_null ();
     self->recent = json_array ();
     self->trails = json_object ();
+    self->workflow = json_null ();
     return self;
 }
 
@@ -85,6 +87,7 @@ web_hub_destroy (web_hub_t **self_p)
     json_decref (self->world);
     json_decref (self->recent);
     json_decref (self->trails);
+    json_decref (self->workflow);
     pthread_cond_destroy (&self->changed);
     pthread_mutex_destroy (&self->lock);
     free (self);
@@ -222,6 +225,21 @@ web_hub_message (web_hub_t *self, uint64_t tseq, json_t *summary, json_t *full)
 }
 
 void
+web_hub_workflow (web_hub_t *self, json_t *workflow)
+{
+    assert (self);
+    assert (workflow);
+    pthread_mutex_lock (&self->lock);
+    if (!json_equal (workflow, self->workflow)) {
+        json_decref (self->workflow);
+        self->workflow = json_incref (workflow);
+        s_publish (self, "workflow", workflow);
+    }
+    pthread_mutex_unlock (&self->lock);
+    json_decref (workflow);
+}
+
+void
 web_hub_event (web_hub_t *self, const char *name, json_t *data)
 {
     assert (self);
@@ -260,6 +278,29 @@ s_oldest (web_hub_t *self)
     return self->next_seq > self->capacity? self->next_seq - self->capacity: 1;
 }
 
+//  The model as JSON; lock held.
+static json_t *
+s_model (web_hub_t *self)
+{
+    if (self->replay)
+        return json_pack ("{s:O}", "info", self->info);
+    return json_pack ("{s:O,s:O,s:O,s:O,s:O,s:O,s:O}", "info", self->info, "state", self->state,
+                      "agents", self->agents, "world", self->world, "recent", self->recent,
+                      "trails", self->trails, "workflow", self->workflow);
+}
+
+char *
+web_hub_model (web_hub_t *self)
+{
+    assert (self);
+    pthread_mutex_lock (&self->lock);
+    json_t *model = s_model (self);
+    char *text = model? json_dumps (model, JSON_COMPACT): NULL;
+    pthread_mutex_unlock (&self->lock);
+    json_decref (model);
+    return text;
+}
+
 char *
 web_hub_start (web_hub_t *self, uint64_t *cursor)
 {
@@ -267,17 +308,8 @@ web_hub_start (web_hub_t *self, uint64_t *cursor)
     assert (cursor);
     pthread_mutex_lock (&self->lock);
     self->streams++;
-    json_t *init;
-    if (self->replay) {
-        init = json_pack ("{s:O}", "info", self->info);
-        *cursor = s_oldest (self);
-    }
-    else {
-        init = json_pack ("{s:O,s:O,s:O,s:O,s:O,s:O}", "info", self->info, "state", self->state,
-                          "agents", self->agents, "world", self->world, "recent", self->recent,
-                          "trails", self->trails);
-        *cursor = self->next_seq;
-    }
+    json_t *init = s_model (self);
+    *cursor = self->replay? s_oldest (self): self->next_seq;
     char *text = init? s_sse ("init", *cursor - 1, init): NULL;
     pthread_mutex_unlock (&self->lock);
     json_decref (init);

@@ -7,8 +7,9 @@
 
       - a model, sent whole to a new stream as its first event ("init"):
         the page's settings, every state key with its seq, the agent list,
-        the latest world event, the most recent messages and each agent's
-        trail (the positions world.agent_positions has shown it at);
+        the latest world event, the most recent messages, each agent's
+        trail (the positions world.agent_positions has shown it at) and
+        the workflow's overview (web_workflow.h);
       - a ring of the last `capacity` events as ready SSE text, each with a
         hub seq; a stream follows the ring from where its model ended, so
         nothing between the two is lost or doubled;
@@ -50,6 +51,9 @@ void web_hub_agents (web_hub_t *self, json_t *agents);
 //  A tap frame: `summary` (stolen) goes to the stream and the model's
 //  recent list; `full` (stolen) is kept for /api/frame/<tseq>.
 void web_hub_message (web_hub_t *self, uint64_t tseq, json_t *summary, json_t *full);
+//  The workflow's overview (stolen); published as "workflow" when it
+//  changed, and part of the model.
+void web_hub_workflow (web_hub_t *self, json_t *workflow);
 //  Any other event (world, dropped, end): stolen, published as is.
 void web_hub_event (web_hub_t *self, const char *name, json_t *data);
 
@@ -57,6 +61,8 @@ void web_hub_event (web_hub_t *self, const char *name, json_t *data);
 //  no longer kept.
 char *web_hub_frame (web_hub_t *self, uint64_t tseq);
 
+//  The model as one JSON document (what "init" carries; caller frees).
+char *web_hub_model (web_hub_t *self);
 //  A new stream: the "init" event as SSE text (caller frees); *cursor is
 //  where web_hub_next continues.
 char *web_hub_start (web_hub_t *self, uint64_t *cursor);

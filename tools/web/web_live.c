@@ -42,7 +42,7 @@ s_snapshot (parley_client_t *client, web_hub_t *hub)
 }
 
 static parley_err_t
-s_agents (parley_client_t *client, web_hub_t *hub)
+s_agents (parley_client_t *client, web_hub_t *hub, const char *hidden)
 {
     parley_agent_list_t *list = NULL;
     parley_err_t err = parley_client_agents (client, &list);
@@ -53,6 +53,8 @@ s_agents (parley_client_t *client, web_hub_t *hub)
     json_t *agents = json_array ();
     for (size_t i = 0; i < parley_agent_list_count (list); i++) {
         const parley_agent_t *info = parley_agent_list_at (list, i);
+        if (hidden && streq (parley_agent_name (info), hidden))
+            continue;               //  the operator, for the length of one use
         json_t *caps = json_array ();
         for (size_t c = 0; c < parley_agent_cap_count (info); c++) {
             json_t *cap = json_string (parley_agent_cap (info, c));
@@ -117,6 +119,23 @@ s_tap (const web_live_config_t *config, const char *endpoint)
     return sub;
 }
 
+//  The workflow's overview into the hub; an error there too, so the page
+//  can say why it has none.
+static void
+s_workflow (const web_live_config_t *config, web_hub_t *hub)
+{
+    if (!config->workflow)
+        return;
+    char why [512] = "";
+    json_t *overview = web_workflow_overview (config->workflow, why, sizeof why);
+    if (!overview) {
+        plog_warn ("the workflow's overview: %s", why);
+        overview = json_pack ("{s:s}", "error", why);
+    }
+    if (overview)
+        web_hub_workflow (hub, overview);
+}
+
 static int
 s_exit_code (parley_err_t err)
 {
@@ -153,7 +172,8 @@ web_live_run (const web_live_config_t *config, web_hub_t *hub)
     parley_err_t err = parley_client_connect (client);
     parley_client_set_connect_attempts (client, 0);
     if (err != PARLEY_OK) {
-        plog_error ("broker %s: %s", config->broker, parley_client_error_text (client));
+        plog_error ("broker %s: %s: %s", config->broker, parley_strerror (err),
+                    parley_client_error_text (client));
         parley_client_destroy (&client);
         return s_exit_code (err);
     }
@@ -173,6 +193,8 @@ web_live_run (const web_live_config_t *config, web_hub_t *hub)
     s_info (config, client, hub);
     web_feed_t *feed = web_feed_new (hub);
     web_feed_set_own_name (feed, name);
+    web_feed_hide_agent (feed, config->operator_id);
+    bool workflow_due = true;
     int rc = PARLEY_EXIT_OK;
     bool resnapshot = true;
     bool agents_due = true;
@@ -183,24 +205,33 @@ web_live_run (const web_live_config_t *config, web_hub_t *hub)
     while (!zsys_interrupted) {
         if (parley_client_epoch (client) != epoch) {
             epoch = parley_client_epoch (client);
-            resnapshot = agents_due = true;     //  the broker restarted
+            resnapshot = agents_due = workflow_due = true;     //  the broker restarted
             s_info (config, client, hub);
+        }
+        //  Not before the tap shows our marker: the feed leaves the reads'
+        //  frames out by their HELLO, which it must have seen.
+        bool tap_live = !sub || web_feed_knows_self (feed) || markers >= WEB_LIVE_MARKERS;
+        if (workflow_due && tap_live) {
+            s_workflow (config, hub);
+            workflow_due = false;
         }
         if (resnapshot) {
             err = s_snapshot (client, hub);
             if (err == PARLEY_ERR_STOPPED)
                 break;
             if (err != PARLEY_OK)
-                plog_warn ("SNAPSHOT: %s (trying again)", parley_client_error_text (client));
+                plog_warn ("SNAPSHOT: %s: %s (trying again)", parley_strerror (err),
+                           parley_client_error_text (client));
             resnapshot = err != PARLEY_OK;
         }
         int64_t now = pclock_mono_ms ();
         if (agents_due || now >= next_agents) {
-            err = s_agents (client, hub);
+            err = s_agents (client, hub, config->operator_id);
             if (err == PARLEY_ERR_STOPPED)
                 break;
             if (err != PARLEY_OK)
-                plog_warn ("AGENT_LIST: %s", parley_client_error_text (client));
+                plog_warn ("AGENT_LIST: %s: %s", parley_strerror (err),
+                           parley_client_error_text (client));
             agents_due = false;
             next_agents = now + config->agents_ms;
         }
@@ -236,6 +267,8 @@ web_live_run (const web_live_config_t *config, web_hub_t *hub)
                     resnapshot = agents_due = true;
                 if (outcome == WEB_FEED_AGENTS)
                     agents_due = true;
+                if (outcome == WEB_FEED_WORKFLOW)
+                    workflow_due = true;
             }
             zmsg_destroy (&msg);
         }

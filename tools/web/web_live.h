@@ -14,12 +14,19 @@
     snapshot. AGENT_LIST is asked every `agents_ms` and when an agent
     joins or leaves: that is the only way to learn model calls and inbox
     depth, and it costs the broker one request per second.
+
+    The workflow's overview (web_workflow.h) is read at the start, after
+    a broker restart and after each WORKFLOW_EVENT the tap shows (once per
+    burst), and goes into the hub: every page has it without asking. The
+    operator's id is left out of the agent list, and its reads out of the
+    timeline (its actions are shown).
 */
 #ifndef PARLEY_WEB_LIVE_H
 #define PARLEY_WEB_LIVE_H
 
 #include <stdint.h>
 #include "web_hub.h"
+#include "web_workflow.h"
 
 typedef struct {
     const char *broker;
@@ -30,6 +37,8 @@ typedef struct {
     int hwm;                        //  tap receive queue, frames
     const char *bind_url;           //  for the page's settings
     bool allow_actions;
+    web_workflow_t *workflow;       //  the workflow's reads
+    const char *operator_id;        //  the id those reads and the actions use
 } web_live_config_t;
 
 //  Runs until zsys_interrupted. Returns a PARLEY_EXIT_* code.

@@ -16,6 +16,8 @@ struct _web_server_t {
     web_hub_t *hub;
     web_action_fn *actions;
     void *actions_arg;
+    web_read_fn *reads;
+    void *reads_arg;
     uint16_t port;
 };
 
@@ -200,6 +202,40 @@ s_frame (web_server_t *self, struct MHD_Connection *connection, const char *numb
 }
 
 static enum MHD_Result
+s_model (web_server_t *self, struct MHD_Connection *connection)
+{
+    char *json = web_hub_model (self->hub);
+    if (!json)
+        return s_error (connection, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory", NULL);
+    enum MHD_Result result = s_reply (connection, MHD_HTTP_OK, "application/json",
+                                      json, strlen (json), true, NULL);
+    free (json);
+    return result;
+}
+
+static enum MHD_Result
+s_workflow (web_server_t *self, struct MHD_Connection *connection, const char *path)
+{
+    if (!self->reads)
+        return s_error (connection, MHD_HTTP_NOT_FOUND,
+                        "no broker to ask: a replay has only the recorded workflow events", NULL);
+    json_t *reply = NULL;
+    char why [512] = "";
+    int status = self->reads (self->reads_arg, path, &reply, why, sizeof why);
+    if (status != MHD_HTTP_OK || !reply) {
+        json_decref (reply);
+        return s_error (connection, status == MHD_HTTP_OK? MHD_HTTP_INTERNAL_SERVER_ERROR:
+                        (unsigned int) status, why [0]? why: "read failed", NULL);
+    }
+    char *json = json_dumps (reply, JSON_COMPACT);
+    json_decref (reply);
+    enum MHD_Result result = s_reply (connection, MHD_HTTP_OK, "application/json",
+                                      json? json: "{}", json? strlen (json): 2, true, NULL);
+    free (json);
+    return result;
+}
+
+static enum MHD_Result
 s_action (web_server_t *self, struct MHD_Connection *connection, web_action_t action,
           s_request_t *request)
 {
@@ -227,6 +263,22 @@ s_action (web_server_t *self, struct MHD_Connection *connection, web_action_t ac
     return s_error (connection, (unsigned int) status, why [0]? why: "action failed", NULL);
 }
 
+//  The action an /api/actions/<name> route names; false for none.
+static bool
+s_action_named (const char *name, web_action_t *action)
+{
+    static const struct { const char *name; web_action_t action; } s_names [] = {
+        { "world-reset", WEB_ACTION_WORLD_RESET }, { "state-set", WEB_ACTION_STATE_SET },
+        { "resume", WEB_ACTION_RESUME }, { "submit", WEB_ACTION_SUBMIT },
+    };
+    for (size_t i = 0; i < sizeof s_names / sizeof s_names [0]; i++)
+        if (streq (name, s_names [i].name)) {
+            *action = s_names [i].action;
+            return true;
+        }
+    return false;
+}
+
 static enum MHD_Result
 s_handle (void *cls, struct MHD_Connection *connection, const char *url, const char *method,
           const char *version, const char *upload_data, size_t *upload_data_size, void **con_cls)
@@ -251,17 +303,19 @@ s_handle (void *cls, struct MHD_Connection *connection, const char *url, const c
             *upload_data_size = 0;
             return MHD_YES;
         }
-        if (streq (url, "/api/actions/world-reset"))
-            return s_action (self, connection, WEB_ACTION_WORLD_RESET, request);
-        if (streq (url, "/api/actions/state-set"))
-            return s_action (self, connection, WEB_ACTION_STATE_SET, request);
+        web_action_t action;
+        if (s_action_named (url + 13, &action))
+            return s_action (self, connection, action, request);
         return s_error (connection, MHD_HTTP_NOT_FOUND, "no such action", NULL);
     }
     const web_asset_t *asset = web_asset_find (url);
     bool events = streq (url, "/events");
     bool frame = strncmp (url, "/api/frame/", 11) == 0;
-    bool action = streq (url, "/api/actions/world-reset") || streq (url, "/api/actions/state-set");
-    if (!asset && !events && !frame && !action)
+    bool model = streq (url, "/api/model");
+    bool workflow = streq (url, "/api/workflow") || strncmp (url, "/api/workflow/", 14) == 0;
+    web_action_t ignored;
+    bool action = strncmp (url, "/api/actions/", 13) == 0 && s_action_named (url + 13, &ignored);
+    if (!asset && !events && !frame && !action && !model && !workflow)
         return s_error (connection, MHD_HTTP_NOT_FOUND, "not found", NULL);
     if (action)
         return s_error (connection, MHD_HTTP_METHOD_NOT_ALLOWED, "use POST", "POST");
@@ -272,6 +326,10 @@ s_handle (void *cls, struct MHD_Connection *connection, const char *url, const c
                         false, NULL);
     if (events)
         return s_events (self, connection);
+    if (model)
+        return s_model (self, connection);
+    if (workflow)
+        return s_workflow (self, connection, url [13]? url + 14: "");
     return s_frame (self, connection, url + 11);
 }
 
@@ -334,6 +392,14 @@ web_server_new (const char *bind, web_hub_t *hub, web_action_fn *actions, void *
     const union MHD_DaemonInfo *info = MHD_get_daemon_info (self->daemon, MHD_DAEMON_INFO_BIND_PORT);
     self->port = info? info->port: 0;
     return self;
+}
+
+void
+web_server_set_reads (web_server_t *self, web_read_fn *reads, void *reads_arg)
+{
+    assert (self);
+    self->reads = reads;
+    self->reads_arg = reads_arg;
 }
 
 void

@@ -494,8 +494,13 @@ class Stats:
     unauthorized: int = 0
     auth_denied: int = 0
     replies_dropped: int = 0
+    replies_stalled: int = 0
+    replies_waiting: int = 0
+    connections_cut: int = 0
+    requests_stalled: int = 0
     queued_memory: int = 0
     storage_errors: int = 0
+    journal_healthy: int = 0
     version: str = ""
     sends_parked: int = 0
     send_wait_timeouts: int = 0

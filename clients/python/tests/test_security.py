@@ -11,6 +11,7 @@ import threading
 import time
 
 import pytest
+from pathlib import Path
 import zmq
 
 import parley
@@ -112,6 +113,21 @@ def test_retry_id_in_use_gets_in_once_the_holder_says_bye(broker, raw):
 
 # ---------------------------------------------------------------------------
 #  Observers
+
+
+def test_observer_of_a_scenario_without_a_world(broker_factory):
+    """observe=True on a broker whose scenario says world: none: a WELCOME
+    without a world, reads answered, and the broker goes on serving."""
+    scenario = Path(__file__).parent / "scenario_wf"
+    b = broker_factory("--scenario", str(scenario))
+    tap = parley.Client(b.router, "Watcher", observe=True)
+    try:
+        assert tap.welcome.world is None
+        assert tap.stats().uptime_ms >= 0
+    finally:
+        tap.close()
+    with parley.Client(b.router, "After") as after:
+        assert after.stats().agents >= 1
 
 def test_observer_is_not_an_agent(broker):
     with parley.Client(broker.router, "A") as a:

@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 // parley-web's page: one EventSource on /events, one model, one render.
 // Every change arrives as an event (init, info, state, agents, msg, world,
-// dropped, reset, end); nothing is polled. A replay gets the recording's
-// events from the start and a slider rebuilds the model up to any point.
+// workflow, workflow_event, dropped, reset, end); nothing is polled. A
+// replay gets the recording's events from the start and a slider rebuilds
+// the model up to any point. With ?static=1 the page reads the model once
+// (GET /api/model), draws it once and keeps no connection open, so a
+// headless browser's --virtual-time-budget can finish (docs/WEB.md). The
+// workflow panel is workflow.js.
 'use strict';
 
 const COLORS = ['#2f6fdf', '#d9480f', '#2b8a3e', '#ae3ec9', '#e67700', '#0c8599', '#c2255c', '#5c940d'];
 const MAX_MSGS = 5000;          // messages kept in the page
 const SHOWN_MSGS = 400;         // rows drawn in the timeline
-// Workflow keys (the broker's defaults; a scenario may rename them).
-const WORKFLOW_KEYS = { holder: 'current_agent', status: 'workflow_status',
-                        revisions: 'iteration_count', turn: 'turn' };
+const MAX_BEATS = 4096;         // HEARTBEATs waiting for their OK
+const STATIC = new URLSearchParams(location.search).has('static');
 
 const $ = (id) => document.getElementById(id);
 let M = null;                   // the model
@@ -23,7 +26,8 @@ let selected = null;
 
 function emptyModel(info) {
   return { info: info || {}, state: {}, agents: [], world: null, msgs: [], trails: {},
-           steps: {}, actions: {}, seen: {}, channels: new Set(), dims: null, dropped: 0 };
+           steps: {}, actions: {}, seen: {}, channels: new Set(), dims: null, dropped: 0,
+           beats: new Set(), workflow: null, wfEvents: [] };
 }
 
 function dims() {
@@ -46,9 +50,34 @@ function applyPositions(positions) {
   }
 }
 
+// A HEARTBEAT and the OK that answers it (same peer, same request id) are
+// marked: the timeline hides them unless "heartbeats" is ticked.
+function markBeat(m) {
+  const key = `${m.peer}#${m.id}`;
+  if (m.type === 'HEARTBEAT' && m.dir === 'in') {
+    if (M.beats.size >= MAX_BEATS) M.beats.clear();
+    M.beats.add(key);
+    m.beat = true;
+  } else if (m.type === 'OK' && m.dir === 'out' && M.beats.delete(key)) {
+    m.beat = true;
+  }
+}
+
+// A registration forgotten (BYE forget, --forget-after-ms: parley-ctl's
+// and the operator's connections among them) is no agent any more: out of
+// the table and the legend. Its trail, if it made one, stays on the grid.
+function forget(name) {
+  delete M.seen[name];
+  delete M.steps[name];
+  delete M.actions[name];
+}
+
 function applyMsg(m) {
   M.msgs.push(m);
   if (M.msgs.length > MAX_MSGS) M.msgs.shift();
+  markBeat(m);
+  if (m.type === 'AGENT_EVENT' && m.event === 'forgotten' && m.subject) forget(m.subject);
+  if (m.type === 'BYE' && m.dir === 'in' && m.forget && m.agent) { forget(m.agent); return; }
   if (m.agent && m.dir === 'in' && m.type !== 'HELLO' && m.type) noteAgent(m.agent);
   if (m.type === 'HELLO' && m.dir === 'in' && m.caps && m.agent && !m.observe) M.seen[m.agent] = { caps: m.caps };
   //  An agent's move: ACT, or the action of its STEP.
@@ -68,6 +97,7 @@ function apply(name, data) {
       M.agents = data.agents || [];
       M.world = data.world || null;
       M.trails = data.trails || {};
+      M.workflow = data.workflow || null;
       applyPositions(stateValue('world.agent_positions'));
       for (const m of data.recent || []) applyMsg(m);
       break;
@@ -85,6 +115,8 @@ function apply(name, data) {
       if (data.event === 'reset') M.trails = {};
       break;
     case 'dropped': M.dropped += data.count; M.msgs.push({ gap: data.count, tseq: data.before_tseq }); break;
+    case 'workflow': M.workflow = data; break;
+    case 'workflow_event': M.wfEvents.push(data); if (M.wfEvents.length > MAX_MSGS) M.wfEvents.shift(); break;
     default: break;
   }
   dirty = true;
@@ -92,7 +124,23 @@ function apply(name, data) {
 
 // --- rendering -------------------------------------------------------------
 
-function coverage() {
+// Cells any agent has stood on: the team's record (team.visited), each
+// agent's trail and where each stands now.
+function visitedCells() {
+  const cells = new Set();
+  const team = stateValue('team.visited');
+  if (Array.isArray(team)) for (const p of team) if (Number.isInteger(p)) cells.add(p);
+  for (const t of Object.values(M.trails)) for (const p of t) cells.add(p);
+  const positions = stateValue('world.agent_positions');
+  if (positions && typeof positions === 'object')
+    for (const p of Object.values(positions)) if (Number.isInteger(p)) cells.add(p);
+  return cells;
+}
+
+// Distinct object names the team has seen, of those the world holds (the
+// broker's coverage counts the same, by name: a lamp seen once is found,
+// wherever the other lamps are).
+function objectsFound() {
   const objects = stateValue('world.objects');
   const explored = stateValue('world.explored_by_all');
   if (objects && typeof objects === 'object') {
@@ -101,11 +149,10 @@ function coverage() {
     const seen = new Set(Array.isArray(explored) ? explored : []);
     let count = 0;
     for (const n of all) if (seen.has(n)) count++;
-    if (all.size) return { explored: count, total: all.size };
+    if (all.size) return { found: count, total: all.size };
   }
-  if (M.world && M.world.objects_total) return { explored: M.world.explored || 0, total: M.world.objects_total };
-  if (M.info.world && M.info.world.objects_total)
-    return { explored: M.info.world.explored || 0, total: M.info.world.objects_total };
+  const w = (M.world && M.world.objects_total) ? M.world : M.info.world;
+  if (w && w.objects_total) return { found: w.explored || 0, total: w.objects_total };
   return null;
 }
 
@@ -122,16 +169,19 @@ function color(name) {
 }
 
 function renderHeader() {
-  $('mode').textContent = M.info.mode === 'replay' ? 'replay' : 'live';
+  $('mode').textContent = M.info.mode === 'replay' ? 'replay' : (STATIC ? 'static' : 'live');
   $('source').textContent = M.info.mode === 'replay' ? (M.info.file || '') : (M.info.broker || '');
-  const c = coverage();
-  const pct = c ? Math.round(100 * c.explored / c.total) : null;
-  $('coverage').textContent = 'coverage: ' + (pct === null ? '–' : pct) + ' %';
-  $('explored').textContent = c ? `${c.explored}/${c.total} objects` : '';
+  const d = dims();
+  const cells = visitedCells().size;
+  $('cells').textContent = d ? `cells visited: ${cells}/${d.width * d.height}` +
+                               ` (${Math.round(100 * cells / (d.width * d.height))} %)` : '';
+  const o = objectsFound();
+  $('objects').textContent = o ? `objects found: ${o.found}/${o.total}` : '';
 }
 
 function renderGrid() {
   const d = dims();
+  $('world-panel').hidden = !d;
   const canvas = $('grid');
   const ctx = canvas.getContext('2d');
   if (!d) { ctx.clearRect(0, 0, canvas.width, canvas.height); return; }
@@ -141,18 +191,19 @@ function renderGrid() {
   canvas.height = cell * d.height;
   const objects = stateValue('world.objects') || {};
   const explored = new Set(stateValue('world.explored_by_all') || []);
-  const visited = new Set();
-  for (const t of Object.values(M.trails)) for (const p of t) visited.add(p);
+  const visited = visitedCells();
   for (let p = 0; p < d.width * d.height; p++) {
     const x = p % d.width, y = Math.floor(p / d.width);
     const names = objects[String(p)] || [];
-    const done = visited.has(p) || (names.length && names.every((n) => explored.has(n)));
-    ctx.fillStyle = done ? '#cfe8d2' : '#eef0f4';
+    //  Shaded only where an agent stood: a cell whose objects were all
+    //  seen elsewhere (the same names) was not explored for that.
+    ctx.fillStyle = visited.has(p) ? '#cfe8d2' : '#eef0f4';
     ctx.fillRect(x * cell, y * cell, cell - 1, cell - 1);
     if (names.length && cell >= 10) {
-      ctx.fillStyle = '#8d96a8';
-      for (let i = 0; i < names.length && i < 3; i++)
+      for (let i = 0; i < names.length && i < 3; i++) {
+        ctx.fillStyle = explored.has(names[i]) ? '#39424f' : '#b4bccb';
         ctx.fillRect(x * cell + 2 + i * 4, y * cell + cell - 5, 2, 2);
+      }
     }
   }
   const center = (p) => [(p % d.width + 0.5) * cell, (Math.floor(p / d.width) + 0.5) * cell];
@@ -215,43 +266,12 @@ function renderAgents() {
   $('agent-count').textContent = `${rows.length}`;
 }
 
-function renderWorkflow() {
-  const present = Object.entries(WORKFLOW_KEYS).filter(([, key]) => key in M.state);
-  $('workflow').hidden = present.length === 0;
-  if (!present.length) return;
-  const items = [];
-  for (const [label, key] of present) {
-    const dt = document.createElement('dt');
-    dt.textContent = label === 'holder' ? 'turn holder' : label === 'revisions' ? 'revisions' : label;
-    const dd = document.createElement('dd');
-    dd.textContent = JSON.stringify(M.state[key].value);
-    dd.dataset.key = key;
-    items.push(dt, dd);
-  }
-  $('workflow-fields').replaceChildren(...items);
-  // HOOK(checkpoints): when libparley has the workflow's checkpoint requests,
-  // web_live publishes a "checkpoints" event: [{n, turn, holder, state: {...}}];
-  // renderCheckpoints(list) below draws them with each one's differences.
-  if (M.checkpoints) renderCheckpoints(M.checkpoints);
-}
-
-function renderCheckpoints(list) {
-  const rows = list.map((cp, i) => {
-    const prev = i ? list[i - 1].state || {} : {};
-    const cur = cp.state || {};
-    const changed = Object.keys(cur).filter((k) => JSON.stringify(cur[k]) !== JSON.stringify(prev[k]));
-    const div = document.createElement('div');
-    div.textContent = `#${cp.n} turn ${cp.turn} ${cp.holder || ''}: ${changed.join(', ') || 'no change'}`;
-    return div;
-  });
-  $('checkpoints').replaceChildren(...rows);
-}
-
 function msgMatches(m) {
   if (m.gap) return true;
   const agent = $('filter-agent').value;
   const channel = $('filter-channel').value;
   if (!$('filter-events').checked && m.dir === 'pub') return false;
+  if (!$('filter-beats').checked && m.beat) return false;
   if (agent && m.agent !== agent && !(m.to || []).includes(agent)) return false;
   if (channel && !(m.to || []).includes(channel)) return false;
   return true;
@@ -349,12 +369,14 @@ function renderActions() {
   $('actions').hidden = !M.info.allow_actions;
 }
 
+function renderAll() {
+  dirty = false;
+  renderHeader(); renderGrid(); renderAgents(); renderWorkflow(); renderTimeline(); renderState(); renderActions();
+  M.flash = null;
+}
+
 function render() {
-  if (dirty && M) {
-    dirty = false;
-    renderHeader(); renderGrid(); renderAgents(); renderWorkflow(); renderTimeline(); renderState(); renderActions();
-    M.flash = null;
-  }
+  if (dirty && M) renderAll();
   requestAnimationFrame(render);
 }
 
@@ -384,7 +406,7 @@ function connect() {
   source = new EventSource('/events');
   const on = (name, fn) => source.addEventListener(name, (e) => fn(JSON.parse(e.data)));
   on('init', (d) => { events = []; apply('init', d); });
-  for (const name of ['info', 'state', 'agents', 'msg', 'world', 'dropped']) {
+  for (const name of ['info', 'state', 'agents', 'msg', 'world', 'dropped', 'workflow', 'workflow_event']) {
     on(name, (d) => {
       if (M.info.mode === 'replay') events.push([name, d]);
       if (M.info.mode !== 'replay' || !replayEnded) apply(name, d);
@@ -413,9 +435,19 @@ async function act(path, body) {
   $('action-result').textContent = reply.ok ? 'done' : result.error;
 }
 
+// ?static=1: the model once, drawn once, nothing left open.
+async function showStatic() {
+  const reply = await fetch('/api/model');
+  apply('init', await reply.json());
+  $('conn').textContent = 'snapshot';
+  $('conn').className = 'pill ok';
+  renderAll();
+  document.documentElement.dataset.ready = '1';
+}
+
 window.addEventListener('DOMContentLoaded', () => {
   M = emptyModel();
-  for (const id of ['filter-agent', 'filter-channel', 'filter-events'])
+  for (const id of ['filter-agent', 'filter-channel', 'filter-events', 'filter-beats'])
     $(id).addEventListener('change', () => { dirty = true; });
   $('timeline').addEventListener('click', (e) => {
     const li = e.target.closest('li');
@@ -428,6 +460,11 @@ window.addEventListener('DOMContentLoaded', () => {
     const value = /^-?\d+$/.test(raw) ? Number(raw) : raw;
     act('state-set', { key: $('set-key').value, value });
   });
+  wfSetup();
+  if (STATIC) {
+    showStatic();
+    return;
+  }
   connect();
   requestAnimationFrame(render);
 });

@@ -1,0 +1,457 @@
+// SPDX-License-Identifier: MIT
+/*  check_durable_disk - the real broker's journal against what disks and
+    crashes do to its files:
+    - a power cut under --fsync always (the fault shim of tests/lib/tfault.h
+      keeps only what was fdatasynced, then a zero-filled tail): every
+      acknowledged write survives, across a compaction;
+    - kill -9 while a compaction child writes (held back by the test hook
+      PARLEY_TEST_COMPACT_DELAY_MS): the child has closed the LOCK and the
+      sockets and dies with the broker, so the restart is up within a
+      second, removes the temporary files left behind, and has everything;
+    - a data directory of the journal's first format (zlib CRC-32,
+      tests/journal-v1) is recovered whole, appended to in its format, and
+      compacted into today's.
+*/
+#include <check.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "broker/jfile.h"
+#include "pclock.h"
+#include "lib/testbroker.h"
+#include "lib/testcheck.h"
+#include "lib/testclient.h"
+#include "lib/testmail.h"
+#include "lib/testsuite.h"
+#include "lib/tfault.h"
+#include "lib/tproc.h"
+
+static testbroker_t *
+s_start (const char *dir, const char *fsync, const char *extra, const char *value)
+{
+    const char *args [] = { "--data-dir", dir, "--fsync", fsync, extra, value, NULL };
+    return testcheck_start (args);
+}
+
+static void
+s_leave (testclient_t **client_p)
+{
+    pmsg_t *reply = testclient_call0 (*client_p, PMSG_BYE);
+    EXPECT (reply, PMSG_OK);
+    pmsg_destroy (&reply);
+    testclient_destroy (client_p);
+}
+
+//  WRITE of one `set` to a string: 0, or the ERROR code negated.
+static int
+s_set (testclient_t *client, const char *key, const char *value)
+{
+    penc_t *enc = testclient_begin (client, PMSG_WRITE, 1);
+    penc_key (enc, "ops");
+    msgpack_pack_array (penc_packer (enc), 1);
+    msgpack_pack_map (penc_packer (enc), 3);
+    penc_kv_cstr (enc, "op", "set");
+    penc_kv_cstr (enc, "key", key);
+    penc_kv_cstr (enc, "value", value);
+    pmsg_t *reply = testclient_call (client);
+    int rc = reply && pmsg_type (reply) == PMSG_WRITTEN ? 0 : -testclient_error_code (reply);
+    pmsg_destroy (&reply);
+    return rc;
+}
+
+//  The string value of `key`, or NULL (caller frees).
+static char *
+s_value (testbroker_t *broker, const char *key)
+{
+    testclient_t *probe = testcheck_agent (broker, "Reader");
+    penc_t *enc = testclient_begin (probe, PMSG_SNAPSHOT, 1);
+    penc_kv_cstr (enc, "prefix", key);
+    pmsg_t *reply = testclient_call (probe);
+    EXPECT (reply, PMSG_STATE);
+    char *value = NULL;
+    for (size_t i = 0; i < testclient_array_size (reply, "entries"); i++) {
+        const msgpack_object *entry = testclient_array_at (reply, "entries", i);
+        const msgpack_object *text = pobj_get (entry, "value");
+        if (pobj_streq (pobj_get (entry, "key"), key) && text && text->type == MSGPACK_OBJECT_STR)
+            value = strndup (text->via.str.ptr, text->via.str.size);
+    }
+    pmsg_destroy (&reply);
+    s_leave (&probe);
+    return value;
+}
+
+static void
+s_expect_value (testbroker_t *broker, const char *key, const char *want)
+{
+    char *value = s_value (broker, key);
+    ck_assert_msg (value && strcmp (value, want) == 0, "%s: got %s, want %s", key,
+                   value ? value : "(none)", want);
+    free (value);
+}
+
+//  `id`'s queued mail, as "seq:body,...", without acknowledging it.
+static char *
+s_mail_of (testbroker_t *broker, const char *id)
+{
+    testclient_t *client = testcheck_agent (broker, id);
+    pmsg_t *reply = testclient_fetch (client, 0, 0);
+    EXPECT (reply, PMSG_MAIL);
+    char *out = calloc (1, 65536);
+    size_t at = 0;
+    for (size_t i = 0; i < testclient_array_size (reply, "messages"); i++) {
+        const msgpack_object *item = testclient_array_at (reply, "messages", i);
+        const msgpack_object *body = pobj_get (item, "body");
+        int len = body && body->type == MSGPACK_OBJECT_STR ? (int) body->via.str.size : 0;
+        at += (size_t) snprintf (out + at, 65536 - at, "%llu:%.*s,",
+                                 (unsigned long long) pobj_uint (item, "seq", 0), len,
+                                 len ? body->via.str.ptr : "");
+    }
+    pmsg_destroy (&reply);
+    s_leave (&client);
+    return out;
+}
+
+//  The counters a client can see, as one line.
+static char *
+s_counters (testbroker_t *broker)
+{
+    testclient_t *probe = testcheck_agent (broker, "Probe");
+    char *line = calloc (1, 1024);
+    size_t at = 0;
+    const char *names [] = { "agents", "queued", "queued_bytes", "mail_seq", "state_keys", NULL };
+    for (int i = 0; names [i]; i++)
+        at += (size_t) snprintf (line + at, 1024 - at, "%s=%llu ", names [i],
+                                 (unsigned long long) testmail_stat (probe, names [i]));
+    s_leave (&probe);
+    return line;
+}
+
+static void
+s_kill (testbroker_t **broker_p)
+{
+    testbroker_signal (*broker_p, SIGKILL);
+    testbroker_wait (*broker_p, 10000);
+    testbroker_stop (broker_p);
+}
+
+//  Waits for `text` in the broker's log (30 s).
+static void
+s_wait_log (testbroker_t *broker, const char *text)
+{
+    int64_t deadline = pclock_mono_ms () + 30000;
+    while (!testbroker_log_contains (broker, text) && pclock_mono_ms () < deadline)
+        pclock_sleep_ms (20);
+    ck_assert_msg (testbroker_log_contains (broker, text), "no \"%s\" in the log", text);
+}
+
+//  ---------------------------------------------------------------------
+
+START_TEST (test_power_cut_always)
+{
+    tproc_dir_t *tmp = tproc_dir_new ();
+    char *dir = tproc_dir_path (tmp, "data");
+    tfault_t *fault = tfault_new (dir);
+    ck_assert_ptr_nonnull (fault);
+    tfault_setenv (fault);
+    testbroker_t *broker = s_start (dir, "always", "--compact-min-bytes", "16384");
+    tfault_unsetenv (fault);
+    testclient_t *a = testcheck_agent (broker, "A");
+    char key [32], value [64];
+    int acked = 0;
+    for (int i = 0; i < 400; i++) {
+        snprintf (key, sizeof key, "cut.%d", i % 50);
+        snprintf (value, sizeof value, "%d-%0*d", i, 40, i);
+        ck_assert_int_eq (s_set (a, key, value), 0);
+        acked = i;
+        //  Halfway, a compaction (the log passed 16 KiB).
+        if (i == 200)
+            s_wait_log (broker, "compacted into");
+    }
+    s_kill (&broker);
+    testclient_destroy (&a);
+    char why [512];
+    ck_assert_msg (tfault_cut (fault, dir, TFAULT_TAIL_ZEROS, 4096, why, sizeof why) == 0,
+                   "%s", why);
+    broker = s_start (dir, "always", NULL, NULL);
+    //  The last value acknowledged for each key.
+    for (int k = 0; k < 50; k++) {
+        int last = acked - ((acked - k) % 50 + 50) % 50;
+        snprintf (key, sizeof key, "cut.%d", k);
+        snprintf (value, sizeof value, "%d-%0*d", last, 40, last);
+        s_expect_value (broker, key, value);
+    }
+    testcheck_stop (&broker);
+    tfault_destroy (&fault);
+    free (dir);
+    tproc_dir_destroy (&tmp);
+}
+END_TEST
+
+//  A WRITE of `key` sent, its reply not read.
+static void
+s_begin_set (testclient_t *client, const char *key, const char *value)
+{
+    penc_t *enc = testclient_begin (client, PMSG_WRITE, 1);
+    penc_key (enc, "ops");
+    msgpack_pack_array (penc_packer (enc), 1);
+    msgpack_pack_map (penc_packer (enc), 3);
+    penc_kv_cstr (enc, "op", "set");
+    penc_kv_cstr (enc, "key", key);
+    penc_kv_cstr (enc, "value", value);
+    ck_assert_int_eq (testclient_send (client), 0);
+}
+
+//  A failed fdatasync under --fsync always: nothing is acknowledged until
+//  the journal healed (a snapshot of the state in memory, synced), and
+//  what was acknowledged then survives a power cut.
+START_TEST (test_failed_sync_holds_answers)
+{
+    tproc_dir_t *tmp = tproc_dir_new ();
+    char *dir = tproc_dir_path (tmp, "data");
+    tfault_t *fault = tfault_new (dir);
+    ck_assert_ptr_nonnull (fault);
+    tfault_setenv (fault);
+    testbroker_t *broker = s_start (dir, "always", NULL, NULL);
+    tfault_unsetenv (fault);
+    testclient_t *a = testcheck_agent (broker, "A");
+    ck_assert_int_eq (s_set (a, "before", "1"), 0);
+    //  Every sync fails from now on: the WRITE is applied but not on disk.
+    tfault_fail_sync (fault, -1);
+    s_begin_set (a, "during", "2");
+    pmsg_t *reply = testclient_recv (a, 2000);
+    ck_assert_msg (!reply, "answered after a failed sync: %s", testclient_describe (reply));
+    s_wait_log (broker, "nothing more is answered until");
+    //  The disk works again: the healing snapshot, then the held answer.
+    tfault_fail_sync (fault, 0);
+    reply = testclient_recv (a, 20000);
+    EXPECT (reply, PMSG_WRITTEN);
+    pmsg_destroy (&reply);
+    s_wait_log (broker, "sound again");
+    ck_assert_int_eq (s_set (a, "after", "3"), 0);
+    ck_assert_int_ge (tfault_failed_syncs (fault), 1);
+    //  A power cut now: everything acknowledged is there.
+    s_kill (&broker);
+    testclient_destroy (&a);
+    char why [512];
+    ck_assert_msg (tfault_cut (fault, dir, TFAULT_TAIL_ZEROS, 4096, why, sizeof why) == 0,
+                   "%s", why);
+    broker = s_start (dir, "always", NULL, NULL);
+    s_expect_value (broker, "before", "1");
+    s_expect_value (broker, "during", "2");
+    s_expect_value (broker, "after", "3");
+    testcheck_stop (&broker);
+    tfault_destroy (&fault);
+    free (dir);
+    tproc_dir_destroy (&tmp);
+}
+END_TEST
+
+//  Gone, or a zombie nobody reaped yet.
+static bool
+s_dead (pid_t pid)
+{
+    char path [64], stat [512] = "";
+    snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
+    FILE *file = fopen (path, "r");
+    if (!file)
+        return true;
+    bool read = fgets (stat, sizeof stat, file) != NULL;
+    fclose (file);
+    const char *end = strrchr (stat, ')');
+    return !read || !end || end [2] == 'Z' || end [2] == 'X';
+}
+
+static int
+s_fd_count (pid_t pid)
+{
+    char path [64];
+    snprintf (path, sizeof path, "/proc/%d/fd", (int) pid);
+    DIR *handle = opendir (path);
+    if (!handle)
+        return -1;
+    int count = 0;
+    struct dirent *entry;
+    while ((entry = readdir (handle)))
+        count += entry->d_name [0] != '.';
+    closedir (handle);
+    return count;
+}
+
+START_TEST (test_kill_during_compaction)
+{
+    tproc_dir_t *tmp = tproc_dir_new ();
+    char *dir = tproc_dir_path (tmp, "data");
+    setenv ("PARLEY_TEST_COMPACT_DELAY_MS", "60000", 1);
+    testbroker_t *broker = s_start (dir, "always", "--compact-min-bytes", "4096");
+    unsetenv ("PARLEY_TEST_COMPACT_DELAY_MS");
+    testclient_t *b = testcheck_agent (broker, "B");
+    s_leave (&b);
+    testclient_t *a = testcheck_agent (broker, "A");
+    char key [32], body [32];
+    for (int i = 0; i < 10; i++) {
+        snprintf (key, sizeof key, "k.%d", i);
+        ck_assert_int_eq (s_set (a, key, key), 0);
+        snprintf (body, sizeof body, "mail %d", i);
+        ck_assert_uint_gt (testmail_send (a, "B", false, body), 0);
+    }
+    char *big = malloc (6001);
+    memset (big, 'b', 6000);
+    big [6000] = 0;
+    ck_assert_int_eq (s_set (a, "big", big), 0);
+    //  "compaction started: snapshot.2 written by pid N"
+    const char *line = "snapshot.2 written by pid ";
+    s_wait_log (broker, line);
+    char logpath [4200];
+    snprintf (logpath, sizeof logpath, "%s/broker.log", testbroker_dir (broker));
+    char *log = testsuite_read_file (logpath, NULL);
+    pid_t child = (pid_t) atoi (strstr (log, line) + strlen (line));
+    free (log);
+    ck_assert_int_gt (child, 0);
+    //  After the fork, in the new log.
+    ck_assert_int_eq (s_set (a, "after", "the fork"), 0);
+    s_leave (&a);
+    int count = 0;
+    int64_t deadline = pclock_mono_ms () + 5000;
+    while ((count = s_fd_count (child)) != 3 && pclock_mono_ms () < deadline)
+        pclock_sleep_ms (10);
+    ck_assert_msg (count == 3, "the compaction child holds %d descriptors", count);
+    char *counters = s_counters (broker);
+    char *mail = s_mail_of (broker, "B");
+    //  A leftover of an earlier compaction.
+    char stale [4200];
+    snprintf (stale, sizeof stale, "%s/snapshot.7.tmp", dir);
+    ck_assert (tproc_write_file (stale, "half a snapshot"));
+    int64_t killed = pclock_mono_ms ();
+    s_kill (&broker);
+    broker = s_start (dir, "always", NULL, NULL);
+    int64_t took = pclock_mono_ms () - killed;
+    ck_assert_msg (took < 1000, "the restart took %lld ms", (long long) took);
+    ck_assert (testbroker_log_contains (broker, "snapshot.7.tmp (left by a compaction"));
+    struct stat st;
+    ck_assert_int_ne (stat (stale, &st), 0);
+    deadline = pclock_mono_ms () + 5000;
+    while (!s_dead (child) && pclock_mono_ms () < deadline)
+        pclock_sleep_ms (10);
+    ck_assert_msg (s_dead (child), "the compaction child %d outlived the broker", (int) child);
+    //  Everything is there (the probes' own HELLO and BYE included).
+    char *counters_after = s_counters (broker);
+    ck_assert_str_eq (counters_after, counters);
+    char *mail_after = s_mail_of (broker, "B");
+    ck_assert_str_eq (mail_after, mail);
+    for (int i = 0; i < 10; i++) {
+        snprintf (key, sizeof key, "k.%d", i);
+        s_expect_value (broker, key, key);
+    }
+    s_expect_value (broker, "big", big);
+    s_expect_value (broker, "after", "the fork");
+    testcheck_stop (&broker);
+    free (counters);
+    free (counters_after);
+    free (mail);
+    free (mail_after);
+    free (big);
+    free (dir);
+    tproc_dir_destroy (&tmp);
+}
+END_TEST
+
+static void
+s_magic (const char *path, const char *want)
+{
+    size_t size;
+    char *data = testsuite_read_file (path, &size);
+    ck_assert_uint_ge (size, 8);
+    ck_assert_msg (memcmp (data, want, 8) == 0, "%s: magic %.8s, want %s", path, data, want);
+    free (data);
+}
+
+static void
+s_expect_v1 (testbroker_t *broker)
+{
+    char key [32], value [32];
+    for (int i = 0; i < 10; i++) {
+        snprintf (key, sizeof key, "v1.key.%d", i);
+        snprintf (value, sizeof value, "value %d", i);
+        s_expect_value (broker, key, value);
+    }
+    s_expect_value (broker, "v1.after", "after the snapshot");
+    char *big = s_value (broker, "v1.big");
+    ck_assert (big && strlen (big) == 6000);
+    free (big);
+    char *mail = s_mail_of (broker, "B");
+    ck_assert_str_eq (mail, "1:v1 mail 0,2:v1 mail 1,3:v1 mail 2,4:v1 mail 3,5:v1 mail 4,"
+                            "6:v1 mail after,");
+    free (mail);
+}
+
+START_TEST (test_old_format_recovered)
+{
+    tproc_dir_t *tmp = tproc_dir_new ();
+    char *dir = tproc_dir_path (tmp, "data");
+    ck_assert_int_eq (mkdir (dir, 0700), 0);
+    const char *files [] = { "snapshot.2", "log.2" };
+    char path [4200];
+    for (int i = 0; i < 2; i++) {
+        char name [64];
+        snprintf (name, sizeof name, "journal-v1/%s", files [i]);
+        size_t size;
+        char *data = testsuite_read_test_file (name, &size);
+        snprintf (path, sizeof path, "%s/%s", dir, files [i]);
+        FILE *file = fopen (path, "wb");
+        ck_assert (file && fwrite (data, 1, size, file) == size);
+        fclose (file);
+        free (data);
+    }
+    testbroker_t *broker = s_start (dir, "always", NULL, NULL);
+    s_expect_v1 (broker);
+    //  A new write lands in the old log, in its format.
+    testclient_t *a = testcheck_agent (broker, "A");
+    ck_assert_int_eq (s_set (a, "v2.key", "new"), 0);
+    s_leave (&a);
+    s_kill (&broker);
+    snprintf (path, sizeof path, "%s/log.2", dir);
+    s_magic (path, JFILE_MAGIC_V1);
+    broker = s_start (dir, "always", "--compact-min-bytes", "4096");
+    s_expect_v1 (broker);
+    s_expect_value (broker, "v2.key", "new");
+    //  The log outgrows the snapshot: compaction, today's format after.
+    char *big = malloc (8001);
+    memset (big, 'c', 8000);
+    big [8000] = 0;
+    a = testcheck_agent (broker, "A");
+    ck_assert_int_eq (s_set (a, "v2.big", big), 0);
+    s_leave (&a);
+    free (big);
+    s_wait_log (broker, "snapshot.3 (");
+    testcheck_stop (&broker);
+    snprintf (path, sizeof path, "%s/snapshot.3", dir);
+    s_magic (path, JFILE_MAGIC);
+    snprintf (path, sizeof path, "%s/log.3", dir);
+    s_magic (path, JFILE_MAGIC);
+    broker = s_start (dir, "always", NULL, NULL);
+    s_expect_v1 (broker);
+    s_expect_value (broker, "v2.key", "new");
+    testcheck_stop (&broker);
+    free (dir);
+    tproc_dir_destroy (&tmp);
+}
+END_TEST
+
+int
+main (void)
+{
+    Suite *suite = suite_create ("durable_disk");
+    TCase *tc = tcase_create ("durable_disk");
+    tcase_set_timeout (tc, 120);
+    tcase_add_test (tc, test_power_cut_always);
+    tcase_add_test (tc, test_failed_sync_holds_answers);
+    tcase_add_test (tc, test_kill_during_compaction);
+    tcase_add_test (tc, test_old_format_recovered);
+    suite_add_tcase (suite, tc);
+    return testsuite_run (suite);
+}
