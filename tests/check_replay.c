@@ -615,8 +615,9 @@ s_workflow_restart (int signum)
     pmsg_t *welcome_before = testclient_hello (worker, "W");
     uint64_t origin = pmsg_uint (welcome_before, "origin", 0);
     pmsg_destroy (&welcome_before);
-    testclient_destroy (&worker);
-    testclient_destroy (&checker);
+    //  The players stay connected until the broker is stopped: a holder
+    //  that disconnected first would end the workflow (no other worker is
+    //  online) before the stop, and the restart would find that instead.
     if (signum == SIGKILL) {
         testbroker_signal (run.broker, SIGKILL);
         testbroker_wait (run.broker, 10000);
@@ -624,6 +625,8 @@ s_workflow_restart (int signum)
     }
     else
         ck_assert_int_eq (testbroker_stop (&run.broker), 0);
+    testclient_destroy (&worker);
+    testclient_destroy (&checker);
 
     run.broker = s_start (&run, "--log-level", "info");
     testclient_t *probe = testclient_new (testbroker_router (run.broker));
