@@ -7,8 +7,8 @@
 #include "client_internal.h"
 #include "stats_int.h"
 
-parley_err_t
-parley_client_agents (parley_client_t *self, parley_agent_list_t **result_p)
+static parley_err_t
+s_agents (parley_client_t *self, parley_agent_list_t **result_p)
 {
     assert (self && result_p);
     client_conn_t *conn = client_conn_of (self);
@@ -25,7 +25,16 @@ parley_client_agents (parley_client_t *self, parley_agent_list_t **result_p)
 }
 
 parley_err_t
-parley_client_stats (parley_client_t *self, parley_stats_t **result_p)
+parley_client_agents (parley_client_t *self, parley_agent_list_t **result_p)
+{
+    bool made = CLIENT_MAKES (result_p);
+    parley_err_t rc = s_agents (self, result_p);
+    CLIENT_UNMAKE (rc, made, result_p, parley_agent_list_destroy);
+    return rc;
+}
+
+static parley_err_t
+s_stats (parley_client_t *self, parley_stats_t **result_p)
 {
     assert (self && result_p);
     client_conn_t *conn = client_conn_of (self);
@@ -38,6 +47,15 @@ parley_client_stats (parley_client_t *self, parley_stats_t **result_p)
     if (rc == PARLEY_OK && client_stats_decode (*result_p, reply) != PARLEY_OK)
         rc = client_conn_nomem (conn);
     pmsg_destroy (&reply);
+    return rc;
+}
+
+parley_err_t
+parley_client_stats (parley_client_t *self, parley_stats_t **result_p)
+{
+    bool made = CLIENT_MAKES (result_p);
+    parley_err_t rc = s_stats (self, result_p);
+    CLIENT_UNMAKE (rc, made, result_p, parley_stats_destroy);
     return rc;
 }
 

@@ -52,9 +52,9 @@ client_encode_send (parley_client_t *self, const parley_outbox_t *messages, uint
     return penc_ok (enc) ? PARLEY_OK : client_conn_nomem (conn);
 }
 
-parley_err_t
-parley_client_send (parley_client_t *self, const parley_outbox_t *messages,
-                    parley_sent_t **result_p)
+static parley_err_t
+s_send (parley_client_t *self, const parley_outbox_t *messages,
+        parley_sent_t **result_p)
 {
     assert (self && messages);
     client_conn_t *conn = client_conn_of (self);
@@ -73,6 +73,16 @@ parley_client_send (parley_client_t *self, const parley_outbox_t *messages,
                             parley_outbox_count (messages)) != PARLEY_OK)
         rc = client_conn_nomem (conn);
     pmsg_destroy (&reply);
+    return rc;
+}
+
+parley_err_t
+parley_client_send (parley_client_t *self, const parley_outbox_t *messages,
+                    parley_sent_t **result_p)
+{
+    bool made = CLIENT_MAKES (result_p);
+    parley_err_t rc = s_send (self, messages, result_p);
+    CLIENT_UNMAKE (rc, made, result_p, parley_sent_destroy);
     return rc;
 }
 
@@ -99,9 +109,9 @@ client_mail_result (parley_client_t *self, pmsg_t **reply_p, parley_mail_t *mail
     return rc == PARLEY_OK ? rc : client_conn_nomem (conn);
 }
 
-parley_err_t
-parley_client_fetch (parley_client_t *self, uint64_t ack, size_t max, bool stream,
-                     parley_mail_t **result_p)
+static parley_err_t
+s_fetch (parley_client_t *self, uint64_t ack, size_t max, bool stream,
+         parley_mail_t **result_p)
 {
     assert (self && result_p);
     client_conn_t *conn = client_conn_of (self);
@@ -115,6 +125,16 @@ parley_client_fetch (parley_client_t *self, uint64_t ack, size_t max, bool strea
     if (rc == PARLEY_OK)
         rc = client_mail_result (self, &reply, *result_p);
     pmsg_destroy (&reply);
+    return rc;
+}
+
+parley_err_t
+parley_client_fetch (parley_client_t *self, uint64_t ack, size_t max, bool stream,
+                     parley_mail_t **result_p)
+{
+    bool made = CLIENT_MAKES (result_p);
+    parley_err_t rc = s_fetch (self, ack, max, stream, result_p);
+    CLIENT_UNMAKE (rc, made, result_p, parley_mail_destroy);
     return rc;
 }
 

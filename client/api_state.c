@@ -33,8 +33,8 @@ client_encode_write (parley_client_t *self, const parley_ops_t *ops)
     return PARLEY_OK;
 }
 
-parley_err_t
-parley_client_write (parley_client_t *self, const parley_ops_t *ops, parley_written_t **result_p)
+static parley_err_t
+s_write (parley_client_t *self, const parley_ops_t *ops, parley_written_t **result_p)
 {
     assert (self && ops);
     client_conn_t *conn = client_conn_of (self);
@@ -47,6 +47,15 @@ parley_client_write (parley_client_t *self, const parley_ops_t *ops, parley_writ
     if (rc == PARLEY_OK && result_p)
         client_written_decode (*result_p, pmsg_root (reply));
     pmsg_destroy (&reply);
+    return rc;
+}
+
+parley_err_t
+parley_client_write (parley_client_t *self, const parley_ops_t *ops, parley_written_t **result_p)
+{
+    bool made = CLIENT_MAKES (result_p);
+    parley_err_t rc = s_write (self, ops, result_p);
+    CLIENT_UNMAKE (rc, made, result_p, parley_written_destroy);
     return rc;
 }
 
@@ -63,9 +72,9 @@ s_state_call (parley_client_t *self, parley_state_t *result)
     return rc;
 }
 
-parley_err_t
-parley_client_get (parley_client_t *self, const char *const *keys, size_t count,
-                   parley_state_t **result_p)
+static parley_err_t
+s_get (parley_client_t *self, const char *const *keys, size_t count,
+       parley_state_t **result_p)
 {
     assert (self && result_p && (keys || count == 0));
     client_conn_t *conn = client_conn_of (self);
@@ -84,8 +93,18 @@ parley_client_get (parley_client_t *self, const char *const *keys, size_t count,
 }
 
 parley_err_t
-parley_client_snapshot (parley_client_t *self, const char *prefix, const char *after_key,
-                        size_t limit, parley_state_t **result_p)
+parley_client_get (parley_client_t *self, const char *const *keys, size_t count,
+                   parley_state_t **result_p)
+{
+    bool made = CLIENT_MAKES (result_p);
+    parley_err_t rc = s_get (self, keys, count, result_p);
+    CLIENT_UNMAKE (rc, made, result_p, parley_state_destroy);
+    return rc;
+}
+
+static parley_err_t
+s_snapshot (parley_client_t *self, const char *prefix, const char *after_key,
+            size_t limit, parley_state_t **result_p)
 {
     assert (self && result_p);
     client_conn_t *conn = client_conn_of (self);
@@ -101,6 +120,16 @@ parley_client_snapshot (parley_client_t *self, const char *prefix, const char *a
     if (limit)
         penc_kv_uint (enc, "limit", limit);
     return s_state_call (self, *result_p);
+}
+
+parley_err_t
+parley_client_snapshot (parley_client_t *self, const char *prefix, const char *after_key,
+                        size_t limit, parley_state_t **result_p)
+{
+    bool made = CLIENT_MAKES (result_p);
+    parley_err_t rc = s_snapshot (self, prefix, after_key, limit, result_p);
+    CLIENT_UNMAKE (rc, made, result_p, parley_state_destroy);
+    return rc;
 }
 
 //  ---------------------------------------------------------------------

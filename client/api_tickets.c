@@ -167,9 +167,9 @@ s_collect (parley_client_t *self, parley_ticket_t ticket, pmsg_type_t expect, pm
     return rc;
 }
 
-parley_err_t
-parley_client_collect_sent (parley_client_t *self, parley_ticket_t ticket,
-                            parley_sent_t **result_p)
+static parley_err_t
+s_collect_sent (parley_client_t *self, parley_ticket_t ticket,
+                parley_sent_t **result_p)
 {
     client_conn_t *conn = client_conn_of (self);
     parley_err_t rc = CLIENT_PREPARE (conn, result_p, client_sent_new);
@@ -189,8 +189,18 @@ parley_client_collect_sent (parley_client_t *self, parley_ticket_t ticket,
 }
 
 parley_err_t
-parley_client_collect_mail (parley_client_t *self, parley_ticket_t ticket,
-                            parley_mail_t **result_p)
+parley_client_collect_sent (parley_client_t *self, parley_ticket_t ticket,
+                            parley_sent_t **result_p)
+{
+    bool made = CLIENT_MAKES (result_p);
+    parley_err_t rc = s_collect_sent (self, ticket, result_p);
+    CLIENT_UNMAKE (rc, made, result_p, parley_sent_destroy);
+    return rc;
+}
+
+static parley_err_t
+s_collect_mail (parley_client_t *self, parley_ticket_t ticket,
+                parley_mail_t **result_p)
 {
     assert (result_p);
     client_conn_t *conn = client_conn_of (self);
@@ -207,8 +217,18 @@ parley_client_collect_mail (parley_client_t *self, parley_ticket_t ticket,
 }
 
 parley_err_t
-parley_client_collect_written (parley_client_t *self, parley_ticket_t ticket,
-                               parley_written_t **result_p)
+parley_client_collect_mail (parley_client_t *self, parley_ticket_t ticket,
+                            parley_mail_t **result_p)
+{
+    bool made = CLIENT_MAKES (result_p);
+    parley_err_t rc = s_collect_mail (self, ticket, result_p);
+    CLIENT_UNMAKE (rc, made, result_p, parley_mail_destroy);
+    return rc;
+}
+
+static parley_err_t
+s_collect_written (parley_client_t *self, parley_ticket_t ticket,
+                   parley_written_t **result_p)
 {
     client_conn_t *conn = client_conn_of (self);
     parley_err_t rc = CLIENT_PREPARE (conn, result_p, client_written_new);
@@ -219,5 +239,15 @@ parley_client_collect_written (parley_client_t *self, parley_ticket_t ticket,
     if (rc == PARLEY_OK && result_p)
         client_written_decode (*result_p, pmsg_root (reply));
     pmsg_destroy (&reply);
+    return rc;
+}
+
+parley_err_t
+parley_client_collect_written (parley_client_t *self, parley_ticket_t ticket,
+                               parley_written_t **result_p)
+{
+    bool made = CLIENT_MAKES (result_p);
+    parley_err_t rc = s_collect_written (self, ticket, result_p);
+    CLIENT_UNMAKE (rc, made, result_p, parley_written_destroy);
     return rc;
 }

@@ -14,6 +14,7 @@ static parley_err_t
 s_info_call (parley_client_t *self, parley_workflow_t **result_p)
 {
     client_conn_t *conn = client_conn_of (self);
+    bool made = CLIENT_MAKES (result_p);
     parley_err_t rc = CLIENT_PREPARE (conn, result_p, client_workflow_new);
     pmsg_t *reply = NULL;
     if (rc == PARLEY_OK)
@@ -21,6 +22,7 @@ s_info_call (parley_client_t *self, parley_workflow_t **result_p)
     if (rc == PARLEY_OK && result_p && client_workflow_decode (*result_p, reply) != PARLEY_OK)
         rc = client_conn_nomem (conn);
     pmsg_destroy (&reply);
+    CLIENT_UNMAKE (rc, made, result_p, parley_workflow_destroy);
     return rc;
 }
 
@@ -59,8 +61,8 @@ parley_client_resume (parley_client_t *self, uint64_t number, parley_workflow_t 
     return s_info_call (self, result_p);
 }
 
-parley_err_t
-parley_client_checkpoints (parley_client_t *self, parley_checkpoint_list_t **result_p)
+static parley_err_t
+s_checkpoints (parley_client_t *self, parley_checkpoint_list_t **result_p)
 {
     assert (self && result_p);
     client_conn_t *conn = client_conn_of (self);
@@ -76,12 +78,22 @@ parley_client_checkpoints (parley_client_t *self, parley_checkpoint_list_t **res
     return rc;
 }
 
+parley_err_t
+parley_client_checkpoints (parley_client_t *self, parley_checkpoint_list_t **result_p)
+{
+    bool made = CLIENT_MAKES (result_p);
+    parley_err_t rc = s_checkpoints (self, result_p);
+    CLIENT_UNMAKE (rc, made, result_p, parley_checkpoint_list_destroy);
+    return rc;
+}
+
 static parley_err_t
 s_checkpoint (parley_client_t *self, uint64_t number, const uint64_t *since,
               parley_checkpoint_state_t **result_p)
 {
     assert (self && result_p);
     client_conn_t *conn = client_conn_of (self);
+    bool made = CLIENT_MAKES (result_p);
     parley_err_t rc = CLIENT_PREPARE (conn, result_p, client_checkpoint_state_new);
     if (rc != PARLEY_OK)
         return rc;
@@ -94,6 +106,7 @@ s_checkpoint (parley_client_t *self, uint64_t number, const uint64_t *since,
     if (rc == PARLEY_OK && client_checkpoint_state_decode (*result_p, reply) != PARLEY_OK)
         rc = client_conn_nomem (conn);
     pmsg_destroy (&reply);
+    CLIENT_UNMAKE (rc, made, result_p, parley_checkpoint_state_destroy);
     return rc;
 }
 

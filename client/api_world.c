@@ -25,8 +25,8 @@ s_observe (parley_client_t *self, parley_observation_t **result_p)
     return rc;
 }
 
-parley_err_t
-parley_client_perceive (parley_client_t *self, parley_observation_t **result_p)
+static parley_err_t
+s_perceive (parley_client_t *self, parley_observation_t **result_p)
 {
     assert (self && result_p);
     client_conn_t *conn = client_conn_of (self);
@@ -38,8 +38,17 @@ parley_client_perceive (parley_client_t *self, parley_observation_t **result_p)
 }
 
 parley_err_t
-parley_client_act (parley_client_t *self, const char *action, uint64_t step,
-                   parley_observation_t **result_p)
+parley_client_perceive (parley_client_t *self, parley_observation_t **result_p)
+{
+    bool made = CLIENT_MAKES (result_p);
+    parley_err_t rc = s_perceive (self, result_p);
+    CLIENT_UNMAKE (rc, made, result_p, parley_observation_destroy);
+    return rc;
+}
+
+static parley_err_t
+s_act (parley_client_t *self, const char *action, uint64_t step,
+       parley_observation_t **result_p)
 {
     assert (self && result_p);
     client_conn_t *conn = client_conn_of (self);
@@ -59,6 +68,16 @@ parley_client_act (parley_client_t *self, const char *action, uint64_t step,
 }
 
 parley_err_t
+parley_client_act (parley_client_t *self, const char *action, uint64_t step,
+                   parley_observation_t **result_p)
+{
+    bool made = CLIENT_MAKES (result_p);
+    parley_err_t rc = s_act (self, action, step, result_p);
+    CLIENT_UNMAKE (rc, made, result_p, parley_observation_destroy);
+    return rc;
+}
+
+parley_err_t
 parley_client_world_reset (parley_client_t *self, uint64_t seed)
 {
     assert (self);
@@ -72,9 +91,9 @@ parley_client_world_reset (parley_client_t *self, uint64_t seed)
     return rc;
 }
 
-parley_err_t
-parley_client_step (parley_client_t *self, const parley_step_t *step,
-                    parley_stepped_t **result_p)
+static parley_err_t
+s_step (parley_client_t *self, const parley_step_t *step,
+        parley_stepped_t **result_p)
 {
     assert (self && step && result_p);
     client_conn_t *conn = client_conn_of (self);
@@ -95,5 +114,15 @@ parley_client_step (parley_client_t *self, const parley_step_t *step,
                                client_dedup_of (self)) != PARLEY_OK)
         rc = client_conn_nomem (conn);
     pmsg_destroy (&reply);
+    return rc;
+}
+
+parley_err_t
+parley_client_step (parley_client_t *self, const parley_step_t *step,
+                    parley_stepped_t **result_p)
+{
+    bool made = CLIENT_MAKES (result_p);
+    parley_err_t rc = s_step (self, step, result_p);
+    CLIENT_UNMAKE (rc, made, result_p, parley_stepped_destroy);
     return rc;
 }

@@ -46,6 +46,15 @@
     ((result_p) && !*(result_p) && !(*(result_p) = make ()) ? client_conn_nomem (conn) \
                                                             : PARLEY_OK)
 
+//  A request that fails takes back the result it made: *result_p is NULL
+//  again, as before the call (an object the caller passed is kept).
+#define CLIENT_MAKES(result_p) ((result_p) != NULL && *(result_p) == NULL)
+#define CLIENT_UNMAKE(rc, made, result_p, destroy) \
+    do { \
+        if ((rc) != PARLEY_OK && (made)) \
+            destroy (result_p); \
+    } while (0)
+
 //  The parts.
 client_conn_t *client_conn_of (parley_client_t *self);
 client_tickets_t *client_tickets_of (parley_client_t *self);

@@ -30,8 +30,10 @@
     NULL asks the request to make one; an object from an earlier call is
     filled again, reusing its memory. What a result hands out (strings,
     bodies, records) stays valid until it is filled again or destroyed.
-    After an error it is empty. Requests whose result is optional accept a
-    NULL result_p.
+    A request that fails makes nothing (*result_p stays NULL if it was);
+    an object the caller passed is then not to be read until a request
+    fills it again, only destroyed or reused. Requests whose result is
+    optional accept a NULL result_p.
 
     Builders (parley_outbox_t, parley_ops_t, parley_step_t,
     parley_handover_t) are made with _new, filled, used by any number of
