@@ -26,7 +26,7 @@ stats_tick (broker_t *self)
     c->rate_tick_ms = now;
 }
 
-#define STATS_FIELDS 43
+#define STATS_FIELDS 44
 #define STATS_JOURNAL_FIELDS 7      //  only from a broker that journals (--data-dir)
 
 void
@@ -95,4 +95,5 @@ stats_encode (broker_t *self, uint64_t id)
         penc_kv_uint (enc, "journal_sync_errors", written.sync_errors);
         penc_kv_uint (enc, "journal_healthy", durable_healthy (self) ? 1 : 0);
     }
+    model_usage_encode (self, enc);
 }

@@ -3,7 +3,8 @@
     the protocol's sentence for it. The list comes from libparley's
     generic decoding (parley_client_stats), so counters a newer
     broker adds (the journal's, say) show up without a change here. The
-    columns are as wide as their widest cell.
+    columns are as wide as their widest cell; a map or a list (model_roles)
+    follows the table, whole, as compact JSON.
     --json: one object, {"name": {"value": V, "unit": "U"}, ...}. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +78,8 @@ cmd_stats (ctl_t *ctl)
     }
     for (size_t i = 0; i < count; i++) {
         const parley_stat_t *f = parley_stats_at (list, i);
+        if (parley_stat_kind (f) == PARLEY_STAT_OTHER)
+            continue;
         s_value (f, values [i], sizeof values [i]);
         name_width = s_max (name_width, strlen (parley_stat_name (f)));
         value_width = s_max (value_width, strlen (values [i]));
@@ -84,8 +87,20 @@ cmd_stats (ctl_t *ctl)
     }
     for (size_t i = 0; i < count; i++) {
         const parley_stat_t *f = parley_stats_at (list, i);
-        printf ("%-*s  %*s %-*s  %s\n", name_width, parley_stat_name (f), value_width, values [i],
-                unit_width, ctl_stat_unit (f), parley_stat_help (f));
+        if (parley_stat_kind (f) != PARLEY_STAT_OTHER)
+            printf ("%-*s  %*s %-*s  %s\n", name_width, parley_stat_name (f), value_width,
+                    values [i], unit_width, ctl_stat_unit (f), parley_stat_help (f));
+    }
+    for (size_t i = 0; i < count; i++) {
+        const parley_stat_t *f = parley_stats_at (list, i);
+        if (parley_stat_kind (f) != PARLEY_STAT_OTHER)
+            continue;
+        json_t *json = mpjs_decode (parley_stat_value (f), parley_stat_value_size (f));
+        char *text = json ? json_dumps (json, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+        json_decref (json);
+        printf ("%-*s  %s  %s\n", name_width, parley_stat_name (f),
+                text ? text : "(undecodable)", parley_stat_help (f));
+        free (text);
     }
     free (values);
     parley_stats_destroy (&list);

@@ -67,8 +67,9 @@ s_agents (parley_client_t *client, web_hub_t *hub, const char *hidden)
             "pending", (json_int_t) parley_agent_pending (info), "caps", caps,
             "model_reported", reported);
         if (agent && reported)
-            json_object_set_new (agent, "model", json_pack ("{s:I,s:I,s:I,s:I,s:I,s:I}",
+            json_object_set_new (agent, "model", json_pack ("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
                 "calls", (json_int_t) parley_agent_model (info, PARLEY_MODEL_CALLS),
+                "ok", (json_int_t) parley_agent_model (info, PARLEY_MODEL_OK),
                 "failed", (json_int_t) parley_agent_model (info, PARLEY_MODEL_FAILED),
                 "prompt_tokens", (json_int_t) parley_agent_model (info, PARLEY_MODEL_PROMPT_TOKENS),
                 "completion_tokens",
