@@ -22,7 +22,8 @@
 #                        binaries, libparley, man pages, systemd units, docs,
 #                        parley.env; never calls a package manager (make deps)
 #   make uninstall       removes exactly what make install put (same variables)
-#   make install-lib     libparley alone: header, .so (soname .1), .a, parley.pc
+#   make install-lib     libparley alone: headers, .so (soname .2), .a, parley{,-static}.pc
+#   make abi-baseline    libparley's ABI baseline written anew (docs/CLIENT.md, "ABI")
 #   make man             build/<rel|san>/man/*.1 from each binary's --help (help2man)
 #   make clean
 #
@@ -109,13 +110,8 @@ BINARIES := $(BIN)/parley-broker $(BIN)/parley-agent $(BIN)/parley-tap $(BIN)/pa
 TESTS    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-# libparley as installed (rules below test:)
-LIBPARLEY_DIR := build/libparley
-LIBPARLEY_SRC := $(CLIENT_SRC) $(PROTO_SRC) common/pclock.c common/plog.c common/pcurve.c
-LIBPARLEY_OBJ := $(patsubst %.c,$(LIBPARLEY_DIR)/obj/%.o,$(LIBPARLEY_SRC))
-LIBPARLEY_A   := $(LIBPARLEY_DIR)/libparley.a
-LIBPARLEY_SO  := $(LIBPARLEY_DIR)/libparley.so.1.0.0
-LIBPARLEY     := $(LIBPARLEY_A) $(LIBPARLEY_SO)
+# libparley as installed: its variables and rules (install-lib, abi-check)
+include client/libparley.mk
 
 .PHONY: all test check-deps check-test-deps deps demo demo-scene demo-newsroom bench bench-team fuzz install install-lib uninstall \
         uninstall-lib clean readme man
@@ -237,22 +233,6 @@ TEST_ENV := PARLEY_BIN_DIR=$(CURDIR)/$(BIN) PARLEY_TEST_DIR=$(CURDIR)/tests \
             ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
             LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp
 
-# libparley as installed: the client, the protocol and the two common
-# files it uses, built without sanitizers (a program outside the tree links
-# it with a plain cc), exporting only parley_* (client/libparley.map).
-
-$(LIBPARLEY_DIR)/obj/%.o: %.c | check-deps
-	@mkdir -p $(dir $@)
-	$(CC) $(filter-out $(SANFLAGS),$(CFLAGS)) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
-
-$(LIBPARLEY_A): $(LIBPARLEY_OBJ)
-	@rm -f $@
-	ar rcs $@ $^
-
-$(LIBPARLEY_SO): $(LIBPARLEY_OBJ) client/libparley.map
-	$(CC) -shared -Wl,-soname,libparley.so.1 -Wl,--version-script=client/libparley.map \
-	    $(LIBPARLEY_OBJ) $(shell pkg-config --libs libczmq libzmq msgpack) -lpthread -o $@
-
 # The benches are built (not run) by `make test` too, so a change that
 # breaks one fails here rather than at the next `make bench`.
 test: $(BINARIES) $(TESTS) $(LIBPARLEY) $(BENCHES) | check-test-deps
@@ -337,16 +317,6 @@ install: all install-lib $(MANPAGES)
 	cd $(DESTDIR)$(PREFIX)/lib/systemd/system && \
 	    sed -i -e 's|/usr/local/bin|$(PREFIX)/bin|g' -e 's|/etc/parley|$(SYSCONFDIR)/parley|g' $(INSTALL_UNITS)
 
-# The C client library alone: header, static and shared library, parley.pc.
-install-lib: $(LIBPARLEY)
-	install -d $(DESTDIR)$(PREFIX)/include/parley $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 644 include/parley/client.h $(DESTDIR)$(PREFIX)/include/parley/
-	install -m 644 $(LIBPARLEY_A) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(LIBPARLEY_SO) $(DESTDIR)$(PREFIX)/lib/
-	ln -sf libparley.so.1.0.0 $(DESTDIR)$(PREFIX)/lib/libparley.so.1
-	ln -sf libparley.so.1 $(DESTDIR)$(PREFIX)/lib/libparley.so
-	sed 's|@PREFIX@|$(PREFIX)|g' client/parley.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/parley.pc
-
 # parley.env is configuration: removed only when it is still the shipped
 # file (an edited one stays, and says so). Folders of Parley's own are
 # removed once empty; shared ones (bin, lib, man1) are left as they are.
@@ -360,12 +330,6 @@ uninstall: uninstall-lib
 	elif [ -e $(DESTDIR)$(SYSCONFDIR)/parley/parley.env ]; then \
 	    echo "uninstall: $(SYSCONFDIR)/parley/parley.env was edited: kept"; fi
 	-rmdir $(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/parley 2>/dev/null
-
-uninstall-lib:
-	rm -f $(DESTDIR)$(PREFIX)/include/parley/client.h $(DESTDIR)$(PREFIX)/lib/libparley.a \
-	      $(DESTDIR)$(PREFIX)/lib/libparley.so.1.0.0 $(DESTDIR)$(PREFIX)/lib/libparley.so.1 \
-	      $(DESTDIR)$(PREFIX)/lib/libparley.so $(DESTDIR)$(PREFIX)/lib/pkgconfig/parley.pc
-	-rmdir $(DESTDIR)$(PREFIX)/include/parley 2>/dev/null
 
 clean:
 	rm -rf build bin

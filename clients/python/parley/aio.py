@@ -19,7 +19,8 @@ from . import codec, errors, requests as rq, security
 from .replica import ReplicaCore
 from .session import CLOSED, READY, Session
 from .types import (AgentInfo, CheckpointList, CheckpointState, Confirmed, Event, Mail, Message,
-                    Observation, Sent, State, Stats, Stepped, Welcome, WorkflowEvent, WorkflowInfo,
+                    ModelReport, Observation, Sent, State, Stats, Stepped, Welcome, WorkflowEvent,
+                    WorkflowInfo,
                     WorkflowStatus, WriteOp, Written)
 
 R = TypeVar("R")
@@ -206,8 +207,14 @@ class Client:
     def agent(self) -> str:
         return self.session.agent
 
+    def set_report(self, report: Optional[ModelReport]) -> None:
+        """The model report every HEARTBEAT carries from now on (the
+        keepalive ones too); None stops sending it (the broker keeps the
+        last one). ``heartbeat()`` delivers it at once."""
+        self.session.report = report
+
     async def heartbeat(self, timeout: Optional[float] = None) -> None:
-        await self.call(rq.heartbeat(), timeout)
+        await self.call(rq.heartbeat(self.session.report), timeout)
 
     async def agents(self, timeout: Optional[float] = None) -> List[AgentInfo]:
         return await self.call(rq.agents(), timeout)

@@ -23,7 +23,8 @@ from . import codec, errors, requests as rq, security
 from .replica import ReplicaCore
 from .session import CLOSED, READY, Session
 from .types import (AgentInfo, CheckpointList, CheckpointState, Confirmed, Event, Mail, Message,
-                    Observation, Sent, State, Stats, Stepped, Welcome, WorkflowEvent, WorkflowInfo,
+                    ModelReport, Observation, Sent, State, Stats, Stepped, Welcome, WorkflowEvent,
+                    WorkflowInfo,
                     WorkflowStatus, WriteOp, Written)
 
 R = TypeVar("R")
@@ -245,8 +246,19 @@ class Client:
     def agent(self) -> str:
         return self.session.agent
 
+    def set_report(self, report: Optional[ModelReport]) -> None:
+        """The model report every HEARTBEAT carries from now on (the
+        keepalive ones too); None stops sending it (the broker keeps the
+        last one). ``heartbeat()`` delivers it at once."""
+        if report is not None:
+            report.wire()                   # checked here, not in the session thread
+        with self._lock:
+            self.session.report = report
+
     def heartbeat(self, timeout: Optional[float] = None) -> None:
-        self.call(rq.heartbeat(), timeout)
+        with self._lock:
+            report = self.session.report
+        self.call(rq.heartbeat(report), timeout)
 
     def agents(self, timeout: Optional[float] = None) -> List[AgentInfo]:
         return self.call(rq.agents(), timeout)
