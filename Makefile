@@ -38,6 +38,10 @@
 #   tools/web/*.c + tools/web/assets/ -> parley-web (the page embedded at build time)
 #   tests/check_*.c               -> one Check binary each, linked with everything
 
+# The tree's top, as this Makefile is named (tests run it with -f from
+# elsewhere: tests/check_build.c).
+SRC_TOP := $(dir $(lastword $(MAKEFILE_LIST)))
+
 PREFIX  ?= /usr/local
 DESTDIR ?=
 # Configuration (parley.env, keys) lives in /etc for a system-wide install
@@ -111,7 +115,7 @@ TESTS    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 # libparley as installed: its variables and rules (install-lib, abi-check)
-include client/libparley.mk
+include $(SRC_TOP)client/libparley.mk
 
 .PHONY: all test check-deps check-test-deps deps demo demo-scene demo-newsroom bench bench-team fuzz install install-lib uninstall \
         uninstall-lib clean readme man

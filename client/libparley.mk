@@ -16,9 +16,9 @@
 # `make test`; `make abi-baseline` writes it anew, and refuses an
 # incompatible change that keeps the soname (docs/CLIENT.md, "ABI").
 
-LIBPARLEY_MAJOR := $(shell sed -n 's/^\#define PARLEY_VERSION_MAJOR \([0-9]*\).*/\1/p' include/parley/base.h)
-LIBPARLEY_MINOR := $(shell sed -n 's/^\#define PARLEY_VERSION_MINOR \([0-9]*\).*/\1/p' include/parley/base.h)
-LIBPARLEY_PATCH := $(shell sed -n 's/^\#define PARLEY_VERSION_PATCH \([0-9]*\).*/\1/p' include/parley/base.h)
+LIBPARLEY_MAJOR := $(shell sed -n 's/^\#define PARLEY_VERSION_MAJOR \([0-9]*\).*/\1/p' $(SRC_TOP)include/parley/base.h)
+LIBPARLEY_MINOR := $(shell sed -n 's/^\#define PARLEY_VERSION_MINOR \([0-9]*\).*/\1/p' $(SRC_TOP)include/parley/base.h)
+LIBPARLEY_PATCH := $(shell sed -n 's/^\#define PARLEY_VERSION_PATCH \([0-9]*\).*/\1/p' $(SRC_TOP)include/parley/base.h)
 LIBPARLEY_VERSION := $(LIBPARLEY_MAJOR).$(LIBPARLEY_MINOR).$(LIBPARLEY_PATCH)
 LIBPARLEY_SONAME  := libparley.so.$(LIBPARLEY_MAJOR)
 
