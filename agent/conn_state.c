@@ -17,6 +17,7 @@ typedef struct {
     char *text;                 //  current rendering, NULL if absent
     char *prev;                 //  rendering at the last observe
     uint64_t seq;               //  replica: the seq last read (0: absent)
+    bool once;                  //  read by conn_state_follow only
 } slot_t;
 
 typedef struct {
@@ -265,6 +266,8 @@ s_capture_replica (state_t *self)
         const void *value = NULL;
         size_t size = 0;
         uint64_t seq = 0;
+        if (slot->once)
+            continue;
         if (!parley_client_replica_get (self->link, slot->key, &value, &size, &seq))
             seq = 0;
         if (seq == slot->seq && (seq != 0 || !slot->text))
@@ -285,18 +288,22 @@ s_capture (void *impl, char *err, size_t err_size)
         return 0;
     }
     const char *keys [STATE_MAX_KEYS];
+    size_t count = 0;
     for (size_t i = 0; i < self->count; i++)
-        keys [i] = self->slots [i].key;
+        if (!self->slots [i].once)
+            keys [count++] = self->slots [i].key;
+    if (count == 0)
+        return 0;
     parley_state_t *reply = NULL;
-    parley_err_t rc = parley_client_get (self->link, keys, self->count, &reply);
+    parley_err_t rc = parley_client_get (self->link, keys, count, &reply);
     if (rc != PARLEY_OK) {
         snprintf (err, err_size, "%s: %s", parley_strerror (rc),
                   parley_client_error_text (self->link));
         parley_state_destroy (&reply);
         return -1;
     }
-    for (size_t i = 0; i < self->count; i++)
-        s_feed (self, self->slots [i].key, NULL);       //  absent unless listed
+    for (size_t i = 0; i < count; i++)
+        s_feed (self, keys [i], NULL);                  //  absent unless listed
     for (size_t i = 0; i < parley_state_count (reply); i++) {
         const parley_entry_t *entry = parley_state_at (reply, i);
         if (!parley_entry_value (entry))
@@ -509,14 +516,49 @@ conn_state_has_key (connector_t *self, const char *key)
     return false;
 }
 
+void
+conn_state_read_once (connector_t *self, const char *key)
+{
+    state_t *state = (state_t *) connector_impl (self);
+    for (size_t i = 0; i < state->count; i++)
+        if (streq (state->slots[i].key, key))
+            state->slots[i].once = true;
+}
+
+//  A key read once: its entry of a SNAPSHOT of that prefix (other keys
+//  that start with it are not it).
+static int
+s_read_once (state_t *self, slot_t *slot)
+{
+    parley_state_t *page = NULL;
+    if (parley_client_snapshot (self->link, slot->key, NULL, 0, &page) != PARLEY_OK) {
+        parley_state_destroy (&page);
+        return -1;
+    }
+    const parley_entry_t *entry = parley_state_find (page, slot->key);
+    s_feed_bytes (self, slot->key, entry? parley_entry_value (entry): NULL,
+                  entry? parley_entry_value_size (entry): 0);
+    parley_state_destroy (&page);
+    return 0;
+}
+
 int
 conn_state_follow (connector_t *self)
 {
     state_t *state = (state_t *) connector_impl (self);
-    for (size_t i = 0; i < state->count; i++)
-        if ((i == 0? parley_client_replica (state->link, state->slots[i].key)
-                   : parley_client_replica_add (state->link, state->slots[i].key)) != PARLEY_OK)
+    bool first = true;
+    for (size_t i = 0; i < state->count; i++) {
+        slot_t *slot = &state->slots[i];
+        if (slot->once) {
+            if (s_read_once (state, slot) != 0)
+                return -1;
+            continue;
+        }
+        if ((first? parley_client_replica (state->link, slot->key)
+                  : parley_client_replica_add (state->link, slot->key)) != PARLEY_OK)
             return -1;
+        first = false;
+    }
     return 0;
 }
 

@@ -346,7 +346,9 @@ s_destroy (void *impl)
     free (self);
 }
 
-static const policy_ops_t s_ops = { .decide = s_decide, .destroy = s_destroy };
+//  It decides from the facts, the view and its goal: no AgentMemory context.
+static const policy_ops_t s_ops = { .decide = s_decide, .destroy = s_destroy,
+                                    .reads_context = false };
 
 policy_t *
 policy_heuristic_new (uint64_t seed, const char *agent_id)

@@ -507,6 +507,12 @@ stage_communication (agent_parts_t *p, perceived_t *step, const decided_t *previ
         team_facts_visit (p->facts, step->seen.position);
         team_facts_learn (p->facts, p->mailbox, p->state);
     }
-    agentmem_record_turn (p->mem, previous->last_action? previous->last_action: "start", step->obs);
+    //  AgentMemory is kept for a policy that reads its context; for one
+    //  that does not, the step's observations end here.
+    if (policy_reads_context (p->policy))
+        agentmem_record_turn (p->mem, previous->last_action? previous->last_action: "start",
+                              step->obs);
+    else
+        zlistx_purge (step->obs);
     return outcome;
 }
