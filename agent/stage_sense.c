@@ -254,7 +254,11 @@ stage_perception (agent_parts_t *p, perceived_t *out, agent_counters_t *counts)
     if (outcome == STAGE_FAILED)
         return outcome;
     connector_observe (p->world, out->obs);
-    connector_observe (p->state, out->obs);
+    //  The state's and the mail's observations only ever go to AgentMemory:
+    //  for a policy that does not read it they are not made (the state's
+    //  values are then never rendered as text at all).
+    if (policy_reads_context (p->policy))
+        connector_observe (p->state, out->obs);
     out->seen = *conn_world_view (p->world);
     s_mark_visited (p, &out->seen);
     s_caption (p, out);
@@ -501,7 +505,8 @@ stage_communication (agent_parts_t *p, perceived_t *step, const decided_t *previ
         counts->msgs_received += !streq (conn_mailbox_at (p->mailbox, i)->from, p->id);
     if (!step->obs)
         step->obs = connector_observation_list ();
-    connector_observe (p->mailbox, step->obs);
+    if (policy_reads_context (p->policy))
+        connector_observe (p->mailbox, step->obs);
     s_mail_text (p, out);
     if (p->facts) {
         team_facts_visit (p->facts, step->seen.position);
