@@ -155,6 +155,9 @@ s_update_try (void *arg)
         conn_mailbox_commit (p->mailbox);
         return STAGE_OK;
     }
+    //  The vector is made of what the memory keeps: the text as the add
+    //  will cut it (a big team's mail can be many times that long).
+    text[vmemory_text_fit (p->vmem, text, strlen (text))] = 0;
     int rc = embedder_embed (p->embedder, text, p->vec, err, sizeof (err));
     if (rc == 0)
         rc = vmemory_add (p->vmem, p->vec, text, err, sizeof (err));
