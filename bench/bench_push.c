@@ -32,9 +32,11 @@
     (rtt_forwarder_ab, rtt_forwarder_ab_cpu0); and pulled (MAIL_READY +
     FETCH, rtt_pull_ab) for comparison.
 
-    Usage: bench_push [--count N] [--rounds R] [--quick] [--only relay|rtt]
+    Usage: bench_push [--count N] [--rounds R] [--quick] [--only relay|rtt|push1]
       --count   messages per relay run (default 500,000)
       --rounds  round trips per run (default 5,000 after 500 of warm-up)
+      --only    the relays, the round trips, or push1: the 64 B relay of
+                one message per SEND alone (to profile the broker)
 */
 #include "bench_zmq.h"
 #include "pmsg.h"
@@ -351,7 +353,7 @@ main (int argc, char **argv)
             only = argv [++i];
         else {
             fprintf (stderr, "usage: bench_push [--count N] [--rounds R] [--quick] "
-                     "[--only relay|rtt]\n");
+                     "[--only relay|rtt|push1]\n");
             return 2;
         }
     }
@@ -360,6 +362,14 @@ main (int argc, char **argv)
     bench_pin (0, 1);
     printf ("bench_push: %ld messages per relay, %d round trips; broker on CPU 0, clients "
             "on CPU 1%s\n", s_count, s_rounds, bench_pin_enabled () ? "" : " (pinning off)");
+    if (only && strcmp (only, "push1") == 0) {
+        //  One row alone (for a profile of the broker): 64 B, one message
+        //  per SEND, at default settings.
+        testbroker_t *broker = s_broker (false);
+        relay_outcome_t outcome = s_relay (testbroker_router (broker), 64, 1);
+        s_report_relay ("relay_push1_64", &outcome);
+        return testbroker_stop (&broker) == 0 ? 0 : 1;
+    }
     if (!only || strcmp (only, "relay") == 0)
         s_relay_rows ();
     if (!only || strcmp (only, "rtt") == 0)
