@@ -9,6 +9,8 @@
 #   make soak            the crash harness with 50 kills per fsync policy, a 60 s flood
 #   make demo            a broker and 3 agents exploring on loopback
 #   make demo-scene      the scene director: six roles taking turns
+#   make demo-newsroom   a model-driven team (writer, reviewer, editor, a person)
+#                        against the project's scripted test server
 #   make bench           benchmarks, written to docs/PERFORMANCE.md figures
 #   make bench-team      team effectiveness: worlds x team configurations x 20 seeds
 #                        (minutes; BENCH_TEAM_ARGS="--world-file F --agent-arg=..." for yours)
@@ -113,7 +115,7 @@ LIBPARLEY_A   := $(LIBPARLEY_DIR)/libparley.a
 LIBPARLEY_SO  := $(LIBPARLEY_DIR)/libparley.so.1.0.0
 LIBPARLEY     := $(LIBPARLEY_A) $(LIBPARLEY_SO)
 
-.PHONY: all test check-deps check-test-deps deps demo demo-scene bench bench-team fuzz install install-lib uninstall \
+.PHONY: all test check-deps check-test-deps deps demo demo-scene demo-newsroom bench bench-team fuzz install install-lib uninstall \
         uninstall-lib clean readme man
 .DEFAULT_GOAL := all
 
@@ -268,6 +270,9 @@ demo: all
 # The scene director: six roles taking turns (scenarios/scene).
 demo-scene: all
 	./scripts/demo-scene.sh
+
+demo-newsroom: all
+	./scripts/demo-newsroom.sh
 
 bench: $(BINARIES) $(BENCHES)
 	PARLEY_BIN_DIR=$(CURDIR)/$(BIN) ./scripts/bench.sh $(BENCHES)

@@ -152,10 +152,17 @@ s_policies (agent_t *self, char *err, size_t err_size)
     lo.model = self->config.llm_model;
     if (self->config.llm_timeout_ms > 0)
         lo.http.timeout_ms = self->config.llm_timeout_ms;
+    llm_mode_t mode = LLM_MODE_AUTO;
+    if (self->config.llm_mode && !llm_mode_parse (self->config.llm_mode, &mode)) {
+        snprintf (err, err_size, "--llm-mode %s is not auto, tools, json-schema or text",
+                  self->config.llm_mode);
+        return -1;
+    }
     llm_t *llm = llm_new (&lo, err, err_size);
     if (!llm)
         return -1;
     a->policy = policy_llm_new (llm, self->config.llm_breaker_ms);
+    policy_llm_set_mode (a->policy, mode);
     a->llm_deadline_ms = self->config.llm_deadline_ms;
     if (self->config.llm_probe)
         policy_llm_probe (a->policy, 5000);
@@ -346,6 +353,26 @@ agent_connect (agent_t *self, volatile sig_atomic_t *stop, char *err, size_t err
     return 0;
 }
 
+//  Why the model never answered, in words that tell a server that could
+//  not be reached from one that answered with something that is not a
+//  model's answer (an HTTP 501, an HTML page with 200).
+static void
+s_no_model (const policy_llm_report_t *r)
+{
+    const llm_totals_t *t = &r->totals;
+    if (t->refused + t->bad_response > 0)
+        plog_error ("the model server answered, but never with a model's answer: %" PRIu64
+                    " requests refused (an HTTP error such as 400 or 501), %" PRIu64 " replies "
+                    "that were not a chat completion (such as an HTML page), %" PRIu64
+                    " calls unreachable; last: %s. Every step was decided by the heuristic",
+                    t->refused, t->bad_response, t->unreachable, r->last_error);
+    else
+        plog_error ("the model server was never reached: %" PRIu64 " decisions got no answer, "
+                    "%" PRIu64 " were not sent while the circuit was open; last: %s. Every "
+                    "step was decided by the heuristic", r->unanswered, r->skipped,
+                    *r->last_error? r->last_error: "no call made (see the probe at start)");
+}
+
 //  The mail the last STEP brought for a step that will not come. When the
 //  memory keeps messages, the others' mail goes in as a step's mail would
 //  ("Messages received after my last step: ...") and then all of it is
@@ -443,9 +470,7 @@ agent_run (agent_t *self)
             policy_llm_report_t r;
             policy_llm_report (a->policy, &r);
             if (r.totals.ok == 0 && s->perceived.step > 0) {
-                plog_error ("the model was never reached: %" PRIu64 " calls failed, %" PRIu64
-                            " decisions skipped; every step was decided by the heuristic",
-                            r.totals.failed, r.skipped);
+                s_no_model (&r);
                 return AGENT_NO_MODEL;
             }
         }
@@ -512,11 +537,14 @@ agent_summary (agent_t *self, FILE *out)
         fprintf (out, "[%s] MODEL calls=%" PRIu64 " ok=%" PRIu64 " failed=%" PRIu64
                  " skipped=%" PRIu64 " breaker_openings=%" PRIu64 " retries=%" PRIu64
                  " prompt_tokens=%" PRIu64 " completion_tokens=%" PRIu64
-                 " calls_with_usage=%" PRIu64 " latency_ms_mean=%.1f latency_ms_max=%.1f\n",
+                 " calls_with_usage=%" PRIu64 " latency_ms_mean=%.1f latency_ms_max=%.1f"
+                 " unreachable=%" PRIu64 " refused=%" PRIu64 " bad_response=%" PRIu64
+                 " corrections=%" PRIu64 " mode=%s probe_calls=%" PRIu64 "\n",
                  a->id, t->calls, t->ok, t->failed, r.skipped, r.breaker_openings, t->retries,
                  t->prompt_tokens, t->completion_tokens, t->calls_with_usage,
                  t->calls? t->latency_us / 1000.0 / (double) t->calls: 0.0,
-                 t->latency_max_us / 1000.0);
+                 t->latency_max_us / 1000.0, t->unreachable, t->refused, t->bad_response,
+                 c->invalid_answers, llm_mode_name (r.mode), r.probe_calls);
     }
     fprintf (out, "[%s] found:", a->id);
     for (size_t i = 0; i < found; i++)

@@ -25,6 +25,7 @@ typedef struct {
     const char *policy;             //  "heuristic" (default) or "llm"
     const char *llm_url;
     const char *llm_model;
+    const char *llm_mode;           //  auto (NULL), tools, json-schema or text
     const char *embed_url;          //  NULL/"" = built-in embedder
     const char *embed_model;
     int64_t embed_dim;              //  with embed_url: 0 = ask the server once

@@ -2,12 +2,45 @@
 /*  agent_role - --role for parley-agent. See agent_role.h. */
 #include "agent_role.h"
 
+#include <libgen.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent_state.h"
 #include "agent_workflow.h"
 #include "plog.h"
+
+//  The scenario the role file belongs to (roles/../scenario.yaml), for
+//  its keys, corrections and fallback. NULL when there is none (a role
+//  file on its own); -1 in *bad when it is there and does not load.
+static scenario_t *
+s_scenario_of (const role_t *role, int *bad)
+{
+    *bad = 0;
+    //  The folder above roles/, by its real name (errors then name files
+    //  as the broker's do, without "roles/..").
+    char *real = realpath (role->path, NULL);
+    char *roles = real ? dirname (real) : NULL;
+    char path [4200];
+    snprintf (path, sizeof path, "%s/scenario.yaml", roles ? dirname (roles) : "..");
+    free (real);
+    if (access (path, F_OK) != 0)
+        return NULL;
+    char why [1024] = "";
+    scenario_t *scenario = scenario_load (path, why, sizeof why);
+    if (!scenario) {
+        fprintf (stderr, "parley-agent: %s\n", why);
+        *bad = -1;
+        return NULL;
+    }
+    if (!scenario_role (scenario, role->name)) {
+        plog_warn ("%s has no role %s: the role file is used on its own", path, role->name);
+        scenario_destroy (&scenario);
+    }
+    return scenario;
+}
 
 agent_role_next_t
 agent_role_run (pconfig_t *config, agent_config_t *c, role_t **role,
@@ -25,6 +58,19 @@ agent_role_run (pconfig_t *config, agent_config_t *c, role_t **role,
     if (pconfig_is_set (config, "policy") && !role_policy_from_name (c->policy, &policy)) {
         fprintf (stderr, "parley-agent: --policy %s is not a policy (llm, heuristic or a "
                  "built-in such as scene_critic)\n", c->policy);
+        *exit_code = PARLEY_EXIT_USAGE;
+        return AGENT_ROLE_EXIT;
+    }
+    llm_mode_t mode = LLM_MODE_AUTO;
+    if (c->llm_mode && !llm_mode_parse (c->llm_mode, &mode)) {
+        fprintf (stderr, "parley-agent: --llm-mode %s is not auto, tools, json-schema or text\n",
+                 c->llm_mode);
+        *exit_code = PARLEY_EXIT_USAGE;
+        return AGENT_ROLE_EXIT;
+    }
+    int bad;
+    scenario_t *scenario = s_scenario_of (file, &bad);
+    if (bad) {
         *exit_code = PARLEY_EXIT_USAGE;
         return AGENT_ROLE_EXIT;
     }
@@ -48,11 +94,13 @@ agent_role_run (pconfig_t *config, agent_config_t *c, role_t **role,
         .broker = c->broker, .id = c->id, .role = file, .policy = policy,
         .request_timeout_ms = c->request_timeout_ms, .llm_url = c->llm_url,
         .llm_model = c->llm_model, .llm_timeout_ms = c->llm_timeout_ms,
+        .llm_mode = mode, .llm_breaker_ms = c->llm_breaker_ms, .scenario = scenario,
         .curve_key = c->curve_key, .curve_server_key = c->curve_server_key,
         .token_file = token_file [0] ? token_file : NULL,
         .progress = c->progress, .stop = stop,
     };
     int rc = agent_workflow_run (&flow);
+    scenario_destroy (&scenario);
     if (rc != AGENT_WORKFLOW_NONE) {
         *exit_code = rc;
         return AGENT_ROLE_EXIT;

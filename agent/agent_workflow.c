@@ -10,7 +10,7 @@
     every S_RECHECK_MS in case an event was dropped by the PUB high-water
     mark. parley_client_wait sends the HEARTBEATs meanwhile.
 */
-#include "agent_workflow.h"
+#include "agent_workflow_int.h"
 
 #include <jansson.h>
 #include <libgen.h>
@@ -29,18 +29,9 @@
 
 #define S_RECHECK_MS 5000
 
-typedef struct {
-    const agent_workflow_config_t *config;
-    parley_client_t *link;
-    llm_t *llm;
-    char catalogue [1024];
-    uint64_t turns;
-} s_self_t;
-
-//  The role's keys as one JSON object, plus workflow_status and
-//  iteration_count from WORKFLOW_INFO (policies read the workflow there).
-static json_t *
-s_read_state (s_self_t *self, const parley_workflow_t *info, char *err, size_t err_size)
+json_t *
+workflow_read_state (workflow_agent_t *self, const parley_workflow_t *info, char *err,
+                     size_t err_size)
 {
     const role_t *role = self->config->role;
     json_t *state = json_object ();
@@ -65,20 +56,22 @@ s_read_state (s_self_t *self, const parley_workflow_t *info, char *err, size_t e
     return state;
 }
 
-static int
-s_decide (s_self_t *self, json_t *state, scene_turn_t *turn, char *err, size_t err_size)
+void
+workflow_progress (workflow_agent_t *self, const parley_workflow_t *info, const char *summary,
+                   const parley_workflow_t *reply)
 {
-    const agent_workflow_config_t *config = self->config;
-    if (config->policy == ROLE_POLICY_LLM)
-        return wfllm_decide (self->llm, config->role, state, turn, err, err_size);
-    scene_input_t input = { .state = state, .role = config->role, .catalogue = self->catalogue };
-    return scene_decide (config->policy, &input, turn, err, err_size);
+    self->turns++;
+    FILE *out = self->config->progress;
+    if (!out)
+        return;
+    fprintf (out, "[%s] turn %llu: %s -> %s (%s)\n", self->config->id,
+             (unsigned long long) info->turn, summary,
+             reply->holder [0] ? reply->holder : "end", reply->status_name);
+    fflush (out);
 }
 
-//  The decided turn as a HANDOVER; false with `err` when the policy's
-//  ops or status cannot be sent (the turn then fails with that reason).
-static bool
-s_handover_of (const scene_turn_t *turn, jsonops_t **ops, parley_handover_t *handover,
+bool
+workflow_handover_of (const scene_turn_t *turn, jsonops_t **ops, parley_handover_t *handover,
                char *err, size_t err_size)
 {
     *ops = jsonops_new (turn->ops, err, err_size);
@@ -98,20 +91,22 @@ s_handover_of (const scene_turn_t *turn, jsonops_t **ops, parley_handover_t *han
     return true;
 }
 
-//  One turn: read, decide, hand over. A turn that cannot be decided ends
-//  the run with the reason rather than leaving it stalled.
+//  One turn of a built-in policy: read, decide, hand over. Its turns are
+//  deterministic, so one that cannot be decided ends the run with the
+//  reason rather than leaving it stalled.
 static void
-s_take_turn (s_self_t *self, const parley_workflow_t *info)
+s_builtin_turn (workflow_agent_t *self, const parley_workflow_t *info)
 {
     const agent_workflow_config_t *config = self->config;
     char err [512] = "";
     scene_turn_t turn = { 0 };
     jsonops_t *ops = NULL;
     parley_handover_t handover;
-    json_t *state = s_read_state (self, info, err, sizeof err);
-    int rc = state ? s_decide (self, state, &turn, err, sizeof err) : -1;
+    json_t *state = workflow_read_state (self, info, err, sizeof err);
+    scene_input_t input = { .state = state, .role = config->role, .catalogue = self->catalogue };
+    int rc = state ? scene_decide (config->policy, &input, &turn, err, sizeof err) : -1;
     json_decref (state);
-    if (rc == 0 && !s_handover_of (&turn, &ops, &handover, err, sizeof err))
+    if (rc == 0 && !workflow_handover_of (&turn, &ops, &handover, err, sizeof err))
         rc = -1;
     char reason [700];
     if (rc) {
@@ -122,18 +117,11 @@ s_take_turn (s_self_t *self, const parley_workflow_t *info)
     }
     parley_workflow_t reply;
     parley_err_t sent = parley_client_handover (self->link, &handover, &reply);
-    if (sent == PARLEY_OK) {
-        self->turns++;
-        if (config->progress)
-            fprintf (config->progress, "[%s] turn %llu: %s -> %s (%s)\n", config->id,
-                     (unsigned long long) info->turn, rc ? "gave up" : turn.summary,
-                     reply.holder [0] ? reply.holder : "end", reply.status_name);
-    }
+    if (sent == PARLEY_OK)
+        workflow_progress (self, info, rc ? "gave up" : turn.summary, &reply);
     else
         plog_error ("HANDOVER refused: %s: %s", parley_strerror (sent),
                     parley_client_error_text (self->link));
-    if (config->progress)
-        fflush (config->progress);
     jsonops_destroy (&ops);
     json_decref (turn.ops);
 }
@@ -141,7 +129,7 @@ s_take_turn (s_self_t *self, const parley_workflow_t *info)
 //  Looks at the workflow: plays a turn that is ours; 1 when the run ended
 //  (*exit_code set), 0 to keep waiting.
 static int
-s_check (s_self_t *self, int *exit_code)
+s_check (workflow_agent_t *self, int *exit_code)
 {
     parley_workflow_t info;
     if (parley_client_workflow (self->link, &info) != PARLEY_OK)
@@ -154,13 +142,17 @@ s_check (s_self_t *self, int *exit_code)
         return 1;
     }
     if (strcmp (info.holder, self->config->role->name) == 0
-    &&  strcmp (info.agent, self->config->id) == 0)
-        s_take_turn (self, &info);
+    &&  strcmp (info.agent, self->config->id) == 0) {
+        if (self->model)
+            agent_turn_model (self, &info);
+        else
+            s_builtin_turn (self, &info);
+    }
     return 0;
 }
 
 static int
-s_loop (s_self_t *self)
+s_loop (workflow_agent_t *self)
 {
     int exit_code = PARLEY_EXIT_OK;
     int64_t recheck = pclock_mono_ms () + S_RECHECK_MS;
@@ -181,6 +173,30 @@ s_loop (s_self_t *self)
     return PARLEY_EXIT_OK;
 }
 
+//  The run's model figures, as the exploring agent's MODEL line.
+static void
+s_summary (workflow_agent_t *self)
+{
+    FILE *out = self->config->progress;
+    if (!out)
+        return;
+    llm_totals_t t, probe;
+    llm_totals (self->llm, &t);
+    llm_probe_totals (self->llm, &probe);
+    fprintf (out, "[%s] MODEL calls=%llu ok=%llu failed=%llu retries=%llu prompt_tokens=%llu "
+             "completion_tokens=%llu latency_ms_mean=%.1f latency_ms_max=%.1f turns=%llu "
+             "corrections=%llu fallbacks=%llu waits=%llu mode=%s probe_calls=%llu\n",
+             self->config->id, (unsigned long long) t.calls, (unsigned long long) t.ok,
+             (unsigned long long) t.failed, (unsigned long long) t.retries,
+             (unsigned long long) t.prompt_tokens, (unsigned long long) t.completion_tokens,
+             t.calls ? t.latency_us / 1000.0 / (double) t.calls : 0.0,
+             t.latency_max_us / 1000.0, (unsigned long long) self->turns,
+             (unsigned long long) self->corrections, (unsigned long long) self->fallbacks,
+             (unsigned long long) self->waits, llm_mode_name (wfllm_mode (self->model)),
+             (unsigned long long) probe.calls);
+    fflush (out);
+}
+
 static void
 s_keepalive (void *arg)
 {
@@ -188,7 +204,7 @@ s_keepalive (void *arg)
 }
 
 static int
-s_setup (s_self_t *self, char *err, size_t err_size)
+s_setup (workflow_agent_t *self, char *err, size_t err_size)
 {
     const agent_workflow_config_t *config = self->config;
     char *dir = strdup (config->role->path);
@@ -209,6 +225,15 @@ s_setup (s_self_t *self, char *err, size_t err_size)
         self->llm = llm_new (&options, err, err_size);
         if (!self->llm)
             return -1;
+        const scenario_t *scenario = config->scenario;
+        unsigned corrections = scenario && scenario->workflow.enabled
+                             ? scenario->workflow.corrections : 3;
+        self->model = wfllm_new (self->llm, config->llm_mode, config->role, scenario,
+                                 corrections);
+        if (!self->model) {
+            snprintf (err, err_size, "out of memory");
+            return -1;
+        }
     }
     parley_client_workflow_events (self->link, true);
     return 0;
@@ -217,7 +242,7 @@ s_setup (s_self_t *self, char *err, size_t err_size)
 int
 agent_workflow_run (const agent_workflow_config_t *config)
 {
-    s_self_t self = { .config = config };
+    workflow_agent_t self = { .config = config };
     char cap [80], err [512] = "";
     //  main's SIGINT/SIGTERM handlers raise config->stop. czmq was set up
     //  before them (main's key probe made the first socket), so it will not
@@ -257,12 +282,18 @@ agent_workflow_run (const agent_workflow_config_t *config)
         rc = PARLEY_EXIT_USAGE;
     }
     else {
-        plog_info ("playing role %s (policy %s)", config->role->name,
-                   role_policy_name (config->policy));
+        plog_info ("playing role %s (policy %s%s%s)", config->role->name,
+                   role_policy_name (config->policy), self.model ? ", answers: " : "",
+                   self.model ? llm_mode_name (config->llm_mode) : "");
         rc = s_loop (&self);
+    }
+    if (self.model) {
+        agent_turn_report (&self);
+        s_summary (&self);
     }
     parley_client_bye (self.link, false);
 done:
+    wfllm_destroy (&self.model);
     llm_destroy (&self.llm);
     parley_client_destroy (&self.link);
     return rc;

@@ -11,10 +11,14 @@
         2. decide: a built-in scene policy, or the model (policy llm)
         3. ONE HANDOVER: its writes, the next role, the status
 
-    A turn that cannot be decided (no model answer, an input the policy
-    cannot use) is not dropped: the agent hands over with status failed
-    and the reason, so the run ends visibly instead of stalling. The agent
-    exits when the workflow is done (0) or failed (1).
+    A built-in policy's turn that cannot be decided (an input it cannot
+    use) ends the run with the reason. A model's turn (agent_turn.c) is
+    never dropped and never ended by accident: a refused answer goes back
+    to the model (at most workflow.corrections times), then the
+    scenario's fallback takes the turn (workflow.fallback); while the
+    model gives no answer at all the agent holds the turn and asks again,
+    and never hands over without it. The agent exits when the workflow is
+    done (0) or failed (1).
 */
 #ifndef PARLEY_AGENT_WORKFLOW_H
 #define PARLEY_AGENT_WORKFLOW_H
@@ -22,7 +26,9 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "llm_mode.h"
 #include "role.h"
+#include "scenario.h"
 
 //  agent_workflow_run's answer when the broker runs no workflow.
 #define AGENT_WORKFLOW_NONE (-1)
@@ -36,6 +42,9 @@ typedef struct {
     const char *llm_url;            //  policy llm
     const char *llm_model;
     int64_t llm_timeout_ms;
+    llm_mode_t llm_mode;            //  --llm-mode
+    int64_t llm_breaker_ms;         //  the longest pause between asks while the model is away
+    const scenario_t *scenario;     //  the role's scenario (corrections, fallback, keys), or NULL
     const char *curve_key;          //  CURVE key files (NULL: plain), as the step loop's
     const char *curve_server_key;
     const char *token_file;         //  the resume token's file (NULL: memory only)

@@ -81,7 +81,7 @@ captioner_caption (captioner_t *self, const world_image_view_t *image, char *err
         snprintf (err, err_size, "out of memory");
         return NULL;
     }
-    llm_message_t message = { "user", CAPTIONER_INSTRUCTION };
+    llm_message_t message = { .role = "user", .content = CAPTIONER_INSTRUCTION };
     const char *images[1] = { url };
     self->requests++;
     char *answer = llm_chat_images (self->llm, &message, 1, images, err, err_size);

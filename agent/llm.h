@@ -13,6 +13,13 @@
     back that way: llm_last_call says whether a failed call reached the
     model at all (see llm_result_t).
 
+    Structured answers (llm_ask): the request may carry OpenAI `tools`
+    (function calling, with `tool_choice`) or a `response_format` (a JSON
+    schema); the reply's choices[0].message then has `tool_calls` instead
+    of (or beside) its content. A conversation may hold the assistant's
+    tool calls and `tool` messages answering them, so a refusal goes back
+    to the model as the result of the call it made.
+
     Every call is measured (llm_last_call, llm_totals): latency, the
     server's `usage` token counts when it gives them, HTTP retries and the
     typed outcome.
@@ -21,7 +28,9 @@
 #define PARLEY_LLM_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <jansson.h>
 #include "http.h"
 
 typedef struct _llm_t llm_t;
@@ -37,9 +46,29 @@ typedef struct {
 } llm_options_t;
 
 typedef struct {
-    const char *role;           //  "system", "user" or "assistant"
-    const char *content;
+    const char *role;           //  "system", "user", "assistant" or "tool"
+    const char *content;        //  NULL: "" (or null for an assistant's tool calls)
+    const json_t *tool_calls;   //  assistant: the calls it made, as the server sent them
+    const char *tool_call_id;   //  tool: the call this message answers
 } llm_message_t;
+
+//  What the request asks of the answer's shape (llm_ask); any part NULL.
+typedef struct {
+    const json_t *tools;            //  OpenAI "tools": [{"type":"function","function":{...}}]
+    const char *tool_choice;        //  "required" or "auto"; NULL: not sent
+    const json_t *response_format;  //  {"type":"json_schema","json_schema":{...}}
+    int max_tokens;                 //  > 0: overrides the options' max_tokens for this call
+} llm_shape_t;
+
+//  One reply: its text and its tool calls (each {"id", "name",
+//  "arguments"}, arguments a JSON object), either may be absent.
+typedef struct {
+    char *content;              //  NULL: none (a tool call answer)
+    json_t *tool_calls;         //  the calls as the server sent them (for the conversation)
+    json_t *calls;              //  [{"id": ID, "name": NAME, "arguments": {...}}], or NULL
+} llm_reply_t;
+
+#define LLM_MAX_TOOL_CALLS 32   //  tool calls read from one reply
 
 //  Tokens an image costs a model at "detail": "low" (OpenAI's figure; other
 //  servers differ, but it is what the prompt budget counts).
@@ -71,6 +100,8 @@ typedef struct {
 
 typedef struct {
     uint64_t calls, ok, failed;         //  failed = calls - ok
+    uint64_t unreachable, refused;      //  failed calls by result (llm_result_t)
+    uint64_t bad_response;
     uint64_t retries;                   //  HTTP retries over every call
     uint64_t prompt_tokens, completion_tokens;  //  sums of what servers reported
     uint64_t calls_with_usage;          //  calls whose answer carried usage
@@ -97,6 +128,15 @@ char *llm_chat (llm_t *self, const llm_message_t *messages, size_t count,
 char *llm_chat_images (llm_t *self, const llm_message_t *messages, size_t count,
                        const char *const *images, char *err, size_t err_size);
 
+//  The general call: `images` as llm_chat_images (may be NULL), `shape`
+//  what the answer should look like (may be NULL: text). 0 with `reply`
+//  filled (llm_reply_free it), or -1 with `err`. Without a shape the
+//  content must be a string; with one, tool calls alone are an answer.
+int llm_ask (llm_t *self, const llm_message_t *messages, size_t count,
+             const char *const *images, const llm_shape_t *shape, llm_reply_t *reply,
+             char *err, size_t err_size);
+void llm_reply_free (llm_reply_t *reply);
+
 //  Shorthand for a system + user conversation.
 char *llm_complete (llm_t *self, const char *system, const char *user,
                     char *err, size_t err_size);
@@ -108,6 +148,11 @@ void llm_stats (llm_t *self, http_stats_t *stats);
 const llm_call_t *llm_last_call (llm_t *self);
 void llm_totals (llm_t *self, llm_totals_t *totals);
 const char *llm_result_name (llm_result_t result);
+
+//  While `probing`, calls are counted in the probe's totals, not the
+//  decisions' (the answer mode's probe, llm_mode.h).
+void llm_set_probing (llm_t *self, bool probing);
+void llm_probe_totals (llm_t *self, llm_totals_t *totals);
 
 //  Later calls end by `deadline_ms` (pclock_mono_ms clock; 0: none).
 void llm_set_deadline (llm_t *self, int64_t deadline_ms);

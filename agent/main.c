@@ -31,6 +31,10 @@ static const pconfig_option_t s_options[] = {
       "(key from PARLEY_LLM_API_KEY or OPENAI_API_KEY)" },
     { "llm-model", 0, PCONFIG_STR, "PARLEY_LLM_MODEL", NULL, 0, 0, "MODEL",
       "chat model name for --policy llm" },
+    { "llm-mode", 0, PCONFIG_STR, "PARLEY_LLM_MODE", "auto", 0, 0, "MODE",
+      "how the model answers: tools (function calling), json-schema (response_format), "
+      "text (a format in the prompt), or auto: a probe of at most two small calls at the "
+      "first decision picks the first the server supports (docs/MODEL.md)" },
     { "llm-timeout-ms", 0, PCONFIG_INT, "PARLEY_LLM_TIMEOUT_MS", "60000", 100, 3600000, "MS",
       "timeout of one model call attempt" },
     { "embed-url", 0, PCONFIG_STR, "PARLEY_EMBED_URL", NULL, 0, 0, "URL",
@@ -106,7 +110,9 @@ static const char *s_epilogue =
     "A lost broker is waited for (with backoff), never a reason to exit.\n"
     "SIGINT/SIGTERM stop after the current stage, save the memory and exit 0.\n"
     "Exit code 4: --policy llm ran to its end but its model never answered once\n"
-    "(every step was decided by the heuristic; see the MODEL summary line).";
+    "(every step was decided by the heuristic). The log's last error says which:\n"
+    "the server was never reached, or it answered with something that is not a\n"
+    "model's answer (an HTTP error such as 501, an HTML page); see the MODEL line.";
 
 static volatile sig_atomic_t s_stop = 0;
 
@@ -142,6 +148,7 @@ s_fill (pconfig_t *config, agent_config_t *c, const char *id, const char *memory
     c->policy = pconfig_str (config, "policy");
     c->llm_url = pconfig_str (config, "llm-url");
     c->llm_model = pconfig_str (config, "llm-model");
+    c->llm_mode = pconfig_str (config, "llm-mode");
     c->llm_timeout_ms = pconfig_int (config, "llm-timeout-ms");
     c->embed_url = pconfig_str (config, "embed-url");
     c->embed_model = pconfig_str (config, "embed-model");

@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include "connector.h"
 #include "llm.h"
+#include "llm_mode.h"
 #include "prompt_template.h"
 #include "steplog.h"
 #include "teammap.h"
@@ -94,6 +95,11 @@ typedef struct {
     uint64_t images_sent;               //  decisions that showed the model the view's image
     uint64_t images_left_out;           //  images the context budget had no room for
     llm_result_t last_result;           //  of the last decision
+    uint64_t answered;                  //  decisions the model answered (usable or not)
+    uint64_t unanswered;                //  decisions sent that got no answer
+    char last_error[256];               //  why the last call gave no answer
+    llm_mode_t mode;                    //  the answer mode (auto until probed)
+    uint64_t probe_calls;               //  the auto mode's probe (llm_mode.h), not in totals
 } policy_llm_report_t;
 void policy_llm_report (policy_t *self, policy_llm_report_t *report);
 
@@ -105,6 +111,9 @@ bool policy_llm_retry_useful (policy_t *self);
 //  GET <llm-url>/models once at start, with a clear log line; a server
 //  that cannot be reached opens the circuit at once.
 void policy_llm_probe (policy_t *self, long timeout_ms);
+
+//  How the model answers (llm_mode.h); default auto.
+void policy_llm_set_mode (policy_t *self, llm_mode_t mode);
 
 //  Replaces the prompt's words (prompt_template.h); takes ownership.
 void policy_llm_set_template (policy_t *self, prompt_template_t *tpl);

@@ -25,6 +25,7 @@
 #include "pclock.h"
 #include "plog.h"
 #include "policy.h"
+#include "answer_schema.h"
 #include "conn_world.h"
 #include "prompt.h"
 
@@ -37,6 +38,8 @@ typedef struct {
     int64_t open_until_ms;      //  0: closed
     uint64_t failures_in_row;
     bool warned;                //  the opening was logged once
+    llm_mode_t mode;            //  the answer mode (auto until the probe decides)
+    json_t *last_calls;         //  this decision's last tool calls, for a correction
     policy_llm_report_t report;
 } llm_policy_t;
 
@@ -57,11 +60,70 @@ s_open (llm_policy_t *self, const char *why)
         self->cooldown_ms = POLICY_LLM_BREAKER_MAX_MS;
 }
 
+//  auto: the probe, once the server can be reached (llm_mode.h). Its
+//  result; a server it could not reach is not asked again this decision.
+static llm_result_t
+s_resolve (llm_policy_t *self, char *err, size_t err_size)
+{
+    if (self->mode != LLM_MODE_AUTO)
+        return LLM_RESULT_OK;
+    char note [600];
+    llm_mode_t mode;
+    llm_result_t result = llm_mode_probe (self->llm, &mode, note, sizeof note);
+    if (result != LLM_RESULT_OK) {
+        snprintf (err, err_size, "%s (probing the answer mode)", note);
+        return result;
+    }
+    self->mode = mode;
+    self->report.mode = mode;
+    plog_info ("answer mode %s (--llm-mode auto: %s)", llm_mode_name (mode), note);
+    return LLM_RESULT_OK;
+}
+
+//  The correction of a retry: after the refused answer, a user message
+//  (text, json-schema) or the result of each of its tool calls (tools).
+static size_t
+s_correction (llm_policy_t *self, const policy_input_t *in, llm_message_t *messages,
+              size_t count, const char *retry)
+{
+    size_t calls = json_array_size (self->last_calls);
+    messages [count++] = (llm_message_t) {
+        .role = "assistant", .content = calls? NULL: (in->previous_answer? in->previous_answer: ""),
+        .tool_calls = calls? self->last_calls: NULL };
+    if (!calls) {
+        messages [count++] = (llm_message_t) { .role = "user", .content = retry };
+        return count;
+    }
+    for (size_t i = 0; i < calls && i < LLM_MAX_TOOL_CALLS; i++) {
+        const char *id = json_string_value (json_object_get (json_array_get (self->last_calls, i),
+                                                             "id"));
+        messages [count++] = (llm_message_t) {
+            .role = "tool", .tool_call_id = id? id: "",
+            .content = i + 1 < calls? "Not applied: the answer was refused as a whole.": retry };
+    }
+    return count;
+}
+
+//  The reply as the answer's text (caller frees): the text mode's as it
+//  came, a structured one in the canonical format (answer_schema.h).
+static char *
+s_text_of (llm_mode_t mode, const llm_reply_t *reply)
+{
+    if (reply->calls)
+        return answer_schema_text_of_calls (reply->calls);
+    char *text = mode == LLM_MODE_JSON_SCHEMA? answer_schema_text_of_json (reply->content): NULL;
+    return text? text: strdup (reply->content? reply->content: "");
+}
+
 static char *
 s_decide (void *impl, const policy_input_t *in, char *err, size_t err_size)
 {
     llm_policy_t *self = (llm_policy_t *) impl;
     policy_llm_report_t *r = &self->report;
+    if (!in->previous_error) {
+        json_decref (self->last_calls);
+        self->last_calls = NULL;
+    }
     if (self->open_until_ms && pclock_mono_ms () < self->open_until_ms) {
         r->skipped++;
         r->last_result = LLM_RESULT_UNREACHABLE;
@@ -71,7 +133,10 @@ s_decide (void *impl, const policy_input_t *in, char *err, size_t err_size)
         return NULL;
     }
     r->breaker_open = false;
-    char *system = prompt_system (self->tpl);
+    llm_set_deadline (self->llm, in->deadline_ms);
+    llm_result_t probed = s_resolve (self, err, err_size);
+    llm_mode_t mode = self->mode == LLM_MODE_AUTO? LLM_MODE_TEXT: self->mode;
+    char *system = prompt_system_for (self->tpl, mode);
     size_t budget = prompt_budget_chars (in->context_tokens);
     size_t system_len = system? strlen (system): 0;
     //  The view's image, when the model can see (--llm-vision) and the
@@ -86,7 +151,7 @@ s_decide (void *impl, const policy_input_t *in, char *err, size_t err_size)
     if (image && user_budget)
         user_budget -= image_chars;
     prompt_cut_t cut;
-    char *user = prompt_user (self->tpl, in, user_budget, &cut);
+    char *user = prompt_user_for (self->tpl, in, user_budget, &cut, mode);
     char *image_url = image? llm_image_data_url (image->data, image->size, image->type): NULL;
     if (image_url)
         r->images_sent++;
@@ -98,20 +163,37 @@ s_decide (void *impl, const policy_input_t *in, char *err, size_t err_size)
                    in->context_tokens, budget);
         self->warned_budget = true;
     }
-    char *retry = in->previous_error? prompt_retry (self->tpl, in->previous_error): NULL;
-    llm_message_t messages[4] = {
-        { "system", system },
-        { "user", user },
-        { "assistant", in->previous_answer? in->previous_answer: "" },
-        { "user", retry }
+    char *retry = in->previous_error? prompt_retry_for (self->tpl, in->previous_error, mode): NULL;
+    llm_message_t messages[3 + LLM_MAX_TOOL_CALLS] = {
+        { .role = "system", .content = system },
+        { .role = "user", .content = user },
     };
-    size_t count = retry? 4: 2;
-    const char *images[4] = { NULL, image_url, NULL, NULL };
-    llm_set_deadline (self->llm, in->deadline_ms);
-    char *answer = llm_chat_images (self->llm, messages, count, images, err, err_size);
+    size_t count = 2;
+    if (retry)
+        count = s_correction (self, in, messages, count, retry);
+    const char *images[3 + LLM_MAX_TOOL_CALLS] = { NULL, image_url };
+    json_t *tools = mode == LLM_MODE_TOOLS? answer_schema_tools (in): NULL;
+    json_t *format = mode == LLM_MODE_JSON_SCHEMA
+                   ? llm_mode_response_format ("answer", answer_schema_object (in)): NULL;
+    llm_shape_t shape = { .tools = tools, .tool_choice = tools? "required": NULL,
+                          .response_format = format };
+    llm_reply_t reply;
+    char *answer = NULL;
+    if (probed != LLM_RESULT_OK)
+        ;               //  the server was not reached a moment ago: no second try
+    else
+    if (llm_ask (self->llm, messages, count, images, &shape, &reply, err, err_size) == 0) {
+        answer = s_text_of (mode, &reply);
+        json_decref (self->last_calls);
+        self->last_calls = json_incref (reply.calls? reply.tool_calls: NULL);
+        llm_reply_free (&reply);
+    }
+    json_decref (tools);
+    json_decref (format);
     free (image_url);
-    r->last_result = llm_last_call (self->llm)->result;
+    r->last_result = probed != LLM_RESULT_OK? probed: llm_last_call (self->llm)->result;
     if (answer) {
+        r->answered++;
         if (self->open_until_ms)
             plog_info ("model server answers again");
         self->open_until_ms = 0;
@@ -124,6 +206,8 @@ s_decide (void *impl, const policy_input_t *in, char *err, size_t err_size)
             plog_debug ("model call failed: %s", err);
         else
             plog_warn ("model call failed: %s", err);
+        snprintf (r->last_error, sizeof (r->last_error), "%s", err);
+        r->unanswered++;
         //  A server that answers, however badly, is reachable: only calls
         //  that got nothing usable from the server count towards the breaker.
         if (r->last_result != LLM_RESULT_BAD_RESPONSE
@@ -146,6 +230,7 @@ s_destroy (void *impl)
     llm_policy_t *self = (llm_policy_t *) impl;
     llm_destroy (&self->llm);
     prompt_template_destroy (&self->tpl);
+    json_decref (self->last_calls);
     free (self);
 }
 
@@ -160,7 +245,17 @@ policy_llm_new (llm_t *llm, int64_t breaker_ms)
     self->tpl = prompt_template_new ();
     self->breaker_ms = breaker_ms > 0? breaker_ms: 0;
     self->cooldown_ms = self->breaker_ms;
+    self->mode = self->report.mode = LLM_MODE_TEXT;
     return policy_new ("llm", &s_ops, self);
+}
+
+void
+policy_llm_set_mode (policy_t *self, llm_mode_t mode)
+{
+    assert (self);
+    llm_policy_t *impl = (llm_policy_t *) policy_impl (self);
+    impl->mode = mode;
+    impl->report.mode = mode;
 }
 
 void
@@ -169,6 +264,9 @@ policy_llm_report (policy_t *self, policy_llm_report_t *report)
     assert (self && report);
     llm_policy_t *impl = (llm_policy_t *) policy_impl (self);
     llm_totals (impl->llm, &impl->report.totals);
+    llm_totals_t probe;
+    llm_probe_totals (impl->llm, &probe);
+    impl->report.probe_calls = probe.calls;
     *report = impl->report;
 }
 

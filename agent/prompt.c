@@ -37,6 +37,31 @@ prompt_user_budget (size_t context_tokens, size_t system_chars)
     return budget > system_chars? budget - system_chars: 1;
 }
 
+//  The sections of a mode: format, reminder, retry.
+static prompt_section_t
+s_section (llm_mode_t mode, prompt_section_t text_section)
+{
+    bool tools = mode == LLM_MODE_TOOLS, json = mode == LLM_MODE_JSON_SCHEMA;
+    switch (text_section) {
+        case PROMPT_FORMAT:   return tools ? PROMPT_FORMAT_TOOLS : json ? PROMPT_FORMAT_JSON : PROMPT_FORMAT;
+        case PROMPT_REMINDER: return tools ? PROMPT_REMINDER_TOOLS : json ? PROMPT_REMINDER_JSON : PROMPT_REMINDER;
+        case PROMPT_RETRY:    return tools ? PROMPT_RETRY_TOOLS : json ? PROMPT_RETRY_JSON : PROMPT_RETRY;
+        default:              return text_section;
+    }
+}
+
+char *
+prompt_system_for (const prompt_template_t *tpl, llm_mode_t mode)
+{
+    if (mode != LLM_MODE_TOOLS && mode != LLM_MODE_JSON_SCHEMA)
+        return prompt_system (tpl);
+    //  The schema carries the format: no yaml example, no directives.
+    return zsys_sprintf ("%s\n%s\n\n%s\n\n%s", prompt_template_text (tpl, PROMPT_ROLE),
+                         prompt_template_text (tpl, PROMPT_GOAL),
+                         prompt_template_text (tpl, s_section (mode, PROMPT_FORMAT)),
+                         prompt_template_text (tpl, PROMPT_END));
+}
+
 char *
 prompt_system (const prompt_template_t *tpl)
 {
@@ -59,13 +84,25 @@ prompt_system (const prompt_template_t *tpl)
 char *
 prompt_retry (const prompt_template_t *tpl, const char *error)
 {
-    const char *text = prompt_template_text (tpl, PROMPT_RETRY);
+    return prompt_retry_for (tpl, error, LLM_MODE_TEXT);
+}
+
+char *
+prompt_retry_for (const prompt_template_t *tpl, const char *error, llm_mode_t mode)
+{
+    const char *text = prompt_template_text (tpl, s_section (mode, PROMPT_RETRY));
     const char *mark = strstr (text, "{error}");
     if (!error)
         error = "it was not in the required format.";
+    //  The validation's own "reply again with a yaml block" is the text
+    //  mode's; the structured modes say how to answer in their section.
+    const char *yaml = mode == LLM_MODE_TOOLS || mode == LLM_MODE_JSON_SCHEMA
+                     ? strstr (error, " Reply again with one ```yaml") : NULL;
+    int error_len = yaml ? (int) (yaml - error) : (int) strlen (error);
     if (!mark)
-        return zsys_sprintf ("%s\n%s", text, error);
-    return zsys_sprintf ("%.*s%s%s", (int) (mark - text), text, error, mark + strlen ("{error}"));
+        return zsys_sprintf ("%s\n%.*s", text, error_len, error);
+    return zsys_sprintf ("%.*s%.*s%s", (int) (mark - text), text, error_len, error,
+                         mark + strlen ("{error}"));
 }
 
 // ---------------------------------------------------------------------------
@@ -251,6 +288,13 @@ char *
 prompt_user (const prompt_template_t *tpl, const policy_input_t *in, size_t budget,
              prompt_cut_t *cut)
 {
+    return prompt_user_for (tpl, in, budget, cut, LLM_MODE_TEXT);
+}
+
+char *
+prompt_user_for (const prompt_template_t *tpl, const policy_input_t *in, size_t budget,
+                 prompt_cut_t *cut, llm_mode_t mode)
+{
     assert (in);
     prompt_cut_t local;
     if (!cut)
@@ -263,7 +307,7 @@ prompt_user (const prompt_template_t *tpl, const policy_input_t *in, size_t budg
     s_map (head, in);
     textbuf_t *tail = textbuf_new ();
     s_targets (tail, in);
-    textbuf_add (tail, prompt_template_text (tpl, PROMPT_REMINDER));
+    textbuf_add (tail, prompt_template_text (tpl, s_section (mode, PROMPT_REMINDER)));
     size_t used = textbuf_len (head) + textbuf_len (tail);
 
     //  The parts that may be cut, each with the heading it brings.

@@ -49,6 +49,7 @@
 #ifndef PARLEY_PROMPT_H
 #define PARLEY_PROMPT_H
 
+#include "llm_mode.h"
 #include "policy.h"
 #include "prompt_template.h"
 
@@ -85,5 +86,14 @@ char *prompt_system (const prompt_template_t *tpl);
 char *prompt_user (const prompt_template_t *tpl, const policy_input_t *input,
                    size_t budget_chars, prompt_cut_t *cut);
 char *prompt_retry (const prompt_template_t *tpl, const char *error);
+
+//  The same three for an answer mode (llm_mode.h): text (and auto) as
+//  above; tools and json-schema use their format, reminder and retry
+//  sections and leave out the yaml example and the directives, which
+//  the schema replaces.
+char *prompt_system_for (const prompt_template_t *tpl, llm_mode_t mode);
+char *prompt_user_for (const prompt_template_t *tpl, const policy_input_t *input,
+                       size_t budget_chars, prompt_cut_t *cut, llm_mode_t mode);
+char *prompt_retry_for (const prompt_template_t *tpl, const char *error, llm_mode_t mode);
 
 #endif

@@ -18,6 +18,12 @@ static const char *s_names[PROMPT__SECTIONS] = {
     [PROMPT_END] = "end",
     [PROMPT_REMINDER] = "reminder",
     [PROMPT_RETRY] = "retry",
+    [PROMPT_FORMAT_TOOLS] = "format_tools",
+    [PROMPT_REMINDER_TOOLS] = "reminder_tools",
+    [PROMPT_RETRY_TOOLS] = "retry_tools",
+    [PROMPT_FORMAT_JSON] = "format_json",
+    [PROMPT_REMINDER_JSON] = "reminder_json",
+    [PROMPT_RETRY_JSON] = "retry_json",
 };
 
 static const char *s_defaults[PROMPT__SECTIONS] = {
@@ -45,6 +51,29 @@ static const char *s_defaults[PROMPT__SECTIONS] = {
         "Your previous answer could not be used: {error}\n"
         "Answer again: one fenced yaml block with thinking, action (one of the available "
         "actions) and a non-empty reason.",
+    [PROMPT_FORMAT_TOOLS] =
+        "Answer by calling functions: act exactly once, with thinking, action, reason and, if "
+        "you have news for everyone, message_to_others (sent to every teammate); message_to "
+        "to send text to one teammate or one channel (only names from your message targets); "
+        "listen_to to subscribe to a channel.",
+    [PROMPT_REMINDER_TOOLS] =
+        "Answer now: call act once (thinking, action, reason, optional message_to_others), "
+        "and message_to or listen_to if you need them.",
+    [PROMPT_RETRY_TOOLS] =
+        "Your previous answer could not be used: {error}\n"
+        "Call act again, with action one of the available actions and a non-empty reason.",
+    [PROMPT_FORMAT_JSON] =
+        "Answer with one JSON object with the keys thinking, action, reason, "
+        "message_to_others (news for every teammate, or empty), message_to (a list of "
+        "{\"target\", \"text\"}: text to one teammate or one channel, only names from your "
+        "message targets) and listen_to (a list of channels to subscribe to).",
+    [PROMPT_REMINDER_JSON] =
+        "Answer now: one JSON object (thinking, action, reason, message_to_others, "
+        "message_to, listen_to).",
+    [PROMPT_RETRY_JSON] =
+        "Your previous answer could not be used: {error}\n"
+        "Answer again: one JSON object with thinking, action (one of the available actions) "
+        "and a non-empty reason.",
 };
 
 struct _prompt_template_t {

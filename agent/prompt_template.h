@@ -12,6 +12,11 @@
       reminder    the last line of every user message
       retry       the correction after an unusable answer; "{error}" is
                   replaced by what was wrong
+      format_tools, reminder_tools, retry_tools
+                  the same three for --llm-mode tools (the model calls act,
+                  message_to and listen_to instead of writing a yaml block)
+      format_json, reminder_json, retry_json
+                  and for --llm-mode json-schema (one JSON object)
 
     Texts are plain (no printf formats: an override cannot inject one); a
     section is at most PROMPT_SECTION_MAX bytes of valid UTF-8 text.
@@ -30,6 +35,12 @@ typedef enum {
     PROMPT_END,
     PROMPT_REMINDER,
     PROMPT_RETRY,
+    PROMPT_FORMAT_TOOLS,
+    PROMPT_REMINDER_TOOLS,
+    PROMPT_RETRY_TOOLS,
+    PROMPT_FORMAT_JSON,
+    PROMPT_REMINDER_JSON,
+    PROMPT_RETRY_JSON,
     PROMPT__SECTIONS
 } prompt_section_t;
 

@@ -51,10 +51,24 @@ typedef struct {
     const agent_team_t *team;
     decided_t *out;
     agent_counters_t *counts;
+    const char *moves[AGENT_MAX_ACTIONS];      //  the actions but end
+    size_t move_count;
 } decision_t;
 
+//  The heuristic is not offered "end" when it stands in for the model
+//  (the model has the last word on ending a run: an outage must not end
+//  it) nor with --no-stop-when-explored (the run goes on to --max-steps).
+static bool
+s_may_end (const decision_t *self, const policy_t *policy)
+{
+    agent_parts_t *p = self->parts;
+    if (policy != p->heuristic)
+        return true;
+    return p->policy == p->heuristic && p->stop_when_explored;
+}
+
 static void
-s_input (const decision_t *self, policy_input_t *in, bool retry)
+s_input (const decision_t *self, policy_input_t *in, bool retry, const policy_t *policy)
 {
     agent_parts_t *p = self->parts;
     decided_t *d = self->out;
@@ -65,8 +79,9 @@ s_input (const decision_t *self, policy_input_t *in, bool retry)
     in->context = d->context;
     in->memories = self->recalled->memories;
     in->memory_count = self->recalled->count;
-    in->actions = p->actions;
-    in->action_count = p->action_count;
+    bool may_end = s_may_end (self, policy);
+    in->actions = may_end? p->actions: self->moves;
+    in->action_count = may_end? p->action_count: self->move_count;
     in->teammates = self->team->ptrs;
     in->teammate_count = self->team->count;
     in->world = p->world;
@@ -96,7 +111,7 @@ s_ask (const decision_t *self, policy_t *policy, bool retry)
     agent_parts_t *p = self->parts;
     decided_t *d = self->out;
     policy_input_t in;
-    s_input (self, &in, retry);
+    s_input (self, &in, retry, policy);
     char err[512];
     int64_t start = pclock_mono_us ();
     char *text = policy_decide (policy, &in, err, sizeof (err));
@@ -107,7 +122,7 @@ s_ask (const decision_t *self, policy_t *policy, bool retry)
         return STAGE_RETRY;
     }
     answer_t *answer = answer_parse (text, strlen (text));
-    if (answer && answer_validate (answer, p->actions, p->action_count, err, sizeof (err))) {
+    if (answer && answer_validate (answer, in.actions, in.action_count, err, sizeof (err))) {
         d->answer = answer;
         free (text);
         return STAGE_OK;
@@ -145,6 +160,10 @@ s_decision_fallback (void *arg)
         //  An open circuit was logged once when it opened: not every step.
         policy_llm_report_t r;
         policy_llm_report (p->policy, &r);
+        if (self->counts->fallbacks == 1)
+            plog_warn ("the heuristic decides the steps the model does not: it may move or "
+                       "wait, never end the run (only the model, --max-steps or an explored "
+                       "world with --stop-when-explored end it)");
         if (r.breaker_open)
             plog_debug ("step %" PRIu64 ": circuit open; the heuristic decides", self->in->step);
         else
@@ -201,7 +220,10 @@ stage_decision (agent_parts_t *p, const perceived_t *in, const recalled_t *recal
     out->model_us = 0;
     out->note[0] = 0;
     out->deadline = p->llm_deadline_ms > 0? pclock_mono_ms () + p->llm_deadline_ms: 0;
-    decision_t self = { p, in, recalled, team, out, counts };
+    decision_t self = { p, in, recalled, team, out, counts, { 0 }, 0 };
+    for (size_t i = 0; i < p->action_count; i++)
+        if (!streq (p->actions[i], "end"))
+            self.moves[self.move_count++] = p->actions[i];
     stage_outcome_t outcome = stage_attempt (STAGE_DECISION, p->stats, s_decision_try,
                                              s_decision_fallback, &self);
     if (outcome == STAGE_FAILED)
@@ -227,6 +249,17 @@ typedef struct {
     agent_counters_t *counts;
 } execution_t;
 
+//  Adds to the step's note, which the next prompts show in its history line.
+static void
+s_note (execution_t *self, const char *text)
+{
+    char *note = self->decided->note;
+    size_t size = sizeof (self->decided->note);
+    size_t used = strlen (note);
+    if (used + 1 < size)
+        snprintf (note + used, size - used, "%s%s", used? "; ": "", text);
+}
+
 //  Tells the model, in the next turn, that a message did not go out.
 static void
 s_undelivered (execution_t *self, const char *target, const char *why)
@@ -238,12 +271,10 @@ s_undelivered (execution_t *self, const char *target, const char *why)
     if (text)
         zlistx_add_end (step->obs, observation_new_text ("mail", "mail.undelivered", text));
     free (text);
-    char *note = self->decided->note;
-    size_t size = sizeof (self->decided->note);
-    size_t used = strlen (note);
-    if (used + 1 < size)
-        snprintf (note + used, size - used, "%smessage to %.64s "
-                  "not delivered (%s)", used? "; ": "", target, why);
+    char *line = zsys_sprintf ("message to %.64s not delivered (%s)", target, why);
+    if (line)
+        s_note (self, line);
+    free (line);
 }
 
 static bool
@@ -442,6 +473,13 @@ s_stepped (execution_t *self, const parley_stepped_t *done, const parley_outgoin
     if (done->action_error.code) {
         plog_warn ("ACT %s refused: %s", self->decided->action, done->action_error.message);
         counts->act_errors++;
+        //  The broker's own sentence, so the model reads why in its next prompt.
+        char *line = zsys_sprintf ("%s refused by the broker (%s: %.200s)", self->decided->action,
+                                   parley_strerror (done->action_error.code),
+                                   done->action_error.message);
+        if (line)
+            s_note (self, line);
+        free (line);
     }
     if (done->has_observation)
         conn_world_feed_observation (p->world, &done->observation);

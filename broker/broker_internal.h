@@ -282,6 +282,11 @@ void publish_send (broker_t *self, const char *topic, size_t topic_len, const vo
 void metrics_render (broker_t *self, metrics_text_t *text);
 int metrics_on_wanted (zloop_t *loop, zmq_pollitem_t *item, void *arg);
 
+//  model_usage.c: the agents' model reports summed per role (STATS'
+//  model_roles, /metrics' parley_role_model_*).
+void model_usage_encode (broker_t *self, penc_t *enc);
+void model_usage_metrics (broker_t *self, metrics_text_t *text);
+
 //  push.c: MAIL_PUSH frames to the consumers marked this turn.
 void push_flush (broker_t *self);
 //  Agents with an open push subscription.

@@ -222,6 +222,7 @@ s_agents (broker_t *self, metrics_text_t *text)
                             f, s_model [f].scale);
     s_agent_family (self, text, listed, "parley_agent_model_latency_max_seconds", "gauge",
                     "The agent's slowest model call.", AGENTS_MODEL_FIELDS - 1, 1e-3);
+    model_usage_metrics (self, text);
 }
 
 void

@@ -27,7 +27,7 @@ stats_tick (broker_t *self)
 }
 
 #define STATS_FIELDS 44
-#define STATS_JOURNAL_FIELDS 6      //  only from a broker that journals (--data-dir)
+#define STATS_JOURNAL_FIELDS 7      //  only from a broker that journals (--data-dir)
 
 void
 stats_encode (broker_t *self, uint64_t id)
@@ -71,7 +71,6 @@ stats_encode (broker_t *self, uint64_t id)
     penc_kv_uint (enc, "requests_stalled", stall_held (self->stall));
     penc_kv_uint (enc, "queued_memory", mail->queued_memory);
     penc_kv_uint (enc, "storage_errors", durable_storage_errors (self));
-    penc_kv_uint (enc, "journal_healthy", durable_healthy (self) ? 1 : 0);
     penc_kv_cstr (enc, "version", PARLEY_VERSION);
     penc_kv_uint (enc, "sends_parked", self->counters.sends_parked);
     penc_kv_uint (enc, "send_wait_timeouts", self->counters.send_wait_timeouts);
@@ -94,5 +93,7 @@ stats_encode (broker_t *self, uint64_t id)
         penc_kv_uint (enc, "journal_compactions", written.compactions);
         penc_kv_uint (enc, "journal_write_errors", written.write_errors);
         penc_kv_uint (enc, "journal_sync_errors", written.sync_errors);
+        penc_kv_uint (enc, "journal_healthy", durable_healthy (self) ? 1 : 0);
     }
+    model_usage_encode (self, enc);
 }

@@ -22,10 +22,11 @@ s_to_json (const msgpack_object *o, int depth)
         case MSGPACK_OBJECT_FLOAT32:
         case MSGPACK_OBJECT_FLOAT64:
             return json_real (o->via.f64);
+        //  An empty str may come with a NULL pointer, which jansson refuses.
         case MSGPACK_OBJECT_STR:
-            return json_stringn_nocheck (o->via.str.ptr, o->via.str.size);
+            return json_stringn_nocheck (o->via.str.size ? o->via.str.ptr : "", o->via.str.size);
         case MSGPACK_OBJECT_BIN:
-            return json_stringn_nocheck (o->via.bin.ptr, o->via.bin.size);
+            return json_stringn_nocheck (o->via.bin.size ? o->via.bin.ptr : "", o->via.bin.size);
         case MSGPACK_OBJECT_ARRAY: {
             json_t *array = json_array ();
             for (uint32_t i = 0; array && i < o->via.array.size; i++)

@@ -35,9 +35,12 @@ s_print_option (pconfig_t *self, pconfig_slot_t *slot, FILE *out)
     fprintf (out, "%30s", "");
     if (opt->env)
         fprintf (out, "env: %s; ", opt->env);
+    //  An option whose default is computed says so in its help (the
+    //  agent's id: the hostname); "none" would contradict it.
     if (opt->fallback)
         fprintf (out, "default: %s", opt->fallback);
     else
+    if (!opt->help || !strstr (opt->help, "default:"))
         fprintf (out, "default: %s", opt->type == PCONFIG_BOOL ? "false" : "none");
     if (opt->min != opt->max && opt->type == PCONFIG_INT)
         fprintf (out, "; range %.0f to %.0f", opt->min, opt->max);

@@ -82,6 +82,7 @@ role_destroy (role_t **self_p)
     for (size_t i = 0; i < self->read_count; i++)
         free (self->reads [i]);
     free (self->reads);
+    free (self->read_lines);
     for (size_t i = 0; i < self->write_count; i++) {
         free (self->writes [i].key);
         free (self->writes [i].reducer);
@@ -90,6 +91,7 @@ role_destroy (role_t **self_p)
     for (size_t i = 0; i < self->handover_count; i++)
         free (self->handover [i]);
     free (self->handover);
+    free (self->handover_lines);
     for (size_t i = 0; i < self->channel_count; i++)
         free (self->channels [i]);
     free (self->channels);
@@ -133,15 +135,19 @@ s_check_name (ydoc_t *doc, const yaml_node_t *node, const char *key, s_name_rule
 }
 
 //  A list of names into a fresh array.
+//  A list of names into a fresh array, with the line of each when `lines`
+//  is given (for the errors of the cross-checks, scenario.c).
 static int
 s_names (ydoc_t *doc, const yaml_node_t *node, const char *key, s_name_rule_t rule,
-         char ***out, size_t *count, char *why, size_t why_size)
+         char ***out, size_t **lines, size_t *count, char *why, size_t why_size)
 {
     size_t items = ydoc_items (node);
     if (items > ROLE_MAX_LIST)
         return ydoc_fail (doc, node, key, why, why_size, "at most %d entries", ROLE_MAX_LIST);
     *out = calloc (items ? items : 1, sizeof (char *));
-    if (!*out)
+    if (lines)
+        *lines = calloc (items ? items : 1, sizeof (size_t));
+    if (!*out || (lines && !*lines))
         return ydoc_fail (doc, node, key, why, why_size, "out of memory");
     for (size_t i = 0; i < items; i++) {
         const yaml_node_t *item = ydoc_item (doc, node, i);
@@ -150,6 +156,8 @@ s_names (ydoc_t *doc, const yaml_node_t *node, const char *key, s_name_rule_t ru
         (*out) [i] = strdup (ydoc_text (item));
         if (!(*out) [i])
             return ydoc_fail (doc, item, key, why, why_size, "out of memory");
+        if (lines)
+            (*lines) [i] = ydoc_line (item);
         (*count)++;
     }
     return 0;
@@ -201,8 +209,10 @@ s_connectors (role_t *self, ydoc_t *doc, yaml_node_t *node, char *why, size_t wh
         return -1;
     self->sees_world = ydoc_bool (f [C_WORLD]);
     self->reads_mailbox = f [C_MAILBOX] ? ydoc_bool (f [C_MAILBOX]) : true;
+    self->reads_line = f [C_STATE] ? ydoc_line (f [C_STATE]) : 0;
     if (f [C_STATE] && s_names (doc, f [C_STATE], "connectors.state", S_NAME_KEY,
-                                &self->reads, &self->read_count, why, why_size))
+                                &self->reads, &self->read_lines, &self->read_count,
+                                why, why_size))
         return -1;
     return 0;
 }
@@ -263,9 +273,12 @@ s_actions (role_t *self, ydoc_t *doc, yaml_node_t *node, char *why, size_t why_s
         return -1;
     if (f [A_WRITES] && s_writes (self, doc, f [A_WRITES], why, why_size))
         return -1;
+    self->writes_line = f [A_WRITES] ? ydoc_line (f [A_WRITES]) : 0;
+    self->handover_line = f [A_HANDOVER] ? ydoc_line (f [A_HANDOVER]) : 0;
     self->sends_messages = f [A_MESSAGES] ? ydoc_bool (f [A_MESSAGES]) : true;
     if (f [A_HANDOVER] && s_names (doc, f [A_HANDOVER], "actions.handover", S_NAME_WIRE,
-                                   &self->handover, &self->handover_count, why, why_size))
+                                   &self->handover, &self->handover_lines,
+                                   &self->handover_count, why, why_size))
         return -1;
     return 0;
 }
@@ -324,6 +337,8 @@ s_fill (role_t *self, ydoc_t *doc, char *why, size_t why_size)
     if (s_check_name (doc, f [R_ROLE], "role", S_NAME_WIRE, why, why_size))
         return -1;
     self->name = s_dup_text (f [R_ROLE]);
+    self->line = ydoc_line (f [R_ROLE]);
+    self->policy_line = f [R_POLICY] ? ydoc_line (f [R_POLICY]) : 0;
     self->goal = s_dup_text (f [R_GOAL]);
     self->instructions = s_dup_text (f [R_INSTRUCTIONS]);
     self->human = ydoc_bool (f [R_HUMAN]);
@@ -340,7 +355,7 @@ s_fill (role_t *self, ydoc_t *doc, char *why, size_t why_size)
     if (f [R_ACTIONS] && s_actions (self, doc, f [R_ACTIONS], why, why_size))
         return -1;
     if (f [R_CHANNELS] && s_names (doc, f [R_CHANNELS], "channels", S_NAME_WIRE,
-                                   &self->channels, &self->channel_count, why, why_size))
+                                   &self->channels, NULL, &self->channel_count, why, why_size))
         return -1;
     if (f [R_MEMORY] && s_memory (self, doc, f [R_MEMORY], why, why_size))
         return -1;

@@ -79,6 +79,8 @@ typedef struct {
 typedef struct {
     char *path;                     //  the file it came from
     char *name;
+    size_t line;                    //  of `role:` (the cross-checks name it)
+    size_t policy_line;             //  of `policy:`, 0 when not given
     char *goal;
     char *instructions;             //  NULL when not given
     bool human;
@@ -87,14 +89,19 @@ typedef struct {
     bool sees_world;
     bool reads_mailbox;
     char **reads;                   //  state keys it perceives
+    size_t *read_lines;             //  the line of each
     size_t read_count;
+    size_t reads_line;              //  of the list (0: not given)
     //  actions
     unsigned moves;                 //  role_move_t bits
     role_write_t *writes;
     size_t write_count;
+    size_t writes_line;             //  of the list (0: not given)
     bool sends_messages;
     char **handover;                //  roles it may hand the turn to
+    size_t *handover_lines;         //  the line of each
     size_t handover_count;
+    size_t handover_line;           //  of the list (0: not given)
     //  channels
     char **channels;
     size_t channel_count;
@@ -110,5 +117,17 @@ void role_destroy (role_t **self_p);
 
 //  True when the role writes `key` (any reducer).
 const role_write_t *role_write_of (const role_t *self, const char *key);
+
+//  What a built-in policy needs of the scenario it runs in (role_builtin.c):
+//  the keys it writes and the roles it hands the turn to, NULL-terminated.
+typedef struct {
+    role_policy_t policy;
+    const char *scenario;           //  the scenario it was written for
+    const char *const *writes;
+    const char *const *hands_to;
+} role_builtin_t;
+
+//  NULL for llm and heuristic, which need nothing of a scenario.
+const role_builtin_t *role_builtin (role_policy_t policy);
 
 #endif

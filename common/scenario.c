@@ -52,6 +52,8 @@ scenario_destroy (scenario_t **self_p)
     free (flow->status_key);
     free (flow->revisions_key);
     free (flow->turn_key);
+    free (flow->fallback_role);
+    free (flow->fallback_note);
     for (size_t i = 0; i < self->role_count; i++)
         role_destroy (&self->roles [i]);
     free (self->roles);
@@ -201,13 +203,65 @@ static const ydoc_field_t s_flow_key_fields [] = {
     { "revisions", YDOC_STR, false }, { "turn", YDOC_STR, false },
 };
 
-enum { F_ENTRY, F_MAX_REVISIONS, F_MAX_TURNS, F_TIMEOUT, F_ON_TIMEOUT, F_CLEAR, F_KEYS };
+enum { F_ENTRY, F_MAX_REVISIONS, F_MAX_TURNS, F_TIMEOUT, F_ON_TIMEOUT, F_CLEAR, F_KEYS,
+       F_CORRECTIONS, F_FALLBACK, F_NOTE };
 static const ydoc_field_t s_flow_fields [] = {
     { "entry", YDOC_STR, true }, { "max_revisions", YDOC_INT, false },
     { "max_turns", YDOC_INT, false }, { "turn_timeout_ms", YDOC_INT, false },
     { "on_timeout", YDOC_STR, false }, { "clear_on_revision", YDOC_STR_LIST, false },
-    { "keys", YDOC_MAP, false },
+    { "keys", YDOC_MAP, false }, { "corrections", YDOC_INT, false },
+    { "fallback", YDOC_STR, false }, { "fallback_note", YDOC_STR, false },
 };
+
+//  corrections, fallback and fallback_note: where a turn goes when its
+//  model cannot take it. The fallback's role is checked against the roles
+//  later (scenario_check.c), once they are loaded.
+static int
+s_fallback (scenario_t *self, ydoc_t *doc, yaml_node_t **f, char *why, size_t why_size)
+{
+    scenario_workflow_t *flow = &self->workflow;
+    int64_t corrections = 3;
+    if (f [F_CORRECTIONS] && ydoc_int (doc, f [F_CORRECTIONS], "workflow.corrections", 0,
+                                       SCENARIO_MAX_CORRECTIONS, &corrections, why, why_size))
+        return -1;
+    flow->corrections = (unsigned) corrections;
+    if (f [F_FALLBACK]) {
+        const char *text = ydoc_text (f [F_FALLBACK]);
+        flow->fallback_line = ydoc_line (f [F_FALLBACK]);
+        if (strcmp (text, "entry") == 0)
+            flow->fallback = SCENARIO_FALLBACK_ENTRY;
+        else
+        if (strcmp (text, "fail") != 0) {
+            flow->fallback = SCENARIO_FALLBACK_HUMAN;
+            flow->fallback_role = strdup (text);
+            if (!flow->fallback_role)
+                return ydoc_fail (doc, f [F_FALLBACK], "workflow.fallback", why, why_size,
+                                  "out of memory");
+        }
+    }
+    if (f [F_NOTE]) {
+        const char *key = ydoc_text (f [F_NOTE]);
+        const scenario_key_t *declared = scenario_key (self, key);
+        flow->note_line = ydoc_line (f [F_NOTE]);
+        if (!declared)
+            return ydoc_fail (doc, f [F_NOTE], "workflow.fallback_note", why, why_size,
+                              "\"%s\" is not a key of state", key);
+        if (strcmp (declared->reducer, "replace") && strcmp (declared->reducer, "append")
+        &&  strcmp (declared->reducer, "union"))
+            return ydoc_fail (doc, f [F_NOTE], "workflow.fallback_note", why, why_size,
+                              "\"%s\" is declared %s; a note needs replace, append or union",
+                              key, declared->reducer);
+        flow->fallback_note = strdup (key);
+        if (!flow->fallback_note)
+            return ydoc_fail (doc, f [F_NOTE], "workflow.fallback_note", why, why_size,
+                              "out of memory");
+    }
+    if (flow->fallback == SCENARIO_FALLBACK_ENTRY && !flow->fallback_note)
+        return ydoc_fail (doc, f [F_FALLBACK], "workflow.fallback", why, why_size,
+                          "entry needs workflow.fallback_note, the key that tells the entry "
+                          "role why the turn came back");
+    return 0;
+}
 
 static int
 s_flow_keys (scenario_workflow_t *flow, ydoc_t *doc, yaml_node_t *node, char *why,
@@ -245,6 +299,7 @@ s_workflow (scenario_t *self, ydoc_t *doc, yaml_node_t *node, char *why, size_t 
         return -1;
     flow->enabled = true;
     flow->entry = strdup (ydoc_text (f [F_ENTRY]));
+    flow->entry_line = ydoc_line (f [F_ENTRY]);
     int64_t revisions = 3, turns = 100, timeout = 0;
     if ((f [F_MAX_REVISIONS] && ydoc_int (doc, f [F_MAX_REVISIONS], "workflow.max_revisions",
                                           1, 5, &revisions, why, why_size))
@@ -281,6 +336,8 @@ s_workflow (scenario_t *self, ydoc_t *doc, yaml_node_t *node, char *why, size_t 
             flow->clear_on_revision [flow->clear_count++] = strdup (ydoc_text (item));
         }
     }
+    if (s_fallback (self, doc, f, why, why_size))
+        return -1;
     return s_flow_keys (flow, doc, f [F_KEYS], why, why_size);
 }
 
@@ -330,37 +387,6 @@ s_roles (scenario_t *self, char *why, size_t why_size)
     return 0;
 }
 
-//  The scenario and its roles must agree on names and reducers.
-static int
-s_cross_check (scenario_t *self, char *why, size_t why_size)
-{
-    if (self->workflow.enabled && !scenario_role (self, self->workflow.entry)) {
-        snprintf (why, why_size, "%s: workflow.entry: \"%s\" is not a role in %s/roles",
-                  self->path, self->workflow.entry, self->dir);
-        return -1;
-    }
-    for (size_t r = 0; r < self->role_count; r++) {
-        const role_t *role = self->roles [r];
-        for (size_t h = 0; h < role->handover_count; h++)
-            if (!scenario_role (self, role->handover [h])) {
-                snprintf (why, why_size, "%s: actions.handover: \"%s\" is not a role of this "
-                          "scenario", role->path, role->handover [h]);
-                return -1;
-            }
-        for (size_t w = 0; w < role->write_count; w++) {
-            const role_write_t *write = &role->writes [w];
-            const scenario_key_t *key = scenario_key (self, write->key);
-            if (key && strcmp (key->reducer, write->reducer) != 0) {
-                snprintf (why, why_size, "%s:%zu: actions.writes: \"%s\" is declared %s in %s:%zu, "
-                          "not %s", role->path, write->line, write->key, key->reducer,
-                          self->path, key->line, write->reducer);
-                return -1;
-            }
-        }
-    }
-    return 0;
-}
-
 enum { S_NAME, S_DESCRIPTION, S_WORLD, S_STATE, S_WORKFLOW };
 static const ydoc_field_t s_fields [] = {
     { "name", YDOC_STR, true }, { "description", YDOC_STR, false },
@@ -390,7 +416,7 @@ s_fill (scenario_t *self, char *why, size_t why_size)
     if (!rc)
         rc = s_roles (self, why, why_size);
     if (!rc)
-        rc = s_cross_check (self, why, why_size);
+        rc = scenario_check (self, why, why_size);
     return rc;
 }
 

@@ -330,6 +330,7 @@ static const pfield_t s_stats_reply [] = {
     { "journal_compactions", PF_UINT, false, 0, NULL, "journal compactions finished since start" },
     { "journal_write_errors", PF_UINT, false, 0, NULL, "journal appends that failed" },
     { "journal_sync_errors", PF_UINT, false, 0, NULL, "journal syncs that failed" },
+    { "model_roles", PF_MAP, false, 0, NULL, "model use per role: {role: {agents, model_calls, ...}}" },
 };
 
 // ---------------------------------------------------------------------------

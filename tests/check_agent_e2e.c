@@ -491,7 +491,7 @@ START_TEST (test_llm_agent_model_never_reached)
     ck_assert_int_eq (count_of (err, "model server not reachable at start"), 1);
     ck_assert_int_eq (count_of (err, "model server not called for"), 1);
     ck_assert_int_eq (count_of (err, "the heuristic decides\n"), 0);
-    ck_assert_int_eq (count_of (err, "the model was never reached"), 1);
+    ck_assert_int_eq (count_of (err, "the model server was never reached"), 1);
     ck_assert_str_eq (summary_field (out, "steps"), "6");
     ck_assert_str_eq (summary_field (out, "fallbacks"), "6");
     ck_assert_msg (strstr (out, "MODEL calls=0 ok=0 failed=0 skipped=6 breaker_openings=1"),

@@ -40,15 +40,18 @@ s_rss_kib (pid_t pid)
     return kib;
 }
 
-//  One request frame: {v, t, id, [agent]}.
+//  One request frame: {v, t, id, [agent]}; a BYE forgets the id (each
+//  round registers its own ids, and none is left behind).
 static void
 s_send (void *sock, pmsg_type_t type, const char *agent)
 {
     penc_t enc;
     penc_init (&enc);
-    penc_begin (&enc, type, 1, agent ? 1 : 0);
+    penc_begin (&enc, type, 1, agent || type == PMSG_BYE ? 1 : 0);
     if (agent)
         penc_kv_cstr (&enc, "agent", agent);
+    if (type == PMSG_BYE)
+        penc_kv_bool (&enc, "forget", true);
     ck_assert_int_ge (zmq_send (sock, penc_data (&enc), penc_size (&enc), 0), 0);
     penc_fini (&enc);
 }
@@ -92,8 +95,10 @@ START_TEST (test_memory_after_connections_close)
             int linger = 0;
             zmq_setsockopt (socks [i], ZMQ_LINGER, &linger, sizeof linger);
             ck_assert_int_eq (zmq_connect (socks [i], testbroker_router (broker)), 0);
-            char id [16];
-            snprintf (id, sizeof id, "C%d", i);
+            //  Ids of this round: the last round's connections may not all
+            //  be seen closed yet.
+            char id [24];
+            snprintf (id, sizeof id, "C%d.%d", round, i);
             s_send (socks [i], PMSG_HELLO, id);
         }
         for (int i = 0; i < S_CONNECTIONS; i++)
@@ -183,6 +188,15 @@ END_TEST
 int
 main (void)
 {
+#if defined (__SANITIZE_ADDRESS__)
+    //  The SANITIZE=1 brokers keep 256 MiB of freed blocks in quarantine,
+    //  which is no memory of the broker's own: keep it small here so the
+    //  broker's resident memory says what it holds.
+    char options [512];
+    snprintf (options, sizeof options, "%s:quarantine_size_mb=4",
+              getenv ("ASAN_OPTIONS") ? getenv ("ASAN_OPTIONS") : "");
+    setenv ("ASAN_OPTIONS", options, 1);
+#endif
     Suite *suite = suite_create ("connections");
     TCase *tc = tcase_create ("connections");
     tcase_set_timeout (tc, 300);

@@ -94,10 +94,10 @@ START_TEST (test_chat_conversation)
 {
     llm_t *llm = s_llm ("echo:a", 10000, 0);
     llm_message_t messages [] = {
-        { "system", "You are Agent1." },
-        { "user", "Where now?" },
-        { "assistant", "action: fly" },
-        { "user", "Your answer has action \"fly\"; caf\xc3\xa9 \"quoted\"" }
+        { .role = "system", .content = "You are Agent1." },
+        { .role = "user", .content = "Where now?" },
+        { .role = "assistant", .content = "action: fly" },
+        { .role = "user", .content = "Your answer has action \"fly\"; caf\xc3\xa9 \"quoted\"" }
     };
     char err [256];
     char *answer = llm_chat (llm, messages, 4, err, sizeof err);
@@ -105,10 +105,10 @@ START_TEST (test_chat_conversation)
     ck_assert_str_eq (answer, "n=4 last=Your answer has action \"fly\"; caf\xc3\xa9 \"quoted\"");
     free (answer);
     //  Bad roles and invalid UTF-8 are refused before any request.
-    llm_message_t bad_role [] = { { "robot", "x" } };
+    llm_message_t bad_role [] = { { .role = "robot", .content = "x" } };
     ck_assert_ptr_null (llm_chat (llm, bad_role, 1, err, sizeof err));
     ck_assert_ptr_nonnull (strstr (err, "role"));
-    llm_message_t bad_utf8 [] = { { "user", "\xff\xfe" } };
+    llm_message_t bad_utf8 [] = { { .role = "user", .content = "\xff\xfe" } };
     ck_assert_ptr_null (llm_chat (llm, bad_utf8, 1, err, sizeof err));
     ck_assert_ptr_nonnull (strstr (err, "UTF-8"));
     ck_assert_ptr_null (llm_chat (llm, messages, 0, err, sizeof err));

@@ -249,6 +249,9 @@ START_TEST (test_scrape)
     ck_assert (s_sample (after, "parley_agent_prompt_tokens_total{agent=\"A1\"}") == 120);
     ck_assert (s_sample (after, "parley_agent_completion_tokens_total{agent=\"A1\"}") == 45);
     ck_assert (s_sample (after, "parley_agent_model_latency_seconds_total{agent=\"A1\"}") == 1.5);
+    //  The same per role: A1 has no role:<name> capability, so "-".
+    ck_assert (s_sample (after, "parley_role_model_calls_total{role=\"-\"}") == 3);
+    ck_assert (s_sample (after, "parley_role_prompt_tokens_total{role=\"-\"}") == 120);
     //  --fsync always: each journaled request is synced before its reply.
     ck_assert (s_sample (after, "parley_journal_written_bytes_total") > written_before);
     ck_assert (s_sample (after, "parley_journal_fsync_duration_seconds_count") > syncs_before);

@@ -7,7 +7,9 @@
     with the default template into tests/prompts/explore_step1.txt and
     explore_late.txt. A difference fails with both texts printed; run with
     PARLEY_UPDATE_GOLDEN=1 to rewrite the files after a deliberate change
-    (and read the diff).
+    (and read the diff). A workflow role too: the newsroom's reviewer in
+    each answer mode, with the tools and the JSON schema generated from
+    its role file and scenario (newsroom_reviewer.txt).
 
     Also checked: the late prompt fits its --context-tokens budget, cut
     from the oldest history while the newest steps, the mail, the map, the
@@ -21,7 +23,9 @@
 #include "agent/conn_mailbox.h"
 #include "agent/conn_state.h"
 #include "agent/conn_world.h"
+#include "agent/policy_workflow_llm.h"
 #include "agent/prompt.h"
+#include "agent/textbuf.h"
 #include "lib/testsuite.h"
 
 static const char *const s_actions[] = { "forward", "backward", "stay", "end" };
@@ -303,6 +307,50 @@ START_TEST (test_template_override)
 }
 END_TEST
 
+//  A workflow role: the newsroom's reviewer after one revision, as its
+//  model reads it in each answer mode, with the tools and the JSON schema
+//  generated from its role file and the scenario.
+START_TEST (test_workflow_reviewer)
+{
+    char *dir = testsuite_test_path ("../scenarios/newsroom");
+    char why[1024] = "";
+    scenario_t *scenario = scenario_load (dir, why, sizeof (why));
+    ck_assert_msg (scenario, "%s", why);
+    const role_t *reviewer = scenario_role (scenario, "reviewer");
+    turn_schema_t *schema = turn_schema_new (reviewer, scenario);
+    json_t *state = json_pack ("{s:s, s:s, s:[s, s], s:i, s:s}",
+                               "assignment", "Three paragraphs on the night bus.",
+                               "draft", "The night bus runs from 23:00 to 05:00.",
+                               "notes", "draft written", "say when the last bus leaves",
+                               "iteration_count", 1, "workflow_status", "in_progress");
+    textbuf_t *buf = textbuf_new ();
+    const llm_mode_t modes[] = { LLM_MODE_TEXT, LLM_MODE_JSON_SCHEMA, LLM_MODE_TOOLS };
+    for (size_t i = 0; i < 3; i++) {
+        char *system = wfllm_system (modes[i]);
+        char *user = wfllm_prompt (reviewer, schema, modes[i], state);
+        textbuf_addf (buf, "=== system (%s) ===\n%s\n=== user (%s) ===\n%s",
+                      llm_mode_name (modes[i]), system, llm_mode_name (modes[i]), user);
+        free (system);
+        free (user);
+    }
+    char *tools = json_dumps (turn_schema_tools (schema), JSON_INDENT (1) | JSON_SORT_KEYS);
+    char *object = json_dumps (turn_schema_object (schema), JSON_INDENT (1) | JSON_SORT_KEYS);
+    textbuf_addf (buf, "=== tools ===\n%s\n=== response_format schema ===\n%s\n", tools, object);
+    golden ("newsroom_reviewer.txt", textbuf_text (buf));
+    //  What the reviewer may do, from its files: notes takes a list, the
+    //  turn goes to one of its three roles.
+    ck_assert (strstr (object, "\"enum\": [\n    \"writer\",\n    \"editor\",\n    \"approver\""));
+    ck_assert (strstr (textbuf_text (buf), "- notes (append: a list: its items are added to the end)"));
+    free (tools);
+    free (object);
+    textbuf_destroy (&buf);
+    json_decref (state);
+    turn_schema_destroy (&schema);
+    scenario_destroy (&scenario);
+    free (dir);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -312,6 +360,7 @@ main (void)
     tcase_add_test (tc, test_explore_late);
     tcase_add_test (tc, test_template_override);
     tcase_add_test (tc, test_visible_caption);
+    tcase_add_test (tc, test_workflow_reviewer);
     suite_add_tcase (s, tc);
     return testsuite_run (s);
 }

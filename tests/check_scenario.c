@@ -193,6 +193,26 @@ START_TEST (test_scene)
 }
 END_TEST
 
+START_TEST (test_newsroom)
+{
+    //  The model-driven team: its fallback is the person approving, every
+    //  model role may hand the turn there and write the note.
+    scenario_t *news = s_load ("../scenarios/newsroom");
+    const scenario_workflow_t *flow = &news->workflow;
+    ck_assert_str_eq (flow->entry, "writer");
+    ck_assert_uint_eq (flow->corrections, 3);
+    ck_assert_int_eq (flow->fallback, SCENARIO_FALLBACK_HUMAN);
+    ck_assert_str_eq (flow->fallback_role, "approver");
+    ck_assert_str_eq (flow->fallback_note, "notes");
+    ck_assert (scenario_role (news, "approver")->human);
+    ck_assert_int_eq (scenario_role (news, "writer")->policy, ROLE_POLICY_LLM);
+    ck_assert (scenario_knows_key (news, "workflow_status"));
+    ck_assert (scenario_knows_key (news, "world.agent_positions"));
+    ck_assert (!scenario_knows_key (news, "drafts"));
+    scenario_destroy (&news);
+}
+END_TEST
+
 START_TEST (test_explore)
 {
     scenario_t *explore = s_load ("../scenarios/explore/scenario.yaml");
@@ -223,6 +243,7 @@ main (void)
     tcase_add_test (tc, test_missing_file);
     tcase_add_test (tc, test_scene);
     tcase_add_test (tc, test_explore);
+    tcase_add_test (tc, test_newsroom);
     suite_add_tcase (suite, tc);
     return testsuite_run (suite);
 }

@@ -165,7 +165,8 @@ s_sval_write (void *data, const char *buf, size_t len)
     sval_t *self = (sval_t *) data;
     if (s_sval_reserve (self, len))
         return -1;
-    memcpy (self->data + self->size, buf, len);
+    if (len)                    //  an empty str body may come as NULL
+        memcpy (self->data + self->size, buf, len);
     self->size += len;
     return 0;
 }

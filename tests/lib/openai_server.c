@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*  openai_server - starts tests/openai_server.py; see openai_server.h.  */
 #include "openai_server.h"
+#include <check.h>
+#include "agent/http.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -65,4 +67,39 @@ openai_server_stop (void)
     if (waitpid (s_pid, &status, 0) < 0)
         kill (s_pid, SIGKILL);
     s_pid = -1;
+}
+
+//  One GET of the server's own paths, as JSON (the caller decrefs).
+static json_t *
+s_get (const char *path)
+{
+    char url [512];
+    snprintf (url, sizeof url, "%s%s", s_url, path);
+    http_t *http = http_new (url, NULL, NULL);
+    ck_assert_ptr_nonnull (http);
+    json_t *doc = NULL;
+    char err [256];
+    ck_assert_msg (http_get_json (http, url, 10000, &doc, err, sizeof err) == 0, "%s", err);
+    http_destroy (&http);
+    return doc;
+}
+
+json_t *
+openai_server_requests (const char *model)
+{
+    char path [300];
+    snprintf (path, sizeof path, "/requests/%s", model);
+    json_t *doc = s_get (path);
+    json_t *list = json_incref (json_object_get (doc, "requests"));
+    ck_assert (json_is_array (list));
+    json_decref (doc);
+    return list;
+}
+
+void
+openai_server_set_down (const char *tag, bool down)
+{
+    char path [300];
+    snprintf (path, sizeof path, "/control/%s/%s", down ? "down" : "up", tag);
+    json_decref (s_get (path));
 }

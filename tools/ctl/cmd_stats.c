@@ -3,7 +3,8 @@
     the protocol's sentence for it. The list comes from libparley's
     generic decoding (parley_client_stats_fields), so counters a newer
     broker adds (the journal's, say) show up without a change here. The
-    columns are as wide as their widest cell.
+    columns are as wide as their widest cell; a map or a list (model_roles)
+    follows the table, whole, as compact JSON.
     --json: one object, {"name": {"value": V, "unit": "U"}, ...}. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +72,8 @@ cmd_stats (ctl_t *ctl)
         return PARLEY_EXIT_FAILURE;
     for (size_t i = 0; i < list.count; i++) {
         const parley_stat_field_t *f = &list.fields [i];
+        if (f->kind == PARLEY_STAT_OTHER)
+            continue;
         s_value (f, values [i], sizeof values [i]);
         name_width = s_max (name_width, strlen (f->name));
         value_width = s_max (value_width, strlen (values [i]));
@@ -78,8 +81,19 @@ cmd_stats (ctl_t *ctl)
     }
     for (size_t i = 0; i < list.count; i++) {
         const parley_stat_field_t *f = &list.fields [i];
-        printf ("%-*s  %*s %-*s  %s\n", name_width, f->name, value_width, values [i],
-                unit_width, ctl_stat_unit (f), f->help);
+        if (f->kind != PARLEY_STAT_OTHER)
+            printf ("%-*s  %*s %-*s  %s\n", name_width, f->name, value_width, values [i],
+                    unit_width, ctl_stat_unit (f), f->help);
+    }
+    for (size_t i = 0; i < list.count; i++) {
+        const parley_stat_field_t *f = &list.fields [i];
+        if (f->kind != PARLEY_STAT_OTHER)
+            continue;
+        json_t *json = mpjs_decode (f->value, f->value_size);
+        char *text = json ? json_dumps (json, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+        json_decref (json);
+        printf ("%-*s  %s  %s\n", name_width, f->name, text ? text : "(undecodable)", f->help);
+        free (text);
     }
     free (values);
     return PARLEY_EXIT_OK;

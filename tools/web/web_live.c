@@ -61,8 +61,9 @@ s_agents (parley_client_t *client, web_hub_t *hub, const char *hidden)
             "pending", (json_int_t) info->pending, "caps", caps,
             "model_reported", info->model_reported);
         if (agent && info->model_reported)
-            json_object_set_new (agent, "model", json_pack ("{s:I,s:I,s:I,s:I,s:I,s:I}",
-                "calls", (json_int_t) info->model.calls, "failed", (json_int_t) info->model.failed,
+            json_object_set_new (agent, "model", json_pack ("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+                "calls", (json_int_t) info->model.calls, "ok", (json_int_t) info->model.ok,
+                "failed", (json_int_t) info->model.failed,
                 "prompt_tokens", (json_int_t) info->model.prompt_tokens,
                 "completion_tokens", (json_int_t) info->model.completion_tokens,
                 "latency_ms", (json_int_t) info->model.latency_ms,

@@ -456,6 +456,8 @@ class Stats:
     push_frames: int = 0
     push_deferred: int = 0
     consumers: int = 0
+    # the agents' model reports summed per role: {role: {agents, model_calls, ...}}
+    model_roles: Dict[str, Dict[str, int]] = field(default_factory=dict)
     extra: Dict[str, Any] = field(default_factory=dict)
 
     _RATES = ("rate_in", "rate_out")
@@ -469,6 +471,11 @@ class Stats:
                 values[key] = float(_want(m, key, (int, float), False, 0.0))
             elif key == "version":
                 values[key] = _want(m, key, (str,), False, "")
+            elif key == "model_roles":
+                roles = _want(m, key, (dict,), False, {})
+                values[key] = {str(role): {str(k): v for k, v in (fields or {}).items()
+                                           if isinstance(v, int)}
+                               for role, fields in roles.items() if isinstance(fields, dict)}
             else:
                 values[key] = _uint(m, key, key == "uptime_ms")
         extra = {k: v for k, v in m.items() if k not in known and k not in ("v", "t", "id")}

@@ -266,6 +266,35 @@ function renderAgents() {
   $('agent-count').textContent = `${rows.length}`;
 }
 
+// The agents' model reports summed by role (the broker's STATS model_roles
+// does the same; the page works from the AGENTS it already has).
+function renderRoles() {
+  const sums = new Map();
+  for (const a of M.agents) {
+    if (!a.model) continue;
+    const cap = (a.caps || []).find((c) => c.startsWith('role:'));
+    const role = cap ? cap.slice(5) : '-';
+    const s = sums.get(role) || { agents: 0, calls: 0, ok: 0, failed: 0, retries: 0, tokens: 0, latency: 0 };
+    s.agents += 1;
+    s.calls += a.model.calls || 0;
+    s.ok += a.model.ok || 0;
+    s.failed += a.model.failed || 0;
+    s.retries += a.model.retries || 0;
+    s.tokens += (a.model.prompt_tokens || 0) + (a.model.completion_tokens || 0);
+    s.latency += a.model.latency_ms || 0;
+    sums.set(role, s);
+  }
+  $('roles-usage').hidden = sums.size === 0;
+  const rows = [...sums.entries()].sort(([x], [y]) => x.localeCompare(y)).map(([role, s]) => {
+    const tr = document.createElement('tr');
+    tr.dataset.role = role;
+    for (const v of [role, s.agents, s.calls, s.ok, s.failed, s.retries, s.tokens,
+                     s.calls ? `${Math.round(s.latency / s.calls)} ms` : '–']) cellText(tr, v);
+    return tr;
+  });
+  $('roles').tBodies[0].replaceChildren(...rows);
+}
+
 function msgMatches(m) {
   if (m.gap) return true;
   const agent = $('filter-agent').value;
@@ -371,7 +400,7 @@ function renderActions() {
 
 function renderAll() {
   dirty = false;
-  renderHeader(); renderGrid(); renderAgents(); renderWorkflow(); renderTimeline(); renderState(); renderActions();
+  renderHeader(); renderGrid(); renderAgents(); renderRoles(); renderWorkflow(); renderTimeline(); renderState(); renderActions();
   M.flash = null;
 }
 
