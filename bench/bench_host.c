@@ -15,9 +15,8 @@
     agent take a first step (or WARMUP_MAX_S pass), then measure a window
     of --seconds:
       host<N>_steps_per_s_min / _median   each agent's pace: the steps it
-                                          took in the window over the time
-                                          from the last step seen before it
-                                          to the last seen in it;
+                                          finished in the window over the
+                                          window's length;
       host<N>_slow                        agents under 0.95 steps/s;
       host<N>_stalled                     agents that took no step;
       host<N>_offline_max / _offline_ever agents the broker listed offline
@@ -57,9 +56,7 @@ typedef struct {
     char id [32];
     size_t scanned;             //  its output read up to here (whole lines)
     long step;                  //  the last step it printed
-    int64_t step_us;            //  when this bench first saw that line
     long step_start, step_end;  //  its last step number at the window's edges
-    int64_t start_us, end_us;   //  and when each was seen
     double cpu_start, cpu_end;
     long pss_kib;
     double step_ms;             //  SUMMARY's step_ms_median
@@ -69,8 +66,7 @@ typedef struct {
 static s_agent_t s_agents [MAX_AGENTS];
 
 //  Reads what the agent printed; notes its last progress line ("[id] step
-//  N ...") and when it was first seen (this bench drains every 100 ms: the
-//  error on a rate over a window of a minute is a fraction of a percent).
+//  N ...").
 static void
 s_update (s_agent_t *agent)
 {
@@ -84,11 +80,7 @@ s_update (s_agent_t *agent)
         hit = at++;
     agent->scanned = (size_t) (end + 1 - out);
     if (hit) {
-        long step = atol (hit + strlen ("] step "));
-        if (step != agent->step) {
-            agent->step = step;
-            agent->step_us = pclock_mono_us ();
-        }
+        agent->step = atol (hit + strlen ("] step "));
     }
 }
 
@@ -210,7 +202,6 @@ s_run (const char *world, int count, int seconds)
     double broker_cpu0 = bench_cpu_seconds (broker_pid);
     for (int i = 0; i < count; i++) {
         s_agents [i].step_start = s_agents [i].step;
-        s_agents [i].start_us = s_agents [i].step_us;
         s_agents [i].cpu_start = bench_cpu_seconds (tproc_pid (s_agents [i].proc));
     }
     int64_t start = pclock_mono_us ();
@@ -228,8 +219,7 @@ s_run (const char *world, int count, int seconds)
         pclock_sleep_ms (100);
     }
     s_drain (count);
-    int64_t window_end = pclock_mono_us ();
-    double window = (double) (window_end - start) / 1e6;
+    double window = (double) (pclock_mono_us () - start) / 1e6;
     double broker_cpu = bench_cpu_seconds (broker_pid) - broker_cpu0;
     long broker_rss = s_proc_kib (broker_pid, "status", "VmRSS");
     long broker_hwm = s_proc_kib (broker_pid, "status", "VmHWM");
@@ -237,7 +227,6 @@ s_run (const char *world, int count, int seconds)
         s_agent_t *agent = &s_agents [i];
         pid_t pid = tproc_pid (agent->proc);
         agent->step_end = agent->step;
-        agent->end_us = agent->step_us;
         agent->cpu_end = bench_cpu_seconds (pid);
         agent->pss_kib = s_proc_kib (pid, "smaps_rollup", "Pss");
     }
@@ -261,14 +250,11 @@ s_run (const char *world, int count, int seconds)
     double rate_min = 1e9, pss_max = 0;
     for (int i = 0; i < count; i++) {
         s_agent_t *agent = &s_agents [i];
-        //  From the first step seen in the window to the last: the pace
-        //  kept, not how the window's edges fall between two steps.
-        //  One that stopped stepping before the end counts the time since
-        //  (beyond the 1.1 s a step and its pause take).
+        //  The steps it finished between the window's edges (its output
+        //  is drained at each edge, so its count is its own, whatever this
+        //  bench's lag): within one step of the truth, 1/60 on a minute.
         long steps = agent->step_end - agent->step_start;
-        int64_t last = agent->end_us > window_end - 1100000 ? agent->end_us : window_end - 1100000;
-        double span = (double) (last - agent->start_us) / 1e6;
-        rates [i] = steps > 0 && span > 0 ? (double) steps / span : 0;
+        rates [i] = (double) steps / window;
         rate_min = rates [i] < rate_min ? rates [i] : rate_min;
         slow += rates [i] < 0.95;
         stalled += steps == 0;
