@@ -131,19 +131,18 @@ s_drain (int count)
 static int
 s_sample_offline (parley_client_t *observer, int count)
 {
-    parley_agent_list_t list;
+    parley_agent_list_t *list = NULL;
     if (parley_client_agents (observer, &list) != PARLEY_OK)
         return -1;
     int offline = 0;
-    for (size_t i = 0; i < list.count; i++) {
-        if (list.agents [i].online)
-            continue;
-        for (int k = 0; k < count; k++)
-            if (strcmp (list.agents [i].agent, s_agents [k].id) == 0) {
-                s_agents [k].ever_offline = true;
-                offline++;
-            }
+    for (int k = 0; k < count; k++) {
+        const parley_agent_t *agent = parley_agent_list_find (list, s_agents [k].id);
+        if (agent && !parley_agent_online (agent)) {
+            s_agents [k].ever_offline = true;
+            offline++;
+        }
     }
+    parley_agent_list_destroy (&list);
     return offline;
 }
 

@@ -54,6 +54,19 @@ typedef struct {
     long inbox_full;
 } relay_outcome_t;
 
+//  An outbox of `count` messages to `to`, all with `body` (not copied).
+static parley_outbox_t *
+s_outbox (const char *to, const char *body, size_t body_size, size_t count)
+{
+    parley_outbox_t *outbox = parley_outbox_new ();
+    if (!outbox)
+        exit (1);
+    for (size_t i = 0; i < count; i++)
+        if (parley_outbox_to (outbox, to, body, body_size) != PARLEY_OK)
+            exit (1);
+    return outbox;
+}
+
 //  The receiver: takes s_count pushed messages; writes its rate.
 static void
 s_push_receiver (const char *router, int ready_fd, int result_fd)
@@ -66,20 +79,22 @@ s_push_receiver (const char *router, int ready_fd, int result_fd)
     long received = 0, first_batch = 0;
     uint64_t last_seq = 0;
     int64_t first = 0, last = 0;
+    parley_mail_t *mail = NULL;
     while (received < s_count) {
-        parley_mail_batch_t mail;
         if (!parley_client_take_pushed (client, &mail)) {
             parley_client_wait (client, 100);
             continue;
         }
         last = pclock_mono_us ();
+        size_t count = parley_mail_count (mail);
         if (received == 0) {
             first = last;
-            first_batch = (long) mail.count;
+            first_batch = (long) count;
         }
-        received += (long) mail.count;
-        last_seq = mail.messages [mail.count - 1].seq;
+        received += (long) count;
+        last_seq = parley_mail_last_seq (mail);
     }
+    parley_mail_destroy (&mail);
     double rate = last > first ? (double) (received - first_batch) * 1e6 / (double) (last - first)
                                : 0;
     if (write (result_fd, &rate, sizeof rate) < 0)
@@ -99,35 +114,35 @@ s_sender (const char *router, size_t body_size, size_t batch, int result_fd)
     parley_client_t *client = bench_client (router, "src");
     char *body = calloc (1, body_size);
     memset (body, 'x', body_size);
-    parley_outgoing_t *items = calloc (batch, sizeof (parley_outgoing_t));
-    for (size_t i = 0; i < batch; i++)
-        items [i] = (parley_outgoing_t) { .to = "dst", .body = body, .body_len = body_size };
+    parley_outbox_t *full = s_outbox ("dst", body, body_size, batch);
+    parley_outbox_t *rest = s_outbox ("dst", body, body_size, (size_t) s_count % batch);
+    parley_outbox_t *one = s_outbox ("dst", body, body_size, 1);
     relay_outcome_t outcome = { 0 };
     long sent = 0;
     while (sent < s_count) {
         size_t n = (size_t) (s_count - sent) < batch ? (size_t) (s_count - sent) : batch;
-        bench_check (client, parley_client_send_pipelined (client, items, n, NULL), "SEND");
+        bench_check (client, parley_client_send_pipelined (client, n == batch ? full : rest,
+                                                           NULL), "SEND");
         sent += (long) n;
     }
     bench_check (client, parley_client_send_flush (client), "SEND flush");
-    parley_send_failure_t failure;
-    long failed = 0;
-    while (parley_client_send_failure (client, &failure)) {
-        failed++;
-        if (failure.code == PARLEY_ERR_INBOX_FULL)
+    parley_failure_t *failure = NULL;
+    while (parley_client_send_failure (client, &failure))
+        if (parley_failure_code (failure) == PARLEY_ERR_INBOX_FULL)
             outcome.inbox_full++;
-    }
-    parley_pipeline_stats_t stats;
-    parley_client_pipeline_stats (client, &stats);
-    long accepted = (long) stats.accepted;
-    outcome.lost = s_count - accepted - (long) (stats.failed_messages + stats.errors_omitted);
+    parley_failure_destroy (&failure);
+    long accepted = (long) parley_client_counter (client, PARLEY_COUNTER_ACCEPTED);
+    outcome.lost = s_count - accepted
+                 - (long) (parley_client_counter (client, PARLEY_COUNTER_FAILED_MESSAGES)
+                           + parley_client_counter (client, PARLEY_COUNTER_ERRORS_OMITTED));
     for (long left = s_count - accepted; left > 0; left--)
-        bench_check (client, parley_client_send (client, items, 1, NULL), "filler SEND");
-    (void) failed;
+        bench_check (client, parley_client_send (client, one, NULL), "filler SEND");
     if (write (result_fd, &outcome, sizeof outcome) < 0)
         _exit (1);
     bench_client_leave (&client);
-    free (items);
+    parley_outbox_destroy (&full);
+    parley_outbox_destroy (&rest);
+    parley_outbox_destroy (&one);
     free (body);
     _exit (0);
 }
@@ -235,23 +250,22 @@ s_relay_rows (void)
 //  Pushed: the next MAIL_PUSH. Pulled: a FETCH (acknowledging `ack`)
 //  after each MAIL_READY, as an agent that does not consume.
 static uint64_t
-s_take_one (parley_client_t *client, bool pushed, uint64_t ack)
+s_take_one (parley_client_t *client, bool pushed, uint64_t ack, parley_mail_t **mail)
 {
-    parley_mail_batch_t mail;
     if (pushed) {
-        while (!parley_client_take_pushed (client, &mail))
+        while (!parley_client_take_pushed (client, mail))
             parley_client_wait (client, 100);
     }
     else {
         while (true) {
-            bench_check (client, parley_client_fetch (client, ack, 0, false, &mail), "FETCH");
-            if (mail.count)
+            bench_check (client, parley_client_fetch (client, ack, 0, false, mail), "FETCH");
+            if (parley_mail_count (*mail))
                 break;
             while (!parley_client_take_mail (client))
                 parley_client_wait (client, 1);
         }
     }
-    return mail.messages [mail.count - 1].seq;
+    return parley_mail_last_seq (*mail);
 }
 
 //  A -> B -> A in a child on CPU `cpu`, both ends consuming (`pushed`)
@@ -278,17 +292,18 @@ s_ab_rtt (const char *router, bool pushed, int cpu, const char *key)
     }
     char body [64];
     memset (body, 'x', sizeof body);
-    parley_outgoing_t to_b = { .to = id_b, .body = body, .body_len = sizeof body };
-    parley_outgoing_t to_a = { .to = id_a, .body = body, .body_len = sizeof body };
+    parley_outbox_t *to_b = s_outbox (id_b, body, sizeof body, 1);
+    parley_outbox_t *to_a = s_outbox (id_a, body, sizeof body, 1);
+    parley_mail_t *mail_a = NULL, *mail_b = NULL;
     int64_t *times = calloc ((size_t) s_rounds, sizeof (int64_t));
     uint64_t seq_a = 0, seq_b = 0;
     for (int i = 0; i < RTT_WARMUP + s_rounds; i++) {
         parley_ticket_t ta, tb;
         int64_t t0 = pclock_mono_us ();
-        bench_check (a, parley_client_post_send (a, &to_b, 1, &ta), "SEND A");
-        seq_b = s_take_one (b, pushed, seq_b);
-        bench_check (b, parley_client_post_send (b, &to_a, 1, &tb), "SEND B");
-        seq_a = s_take_one (a, pushed, seq_a);
+        bench_check (a, parley_client_post_send (a, to_b, &ta), "SEND A");
+        seq_b = s_take_one (b, pushed, seq_b, &mail_b);
+        bench_check (b, parley_client_post_send (b, to_a, &tb), "SEND B");
+        seq_a = s_take_one (a, pushed, seq_a, &mail_a);
         if (i >= RTT_WARMUP)
             times [i - RTT_WARMUP] = pclock_mono_us () - t0;
         if (pushed && i % 32 == 31) {
@@ -302,6 +317,10 @@ s_ab_rtt (const char *router, bool pushed, int cpu, const char *key)
     bench_check (a, parley_client_ack (a, seq_a), "ACK");
     bench_check (b, parley_client_ack (b, seq_b), "ACK");
     free (times);
+    parley_mail_destroy (&mail_a);
+    parley_mail_destroy (&mail_b);
+    parley_outbox_destroy (&to_a);
+    parley_outbox_destroy (&to_b);
     bench_client_leave (&a);
     bench_client_leave (&b);
     _exit (0);
