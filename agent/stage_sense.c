@@ -35,6 +35,7 @@
 //  asked once at the start and again this often, in case an event was
 //  missed (the subscription reaches the broker a moment after HELLO).
 #define TEAM_RECHECK_MS 2000
+#define AGENT_EVENT_WHAT 32         //  an AGENT_EVENT's "event" fits (the longest is "disconnected")
 
 static void s_team_present (agent_parts_t *p, int64_t window_ms, zhashx_t *present);
 
@@ -156,27 +157,40 @@ s_caption (agent_parts_t *p, perceived_t *out)
         plog_debug ("step %" PRIu64 ": no caption for the view: %s", out->step, err);
 }
 
+//  An AGENT_EVENT's agent and what happened to it ("joined", "left",
+//  "expired", "disconnected", "forgotten"); false when the body is not
+//  one or the agent is us. The wait for the team and the team list read
+//  the same events.
+static bool
+s_agent_event (const agent_parts_t *p, const parley_event_t *event,
+               char name[PROTO_MAX_NAME + 1], char what[AGENT_EVENT_WHAT])
+{
+    msgpack_unpacked unpacked;
+    msgpack_unpacked_init (&unpacked);
+    bool other = msgpack_unpack_next (&unpacked, (const char *) parley_event_body (event),
+                                      parley_event_body_size (event), NULL)
+                 == MSGPACK_UNPACK_SUCCESS
+              && pobj_strcpy (&unpacked.data, "agent", name, PROTO_MAX_NAME + 1)
+              && pobj_strcpy (&unpacked.data, "event", what, AGENT_EVENT_WHAT)
+              && !streq (name, p->id);
+    msgpack_unpacked_destroy (&unpacked);
+    return other;
+}
+
 //  A teammate's AGENT_EVENT while waiting: one that joins is present;
 //  one that leaves after it was seen stays counted (it may have done its
 //  steps already), one forgotten is gone, as from the AGENTS list.
 static void
 s_team_wait_event (const agent_parts_t *p, zhashx_t *present, const parley_event_t *event)
 {
-    msgpack_unpacked unpacked;
-    msgpack_unpacked_init (&unpacked);
-    char name[PROTO_MAX_NAME + 1], what[32];
-    if (msgpack_unpack_next (&unpacked, (const char *) parley_event_body (event),
-                             parley_event_body_size (event), NULL)
-        == MSGPACK_UNPACK_SUCCESS
-    &&  pobj_strcpy (&unpacked.data, "agent", name, sizeof (name))
-    &&  pobj_strcpy (&unpacked.data, "event", what, sizeof (what)) && !streq (name, p->id)) {
-        if (streq (what, "joined"))
-            zhashx_update (present, name, (void *) 1);
-        else
-        if (streq (what, "forgotten"))
-            zhashx_delete (present, name);
-    }
-    msgpack_unpacked_destroy (&unpacked);
+    char name[PROTO_MAX_NAME + 1], what[AGENT_EVENT_WHAT];
+    if (!s_agent_event (p, event, name, what))
+        return;
+    if (streq (what, "joined"))
+        zhashx_update (present, name, (void *) 1);
+    else
+    if (streq (what, "forgotten"))
+        zhashx_delete (present, name);
 }
 
 //  "Agent2, Agent3" (at most a line's worth) for the log.
@@ -352,14 +366,8 @@ s_refresh_team (agent_parts_t *p, agent_team_t *team)
 static void
 s_team_event (const agent_parts_t *p, agent_team_t *team, const parley_event_t *event)
 {
-    msgpack_unpacked unpacked;
-    msgpack_unpacked_init (&unpacked);
-    char name[PROTO_MAX_NAME + 1], what[32];
-    if (msgpack_unpack_next (&unpacked, (const char *) parley_event_body (event),
-                             parley_event_body_size (event), NULL)
-        == MSGPACK_UNPACK_SUCCESS
-    &&  pobj_strcpy (&unpacked.data, "agent", name, sizeof (name))
-    &&  pobj_strcpy (&unpacked.data, "event", what, sizeof (what)) && !streq (name, p->id)) {
+    char name[PROTO_MAX_NAME + 1], what[AGENT_EVENT_WHAT];
+    if (s_agent_event (p, event, name, what)) {
         size_t at = 0;
         while (at < team->count && !streq (team->names[at], name))
             at++;
@@ -387,7 +395,6 @@ s_team_event (const agent_parts_t *p, agent_team_t *team, const parley_event_t *
                 team->online[at] = streq (what, "joined");
         }
     }
-    msgpack_unpacked_destroy (&unpacked);
 }
 
 //  The AGENT_EVENTs since the last step; false when some may be lost (a
