@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*  team_facts - cells and claims from structured facts. See team_facts.h.
 
-    Reports are parsed with jansson, bounded (TEAM_MAX_REPORT bytes, at most
+    Reports in the form the agents write are scanned (team_report.h), any
+    other is parsed with jansson, bounded (TEAM_MAX_REPORT bytes, at most
     TEAM_MAX_VISITED positions and TEAM_MAX_FOUND names are used); anything
     that is not a version-1 report object is ignored, never an error: the
     mailbox also carries what models write.
@@ -17,6 +18,7 @@
 #include "conn_state.h"
 #include "conn_world.h"
 #include "team_facts.h"
+#include "team_report.h"
 #include "textbuf.h"
 
 #define MAX_MATES 256
@@ -367,11 +369,18 @@ s_uint (json_t *value, uint64_t *out)
     return true;
 }
 
+//  What both readers skip: empty, too long, not an object, our own.
+static bool
+s_candidate (team_facts_t *self, const char *from, const char *body, size_t len)
+{
+    return len > 0 && len <= TEAM_MAX_REPORT && body[0] == '{' && !streq (from, self->me);
+}
+
 bool
-team_facts_read_report (team_facts_t *self, const char *from, const char *body, size_t len)
+team_facts_read_report_json (team_facts_t *self, const char *from, const char *body, size_t len)
 {
     assert (self && from && body);
-    if (len == 0 || len > TEAM_MAX_REPORT || body[0] != '{' || streq (from, self->me))
+    if (!s_candidate (self, from, body, len))
         return false;
     json_t *root = json_loadb (body, len, JSON_REJECT_DUPLICATES, NULL);
     uint64_t version = 0;
@@ -400,6 +409,30 @@ team_facts_read_report (team_facts_t *self, const char *from, const char *body, 
         self->found_count += json_is_string (json_array_get (found, i));
     json_decref (root);
     return true;
+}
+
+bool
+team_facts_read_report (team_facts_t *self, const char *from, const char *body, size_t len)
+{
+    assert (self && from && body);
+    if (!s_candidate (self, from, body, len))
+        return false;
+    team_report_t report;
+    if (team_report_scan (body, len, &report)) {
+        if (report.team != 1)
+            return false;
+        s_mate_at (self, from, report.at, false);
+        if (report.claim_null)
+            team_facts_release (self, from);
+        else
+            team_facts_claim (self, from, report.claim, report.at);
+        for (size_t i = 0; i < report.visited_count; i++)
+            team_facts_mark (self, report.visited[i]);
+        self->found_count += report.found_count;
+        return true;
+    }
+    //  Any other form: what the JSON says, as jansson reads it.
+    return team_facts_read_report_json (self, from, body, len);
 }
 
 void

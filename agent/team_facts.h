@@ -30,7 +30,7 @@
     Cost: one byte per cell (at most TEAM_MAX_CELLS); claims and
     teammates are bounded (TEAM_MAX_CLAIMS) and found by name in O(1);
     walking the claims with team_facts_claim_at (0, 1, 2, ...) is O(claims);
-    a report is parsed once.
+    a report is read once, the agents' own form without a JSON tree.
 */
 #ifndef PARLEY_TEAM_FACTS_H
 #define PARLEY_TEAM_FACTS_H
@@ -79,7 +79,12 @@ void team_facts_mark (team_facts_t *self, uint64_t position);
 void team_facts_learn (team_facts_t *self, connector_t *mailbox, connector_t *state);
 
 //  Reads one message body; true if it was a report in the declared format.
+//  The form the agents write is scanned (team_report.h), any other read by
+//  team_facts_read_report_json: the two give a body the same meaning
+//  (tests/check_team_report.c feeds both the same inputs).
 bool team_facts_read_report (team_facts_t *self, const char *from, const char *body, size_t len);
+bool team_facts_read_report_json (team_facts_t *self, const char *from, const char *body,
+                                  size_t len);
 
 //  Claims. A claim by ourselves is kept apart (team_facts_own_claim).
 void team_facts_claim (team_facts_t *self, const char *agent, uint64_t cell, uint64_t at);
