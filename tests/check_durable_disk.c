@@ -8,6 +8,8 @@
       PARLEY_TEST_COMPACT_DELAY_MS): the child has closed the LOCK and the
       sockets and dies with the broker, so the restart is up within a
       second, removes the temporary files left behind, and has everything;
+    - a failed sync under --fsync everysec makes parley-ctl health exit 1
+      until the journal healed;
     - a data directory of the journal's first format (zlib CRC-32,
       tests/journal-v1) is recovered whole, appended to in its format, and
       compacted into today's.
@@ -245,6 +247,57 @@ START_TEST (test_failed_sync_holds_answers)
 }
 END_TEST
 
+//  parley-ctl health against `broker`: its exit status, its line in `out`.
+static int
+s_health (testbroker_t *broker, char *out, size_t size)
+{
+    tproc_t *ctl = tproc_run ((const char *[]) { "parley-ctl", "--broker",
+                                                 testbroker_router (broker), "--timeout-ms",
+                                                 "5000", "health", NULL }, true);
+    ck_assert_ptr_nonnull (ctl);
+    int status = tproc_status (ctl);
+    snprintf (out, size, "%s%s", tproc_out (ctl), tproc_err (ctl));
+    tproc_destroy (&ctl);
+    return status;
+}
+
+//  A failed background sync under --fsync everysec: the broker still
+//  answers (what it acknowledged was never promised synced yet), refuses
+//  changes, and says so; parley-ctl health reports it unhealthy until the
+//  healing snapshot is down, then healthy again, and changes go through.
+START_TEST (test_failed_sync_makes_health_fail)
+{
+    tproc_dir_t *tmp = tproc_dir_new ();
+    char *dir = tproc_dir_path (tmp, "data");
+    tfault_t *fault = tfault_new (dir);
+    ck_assert_ptr_nonnull (fault);
+    tfault_setenv (fault);
+    testbroker_t *broker = s_start (dir, "everysec", NULL, NULL);
+    tfault_unsetenv (fault);
+    char out [1024];
+    ck_assert_msg (s_health (broker, out, sizeof out) == 0, "%s", out);
+    ck_assert_msg (strstr (out, "healthy"), "%s", out);
+    testclient_t *a = testcheck_agent (broker, "A");
+    tfault_fail_sync (fault, -1);
+    ck_assert_int_eq (s_set (a, "before", "1"), 0);
+    s_wait_log (broker, "the journal is unhealthy");
+    int status = s_health (broker, out, sizeof out);
+    ck_assert_msg (status == 1, "exit %d: %s", status, out);
+    ck_assert_msg (strstr (out, "unhealthy: the journal failed a write or sync"), "%s", out);
+    ck_assert_msg (s_set (a, "during", "2") != 0, "a change accepted by an unhealthy journal");
+    tfault_fail_sync (fault, 0);
+    s_wait_log (broker, "the journal is healthy again");
+    status = s_health (broker, out, sizeof out);
+    ck_assert_msg (status == 0, "exit %d: %s", status, out);
+    ck_assert_int_eq (s_set (a, "after", "3"), 0);
+    s_leave (&a);
+    testcheck_stop (&broker);
+    tfault_destroy (&fault);
+    free (dir);
+    tproc_dir_destroy (&tmp);
+}
+END_TEST
+
 //  Gone, or a zombie nobody reaped yet.
 static bool
 s_dead (pid_t pid)
@@ -444,6 +497,7 @@ main (void)
     tcase_set_timeout (tc, 120);
     tcase_add_test (tc, test_power_cut_always);
     tcase_add_test (tc, test_failed_sync_holds_answers);
+    tcase_add_test (tc, test_failed_sync_makes_health_fail);
     tcase_add_test (tc, test_kill_during_compaction);
     tcase_add_test (tc, test_old_format_recovered);
     suite_add_tcase (suite, tc);
