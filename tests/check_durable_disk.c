@@ -10,6 +10,9 @@
       second, removes the temporary files left behind, and has everything;
     - a failed sync under --fsync everysec makes parley-ctl health exit 1
       until the journal healed;
+    - an answer held for a failed journal, to a connection that has gone
+      while its agent id came back on a new one, leaves the new session
+      alone;
     - a data directory of the journal's first format (zlib CRC-32,
       tests/journal-v1) is recovered whole, appended to in its format, and
       compacted into today's.
@@ -27,6 +30,7 @@
 #include "pclock.h"
 #include "lib/testbroker.h"
 #include "lib/testcheck.h"
+#include "lib/testflow.h"
 #include "lib/testclient.h"
 #include "lib/testmail.h"
 #include "lib/testsuite.h"
@@ -240,6 +244,58 @@ START_TEST (test_failed_sync_holds_answers)
     s_expect_value (broker, "before", "1");
     s_expect_value (broker, "during", "2");
     s_expect_value (broker, "after", "3");
+    testcheck_stop (&broker);
+    tfault_destroy (&fault);
+    free (dir);
+    tproc_dir_destroy (&tmp);
+}
+END_TEST
+
+//  An answer held for a failed journal belongs to the connection that
+//  asked, not to the agent id: when that connection has gone and the id
+//  came back on a new one meanwhile, the held answer is unroutable and
+//  the new session is left alone (not ended as "expired", not sent the
+//  old connection's answer).
+START_TEST (test_held_answer_after_reconnect)
+{
+    tproc_dir_t *tmp = tproc_dir_new ();
+    char *dir = tproc_dir_path (tmp, "data");
+    tfault_t *fault = tfault_new (dir);
+    ck_assert_ptr_nonnull (fault);
+    tfault_setenv (fault);
+    testbroker_t *broker = s_start (dir, "always", NULL, NULL);
+    tfault_unsetenv (fault);
+    char token [TESTFLOW_TOKEN] = "";
+    testclient_t *first = testflow_hello (testclient_new (testbroker_router (broker)), "A",
+                                          NULL, token);
+    ck_assert_str_ne (token, "");
+    tfault_fail_sync (fault, -1);
+    s_begin_set (first, "held", "1");
+    s_wait_log (broker, "nothing more is answered until");
+    testclient_destroy (&first);
+    //  The same id on a new connection, with its resume token; its answer
+    //  is held too, behind the first connection's.
+    testclient_t *second = testclient_new (testbroker_router (broker));
+    penc_t *enc = testclient_begin (second, PMSG_HELLO, 2);
+    penc_kv_cstr (enc, "agent", "A");
+    penc_kv_cstr (enc, "token", token);
+    ck_assert_int_eq (testclient_send (second), 0);
+    pclock_sleep_ms (300);
+    tfault_fail_sync (fault, 0);
+    pmsg_t *reply = testclient_recv (second, 20000);
+    ck_assert_ptr_nonnull (reply);
+    bool welcomed = pmsg_type (reply) == PMSG_WELCOME;
+    pmsg_destroy (&reply);
+    s_wait_log (broker, "sound again");
+    if (!welcomed)
+        testflow_hello (second, "A", NULL, token);
+    //  The session on the new connection works and nothing ended it.
+    ck_assert_int_eq (s_set (second, "after", "2"), 0);
+    reply = testclient_call0 (second, PMSG_HEARTBEAT);
+    ck_assert_msg (reply && pmsg_type (reply) != PMSG_ERROR, "%s", testclient_describe (reply));
+    pmsg_destroy (&reply);
+    ck_assert_msg (!testbroker_log_contains (broker, "expired"), "the new session was ended");
+    s_leave (&second);
     testcheck_stop (&broker);
     tfault_destroy (&fault);
     free (dir);
@@ -498,6 +554,7 @@ main (void)
     tcase_add_test (tc, test_power_cut_always);
     tcase_add_test (tc, test_failed_sync_holds_answers);
     tcase_add_test (tc, test_failed_sync_makes_health_fail);
+    tcase_add_test (tc, test_held_answer_after_reconnect);
     tcase_add_test (tc, test_kill_during_compaction);
     tcase_add_test (tc, test_old_format_recovered);
     suite_add_tcase (suite, tc);
