@@ -593,6 +593,56 @@ s_handover (testclient_t *client, const char *next, uint64_t turn)
     return testclient_call (client);
 }
 
+//  One WRITE of `op` on `key` (a set's value is `size` bytes of 'v').
+static void
+s_write_key (testclient_t *client, const char *op, const char *key, size_t size)
+{
+    penc_t *enc = testclient_begin (client, PMSG_WRITE, 1);
+    penc_key (enc, "ops");
+    msgpack_pack_array (penc_packer (enc), 1);
+    msgpack_pack_map (penc_packer (enc), strcmp (op, "set") == 0 ? 3 : 2);
+    penc_kv_cstr (enc, "op", op);
+    penc_kv_cstr (enc, "key", key);
+    if (strcmp (op, "set") == 0) {
+        char *value = malloc (size + 1);
+        memset (value, 'v', size);
+        value [size] = 0;
+        penc_kv_cstr (enc, "value", value);
+        free (value);
+    }
+    pmsg_t *reply = testclient_call (client);
+    EXPECT (reply, PMSG_WRITTEN);
+    pmsg_destroy (&reply);
+}
+
+//  A compaction early in a journal's life, when the state had changed
+//  less often than it has keys: the snapshot gives back the state_seq and
+//  the key seqs it recorded (not one more per key put back), and a key of
+//  the scenario's initial state deleted before it stays deleted.
+START_TEST (test_replay_equals_live_after_an_early_compaction)
+{
+    s_run_t run;
+    s_run_new (&run, true, 5);
+    run.broker = s_start (&run, "--compact-min-bytes", "4096");
+    testclient_t *client = s_agent (run.broker, "W", "worker");
+    s_write_key (client, "delete", "report", 0);
+    //  A log over --compact-min-bytes: the next tick compacts it.
+    s_write_key (client, "set", "big", 5000);
+    int64_t deadline = pclock_mono_ms () + 20000;
+    while (!s_compacted (&run) && pclock_mono_ms () < deadline)
+        pclock_sleep_ms (50);
+    ck_assert_msg (s_compacted (&run), "no compaction within 20 s");
+    //  On top of the snapshot: an operation that records the state_seq.
+    s_write_key (client, "set", "after", 10);
+    pmsg_t *reply = testclient_call0 (client, PMSG_BYE);
+    pmsg_destroy (&reply);
+    testclient_destroy (&client);
+    ck_assert_int_eq (testbroker_stop (&run.broker), 0);
+    s_expect_replay_equals_live (&run, "--log-level", "info");
+    s_run_destroy (&run);
+}
+END_TEST
+
 //  Two hand-overs, then a stop (clean or kill -9 under --fsync always):
 //  the restarted broker is at turn 3, with both hand-overs' writes, its
 //  state_seq never went back, and its origin is the same.
@@ -782,6 +832,7 @@ main (void)
     tcase_add_test (tc, test_replay_equals_live_with_world);
     tcase_add_test (tc, test_replay_equals_live_without_world);
     tcase_add_test (tc, test_replay_equals_live_across_compactions);
+    tcase_add_test (tc, test_replay_equals_live_after_an_early_compaction);
     tcase_add_test (tc, test_workflow_survives_a_clean_restart);
     tcase_add_test (tc, test_workflow_survives_kill_9);
     tcase_add_test (tc, test_retry_after_restart_is_applied_once);

@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*  state_restore - putting a key back as the journal's snapshot recorded
     it: its reducer, its value and its own seq (state_apply_raw gives a
-    fresh seq; a restored store must answer GET with the seq it had). */
+    fresh seq; a restored store must answer GET with the seq it had).
+
+    A restore consumes no seq: the store's seq after it is the snapshot's
+    (state_restore_seq), not the snapshot's plus one per key put back,
+    or the operations journaled after the snapshot would meet other seqs
+    than they recorded. */
 #include <string.h>
 
 #include "state_int.h"
@@ -19,7 +24,9 @@ state_restore_entry (state_t *self, const char *key, state_reducer_t reducer, ui
         ops [count++] = (state_raw_op_t) { .op = STATE_OP_DELETE, .key = key };
     ops [count++] = (state_raw_op_t) { .op = STATE_OP_DECLARE, .key = key, .reducer = reducer };
     ops [count++] = (state_raw_op_t) { .op = STATE_OP_SET, .key = key, .value = value, .size = size };
+    uint64_t seq_before = self->seq;
     perr_t rc = state_apply_raw (self, ops, count, NULL, why, why_size);
+    self->seq = seq_before;
     state_changes_reset (self);
     if (rc)
         return rc;
