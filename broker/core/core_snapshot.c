@@ -421,6 +421,9 @@ s_restore_head (core_restore_t *r, const msgpack_object *items, uint32_t count)
     ||  (count > 4 && !s_is (&items [4], MSGPACK_OBJECT_POSITIVE_INTEGER)))
         return -1;
     r->head = true;
+    //  The snapshot holds every key the core had: a key the fresh core
+    //  wrote at its start and the snapshot lacks was deleted since.
+    state_restore_begin (self->state);
     r->mail_seq = items [2].via.u64;
     r->state_seq = items [3].via.u64;
     //  The counters go on, so their lifetime does too.

@@ -6,7 +6,9 @@
     A restore consumes no seq: the store's seq after it is the snapshot's
     (state_restore_seq), not the snapshot's plus one per key put back,
     or the operations journaled after the snapshot would meet other seqs
-    than they recorded. */
+    than they recorded. And it starts from an empty store: the keys a
+    fresh core writes (the scenario's initial state, the world's) that
+    the snapshot does not have were deleted before it was taken. */
 #include <string.h>
 
 #include "state_int.h"
@@ -34,6 +36,23 @@ state_restore_entry (state_t *self, const char *key, state_reducer_t reducer, ui
     assert (entry);
     entry->seq = seq;
     return PERR_NONE;
+}
+
+void
+state_restore_begin (state_t *self)
+{
+    assert (self);
+    uint64_t seq_before = self->seq;
+    zlistx_t *keys = zhashx_keys (self->entries);
+    assert (keys);
+    for (const char *key = zlistx_first (keys); key; key = zlistx_next (keys)) {
+        state_raw_op_t op = { .op = STATE_OP_DELETE, .key = key };
+        perr_t rc = state_apply_raw (self, &op, 1, NULL, NULL, 0);
+        assert (rc == PERR_NONE);
+    }
+    zlistx_destroy (&keys);
+    self->seq = seq_before;
+    state_changes_reset (self);
 }
 
 void
