@@ -10,7 +10,10 @@
       second, removes the temporary files left behind, and has everything;
     - a data directory of the journal's first format (zlib CRC-32,
       tests/journal-v1) is recovered whole, appended to in its format, and
-      compacted into today's.
+      compacted into today's;
+    - a record whose msgpack counts claim more than its bytes hold (sound
+      checksums: a hostile or miswritten file) is skipped without the
+      broker reserving what the counts claim.
 */
 #include <check.h>
 #include <dirent.h>
@@ -442,6 +445,52 @@ START_TEST (test_old_format_recovered)
 }
 END_TEST
 
+//  The broker's peak of virtual memory, in KiB.
+static uint64_t
+s_vm_peak_kib (pid_t pid)
+{
+    char path [64];
+    snprintf (path, sizeof path, "/proc/%d/status", (int) pid);
+    FILE *file = fopen (path, "r");
+    ck_assert_ptr_nonnull (file);
+    char line [256];
+    uint64_t peak = 0;
+    while (fgets (line, sizeof line, file))
+        if (sscanf (line, "VmPeak: %llu", (unsigned long long *) &peak) == 1)
+            break;
+    fclose (file);
+    ck_assert_uint_gt (peak, 0);
+    return peak;
+}
+
+START_TEST (test_record_counts_not_trusted)
+{
+    tproc_dir_t *tmp = tproc_dir_new ();
+    char *dir = tproc_dir_path (tmp, "data");
+    ck_assert_int_eq (mkdir (dir, 0700), 0);
+    char path [4200], why [256];
+    snprintf (path, sizeof path, "%s/log.1", dir);
+    jfile_t *log = jfile_open (path, why, sizeof why);
+    ck_assert_msg (log, "%s", why);
+    //  [5, 0, "A", nil, ops] where ops is an array32 of 2^27 operations:
+    //  msgpack-c would reserve 3 GiB for its table before reading one.
+    const unsigned char record [] = { 0x95, 0x05, 0x00, 0xa1, 'A', 0xc0,
+                                      0xdd, 0x08, 0x00, 0x00, 0x00 };
+    ck_assert_int_eq (jfile_append (log, record, sizeof record), 0);
+    ck_assert_int_eq (jfile_sync (log), 0);
+    jfile_destroy (&log);
+    testbroker_t *broker = s_start (dir, "always", NULL, NULL);
+    ck_assert_ptr_nonnull (broker);
+    uint64_t peak = s_vm_peak_kib (testbroker_pid (broker));
+    ck_assert_msg (peak < 1024 * 1024, "the broker reserved %llu KiB recovering a record of "
+                   "%zu bytes", (unsigned long long) peak, sizeof record);
+    ck_assert (testbroker_log_contains (broker, "1 skipped"));
+    testcheck_stop (&broker);
+    free (dir);
+    tproc_dir_destroy (&tmp);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -452,6 +501,7 @@ main (void)
     tcase_add_test (tc, test_failed_sync_holds_answers);
     tcase_add_test (tc, test_kill_during_compaction);
     tcase_add_test (tc, test_old_format_recovered);
+    tcase_add_test (tc, test_record_counts_not_trusted);
     suite_add_tcase (suite, tc);
     return testsuite_run (suite);
 }

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "core_int.h"
+#include "pwire.h"
 
 enum {
     JREC_SNAP_HEAD = 10,
@@ -236,6 +237,33 @@ core_snapshot_write (core_t *self, core_record_fn *emit, void *arg)
 //  ---------------------------------------------------------------------
 //  Restoring (at recovery)
 
+//  A record is at most CORE_RECORD_MAX bytes, so at most that many
+//  objects; nesting is bounded by the walk's own stack.
+static const pwire_limits_t s_record_limits = {
+    .max_frame = CORE_RECORD_MAX,
+    .max_depth = 32,
+    .max_objects = CORE_RECORD_MAX
+};
+
+bool
+core_record_check (const void *payload, size_t size, char *why, size_t why_size)
+{
+    return pwire_check (payload, size, &s_record_limits, why, why_size) == PERR_NONE;
+}
+
+//  A msgpack value a record keeps as bytes (a state value, a checkpoint's)
+//  is unpacked later with msgpack-c: its counts must be sound as well.
+static bool
+s_value_sound (core_restore_t *r, const msgpack_object *bin)
+{
+    char why [200];
+    if (bin->via.bin.size == 0          //  a removed key's: never unpacked
+    ||  core_record_check (bin->via.bin.ptr, bin->via.bin.size, why, sizeof why))
+        return true;
+    snprintf (r->why, sizeof r->why, "a snapshot value is not sound msgpack: %s", why);
+    return false;
+}
+
 core_restore_t *
 core_restore_new (core_t *core)
 {
@@ -352,7 +380,7 @@ s_restore_key (core_restore_t *r, const msgpack_object *items)
     ||  !s_is (&items [2], MSGPACK_OBJECT_POSITIVE_INTEGER)
     ||  items [2].via.u64 >= STATE_REDUCER__COUNT
     ||  !s_is (&items [3], MSGPACK_OBJECT_POSITIVE_INTEGER)
-    ||  !s_is (&items [4], MSGPACK_OBJECT_BIN))
+    ||  !s_is (&items [4], MSGPACK_OBJECT_BIN) || !s_value_sound (r, &items [4]))
         return -1;
     char key [PROTO_MAX_KEY + 1];
     s_copy (&items [1], key, sizeof key);
@@ -450,7 +478,8 @@ core_restore_record (core_restore_t *r, const void *payload, size_t size)
     msgpack_unpacked_init (&unpacked);
     size_t offset = 0;
     int rc = -1;
-    if (msgpack_unpack_next (&unpacked, payload, size, &offset) != MSGPACK_UNPACK_SUCCESS
+    if (!core_record_check (payload, size, r->why, sizeof r->why)
+    ||  msgpack_unpack_next (&unpacked, payload, size, &offset) != MSGPACK_UNPACK_SUCCESS
     ||  unpacked.data.type != MSGPACK_OBJECT_ARRAY || unpacked.data.via.array.size < 2
     ||  unpacked.data.via.array.ptr [0].type != MSGPACK_OBJECT_POSITIVE_INTEGER)
         goto done;
@@ -483,6 +512,10 @@ core_restore_record (core_restore_t *r, const void *payload, size_t size)
             r->workflow = self->workflow && rc == 0;
             break;
         case JREC_SNAP_CHECKPOINT:
+            //  A checkpoint's key: [17, 1, number, key, reducer, deleted, value].
+            if (count == 7 && s_is (&items [6], MSGPACK_OBJECT_BIN)
+            &&  !s_value_sound (r, &items [6]))
+                break;
             rc = r->workflow
                ? workflow_restore_key (self->workflow, items, count, r->why, sizeof r->why) : 0;
             break;
