@@ -643,6 +643,63 @@ START_TEST (test_replay_equals_live_after_an_early_compaction)
 }
 END_TEST
 
+static void
+s_sent (testclient_t *client, const char *target, bool channel, const char *body)
+{
+    pmsg_t *reply = testclient_send_one (client, target, channel, body);
+    EXPECT (reply, PMSG_SENT);
+    pmsg_destroy (&reply);
+}
+
+//  Under drop-oldest, a post its channel dropped stays in its listeners'
+//  inboxes as a tombstone until acknowledged: it takes a place there, so
+//  it decides what the inbox's own bound drops next. A compaction keeps
+//  it, and the replay of what follows drops what the live broker dropped.
+START_TEST (test_replay_equals_live_with_dropped_posts)
+{
+    s_run_t run;
+    s_run_new (&run, false, 9);
+    const char *args [] = { "--data-dir", run.data, "--scenario", run.scenario,
+                            "--fsync", "always", "--dump-on-exit", run.live,
+                            "--compact-min-bytes", "4096", "--overflow", "drop-oldest",
+                            "--max-channel", "5", "--max-inbox", "6", NULL };
+    run.broker = testcheck_start (args);
+    ck_assert_ptr_nonnull (run.broker);
+    testclient_t *poster = s_agent (run.broker, "W", "worker");
+    testclient_t *reader = s_agent (run.broker, "C", "checker");
+    testclient_t *both [] = { poster, reader };
+    for (int i = 0; i < 2; i++) {
+        penc_t *enc = testclient_begin (both [i], PMSG_LISTEN, 1);
+        penc_kv_cstr (enc, "channel", "news");
+        pmsg_t *reply = testclient_call (both [i]);
+        EXPECT (reply, PMSG_OK);
+        pmsg_destroy (&reply);
+    }
+    //  Seven posts to a channel of five: the first two are dropped by the
+    //  channel and stay as tombstones in both inboxes.
+    for (int i = 0; i < 7; i++) {
+        char body [16];
+        snprintf (body, sizeof body, "post %d", i);
+        s_sent (poster, "news", true, body);
+    }
+    s_write_key (poster, "set", "big", 5000);
+    int64_t deadline = pclock_mono_ms () + 20000;
+    while (!s_compacted (&run) && pclock_mono_ms () < deadline)
+        pclock_sleep_ms (50);
+    ck_assert_msg (s_compacted (&run), "no compaction within 20 s");
+    //  The reader's inbox is full (six places): this pops its oldest.
+    s_sent (poster, "C", false, "after");
+    for (int i = 0; i < 2; i++) {
+        pmsg_t *reply = testclient_call0 (both [i], PMSG_BYE);
+        pmsg_destroy (&reply);
+        testclient_destroy (&both [i]);
+    }
+    ck_assert_int_eq (testbroker_stop (&run.broker), 0);
+    s_expect_replay_equals_live (&run, "--log-level", "info");
+    s_run_destroy (&run);
+}
+END_TEST
+
 //  Two hand-overs, then a stop (clean or kill -9 under --fsync always):
 //  the restarted broker is at turn 3, with both hand-overs' writes, its
 //  state_seq never went back, and its origin is the same.
@@ -833,6 +890,7 @@ main (void)
     tcase_add_test (tc, test_replay_equals_live_without_world);
     tcase_add_test (tc, test_replay_equals_live_across_compactions);
     tcase_add_test (tc, test_replay_equals_live_after_an_early_compaction);
+    tcase_add_test (tc, test_replay_equals_live_with_dropped_posts);
     tcase_add_test (tc, test_workflow_survives_a_clean_restart);
     tcase_add_test (tc, test_workflow_survives_kill_9);
     tcase_add_test (tc, test_retry_after_restart_is_applied_once);

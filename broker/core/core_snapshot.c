@@ -8,12 +8,15 @@
         [11, id, caps, acked, delivered, channels, token,
              slots, step, acts]                                   each agent
         [12, key, reducer, seq, value]                            each state key
-        [14, seq, ts, kind, from, to, body, bin, holders]         each queued message
+        [14, seq, ts, kind, from, to, body, bin, holders,
+             dropped]                                             each queued message
         [16, workflow fields], [17, checkpoint or key]...         workflow_snapshot
         [15, agents, keys, messages]                              end
     Older snapshots (head version 1 of 4 or 5 items, agents of 6 or 7
-    items, no workflow) are read as they were written: what they lack
-    (limits, slots, the workflow's progress) starts as a fresh core has it.
+    items, no workflow, messages of 9 items and without the tombstones of
+    posts their channel dropped) are read as they were written: what they
+    lack (limits, slots, the workflow's progress) starts as a fresh core
+    has it.
     Messages come in seq order with the agents holding them, so restoring
     is one mailroom_restore per message and every inbox fills in order.
     What is slow: collecting the messages sorts (message, holder) pairs,
@@ -180,12 +183,11 @@ core_snapshot_write (core_t *self, core_record_fn *emit, void *arg)
     for (size_t i = 0; all && i < count; i++) {
         agent_t *agent = agents_at (self->agents, i);
         size_t held = mailbox_count (agent->inbox);
-        for (size_t j = 0; j < held; j++) {
-            mail_t *mail = mailbox_at (agent->inbox, j);
-            //  A channel's dropped post is a tombstone: FETCH skips it.
-            if (!mail->dropped)
-                all [n++] = (placement_t) { mail, agent };
-        }
+        //  A channel's dropped post too: a tombstone FETCH skips, but
+        //  which holds its place in the inbox (its count, what
+        //  drop-oldest pops first) until acknowledged.
+        for (size_t j = 0; j < held; j++)
+            all [n++] = (placement_t) { mailbox_at (agent->inbox, j), agent };
     }
     if (!all)
         w.rc = -1;
@@ -197,7 +199,7 @@ core_snapshot_write (core_t *self, core_record_fn *emit, void *arg)
         size_t end = i;
         while (end < n && all [end].mail == mail)
             end++;
-        msgpack_pack_array (&w.pk, 9);
+        msgpack_pack_array (&w.pk, 10);
         msgpack_pack_int (&w.pk, JREC_SNAP_MAIL);
         msgpack_pack_uint64 (&w.pk, mail->seq);
         msgpack_pack_int64 (&w.pk, mail->ts);
@@ -213,6 +215,10 @@ core_snapshot_write (core_t *self, core_record_fn *emit, void *arg)
         msgpack_pack_array (&w.pk, (uint32_t) (end - i));
         for (size_t j = i; j < end; j++)
             s_pack_str (&w.pk, all [j].agent->id, all [j].agent->id_len);
+        if (mail->dropped)
+            msgpack_pack_true (&w.pk);
+        else
+            msgpack_pack_false (&w.pk);
         s_flush (&w);
         messages++;
         i = end;
@@ -395,9 +401,12 @@ s_restore_key (core_restore_t *r, const msgpack_object *items)
 }
 
 static int
-s_restore_mail (core_restore_t *r, const msgpack_object *items)
+s_restore_mail (core_restore_t *r, const msgpack_object *items, uint32_t count)
 {
     core_t *self = r->core;
+    if (count > 9 && !s_is (&items [9], MSGPACK_OBJECT_BOOLEAN))
+        return -1;
+    bool dropped = count > 9 && items [9].via.boolean;
     if (!s_is (&items [1], MSGPACK_OBJECT_POSITIVE_INTEGER)
     ||  (!s_is (&items [2], MSGPACK_OBJECT_POSITIVE_INTEGER)
     &&   !s_is (&items [2], MSGPACK_OBJECT_NEGATIVE_INTEGER))
@@ -433,7 +442,7 @@ s_restore_mail (core_restore_t *r, const msgpack_object *items)
                           items [4].via.str.ptr, items [4].via.str.size,
                           items [5].via.str.ptr, items [5].via.str.size,
                           items [6].via.bin.ptr, items [6].via.bin.size,
-                          items [7].via.boolean, r->holders, n))
+                          items [7].via.boolean, dropped, r->holders, n))
         r->messages++;
     else
         r->failed++;
@@ -504,7 +513,7 @@ core_restore_record (core_restore_t *r, const void *payload, size_t size)
             rc = count == 5 ? s_restore_key (r, items) : -1;
             break;
         case JREC_SNAP_MAIL:
-            rc = count == 9 ? s_restore_mail (r, items) : -1;
+            rc = count == 9 || count == 10 ? s_restore_mail (r, items, count) : -1;
             break;
         case JREC_SNAP_WORKFLOW:
             rc = self->workflow
