@@ -700,6 +700,46 @@ START_TEST (test_replay_equals_live_with_dropped_posts)
 }
 END_TEST
 
+//  A restart with a lower key limit keeps the keys already there (the
+//  limit refuses new ones); a compaction after it writes them all and a
+//  recovery gives them all back, under the same limit.
+START_TEST (test_replay_equals_live_after_limits_lowered)
+{
+    s_run_t run;
+    s_run_new (&run, false, 13);
+    run.broker = s_start (&run, "--log-level", "info");
+    testclient_t *client = s_agent (run.broker, "W", "worker");
+    for (int i = 0; i < 12; i++) {
+        char key [16];
+        snprintf (key, sizeof key, "key.%d", i);
+        s_write_key (client, "set", key, 10);
+    }
+    pmsg_t *reply = testclient_call0 (client, PMSG_BYE);
+    pmsg_destroy (&reply);
+    testclient_destroy (&client);
+    ck_assert_int_eq (testbroker_stop (&run.broker), 0);
+
+    const char *args [] = { "--data-dir", run.data, "--scenario", run.scenario,
+                            "--fsync", "always", "--dump-on-exit", run.live,
+                            "--compact-min-bytes", "4096", "--max-state-keys", "8", NULL };
+    run.broker = testcheck_start (args);
+    ck_assert_ptr_nonnull (run.broker);
+    client = s_agent (run.broker, "W", "worker");
+    //  A key that is there already: the limit has nothing to say.
+    s_write_key (client, "set", "key.0", 5000);
+    int64_t deadline = pclock_mono_ms () + 20000;
+    while (!s_compacted (&run) && pclock_mono_ms () < deadline)
+        pclock_sleep_ms (50);
+    ck_assert_msg (s_compacted (&run), "no compaction within 20 s");
+    reply = testclient_call0 (client, PMSG_BYE);
+    pmsg_destroy (&reply);
+    testclient_destroy (&client);
+    ck_assert_int_eq (testbroker_stop (&run.broker), 0);
+    s_expect_replay_equals_live (&run, "--log-level", "info");
+    s_run_destroy (&run);
+}
+END_TEST
+
 //  Two hand-overs, then a stop (clean or kill -9 under --fsync always):
 //  the restarted broker is at turn 3, with both hand-overs' writes, its
 //  state_seq never went back, and its origin is the same.
@@ -891,6 +931,7 @@ main (void)
     tcase_add_test (tc, test_replay_equals_live_across_compactions);
     tcase_add_test (tc, test_replay_equals_live_after_an_early_compaction);
     tcase_add_test (tc, test_replay_equals_live_with_dropped_posts);
+    tcase_add_test (tc, test_replay_equals_live_after_limits_lowered);
     tcase_add_test (tc, test_workflow_survives_a_clean_restart);
     tcase_add_test (tc, test_workflow_survives_kill_9);
     tcase_add_test (tc, test_retry_after_restart_is_applied_once);

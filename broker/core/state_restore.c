@@ -26,9 +26,15 @@ state_restore_entry (state_t *self, const char *key, state_reducer_t reducer, ui
         ops [count++] = (state_raw_op_t) { .op = STATE_OP_DELETE, .key = key };
     ops [count++] = (state_raw_op_t) { .op = STATE_OP_DECLARE, .key = key, .reducer = reducer };
     ops [count++] = (state_raw_op_t) { .op = STATE_OP_SET, .key = key, .value = value, .size = size };
+    //  The key was there under the limits in force (a lowered limit keeps
+    //  what is there and refuses only new keys): it comes back whatever
+    //  they say now.
+    state_limits_t limits = self->limits;
+    self->limits.max_keys = self->limits.max_bytes = self->limits.max_value = SIZE_MAX;
     uint64_t seq_before = self->seq;
     perr_t rc = state_apply_raw (self, ops, count, NULL, why, why_size);
     self->seq = seq_before;
+    self->limits = limits;
     state_changes_reset (self);
     if (rc)
         return rc;
