@@ -13,7 +13,8 @@
       compacted into today's;
     - a record whose msgpack counts claim more than its bytes hold (sound
       checksums: a hostile or miswritten file) is skipped without the
-      broker reserving what the counts claim.
+      broker reserving what the counts claim; so is an operation asking
+      for limits no flag allows (an agent table of 2^61 entries).
 */
 #include <check.h>
 #include <dirent.h>
@@ -491,6 +492,59 @@ START_TEST (test_record_counts_not_trusted)
 }
 END_TEST
 
+START_TEST (test_record_limits_out_of_range)
+{
+    tproc_dir_t *tmp = tproc_dir_new ();
+    char *dir = tproc_dir_path (tmp, "data");
+    ck_assert_int_eq (mkdir (dir, 0700), 0);
+    char path [4200], why [256];
+    snprintf (path, sizeof path, "%s/log.1", dir);
+    jfile_t *log = jfile_open (path, why, sizeof why);
+    ck_assert_msg (log, "%s", why);
+    //  [5, 0, "", nil, [[1 (LIMITS), {...}]]], the agent table's size
+    //  overflowing its bytes (2^61 + 1 entries of 8 bytes).
+    msgpack_sbuffer buf;
+    msgpack_sbuffer_init (&buf);
+    msgpack_packer pk;
+    msgpack_packer_init (&pk, &buf, msgpack_sbuffer_write);
+    msgpack_pack_array (&pk, 5);
+    msgpack_pack_int (&pk, 5);
+    msgpack_pack_int (&pk, 0);
+    msgpack_pack_str_with_body (&pk, "", 0);
+    msgpack_pack_nil (&pk);
+    msgpack_pack_array (&pk, 1);
+    msgpack_pack_array (&pk, 2);
+    msgpack_pack_int (&pk, 1);
+    const char *names [] = { "agents", "inbox", "inbox_bytes", "channel", "channel_bytes",
+                             "channels", "body", "queued_bytes", "overflow", "state_keys",
+                             "state_bytes", "turns", "revisions", "checkpoints" };
+    msgpack_pack_map (&pk, 14);
+    for (int i = 0; i < 14; i++) {
+        msgpack_pack_str_with_body (&pk, names [i], strlen (names [i]));
+        msgpack_pack_uint64 (&pk, i == 0 ? (1ULL << 61) + 1 : i == 8 ? 0 : 1000);
+    }
+    ck_assert_int_eq (jfile_append (log, buf.data, buf.size), 0);
+    ck_assert_int_eq (jfile_sync (log), 0);
+    jfile_destroy (&log);
+    msgpack_sbuffer_destroy (&buf);
+    testbroker_t *broker = s_start (dir, "always", NULL, NULL);
+    ck_assert_ptr_nonnull (broker);
+    ck_assert (testbroker_log_contains (broker, "LIMITS has agents, channels or checkpoints"));
+    //  The table is the flags' size: agents register as usual.
+    testclient_t *agents [20];
+    for (int i = 0; i < 20; i++) {
+        char id [16];
+        snprintf (id, sizeof id, "A%d", i);
+        agents [i] = testcheck_agent (broker, id);
+    }
+    for (int i = 0; i < 20; i++)
+        s_leave (&agents [i]);
+    testcheck_stop (&broker);
+    free (dir);
+    tproc_dir_destroy (&tmp);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -502,6 +556,7 @@ main (void)
     tcase_add_test (tc, test_kill_during_compaction);
     tcase_add_test (tc, test_old_format_recovered);
     tcase_add_test (tc, test_record_counts_not_trusted);
+    tcase_add_test (tc, test_record_limits_out_of_range);
     suite_add_tcase (suite, tc);
     return testsuite_run (suite);
 }
