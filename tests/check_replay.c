@@ -740,6 +740,72 @@ START_TEST (test_replay_equals_live_after_limits_lowered)
 }
 END_TEST
 
+static void
+s_listen (testclient_t *client, const char *channel)
+{
+    penc_t *enc = testclient_begin (client, PMSG_LISTEN, 1);
+    penc_kv_cstr (enc, "channel", channel);
+    pmsg_t *reply = testclient_call (client);
+    EXPECT (reply, PMSG_OK);
+    pmsg_destroy (&reply);
+}
+
+//  The same for channels: memberships above a lowered --max-channels stay
+//  (the limit refuses new channels), and survive a compaction and a
+//  recovery, as do the agents above a lowered --max-agents, which the
+//  recovered broker still counts against the lowered limit.
+START_TEST (test_replay_equals_live_after_channels_lowered)
+{
+    s_run_t run;
+    s_run_new (&run, false, 17);
+    run.broker = s_start (&run, "--log-level", "info");
+    testclient_t *client = s_agent (run.broker, "W", "worker");
+    testclient_t *other = s_agent (run.broker, "C", "checker");
+    for (int i = 0; i < 6; i++) {
+        char channel [16];
+        snprintf (channel, sizeof channel, "chan.%d", i);
+        s_listen (client, channel);
+        s_sent (other, channel, true, "queued");
+    }
+    pmsg_t *reply = testclient_call0 (client, PMSG_BYE);
+    pmsg_destroy (&reply);
+    testclient_destroy (&client);
+    reply = testclient_call0 (other, PMSG_BYE);
+    pmsg_destroy (&reply);
+    testclient_destroy (&other);
+    ck_assert_int_eq (testbroker_stop (&run.broker), 0);
+
+    const char *args [] = { "--data-dir", run.data, "--scenario", run.scenario,
+                            "--fsync", "always", "--dump-on-exit", run.live,
+                            "--compact-min-bytes", "4096", "--max-channels", "3",
+                            "--max-agents", "1", NULL };
+    run.broker = testcheck_start (args);
+    ck_assert_ptr_nonnull (run.broker);
+    client = s_agent (run.broker, "W", "worker");
+    s_write_key (client, "set", "big", 5000);
+    int64_t deadline = pclock_mono_ms () + 20000;
+    while (!s_compacted (&run) && pclock_mono_ms () < deadline)
+        pclock_sleep_ms (50);
+    ck_assert_msg (s_compacted (&run), "no compaction within 20 s");
+    reply = testclient_call0 (client, PMSG_BYE);
+    pmsg_destroy (&reply);
+    testclient_destroy (&client);
+    ck_assert_int_eq (testbroker_stop (&run.broker), 0);
+    s_expect_replay_equals_live (&run, "--log-level", "info");
+
+    //  Recovered from the snapshot: two agents registered, one allowed.
+    run.broker = testcheck_start (args);
+    ck_assert_ptr_nonnull (run.broker);
+    testclient_t *third = testclient_new (testbroker_router (run.broker));
+    reply = testclient_hello (third, "X");
+    ck_assert_int_eq (testclient_error_code (reply), PERR_TOO_MANY_AGENTS);
+    pmsg_destroy (&reply);
+    testclient_destroy (&third);
+    ck_assert_int_eq (testbroker_stop (&run.broker), 0);
+    s_run_destroy (&run);
+}
+END_TEST
+
 //  Two hand-overs, then a stop (clean or kill -9 under --fsync always):
 //  the restarted broker is at turn 3, with both hand-overs' writes, its
 //  state_seq never went back, and its origin is the same.
@@ -932,6 +998,7 @@ main (void)
     tcase_add_test (tc, test_replay_equals_live_after_an_early_compaction);
     tcase_add_test (tc, test_replay_equals_live_with_dropped_posts);
     tcase_add_test (tc, test_replay_equals_live_after_limits_lowered);
+    tcase_add_test (tc, test_replay_equals_live_after_channels_lowered);
     tcase_add_test (tc, test_workflow_survives_a_clean_restart);
     tcase_add_test (tc, test_workflow_survives_kill_9);
     tcase_add_test (tc, test_retry_after_restart_is_applied_once);

@@ -336,9 +336,10 @@ s_restore_agent (core_restore_t *r, const msgpack_object *items, uint32_t count)
     s_copy (&items [1], id, sizeof id);
     agent_t *agent = agents_lookup (self->agents, id);
     if (!agent) {
-        //  A snapshot's agents were all registered under its limits.
+        //  A snapshot's agents were all registered under the limits of
+        //  their day (the limit is set again at the end record).
         if (agents_size (self->agents) >= agents_max (self->agents))
-            agents_set_max (self->agents, agents_size (self->agents) + 1);
+            agents_set_max (self->agents, 2 * agents_size (self->agents) + 1);
         agent = agents_create (self->agents, id);
     }
     if (!agent)
@@ -476,6 +477,10 @@ s_restore_head (core_restore_t *r, const msgpack_object *items, uint32_t count)
         core_apply (self, &op, NULL);
         r->limits = true;
     }
+    //  What the snapshot holds was there under the limits in force, which
+    //  keep what is there when lowered: it all comes back (the limits are
+    //  set again at the end record).
+    channels_set_max (mailroom_channels (self->mailroom), SIZE_MAX);
     return 0;
 }
 
@@ -533,6 +538,8 @@ core_restore_record (core_restore_t *r, const void *payload, size_t size)
             r->end = true;
             mailroom_restore_seq (self->mailroom, r->mail_seq);
             state_restore_seq (self->state, r->state_seq);
+            agents_set_max (self->agents, self->limits.max_agents);
+            channels_set_max (mailroom_channels (self->mailroom), self->limits.mail.max_channels);
             rc = r->workflow ? workflow_restore_end (self->workflow, r->why, sizeof r->why) : 0;
             break;
         default:
