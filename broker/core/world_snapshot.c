@@ -99,7 +99,9 @@ world_snapshot_restore (world_t *self, const msgpack_object *obj, char *why, siz
         agent_t *agent = (agent_t *) zmalloc (sizeof (agent_t));
         assert (agent);
         agent->position = (uint32_t) position;
-        zhashx_insert (self->agents, id, agent);
+        //  An id listed twice (a damaged record): the first place stands.
+        if (zhashx_insert (self->agents, id, agent) != 0)
+            free (agent);
     }
     return 0;
 }
