@@ -11,12 +11,16 @@
     - a data directory of the journal's first format (zlib CRC-32,
       tests/journal-v1) is recovered whole, appended to in its format, and
       compacted into today's;
+    - an event of a change the broker made while it released a turn's
+      answers (a turn holder found gone: the workflow fails) waits for
+      that change's own sync under --fsync always;
     - a record whose msgpack counts claim more than its bytes hold (sound
       checksums: a hostile or miswritten file) is skipped without the
       broker reserving what the counts claim; so is an operation asking
       for limits no flag allows (an agent table of 2^61 entries).
 */
 #include <check.h>
+#include <czmq.h>
 #include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
@@ -446,6 +450,133 @@ START_TEST (test_old_format_recovered)
 }
 END_TEST
 
+//  A scenario whose workflow has one role, `worker` (caller frees).
+static char *
+s_worker_scenario (tproc_dir_t *tmp)
+{
+    char *roles = tproc_dir_path (tmp, "scenario/roles");
+    ck_assert_int_eq (zsys_dir_create ("%s", roles), 0);
+    free (roles);
+    char *path = tproc_dir_path (tmp, "scenario/scenario.yaml");
+    ck_assert (tproc_write_file (path, "name: holder\nworld: none\nstate:\n"
+                                       "  work: { reducer: append, value: [] }\n"
+                                       "workflow:\n  entry: worker\n"));
+    free (path);
+    path = tproc_dir_path (tmp, "scenario/roles/worker.yaml");
+    ck_assert (tproc_write_file (path, "role: worker\ngoal: work\nactions:\n"
+                                       "  handover: [worker]\n"));
+    free (path);
+    return tproc_dir_path (tmp, "scenario");
+}
+
+//  One request on a raw DEALER (its reply is not read).
+static void
+s_raw_request (zsock_t *dealer, pmsg_type_t type, const char *agent)
+{
+    penc_t enc;
+    penc_init (&enc);
+    penc_begin (&enc, type, 1, agent ? 2 : 0);
+    if (agent) {
+        penc_kv_cstr (&enc, "agent", agent);
+        penc_key (&enc, "caps");
+        msgpack_pack_array (penc_packer (&enc), 1);
+        penc_cstr (&enc, "role:worker");
+    }
+    ck_assert_int_ge (zmq_send (zsock_resolve (dealer), penc_data (&enc), penc_size (&enc), 0),
+                      0);
+    penc_fini (&enc);
+}
+
+//  The next event of `topic` within `timeout_ms` (the others dropped).
+static bool
+s_event (testsub_t *sub, const char *topic, int timeout_ms)
+{
+    int64_t deadline = pclock_mono_ms () + timeout_ms;
+    char got [64];
+    while (pclock_mono_ms () < deadline) {
+        pmsg_t *event = testsub_recv (sub, got, sizeof got, 100);
+        bool match = event && streq (got, topic);
+        pmsg_destroy (&event);
+        if (match)
+            return true;
+    }
+    return false;
+}
+
+//  The turn holder's connection is gone when the replies to its last
+//  requests are released (the broker was stopped while the client sent
+//  them and closed): the broker finds them unroutable there and ends the
+//  session, which fails the workflow (no other worker). That failure's
+//  event must not leave before its record is synced: with every sync
+//  failing, it waits (the journal heals once syncs work again). Whether
+//  libzmq has seen the connection end by the time the replies go is up
+//  to its I/O thread: the test tries again (another holder, the
+//  workflow resumed) until the broker's log shows a reply was unroutable.
+START_TEST (test_event_of_a_release_waits_for_its_sync)
+{
+    tproc_dir_t *tmp = tproc_dir_new ();
+    char *dir = tproc_dir_path (tmp, "data");
+    char *scenario = s_worker_scenario (tmp);
+    tfault_t *fault = tfault_new (dir);
+    ck_assert_ptr_nonnull (fault);
+    tfault_setenv (fault);
+    testbroker_t *broker = s_start (dir, "always", "--scenario", scenario);
+    tfault_unsetenv (fault);
+    ck_assert_ptr_nonnull (broker);
+    testsub_t *sub = testcheck_sub (broker, "workflow.");
+    testclient_t *admin = testcheck_agent (broker, "Admin");
+    bool unroutable = false;
+    for (int attempt = 0; attempt < 20 && !unroutable; attempt++) {
+        char id [16], text [128];
+        snprintf (id, sizeof id, "W%d", attempt);
+        if (attempt > 0) {
+            penc_t *enc = testclient_begin (admin, PMSG_RESUME, 1);
+            penc_kv_uint (enc, "number", 0);
+            pmsg_t *reply = testclient_call (admin);
+            EXPECT (reply, PMSG_WORKFLOW_INFO);
+            pmsg_destroy (&reply);
+        }
+        zsock_t *holder = zsock_new_dealer (testbroker_router (broker));
+        ck_assert_ptr_nonnull (holder);
+        s_raw_request (holder, PMSG_HELLO, id);
+        zmsg_t *welcome = zmsg_recv (holder);
+        ck_assert_ptr_nonnull (welcome);
+        zmsg_destroy (&welcome);
+        ck_assert_msg (s_event (sub, "workflow.turn", 10000), "no turn event for %s", id);
+
+        //  While the broker is stopped: requests, and the connection
+        //  closed once they are in the kernel's hands.
+        testbroker_signal (broker, SIGSTOP);
+        tfault_fail_sync (fault, -1);
+        for (int i = 0; i < 200; i++)
+            s_raw_request (holder, PMSG_HEARTBEAT, NULL);
+        zsock_set_linger (holder, 5000);
+        zsock_destroy (&holder);
+        testbroker_signal (broker, SIGCONT);
+        snprintf (text, sizeof text, "the turn holder %s (role worker)", id);
+        s_wait_log (broker, text);
+        snprintf (text, sizeof text, "reply to %s not sent", id);
+        unroutable = testbroker_log_contains (broker, text);
+        if (unroutable) {
+            char topic [64];
+            pmsg_t *event = testsub_recv (sub, topic, sizeof topic, 1000);
+            ck_assert_msg (!event, "%s published while its record cannot be synced", topic);
+        }
+        //  Syncs work again: the journal heals, the event leaves.
+        tfault_fail_sync (fault, 0);
+        ck_assert_msg (s_event (sub, "workflow.failed", 20000), "no failed event after healing");
+    }
+    ck_assert_msg (unroutable, "no reply to a gone holder was ever unroutable");
+    s_leave (&admin);
+    testsub_destroy (&sub);
+    testcheck_stop (&broker);
+    tfault_destroy (&fault);
+    free (scenario);
+    free (dir);
+    tproc_dir_destroy (&tmp);
+}
+END_TEST
+
 //  The broker's peak of virtual memory, in KiB.
 static uint64_t
 s_vm_peak_kib (pid_t pid)
@@ -555,6 +686,7 @@ main (void)
     tcase_add_test (tc, test_failed_sync_holds_answers);
     tcase_add_test (tc, test_kill_during_compaction);
     tcase_add_test (tc, test_old_format_recovered);
+    tcase_add_test (tc, test_event_of_a_release_waits_for_its_sync);
     tcase_add_test (tc, test_record_counts_not_trusted);
     tcase_add_test (tc, test_record_limits_out_of_range);
     suite_add_tcase (suite, tc);
