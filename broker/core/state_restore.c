@@ -6,9 +6,10 @@
     A restore consumes no seq: the store's seq after it is the snapshot's
     (state_restore_seq), not the snapshot's plus one per key put back,
     or the operations journaled after the snapshot would meet other seqs
-    than they recorded. And it starts from an empty store: the keys a
-    fresh core writes (the scenario's initial state, the world's) that
-    the snapshot does not have were deleted before it was taken. */
+    than they recorded. And it starts from an empty store, the world's
+    protected keys aside: the keys a fresh core writes (the scenario's
+    initial state) that the snapshot does not have were deleted before it
+    was taken. */
 #include <string.h>
 
 #include "state_int.h"
@@ -52,6 +53,10 @@ state_restore_begin (state_t *self)
     zlistx_t *keys = zhashx_keys (self->entries);
     assert (keys);
     for (const char *key = zlistx_first (keys); key; key = zlistx_next (keys)) {
+        //  The world's own keys (protected: no client deletes them) stay
+        //  for a snapshot written without a world.
+        if (state_is_protected (self, key))
+            continue;
         state_raw_op_t op = { .op = STATE_OP_DELETE, .key = key };
         perr_t rc = state_apply_raw (self, &op, 1, NULL, NULL, 0);
         assert (rc == PERR_NONE);
