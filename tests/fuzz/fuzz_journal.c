@@ -19,7 +19,13 @@
       - the core a hostile journal leaves behind can still be dumped,
         snapshotted, and its snapshot restored into a fresh core whose
         canonical dump (core_dump) is the same bytes: a compaction never
-        changes the state it writes.
+        changes the state it writes;
+      - and the restored core behaves as the original: the input's
+        operations applied again to both leave them dumping the same
+        bytes (nothing that decides an outcome is missing from the
+        snapshot, or from the dump).
+    FUZZ_JOURNAL_TRACE=1 prints each operation applied and its outcome;
+    FUZZ_JOURNAL_DUMPS=DIR keeps the two dumps that differed.
 
     Needs a scenario on disk (a workflow with roles): written once into a
     temporary directory. Built and run by scripts/fuzz.sh (target
@@ -187,8 +193,39 @@ s_collect (const void *payload, size_t size, void *arg)
     return 0;
 }
 
-//  A compaction of `core` restored into a fresh core dumps the same bytes.
+//  Two cores dump the same bytes, or the finding is reported.
 static void
+s_same_dumps (core_t *core, core_t *copy, const char *what)
+{
+    msgpack_sbuffer a, b;
+    s_dump (core, &a);
+    s_dump (copy, &b);
+    if (a.size != b.size || memcmp (a.data, b.data, a.size) != 0) {
+        size_t at = 0;
+        while (at < a.size && at < b.size && a.data [at] == b.data [at])
+            at++;
+        fprintf (stderr, "fuzz_journal: %s (dumps of %zu and %zu bytes differ at %zu)\n",
+                 what, a.size, b.size, at);
+        //  For a reader: FUZZ_JOURNAL_DUMPS=DIR keeps both dumps.
+        const char *dir = getenv ("FUZZ_JOURNAL_DUMPS");
+        if (dir) {
+            char path [512];
+            snprintf (path, sizeof path, "%s/live.mp", dir);
+            FILE *file = fopen (path, "wb");
+            if (file) { fwrite (a.data, 1, a.size, file); fclose (file); }
+            snprintf (path, sizeof path, "%s/restored.mp", dir);
+            file = fopen (path, "wb");
+            if (file) { fwrite (b.data, 1, b.size, file); fclose (file); }
+        }
+        abort ();
+    }
+    msgpack_sbuffer_destroy (&a);
+    msgpack_sbuffer_destroy (&b);
+}
+
+//  A compaction of `core` restored into a fresh core, which must dump the
+//  same bytes; NULL when the snapshot is too big to be written.
+static core_t *
 s_snapshot_round_trip (core_t *core, uint8_t mode)
 {
     s_records_t records = { 0 };
@@ -198,7 +235,7 @@ s_snapshot_round_trip (core_t *core, uint8_t mode)
             free (records.records [i]);
         free (records.records);
         free (records.sizes);
-        return;
+        return NULL;
     }
     core_t *copy = s_core (mode);
     core_restore_t *restore = core_restore_new (copy);
@@ -216,35 +253,39 @@ s_snapshot_round_trip (core_t *core, uint8_t mode)
         fprintf (stderr, "fuzz_journal: own snapshot did not restore: %s %s\n", why, report.why);
         abort ();
     }
-    msgpack_sbuffer a, b;
-    s_dump (core, &a);
-    s_dump (copy, &b);
-    if (a.size != b.size || memcmp (a.data, b.data, a.size) != 0) {
-        size_t at = 0;
-        while (at < a.size && at < b.size && a.data [at] == b.data [at])
-            at++;
-        fprintf (stderr, "fuzz_journal: the snapshot restores another core (dumps of %zu and "
-                 "%zu bytes differ at %zu)\n", a.size, b.size, at);
-        //  For a reader: FUZZ_JOURNAL_DUMPS=DIR keeps both dumps.
-        const char *dir = getenv ("FUZZ_JOURNAL_DUMPS");
-        if (dir) {
-            char path [512];
-            snprintf (path, sizeof path, "%s/live.mp", dir);
-            FILE *file = fopen (path, "wb");
-            if (file) { fwrite (a.data, 1, a.size, file); fclose (file); }
-            snprintf (path, sizeof path, "%s/restored.mp", dir);
-            file = fopen (path, "wb");
-            if (file) { fwrite (b.data, 1, b.size, file); fclose (file); }
-        }
-        abort ();
-    }
-    msgpack_sbuffer_destroy (&a);
-    msgpack_sbuffer_destroy (&b);
-    core_destroy (&copy);
+    s_same_dumps (core, copy, "the snapshot restores another core");
     for (size_t i = 0; i < records.count; i++)
         free (records.records [i]);
     free (records.records);
     free (records.sizes);
+    return copy;
+}
+
+//  Every record of kind 5 in the input (after the mode byte), applied.
+static void
+s_replay_all (core_t *core, const uint8_t *data, size_t size)
+{
+    size_t offset = 0;
+    while (offset + 4 <= size) {
+        size_t length = (size_t) data [offset] | (size_t) data [offset + 1] << 8
+                      | (size_t) data [offset + 2] << 16 | (size_t) data [offset + 3] << 24;
+        offset += 4;
+        if (length > size - offset)
+            length = size - offset;
+        const uint8_t *payload = data + offset;
+        offset += length;
+        msgpack_unpacked unpacked;
+        msgpack_unpacked_init (&unpacked);
+        size_t at = 0;
+        if (core_record_check (payload, length, NULL, 0)
+        &&  msgpack_unpack_next (&unpacked, (const char *) payload, length, &at)
+            == MSGPACK_UNPACK_SUCCESS
+        &&  unpacked.data.type == MSGPACK_OBJECT_ARRAY && unpacked.data.via.array.size >= 2
+        &&  unpacked.data.via.array.ptr [0].type == MSGPACK_OBJECT_POSITIVE_INTEGER
+        &&  unpacked.data.via.array.ptr [0].via.u64 == OP_RECORD_TXN)
+            s_replay_txn (core, unpacked.data.via.array.ptr, unpacked.data.via.array.size);
+        msgpack_unpacked_destroy (&unpacked);
+    }
 }
 
 int
@@ -309,8 +350,15 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     if (restore && core_restore_end (&restore, NULL, why, sizeof why) != 0)
         refused = true;
     //  A core the broker would not start from is not compacted either.
-    if (!refused)
-        s_snapshot_round_trip (core, mode);
+    core_t *copy = refused ? NULL : s_snapshot_round_trip (core, mode);
+    if (copy) {
+        //  The copy behaves as the original from here on: the input's
+        //  operations again, to both, leave them the same.
+        s_replay_all (core, data, size);
+        s_replay_all (copy, data, size);
+        s_same_dumps (core, copy, "a restored core behaves otherwise than the original");
+        core_destroy (&copy);
+    }
     core_destroy (&core);
     return 0;
 }
