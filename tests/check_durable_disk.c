@@ -14,6 +14,9 @@
     - an event of a change the broker made while it released a turn's
       answers (a turn holder found gone: the workflow fails) waits for
       that change's own sync under --fsync always;
+    - a snapshot whose workflow runs with no role holding the turn (its
+      own record, or a checkpoint RESUME goes back to) is refused, rather
+      than taken in and crashing the first HANDOVER;
     - a record whose msgpack counts claim more than its bytes hold (sound
       checksums: a hostile or miswritten file) is skipped without the
       broker reserving what the counts claim; so is an operation asking
@@ -577,6 +580,178 @@ START_TEST (test_event_of_a_release_waits_for_its_sync)
 }
 END_TEST
 
+//  The snapshot file of a data directory (caller frees).
+static char *
+s_snapshot_path (const char *dir)
+{
+    DIR *d = opendir (dir);
+    ck_assert_ptr_nonnull (d);
+    char *found = NULL;
+    struct dirent *entry;
+    while ((entry = readdir (d)))
+        if (strncmp (entry->d_name, "snapshot.", 9) == 0 && !strstr (entry->d_name, "tmp")) {
+            free (found);
+            size_t size = strlen (dir) + strlen (entry->d_name) + 2;
+            found = malloc (size);
+            snprintf (found, size, "%s/%s", dir, entry->d_name);
+        }
+    closedir (d);
+    ck_assert_msg (found, "no snapshot in %s", dir);
+    return found;
+}
+
+typedef struct {
+    jfile_t *out;
+    int kind;                   //  records of this kind get item `index`
+    uint64_t number;            //  replaced when item 2 is this (kind 17) or always
+    uint32_t index;
+    const char *text;           //  by this str
+} s_rewrite_t;
+
+static int
+s_rewrite_record (const void *payload, size_t size, void *arg)
+{
+    s_rewrite_t *rw = arg;
+    msgpack_unpacked unpacked;
+    msgpack_unpacked_init (&unpacked);
+    ck_assert (msgpack_unpack_next (&unpacked, payload, size, NULL) == MSGPACK_UNPACK_SUCCESS);
+    const msgpack_object *root = &unpacked.data;
+    const msgpack_object *items = root->via.array.ptr;
+    uint32_t count = root->via.array.size;
+    bool match = items [0].via.u64 == (uint64_t) rw->kind && rw->index < count
+              && (rw->kind != 17 || (count == 8 && items [2].via.u64 == rw->number));
+    msgpack_sbuffer buf;
+    msgpack_sbuffer_init (&buf);
+    msgpack_packer pk;
+    msgpack_packer_init (&pk, &buf, msgpack_sbuffer_write);
+    msgpack_pack_array (&pk, count);
+    for (uint32_t i = 0; i < count; i++)
+        if (match && i == rw->index)
+            msgpack_pack_str_with_body (&pk, rw->text, strlen (rw->text));
+        else
+            msgpack_pack_object (&pk, items [i]);
+    int rc = jfile_append (rw->out, buf.data, buf.size);
+    msgpack_sbuffer_destroy (&buf);
+    msgpack_unpacked_destroy (&unpacked);
+    return rc;
+}
+
+//  Copies the data directory `from` into `to` with one field of the
+//  snapshot's records of `kind` replaced by `text`.
+static void
+s_copy_rewritten (const char *from, const char *to, int kind, uint64_t number, uint32_t index,
+                  const char *text)
+{
+    ck_assert_int_eq (mkdir (to, 0700), 0);
+    DIR *d = opendir (from);
+    ck_assert_ptr_nonnull (d);
+    struct dirent *entry;
+    char src [4200], dst [4200], why [256];
+    while ((entry = readdir (d))) {
+        if (strncmp (entry->d_name, "log.", 4) != 0)
+            continue;
+        snprintf (src, sizeof src, "%s/%s", from, entry->d_name);
+        snprintf (dst, sizeof dst, "%s/%s", to, entry->d_name);
+        size_t size;
+        char *data = testsuite_read_file (src, &size);
+        FILE *file = fopen (dst, "wb");
+        ck_assert (file && fwrite (data, 1, size, file) == size);
+        fclose (file);
+        free (data);
+    }
+    closedir (d);
+    char *snapshot = s_snapshot_path (from);
+    snprintf (dst, sizeof dst, "%s/%s", to, strrchr (snapshot, '/') + 1);
+    s_rewrite_t rw = { .kind = kind, .number = number, .index = index, .text = text };
+    rw.out = jfile_open (dst, why, sizeof why);
+    ck_assert_msg (rw.out, "%s", why);
+    jfile_report_t report;
+    ck_assert_int_eq (jfile_scan (snapshot, false, s_rewrite_record, &rw, &report, why,
+                                  sizeof why), JFILE_OK);
+    ck_assert_int_eq (jfile_sync (rw.out), 0);
+    jfile_destroy (&rw.out);
+    free (snapshot);
+}
+
+//  A workflow in progress always has a role holding the turn: a snapshot
+//  whose workflow record names none is damaged (refused at recovery), and
+//  a checkpoint whose holder is not a role of the scenario (one changed
+//  since) is not gone back to. Either, taken in, made the next HANDOVER
+//  read the holder's name through NULL.
+START_TEST (test_workflow_without_holder_refused)
+{
+    tproc_dir_t *tmp = tproc_dir_new ();
+    char *dir = tproc_dir_path (tmp, "data");
+    char *scenario = s_worker_scenario (tmp);
+    const char *args [] = { "--data-dir", dir, "--fsync", "always", "--scenario", scenario,
+                            "--compact-min-bytes", "4096", NULL };
+    testbroker_t *broker = testcheck_start (args);
+    //  The workflow begins (checkpoint 1: in progress, worker holds).
+    testclient_t *worker = testclient_new (testbroker_router (broker));
+    penc_t *enc = testclient_begin (worker, PMSG_HELLO, 2);
+    penc_kv_cstr (enc, "agent", "W");
+    penc_key (enc, "caps");
+    msgpack_pack_array (penc_packer (enc), 1);
+    penc_cstr (enc, "role:worker");
+    pmsg_t *reply = testclient_call (worker);
+    EXPECT (reply, PMSG_WELCOME);
+    pmsg_destroy (&reply);
+    char *big = malloc (5001);
+    memset (big, 'b', 5000);
+    big [5000] = 0;
+    ck_assert_int_eq (s_set (worker, "big", big), 0);
+    free (big);
+    s_wait_log (broker, "compacted into");
+    s_leave (&worker);
+    testcheck_stop (&broker);
+
+    //  The workflow's own record with no holder: recovery refuses it.
+    char *damaged = tproc_dir_path (tmp, "no-holder");
+    s_copy_rewritten (dir, damaged, 16, 0, 2, "");
+    const char *inspect [] = { "parley-broker", "--data-dir", damaged, "--scenario", scenario,
+                               "--dump-state", "-", NULL };
+    tproc_t *proc = tproc_run (inspect, true);
+    ck_assert_msg (tproc_status (proc) != 0, "a workflow in progress without a holder was "
+                   "recovered");
+    ck_assert_msg (strstr (tproc_err (proc), "names no holder"), "%s", tproc_err (proc));
+    tproc_destroy (&proc);
+    free (damaged);
+
+    //  Checkpoint 1's holder not a role of the scenario: RESUME refuses it,
+    //  and the workflow goes on (a HANDOVER is answered).
+    char *renamed = tproc_dir_path (tmp, "renamed");
+    s_copy_rewritten (dir, renamed, 17, 1, 6, "retired");
+    const char *again [] = { "--data-dir", renamed, "--fsync", "always", "--scenario", scenario,
+                             NULL };
+    broker = testcheck_start (again);
+    worker = testclient_new (testbroker_router (broker));
+    enc = testclient_begin (worker, PMSG_HELLO, 2);
+    penc_kv_cstr (enc, "agent", "W");
+    penc_key (enc, "caps");
+    msgpack_pack_array (penc_packer (enc), 1);
+    penc_cstr (enc, "role:worker");
+    reply = testclient_call (worker);
+    EXPECT (reply, PMSG_WELCOME);
+    pmsg_destroy (&reply);
+    enc = testclient_begin (worker, PMSG_RESUME, 1);
+    penc_kv_uint (enc, "number", 1);
+    reply = testclient_call (worker);
+    ck_assert_int_eq (testclient_error_code (reply), PERR_BAD_FIELD);
+    pmsg_destroy (&reply);
+    enc = testclient_begin (worker, PMSG_HANDOVER, 1);
+    penc_kv_cstr (enc, "next", "worker");
+    reply = testclient_call (worker);
+    ck_assert_msg (reply, "no answer to HANDOVER");
+    pmsg_destroy (&reply);
+    s_leave (&worker);
+    testcheck_stop (&broker);
+    free (renamed);
+    free (scenario);
+    free (dir);
+    tproc_dir_destroy (&tmp);
+}
+END_TEST
+
 //  The broker's peak of virtual memory, in KiB.
 static uint64_t
 s_vm_peak_kib (pid_t pid)
@@ -687,6 +862,7 @@ main (void)
     tcase_add_test (tc, test_kill_during_compaction);
     tcase_add_test (tc, test_old_format_recovered);
     tcase_add_test (tc, test_event_of_a_release_waits_for_its_sync);
+    tcase_add_test (tc, test_workflow_without_holder_refused);
     tcase_add_test (tc, test_record_counts_not_trusted);
     tcase_add_test (tc, test_record_limits_out_of_range);
     suite_add_tcase (suite, tc);
