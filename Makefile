@@ -16,11 +16,14 @@
 #                        (minutes; BENCH_TEAM_ARGS="--world-file F --agent-arg=..." for yours)
 #   make fuzz            libFuzzer on the frame decoder (FUZZ_SECONDS=60)
 #   make deps            install the Debian packages and build libfaiss_c.a
+#   make fresh-check     the README's commands on a fresh Debian 12 root (debootstrap;
+#                        root; FRESH_ARGS="--variant debian" for one starting point)
 #   make install PREFIX=/usr/local DESTDIR= SYSCONFDIR=
 #                        binaries, libparley, man pages, systemd units, docs,
 #                        parley.env; never calls a package manager (make deps)
 #   make uninstall       removes exactly what make install put (same variables)
-#   make install-lib     libparley alone: header, .so (soname .1), .a, parley.pc
+#   make install-lib     libparley alone: headers, .so (soname .2), .a, parley{,-static}.pc
+#   make abi-baseline    libparley's ABI baseline written anew (docs/CLIENT.md, "ABI")
 #   make man             build/<rel|san>/man/*.1 from each binary's --help (help2man)
 #   make clean
 #
@@ -34,6 +37,10 @@
 #   tools/ctl/*.c                 -> parley-ctl (with libparley_client.a)
 #   tools/web/*.c + tools/web/assets/ -> parley-web (the page embedded at build time)
 #   tests/check_*.c               -> one Check binary each, linked with everything
+
+# The tree's top, as this Makefile is named (tests run it with -f from
+# elsewhere: tests/check_build.c).
+SRC_TOP := $(dir $(lastword $(MAKEFILE_LIST)))
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -107,13 +114,8 @@ BINARIES := $(BIN)/parley-broker $(BIN)/parley-agent $(BIN)/parley-tap $(BIN)/pa
 TESTS    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 BENCHES  := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-# libparley as installed (rules below test:)
-LIBPARLEY_DIR := build/libparley
-LIBPARLEY_SRC := $(CLIENT_SRC) $(PROTO_SRC) common/pclock.c common/plog.c common/pcurve.c
-LIBPARLEY_OBJ := $(patsubst %.c,$(LIBPARLEY_DIR)/obj/%.o,$(LIBPARLEY_SRC))
-LIBPARLEY_A   := $(LIBPARLEY_DIR)/libparley.a
-LIBPARLEY_SO  := $(LIBPARLEY_DIR)/libparley.so.1.0.0
-LIBPARLEY     := $(LIBPARLEY_A) $(LIBPARLEY_SO)
+# libparley as installed: its variables and rules (install-lib, abi-check)
+include $(SRC_TOP)client/libparley.mk
 
 .PHONY: all test check-deps check-test-deps deps demo demo-scene demo-newsroom bench bench-team fuzz install install-lib uninstall \
         uninstall-lib clean readme man
@@ -122,9 +124,15 @@ LIBPARLEY     := $(LIBPARLEY_A) $(LIBPARLEY_SO)
 # Keep test and bench objects: they are not throwaway intermediates.
 .SECONDARY:
 
+# ./bin is the release build's alone: people, scripts and benchmarks that
+# run bin/parley-* get release binaries whatever was built last. Any other
+# build (SANITIZE=1: build/san/bin) keeps its binaries in its own folder.
+RELEASE_BIN := build/rel/bin
 all: $(BINARIES) $(LIBPARLEY)
+ifeq ($(BIN),$(RELEASE_BIN))
 	@mkdir -p bin
-	@for b in $(BINARIES); do ln -sf ../$$b bin/; done
+	@for b in $(BINARIES); do ln -sfn ../$$b bin/; done
+endif
 
 # Runs on every build; takes milliseconds when nothing is missing. Under
 # install and uninstall it only reports (--check): those never call a
@@ -141,6 +149,14 @@ check-test-deps: | check-deps
 
 deps:
 	./scripts/deps.sh test
+
+# The first hour on a Debian 12 nobody touched: debootstrap roots (bare, and
+# with NodeSource-style nodejs), the tree copied in, the README's steps run
+# inside, each phase timed. Uses nothing of this tree's build or .deps.
+FRESH_ARGS ?=
+.PHONY: fresh-check
+fresh-check:
+	./scripts/fresh-check.sh $(FRESH_ARGS)
 
 $(BUILD)/obj/%.o: %.c | check-deps
 	@mkdir -p $(dir $@)
@@ -178,7 +194,7 @@ $(BIN)/parley-tap: $(call obj,tools/tap/main.c) $(LIB_TAP) $(LIB_CLIENT) $(LIB_P
 	$(CC) $(LDFLAGS) $^ $(LIBS) -o $@
 
 # parley-web: the page, script and style sheet become a C file (xxd -i).
-$(WEB_GEN): $(WEB_ASSETS) scripts/web-assets.sh
+$(WEB_GEN): $(WEB_ASSETS) scripts/web-assets.sh | check-deps
 	@mkdir -p $(dir $@)
 	./scripts/web-assets.sh $@ tools/web/assets
 
@@ -217,25 +233,9 @@ $(TESTS): | $(FAULT_SHIM)
 # Tests find the binaries under test through PARLEY_BIN_DIR, and their data
 # (corpora, the scripted OpenAI server) through PARLEY_TEST_DIR.
 TEST_ENV := PARLEY_BIN_DIR=$(CURDIR)/$(BIN) PARLEY_TEST_DIR=$(CURDIR)/tests \
-            CK_DEFAULT_TIMEOUT=120 \
+            CK_DEFAULT_TIMEOUT=120 CK_MAX_MSG_SIZE=65536 \
             ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
             LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp
-
-# libparley as installed: the client, the protocol and the two common
-# files it uses, built without sanitizers (a program outside the tree links
-# it with a plain cc), exporting only parley_* (client/libparley.map).
-
-$(LIBPARLEY_DIR)/obj/%.o: %.c | check-deps
-	@mkdir -p $(dir $@)
-	$(CC) $(filter-out $(SANFLAGS),$(CFLAGS)) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
-
-$(LIBPARLEY_A): $(LIBPARLEY_OBJ)
-	@rm -f $@
-	ar rcs $@ $^
-
-$(LIBPARLEY_SO): $(LIBPARLEY_OBJ) client/libparley.map
-	$(CC) -shared -Wl,-soname,libparley.so.1 -Wl,--version-script=client/libparley.map \
-	    $(LIBPARLEY_OBJ) $(shell pkg-config --libs libczmq libzmq msgpack) -lpthread -o $@
 
 # The benches are built (not run) by `make test` too, so a change that
 # breaks one fails here rather than at the next `make bench`.
@@ -321,16 +321,6 @@ install: all install-lib $(MANPAGES)
 	cd $(DESTDIR)$(PREFIX)/lib/systemd/system && \
 	    sed -i -e 's|/usr/local/bin|$(PREFIX)/bin|g' -e 's|/etc/parley|$(SYSCONFDIR)/parley|g' $(INSTALL_UNITS)
 
-# The C client library alone: header, static and shared library, parley.pc.
-install-lib: $(LIBPARLEY)
-	install -d $(DESTDIR)$(PREFIX)/include/parley $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 644 include/parley/client.h $(DESTDIR)$(PREFIX)/include/parley/
-	install -m 644 $(LIBPARLEY_A) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(LIBPARLEY_SO) $(DESTDIR)$(PREFIX)/lib/
-	ln -sf libparley.so.1.0.0 $(DESTDIR)$(PREFIX)/lib/libparley.so.1
-	ln -sf libparley.so.1 $(DESTDIR)$(PREFIX)/lib/libparley.so
-	sed 's|@PREFIX@|$(PREFIX)|g' client/parley.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/parley.pc
-
 # parley.env is configuration: removed only when it is still the shipped
 # file (an edited one stays, and says so). Folders of Parley's own are
 # removed once empty; shared ones (bin, lib, man1) are left as they are.
@@ -345,13 +335,7 @@ uninstall: uninstall-lib
 	    echo "uninstall: $(SYSCONFDIR)/parley/parley.env was edited: kept"; fi
 	-rmdir $(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/parley 2>/dev/null
 
-uninstall-lib:
-	rm -f $(DESTDIR)$(PREFIX)/include/parley/client.h $(DESTDIR)$(PREFIX)/lib/libparley.a \
-	      $(DESTDIR)$(PREFIX)/lib/libparley.so.1.0.0 $(DESTDIR)$(PREFIX)/lib/libparley.so.1 \
-	      $(DESTDIR)$(PREFIX)/lib/libparley.so $(DESTDIR)$(PREFIX)/lib/pkgconfig/parley.pc
-	-rmdir $(DESTDIR)$(PREFIX)/include/parley 2>/dev/null
-
 clean:
 	rm -rf build bin
 
--include $(shell find build -name '*.d' 2>/dev/null)
+-include $(shell find build -path '*/obj/*' -name '*.d' -type f 2>/dev/null)

@@ -317,9 +317,11 @@ agent_connect (agent_t *self, volatile sig_atomic_t *stop, char *err, size_t err
     }
     a->connected_ms = pclock_mono_ms ();
     const parley_welcome_t *w = parley_client_welcome (a->link);
-    conn_world_set_shape (a->world, w->world_kind, w->world_width, w->world_height);
-    team_facts_set_shape (a->facts, w->world_width, w->world_height? w->world_height: 1);
-    bool grid = streq (w->world_kind, "grid");
+    const char *world_kind = parley_welcome_world_kind (w);
+    uint64_t width = parley_welcome_world_width (w), height = parley_welcome_world_height (w);
+    conn_world_set_shape (a->world, world_kind, width, height);
+    team_facts_set_shape (a->facts, width, height? height: 1);
+    bool grid = streq (world_kind, "grid");
     a->action_count = 0;
     a->actions[a->action_count++] = "forward";
     a->actions[a->action_count++] = "backward";
@@ -346,8 +348,8 @@ agent_connect (agent_t *self, volatile sig_atomic_t *stop, char *err, size_t err
     if (parley_client_subscribe (a->link, "agent.") != PARLEY_OK)
         plog_warn ("no agent events: %s", parley_client_error_text (a->link));
     plog_info ("connected to %s: %s world %" PRIu64 "x%" PRIu64 ", %" PRIu64 " objects, "
-               "policy %s", self->config.broker, w->world_kind, w->world_width,
-               w->world_height, w->objects_total, policy_name (a->policy));
+               "policy %s", self->config.broker, world_kind, width, height,
+               parley_welcome_objects_total (w), policy_name (a->policy));
     //  A Type=notify unit is started once the broker has welcomed us.
     sdnotify_ready ("connected");
     return 0;
@@ -517,8 +519,6 @@ agent_summary (agent_t *self, FILE *out)
     const agent_counters_t *c = &self->state.counts;
     const world_view_t *view = conn_world_view (a->world);
     size_t found = conn_world_seen_count (a->world);
-    parley_client_stats_t link;
-    parley_client_counters (a->link, &link);
     double median_ms, p90_ms;
     s_step_stats (c, &median_ms, &p90_ms);
     fprintf (out, "[%s] SUMMARY steps=%" PRIu64 " position=%" PRIu64 " coverage=%.0f%% "
@@ -528,7 +528,9 @@ agent_summary (agent_t *self, FILE *out)
              a->id, self->state.perceived.step, view->position, view->coverage * 100, found,
              vmemory_count (a->vmem), c->msgs_sent, c->msgs_received, c->msgs_suppressed,
              c->invalid_answers,
-             a->heuristic != a->policy? c->fallbacks: 0, link.hellos, link.keepalives,
+             a->heuristic != a->policy? c->fallbacks: 0,
+             parley_client_counter (a->link, PARLEY_COUNTER_HELLOS),
+             parley_client_counter (a->link, PARLEY_COUNTER_KEEPALIVES),
              median_ms, p90_ms, self->state.ending.reason);
     if (a->policy != a->heuristic) {
         policy_llm_report_t r;

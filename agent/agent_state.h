@@ -204,12 +204,10 @@ void agent_report_model (agent_parts_t *parts);
 //  now with `force`. Late joiners read the team's knowledge there.
 #define TEAM_SYNC_EVERY 4
 void agent_team_sync (agent_parts_t *parts, uint64_t step, bool force);
-//  The same writes as ops for the step's STEP: how many (0: nothing due),
-//  with the values in `visits` and `claims` (the caller destroys them).
+//  The same writes added to `ops` (the step's STEP's): how many (0:
+//  nothing due).
 #define TEAM_SYNC_OPS 4
-size_t agent_team_ops (agent_parts_t *parts, uint64_t step, bool force,
-                       parley_op_t ops[TEAM_SYNC_OPS], msgpack_sbuffer *visits,
-                       msgpack_sbuffer *claims);
+size_t agent_team_ops (agent_parts_t *parts, uint64_t step, bool force, parley_ops_t *ops);
 //  Mail most STEPs fetch (the mailbox's batch; 0 with --no-messages),
 //  and the position they acknowledge (what the mailbox committed).
 size_t agent_fetch_size (const agent_parts_t *parts);

@@ -48,14 +48,15 @@ agent_turn_report (workflow_agent_t *self)
         return;
     llm_totals_t t;
     llm_totals (self->llm, &t);
-    parley_model_report_t report = {
-        .calls = t.calls, .ok = t.ok, .failed = t.failed, .skipped = self->waits,
-        .retries = t.retries, .prompt_tokens = t.prompt_tokens,
-        .completion_tokens = t.completion_tokens,
-        .latency_ms = (uint64_t) (t.latency_us / 1000),
-        .latency_max_ms = (uint64_t) (t.latency_max_us / 1000)
+    uint64_t report [PARLEY_MODEL_FIELDS] = {
+        [PARLEY_MODEL_CALLS] = t.calls, [PARLEY_MODEL_OK] = t.ok,
+        [PARLEY_MODEL_FAILED] = t.failed, [PARLEY_MODEL_SKIPPED] = self->waits,
+        [PARLEY_MODEL_RETRIES] = t.retries, [PARLEY_MODEL_PROMPT_TOKENS] = t.prompt_tokens,
+        [PARLEY_MODEL_COMPLETION_TOKENS] = t.completion_tokens,
+        [PARLEY_MODEL_LATENCY_MS] = (uint64_t) (t.latency_us / 1000),
+        [PARLEY_MODEL_LATENCY_MAX_MS] = (uint64_t) (t.latency_max_us / 1000)
     };
-    parley_client_set_report (self->link, &report);
+    parley_client_set_report (self->link, report, PARLEY_MODEL_FIELDS);
     if (parley_client_heartbeat (self->link) != PARLEY_OK)
         plog_debug ("model report not sent: %s", parley_client_error_text (self->link));
 }
@@ -64,12 +65,15 @@ agent_turn_report (workflow_agent_t *self)
 static bool
 s_still_ours (workflow_agent_t *self)
 {
-    parley_workflow_t info;
+    parley_workflow_t *info = NULL;
     if (parley_client_workflow (self->link, &info) != PARLEY_OK)
         return true;            //  the broker will tell us later; keep the turn
-    return info.status != PARLEY_WF_DONE && info.status != PARLEY_WF_FAILED
-        && strcmp (info.holder, self->config->role->name) == 0
-        && strcmp (info.agent, self->config->id) == 0;
+    parley_wf_status_t status = parley_workflow_status (info);
+    bool ours = status != PARLEY_WF_DONE && status != PARLEY_WF_FAILED
+             && strcmp (parley_workflow_holder (info), self->config->role->name) == 0
+             && strcmp (parley_workflow_agent (info), self->config->id) == 0;
+    parley_workflow_destroy (&info);
+    return ours;
 }
 
 //  Waits `ms` holding the turn (heartbeats go on); false when the turn
@@ -83,9 +87,8 @@ s_pause (workflow_agent_t *self, int64_t ms)
         if (left <= 0)
             return s_still_ours (self);
         parley_client_wait (self->link, left < 250 ? left : 250);
-        parley_workflow_event_t event;
         bool woken = false;
-        while (parley_client_workflow_event (self->link, &event))
+        while (parley_client_workflow_event (self->link, &self->event))
             woken = true;
         if (woken && !s_still_ours (self))
             return false;
@@ -152,30 +155,36 @@ s_fallback (workflow_agent_t *self, const parley_workflow_t *info, const char *w
     scene_turn_t turn = { .ops = ops };
     snprintf (turn.next, sizeof turn.next, "%s", target ? target : "");
     snprintf (turn.status, sizeof turn.status, "%s", target ? "in_progress" : "failed");
-    jsonops_t *packed = NULL;
-    parley_handover_t handover;
+    parley_handover_t *handover = parley_handover_new ();
     char err [512];
-    if (!workflow_handover_of (&turn, &packed, &handover, err, sizeof err))
-        handover = (parley_handover_t) { .status = PARLEY_WF_FAILED };
-    handover.reason = reason;
-    plog_warn ("turn %llu: %s; %s", (unsigned long long) info->turn, reason,
+    if (handover && !workflow_handover_of (&turn, handover, err, sizeof err)) {
+        parley_handover_reset (handover);
+        parley_handover_set_status (handover, PARLEY_WF_FAILED);
+    }
+    if (handover)
+        parley_handover_set_reason (handover, reason);
+    plog_warn ("turn %llu: %s; %s", (unsigned long long) parley_workflow_turn (info), reason,
                target ? "the scenario's fallback takes the turn" : "the run fails");
-    parley_workflow_t reply;
-    parley_err_t rc = parley_client_handover (self->link, &handover, &reply);
-    if (rc != PARLEY_OK && target) {
+    parley_workflow_t *reply = NULL;
+    parley_err_t rc = handover ? parley_client_handover (self->link, handover, &reply)
+                               : PARLEY_ERR_NOMEM;
+    if (rc != PARLEY_OK && target && handover) {
         //  The fallback itself refused (a scenario the checks let through):
         //  the run still must not stall.
         plog_error ("the fallback hand-over was refused (%s: %s); the run fails",
                     parley_strerror (rc), parley_client_error_text (self->link));
-        handover = (parley_handover_t) { .status = PARLEY_WF_FAILED, .reason = reason };
-        rc = parley_client_handover (self->link, &handover, &reply);
+        parley_handover_reset (handover);
+        parley_handover_set_status (handover, PARLEY_WF_FAILED);
+        parley_handover_set_reason (handover, reason);
+        rc = parley_client_handover (self->link, handover, &reply);
     }
     if (rc == PARLEY_OK)
-        workflow_progress (self, info, "the model's answers were refused (fallback)", &reply);
+        workflow_progress (self, info, "the model's answers were refused (fallback)", reply);
     else
         plog_error ("HANDOVER refused: %s: %s", parley_strerror (rc),
-                    parley_client_error_text (self->link));
-    jsonops_destroy (&packed);
+                    handover ? parley_client_error_text (self->link) : "out of memory");
+    parley_workflow_destroy (&reply);
+    parley_handover_destroy (&handover);
     json_decref (ops);
 }
 
@@ -185,18 +194,23 @@ static int
 s_hand_over (workflow_agent_t *self, const parley_workflow_t *info, scene_turn_t *turn,
              char *why, size_t why_size)
 {
-    jsonops_t *ops = NULL;
-    parley_handover_t handover;
+    parley_handover_t *handover = parley_handover_new ();
     char err [512];
-    if (!workflow_handover_of (turn, &ops, &handover, err, sizeof err)) {
+    if (!handover) {
+        plog_warn ("HANDOVER not made: out of memory");
+        return 1;               //  the loop looks at the workflow again
+    }
+    if (!workflow_handover_of (turn, handover, err, sizeof err)) {
         snprintf (why, why_size, "%s", err);
+        parley_handover_destroy (&handover);
         return 0;
     }
-    parley_workflow_t reply;
-    parley_err_t rc = parley_client_handover (self->link, &handover, &reply);
-    jsonops_destroy (&ops);
+    parley_workflow_t *reply = NULL;
+    parley_err_t rc = parley_client_handover (self->link, handover, &reply);
+    parley_handover_destroy (&handover);
     if (rc == PARLEY_OK) {
-        workflow_progress (self, info, turn->summary, &reply);
+        workflow_progress (self, info, turn->summary, reply);
+        parley_workflow_destroy (&reply);
         return 1;
     }
     const char *text = parley_client_error_text (self->link);
@@ -221,7 +235,7 @@ agent_turn_model (workflow_agent_t *self, const parley_workflow_t *info)
     char err [1024] = "";
     json_t *state = workflow_read_state (self, info, err, sizeof err);
     if (!state) {
-        plog_warn ("turn %llu: %s; trying again", (unsigned long long) info->turn, err);
+        plog_warn ("turn %llu: %s; trying again", (unsigned long long) parley_workflow_turn (info), err);
         return;
     }
     wfllm_begin (self->model, state);
@@ -244,7 +258,7 @@ agent_turn_model (workflow_agent_t *self, const parley_workflow_t *info)
             if (!away)
                 plog_warn ("turn %llu: the model gave no answer (%s: %s); holding the turn "
                            "and asking again (without the model this agent never hands "
-                           "over)", (unsigned long long) info->turn, llm_result_name (result),
+                           "over)", (unsigned long long) parley_workflow_turn (info), llm_result_name (result),
                            err);
             else
                 plog_debug ("the model still gives no answer (%s)", err);
@@ -256,7 +270,7 @@ agent_turn_model (workflow_agent_t *self, const parley_workflow_t *info)
             continue;
         }
         if (away)
-            plog_info ("turn %llu: the model answers again", (unsigned long long) info->turn);
+            plog_info ("turn %llu: the model answers again", (unsigned long long) parley_workflow_turn (info));
         away = false;
         pause = S_FIRST_PAUSE_MS;
         int done = 0;
@@ -271,12 +285,12 @@ agent_turn_model (workflow_agent_t *self, const parley_workflow_t *info)
         unsigned refusals = wfllm_refusals (self->model);
         if (refusals > corrections) {
             plog_info ("turn %llu: answer refused, the %u corrections spent: %s",
-                       (unsigned long long) info->turn, corrections, err);
+                       (unsigned long long) parley_workflow_turn (info), corrections, err);
             s_fallback (self, info, err);
             break;
         }
         self->corrections++;
         plog_info ("turn %llu: answer refused; correction %u of %u asked: %s",
-                   (unsigned long long) info->turn, refusals, corrections, err);
+                   (unsigned long long) parley_workflow_turn (info), refusals, corrections, err);
     }
 }

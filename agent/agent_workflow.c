@@ -36,7 +36,7 @@ workflow_read_state (workflow_agent_t *self, const parley_workflow_t *info, char
     const role_t *role = self->config->role;
     json_t *state = json_object ();
     if (role->read_count) {
-        parley_state_t got;
+        parley_state_t *got = NULL;
         parley_err_t rc = parley_client_get (self->link, (const char *const *) role->reads,
                                              role->read_count, &got);
         if (rc != PARLEY_OK) {
@@ -45,14 +45,20 @@ workflow_read_state (workflow_agent_t *self, const parley_workflow_t *info, char
             json_decref (state);
             return NULL;
         }
-        for (size_t i = 0; i < got.count; i++) {
-            const parley_entry_t *entry = &got.entries [i];
-            json_t *value = entry->value ? mpjs_decode (entry->value, entry->value_size) : NULL;
-            json_object_set_new (state, entry->key, value ? value : json_null ());
+        for (size_t i = 0; i < parley_state_count (got); i++) {
+            const parley_entry_t *entry = parley_state_at (got, i);
+            json_t *value = parley_entry_value (entry)
+                          ? mpjs_decode (parley_entry_value (entry),
+                                         parley_entry_value_size (entry))
+                          : NULL;
+            json_object_set_new (state, parley_entry_key (entry), value ? value : json_null ());
         }
+        parley_state_destroy (&got);
     }
-    json_object_set_new (state, "workflow_status", json_string (info->status_name));
-    json_object_set_new (state, "iteration_count", json_integer ((json_int_t) info->revisions));
+    json_object_set_new (state, "workflow_status",
+                         json_string (parley_workflow_status_name (info)));
+    json_object_set_new (state, "iteration_count",
+                         json_integer ((json_int_t) parley_workflow_revisions (info)));
     return state;
 }
 
@@ -64,31 +70,37 @@ workflow_progress (workflow_agent_t *self, const parley_workflow_t *info, const 
     FILE *out = self->config->progress;
     if (!out)
         return;
+    const char *holder = parley_workflow_holder (reply);
     fprintf (out, "[%s] turn %llu: %s -> %s (%s)\n", self->config->id,
-             (unsigned long long) info->turn, summary,
-             reply->holder [0] ? reply->holder : "end", reply->status_name);
+             (unsigned long long) parley_workflow_turn (info), summary,
+             *holder ? holder : "end", parley_workflow_status_name (reply));
     fflush (out);
 }
 
 bool
-workflow_handover_of (const scene_turn_t *turn, jsonops_t **ops, parley_handover_t *handover,
-               char *err, size_t err_size)
+workflow_handover_of (const scene_turn_t *turn, parley_handover_t *handover, char *err,
+                      size_t err_size)
 {
-    *ops = jsonops_new (turn->ops, err, err_size);
-    if (!*ops)
+    parley_handover_reset (handover);
+    jsonops_t *ops = jsonops_new (turn->ops, err, err_size);
+    if (!ops)
         return false;
     parley_wf_status_t status = parley_wf_status_parse (turn->status);
     if (turn->status [0] && status == PARLEY_WF_UNSET) {
         snprintf (err, err_size, "status \"%s\" is not in_progress, revision, done or failed",
                   turn->status);
-        jsonops_destroy (ops);
+        jsonops_destroy (&ops);
         return false;
     }
-    *handover = (parley_handover_t) {
-        .ops = jsonops_ops (*ops), .op_count = jsonops_count (*ops),
-        .next = turn->next [0] ? turn->next : NULL, .status = status,
-    };
-    return true;
+    parley_err_t rc = jsonops_fill (ops, parley_handover_ops (handover));
+    jsonops_destroy (&ops);
+    if (rc == PARLEY_OK)
+        rc = parley_handover_set_next (handover, turn->next [0] ? turn->next : NULL);
+    if (rc == PARLEY_OK)
+        rc = parley_handover_set_status (handover, status);
+    if (rc != PARLEY_OK)
+        snprintf (err, err_size, "the turn's hand-over: %s", parley_strerror (rc));
+    return rc == PARLEY_OK;
 }
 
 //  One turn of a built-in policy: read, decide, hand over. Its turns are
@@ -100,29 +112,35 @@ s_builtin_turn (workflow_agent_t *self, const parley_workflow_t *info)
     const agent_workflow_config_t *config = self->config;
     char err [512] = "";
     scene_turn_t turn = { 0 };
-    jsonops_t *ops = NULL;
-    parley_handover_t handover;
+    parley_handover_t *handover = parley_handover_new ();
+    if (!handover) {
+        plog_error ("out of memory: the turn waits for the next look");
+        return;
+    }
     json_t *state = workflow_read_state (self, info, err, sizeof err);
     scene_input_t input = { .state = state, .role = config->role, .catalogue = self->catalogue };
     int rc = state ? scene_decide (config->policy, &input, &turn, err, sizeof err) : -1;
     json_decref (state);
-    if (rc == 0 && !workflow_handover_of (&turn, &ops, &handover, err, sizeof err))
+    if (rc == 0 && !workflow_handover_of (&turn, handover, err, sizeof err))
         rc = -1;
     char reason [700];
     if (rc) {
         snprintf (reason, sizeof reason, "%s (%s) could not take its turn: %s",
                   config->role->name, config->id, err);
         plog_error ("%s", reason);
-        handover = (parley_handover_t) { .status = PARLEY_WF_FAILED, .reason = reason };
+        parley_handover_reset (handover);
+        parley_handover_set_status (handover, PARLEY_WF_FAILED);
+        parley_handover_set_reason (handover, reason);
     }
-    parley_workflow_t reply;
-    parley_err_t sent = parley_client_handover (self->link, &handover, &reply);
+    parley_workflow_t *reply = NULL;
+    parley_err_t sent = parley_client_handover (self->link, handover, &reply);
     if (sent == PARLEY_OK)
-        workflow_progress (self, info, rc ? "gave up" : turn.summary, &reply);
+        workflow_progress (self, info, rc ? "gave up" : turn.summary, reply);
     else
         plog_error ("HANDOVER refused: %s: %s", parley_strerror (sent),
                     parley_client_error_text (self->link));
-    jsonops_destroy (&ops);
+    parley_workflow_destroy (&reply);
+    parley_handover_destroy (&handover);
     json_decref (turn.ops);
 }
 
@@ -131,24 +149,30 @@ s_builtin_turn (workflow_agent_t *self, const parley_workflow_t *info)
 static int
 s_check (workflow_agent_t *self, int *exit_code)
 {
-    parley_workflow_t info;
+    parley_workflow_t *info = NULL;
     if (parley_client_workflow (self->link, &info) != PARLEY_OK)
         return 0;
-    if (info.status == PARLEY_WF_DONE || info.status == PARLEY_WF_FAILED) {
-        plog_info ("workflow %s after %llu turns (%llu mine)%s%s", info.status_name,
-                   (unsigned long long) info.turn, (unsigned long long) self->turns,
-                   info.reason [0] ? ": " : "", info.reason);
-        *exit_code = info.status == PARLEY_WF_DONE ? PARLEY_EXIT_OK : PARLEY_EXIT_FAILURE;
-        return 1;
+    int ended = 0;
+    parley_wf_status_t status = parley_workflow_status (info);
+    if (status == PARLEY_WF_DONE || status == PARLEY_WF_FAILED) {
+        const char *reason = parley_workflow_reason (info);
+        plog_info ("workflow %s after %llu turns (%llu mine)%s%s",
+                   parley_workflow_status_name (info),
+                   (unsigned long long) parley_workflow_turn (info),
+                   (unsigned long long) self->turns, *reason ? ": " : "", reason);
+        *exit_code = status == PARLEY_WF_DONE ? PARLEY_EXIT_OK : PARLEY_EXIT_FAILURE;
+        ended = 1;
     }
-    if (strcmp (info.holder, self->config->role->name) == 0
-    &&  strcmp (info.agent, self->config->id) == 0) {
+    else
+    if (strcmp (parley_workflow_holder (info), self->config->role->name) == 0
+    &&  strcmp (parley_workflow_agent (info), self->config->id) == 0) {
         if (self->model)
-            agent_turn_model (self, &info);
+            agent_turn_model (self, info);
         else
-            s_builtin_turn (self, &info);
+            s_builtin_turn (self, info);
     }
-    return 0;
+    parley_workflow_destroy (&info);
+    return ended;
 }
 
 static int
@@ -165,9 +189,8 @@ s_loop (workflow_agent_t *self)
         }
         parley_client_wait (self->link, 250);
         //  Every queued event is taken: one look at the workflow covers them.
-        parley_workflow_event_t event;
         wake = false;
-        while (parley_client_workflow_event (self->link, &event))
+        while (parley_client_workflow_event (self->link, &self->event))
             wake = true;
     }
     return PARLEY_EXIT_OK;
@@ -271,8 +294,10 @@ agent_workflow_run (const agent_workflow_config_t *config)
         rc = *config->stop ? PARLEY_EXIT_OK : PARLEY_EXIT_NETWORK;
         goto done;
     }
-    parley_workflow_t info;
-    if (parley_client_workflow (self.link, &info) == PARLEY_ERR_NO_WORKFLOW) {
+    parley_workflow_t *info = NULL;
+    parley_err_t asked = parley_client_workflow (self.link, &info);
+    parley_workflow_destroy (&info);
+    if (asked == PARLEY_ERR_NO_WORKFLOW) {
         parley_client_bye (self.link, false);
         rc = AGENT_WORKFLOW_NONE;
         goto done;
@@ -293,6 +318,7 @@ agent_workflow_run (const agent_workflow_config_t *config)
     }
     parley_client_bye (self.link, false);
 done:
+    parley_wf_event_destroy (&self.event);
     wfllm_destroy (&self.model);
     llm_destroy (&self.llm);
     parley_client_destroy (&self.link);

@@ -21,6 +21,7 @@ typedef struct {
     uint64_t fallbacks;             //  turns given to the scenario's fallback
     uint64_t corrections;           //  refused answers the model was told about
     uint64_t waits;                 //  pauses while the model gave no answer
+    parley_wf_event_t *event;       //  the events taken, one object reused
 } workflow_agent_t;
 
 //  The role's keys as one JSON object, plus workflow_status and
@@ -30,10 +31,10 @@ json_t *workflow_read_state (workflow_agent_t *self, const parley_workflow_t *in
 //  The progress line of a turn handed over.
 void workflow_progress (workflow_agent_t *self, const parley_workflow_t *info,
                         const char *summary, const parley_workflow_t *reply);
-//  The decided turn as a HANDOVER (its ops in *ops: destroy them after);
-//  false with `err` when its ops or status cannot be sent.
-bool workflow_handover_of (const scene_turn_t *turn, jsonops_t **ops,
-                           parley_handover_t *handover, char *err, size_t err_size);
+//  The decided turn into `handover` (emptied first); false with `err`
+//  when its ops or status cannot be sent.
+bool workflow_handover_of (const scene_turn_t *turn, parley_handover_t *handover, char *err,
+                           size_t err_size);
 //  One turn decided by the model (agent_turn.c).
 void agent_turn_model (workflow_agent_t *self, const parley_workflow_t *info);
 //  The model's figures to the broker (HEARTBEAT's model_* fields).

@@ -26,6 +26,7 @@
 
 typedef struct {
     parley_client_t *link;
+    parley_mail_t *fetched;     //  FETCH's result, filled again every time
     mail_view_t batch[MAILBOX_MAX_BATCH];
     size_t count;
     mail_view_t staged[MAILBOX_MAX_BATCH];  //  for the next capture (conn_mailbox_stage)
@@ -76,11 +77,13 @@ s_feed (mailbox_t *self, uint64_t seq, const char *from, const char *to,
 }
 
 static void
-s_feed_items (mailbox_t *self, const parley_mail_batch_t *mail)
+s_feed_items (mailbox_t *self, const parley_mail_t *mail)
 {
-    for (size_t i = 0; i < mail->count; i++) {
-        const parley_mail_t *m = &mail->messages [i];
-        s_feed (self, m->seq, m->from, m->to, m->channel, m->body, m->body_len);
+    for (size_t i = 0; i < parley_mail_count (mail); i++) {
+        const parley_message_t *m = parley_mail_at (mail, i);
+        s_feed (self, parley_message_seq (m), parley_message_from (m), parley_message_to (m),
+                parley_message_channel (m), (const char *) parley_message_body (m),
+                parley_message_body_size (m));
     }
 }
 
@@ -93,12 +96,13 @@ s_check_epoch (mailbox_t *self)
     if (epoch == self->epoch)
         return;
     const parley_welcome_t *w = parley_client_welcome (self->link);
-    bool new_origin = w->origin != self->origin;
-    self->origin = w->origin;
-    if (self->epoch != 0 && (new_origin || w->mail_seq < self->last_seq)) {
-        plog_info ("broker mail counter restarted; the mailbox resumes at %" PRIu64, w->acked);
-        self->last_seq = w->acked;
-        self->committed = w->acked;
+    bool new_origin = parley_welcome_origin (w) != self->origin;
+    self->origin = parley_welcome_origin (w);
+    if (self->epoch != 0 && (new_origin || parley_welcome_mail_seq (w) < self->last_seq)) {
+        uint64_t acked = parley_welcome_acked (w);
+        plog_info ("broker mail counter restarted; the mailbox resumes at %" PRIu64, acked);
+        self->last_seq = acked;
+        self->committed = acked;
     }
     self->epoch = epoch;
 }
@@ -131,17 +135,17 @@ s_capture (void *impl, char *err, size_t err_size)
     parley_client_take_mail (self->link);
     for (int round = 0; round < MAX_FETCHES && self->count < MAILBOX_MAX_BATCH; round++) {
         s_check_epoch (self);
-        parley_mail_batch_t mail;
         parley_err_t rc = parley_client_fetch (self->link, self->committed,
-                                               MAILBOX_MAX_BATCH - self->count, true, &mail);
+                                               MAILBOX_MAX_BATCH - self->count, true,
+                                               &self->fetched);
         if (rc != PARLEY_OK) {
             snprintf (err, err_size, "%s: %s", parley_strerror (rc),
                       parley_client_error_text (self->link));
             return -1;
         }
         s_check_epoch (self);
-        s_feed_items (self, &mail);
-        if (mail.pending == 0)
+        s_feed_items (self, self->fetched);
+        if (parley_mail_pending (self->fetched) == 0)
             break;
     }
     return 0;
@@ -204,6 +208,7 @@ s_destroy (void *impl)
     mailbox_t *self = (mailbox_t *) impl;
     s_clear (self);
     s_unstage (self);
+    parley_mail_destroy (&self->fetched);
     free (self);
 }
 
@@ -284,24 +289,27 @@ conn_mailbox_committed (connector_t *self)
 }
 
 void
-conn_mailbox_stage (connector_t *self, const parley_mail_batch_t *mail)
+conn_mailbox_stage (connector_t *self, const parley_mail_t *mail)
 {
     assert (mail);
     mailbox_t *box = (mailbox_t *) connector_impl (self);
     s_unstage (box);
     if (box->link)
         s_check_epoch (box);
-    for (size_t i = 0; i < mail->count && box->staged_count < MAILBOX_MAX_BATCH; i++) {
-        const parley_mail_t *m = &mail->messages [i];
+    size_t count = parley_mail_count (mail);
+    for (size_t i = 0; i < count && box->staged_count < MAILBOX_MAX_BATCH; i++) {
+        const parley_message_t *m = parley_mail_at (mail, i);
         mail_view_t *v = &box->staged[box->staged_count++];
-        v->seq = m->seq;
-        snprintf (v->from, sizeof (v->from), "%s", m->from);
-        snprintf (v->to, sizeof (v->to), "%s", m->to);
-        snprintf (v->channel, sizeof (v->channel), "%s", m->channel);
+        v->seq = parley_message_seq (m);
+        snprintf (v->from, sizeof (v->from), "%s", parley_message_from (m));
+        snprintf (v->to, sizeof (v->to), "%s", parley_message_to (m));
+        snprintf (v->channel, sizeof (v->channel), "%s", parley_message_channel (m));
         //  Cut as s_feed cuts; the text holds no NUL (a body with one is
         //  cut there, which s_feed's "%.*s" did too).
-        v->text = zsys_sprintf ("%.*s", (int) (m->body_len > MAILBOX_MAX_TEXT + 3
-                                               ? MAILBOX_MAX_TEXT + 3: m->body_len), m->body);
+        size_t len = parley_message_body_size (m);
+        v->text = zsys_sprintf ("%.*s", (int) (len > MAILBOX_MAX_TEXT + 3 ? MAILBOX_MAX_TEXT + 3
+                                                                           : len),
+                                (const char *) parley_message_body (m));
     }
     box->has_staged = true;
 }

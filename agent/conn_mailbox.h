@@ -73,7 +73,7 @@ void conn_mailbox_commit (connector_t *self);
 uint64_t conn_mailbox_committed (connector_t *self);
 //  The mail a STEP brought (copied): the next capture takes it instead of
 //  fetching. Duplicates are left out then, as for fetched mail.
-void conn_mailbox_stage (connector_t *self, const parley_mail_batch_t *mail);
+void conn_mailbox_stage (connector_t *self, const parley_mail_t *mail);
 //  The staged mail no capture has taken yet (a run that ends after its
 //  last STEP brought some): count and items, duplicates still among them.
 size_t conn_mailbox_staged (connector_t *self);

@@ -287,26 +287,29 @@ s_capture (void *impl, char *err, size_t err_size)
     const char *keys [STATE_MAX_KEYS];
     for (size_t i = 0; i < self->count; i++)
         keys [i] = self->slots [i].key;
-    parley_state_t reply;
+    parley_state_t *reply = NULL;
     parley_err_t rc = parley_client_get (self->link, keys, self->count, &reply);
     if (rc != PARLEY_OK) {
         snprintf (err, err_size, "%s: %s", parley_strerror (rc),
                   parley_client_error_text (self->link));
+        parley_state_destroy (&reply);
         return -1;
     }
     for (size_t i = 0; i < self->count; i++)
         s_feed (self, self->slots [i].key, NULL);       //  absent unless listed
-    for (size_t i = 0; i < reply.count; i++) {
-        const parley_entry_t *entry = &reply.entries [i];
-        if (!entry->value)
+    for (size_t i = 0; i < parley_state_count (reply); i++) {
+        const parley_entry_t *entry = parley_state_at (reply, i);
+        if (!parley_entry_value (entry))
             continue;
         msgpack_unpacked value;
         msgpack_unpacked_init (&value);
-        if (msgpack_unpack_next (&value, entry->value, entry->value_size, NULL)
+        if (msgpack_unpack_next (&value, parley_entry_value (entry),
+                                 parley_entry_value_size (entry), NULL)
             == MSGPACK_UNPACK_SUCCESS)
-            s_feed (self, entry->key, &value.data);
+            s_feed (self, parley_entry_key (entry), &value.data);
         msgpack_unpacked_destroy (&value);
     }
+    parley_state_destroy (&reply);
     return 0;
 }
 

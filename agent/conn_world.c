@@ -139,20 +139,22 @@ s_parse (const parley_observation_t *obs, world_view_t *view)
 {
     memset (view, 0, sizeof (*view));
     view->valid = true;
-    view->position = obs->position;
-    view->x = obs->x;
-    view->y = obs->y;
-    snprintf (view->outcome, sizeof (view->outcome), "%.15s", *obs->outcome? obs->outcome: "perceived");
-    view->explored = obs->explored;
-    view->objects_total = obs->objects_total;
-    view->coverage = obs->coverage;
-    view->done = obs->done;
-    for (size_t i = 0; i < obs->object_count; i++) {
+    view->position = parley_observation_position (obs);
+    view->x = parley_observation_x (obs);
+    view->y = parley_observation_y (obs);
+    const char *outcome = parley_observation_outcome (obs);
+    snprintf (view->outcome, sizeof (view->outcome), "%.15s", *outcome? outcome: "perceived");
+    view->explored = parley_observation_explored (obs);
+    view->objects_total = parley_observation_objects_total (obs);
+    view->coverage = parley_observation_coverage (obs);
+    view->done = parley_observation_done (obs);
+    for (size_t i = 0; i < parley_observation_object_count (obs); i++) {
         if (view->object_count == WORLD_MAX_VISIBLE) {
             plog_warn ("more than %d objects in view; the rest are ignored", WORLD_MAX_VISIBLE);
             break;
         }
-        snprintf (view->objects [view->object_count++], WORLD_MAX_NAME + 1, "%s", obs->objects [i]);
+        snprintf (view->objects [view->object_count++], WORLD_MAX_NAME + 1, "%s",
+                  parley_observation_object (obs, i));
     }
 }
 
@@ -185,8 +187,9 @@ s_set_image (world_t *self, const uint8_t *data, size_t size, const char *type)
 static void
 s_parse_image (world_t *self, const parley_observation_t *obs)
 {
-    if (obs->image)
-        s_set_image (self, (const uint8_t *) obs->image, obs->image_size, obs->image_type);
+    if (parley_observation_image (obs))
+        s_set_image (self, (const uint8_t *) parley_observation_image (obs),
+                     parley_observation_image_size (obs), parley_observation_image_type (obs));
     else
         s_set_image (self, NULL, 0, NULL);
 }
@@ -217,17 +220,19 @@ s_capture (void *impl, char *err, size_t err_size)
     world_t *self = (world_t *) impl;
     if (!self->link)
         return 0;
-    parley_observation_t obs;
+    parley_observation_t *obs = NULL;
     parley_err_t rc = parley_client_perceive (self->link, &obs);
     if (rc != PARLEY_OK) {
         snprintf (err, err_size, "%s: %s", parley_strerror (rc),
                   parley_client_error_text (self->link));
+        parley_observation_destroy (&obs);
         return -1;
     }
     world_view_t view;
-    s_parse (&obs, &view);
+    s_parse (obs, &view);
     s_feed (self, &view);
-    s_parse_image (self, &obs);
+    s_parse_image (self, obs);
+    parley_observation_destroy (&obs);
     return 0;
 }
 

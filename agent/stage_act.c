@@ -191,16 +191,17 @@ agent_report_model (agent_parts_t *p)
     policy_llm_report_t r;
     policy_llm_report (p->policy, &r);
     const llm_totals_t *t = &r.totals;
-    parley_model_report_t report = {
-        .calls = t->calls, .ok = t->ok, .failed = t->failed, .skipped = r.skipped,
-        .retries = t->retries, .prompt_tokens = t->prompt_tokens,
-        .completion_tokens = t->completion_tokens,
-        .latency_ms = (uint64_t) (t->latency_us / 1000),
-        .latency_max_ms = (uint64_t) (t->latency_max_us / 1000)
+    uint64_t report [PARLEY_MODEL_FIELDS] = {
+        [PARLEY_MODEL_CALLS] = t->calls, [PARLEY_MODEL_OK] = t->ok,
+        [PARLEY_MODEL_FAILED] = t->failed, [PARLEY_MODEL_SKIPPED] = r.skipped,
+        [PARLEY_MODEL_RETRIES] = t->retries, [PARLEY_MODEL_PROMPT_TOKENS] = t->prompt_tokens,
+        [PARLEY_MODEL_COMPLETION_TOKENS] = t->completion_tokens,
+        [PARLEY_MODEL_LATENCY_MS] = (uint64_t) (t->latency_us / 1000),
+        [PARLEY_MODEL_LATENCY_MAX_MS] = (uint64_t) (t->latency_max_us / 1000)
     };
     //  Every later HEARTBEAT (keepalives too) carries it, so a restarted
     //  broker learns it again; this one delivers it now.
-    parley_client_set_report (p->link, &report);
+    parley_client_set_report (p->link, report, PARLEY_MODEL_FIELDS);
     if (parley_client_heartbeat (p->link) != PARLEY_OK)
         plog_debug ("model report not sent: %s", parley_client_error_text (p->link));
 }
@@ -277,8 +278,11 @@ s_undelivered (execution_t *self, const char *target, const char *why)
     free (line);
 }
 
+//  One message into the step's outbox, its target kept in targets[count]
+//  for the failures SENT may name.
 static bool
-s_item (execution_t *self, parley_outgoing_t *item, const char *target, const char *body)
+s_item (execution_t *self, parley_outbox_t *out, const char **targets, size_t count,
+        const char *target, const char *body)
 {
     if (!pmsg_name_valid (target, strlen (target)) && !streq (target, "all")) {
         plog_warn ("not sending to '%.64s': not a valid agent or channel name", target);
@@ -286,34 +290,34 @@ s_item (execution_t *self, parley_outgoing_t *item, const char *target, const ch
         self->counts->send_errors++;
         return false;
     }
-    bool all = streq (target, "all");
     //  A bare name goes out with `resolve`: the broker, which knows every
     //  agent and channel, decides, and refuses a name that is neither.
-    item->to = all? target: NULL;
-    item->channel = all? NULL: target;
-    item->resolve = !all;
-    item->body = body;
-    item->body_len = strlen (body);
+    parley_err_t rc = streq (target, "all")
+                    ? parley_outbox_to (out, target, body, strlen (body))
+                    : parley_outbox_resolve (out, target, body, strlen (body));
+    if (rc != PARLEY_OK)
+        return false;           //  the STEP reports the outbox's refusal
+    targets [count] = target;
     return true;
 }
 
 //  SENT's item errors -> observations (and a log line each).
 static void
-s_sent_errors (execution_t *self, const parley_sent_t *sent, const parley_outgoing_t *items,
+s_sent_errors (execution_t *self, const parley_sent_t *sent, const char *const *targets,
                size_t count)
 {
-    for (size_t i = 0; i < sent->error_count; i++) {
-        const parley_item_error_t *error = &sent->errors [i];
-        if (error->index >= count)
+    for (size_t i = 0; i < parley_sent_error_count (sent); i++) {
+        const parley_failure_t *error = parley_sent_error_at (sent, i);
+        if (parley_failure_index (error) >= count)
             continue;
-        const parley_outgoing_t *item = &items [error->index];
-        const char *target = item->to? item->to: item->channel;
-        plog_warn ("message to %s refused: %s %s", target, parley_strerror (error->code),
-                   error->message);
-        if (error->code == PARLEY_ERR_NO_SUCH_TARGET || error->code == PARLEY_ERR_UNKNOWN_RECIPIENT)
+        const char *target = targets [parley_failure_index (error)];
+        int code = parley_failure_code (error);
+        const char *message = parley_failure_message (error);
+        plog_warn ("message to %s refused: %s %s", target, parley_strerror (code), message);
+        if (code == PARLEY_ERR_NO_SUCH_TARGET || code == PARLEY_ERR_UNKNOWN_RECIPIENT)
             s_undelivered (self, target, "no agent or channel of that name");
         else
-            s_undelivered (self, target, *error->message? error->message: parley_strerror (error->code));
+            s_undelivered (self, target, *message? message: parley_strerror (code));
     }
 }
 
@@ -360,24 +364,24 @@ s_suppressed (execution_t *self)
     return true;
 }
 
-//  The step's messages into `items` (ListenTo is applied at once);
-//  returns how many.
+//  The step's messages into `out`, their targets into `targets` (ListenTo
+//  is applied at once); returns how many.
 static size_t
-s_messages (execution_t *self, parley_outgoing_t *items)
+s_messages (execution_t *self, parley_outbox_t *out, const char **targets)
 {
     if (s_suppressed (self))
         return 0;
     const answer_t *answer = self->decided->answer;
     size_t count = 0;
     const char *message = answer_message (answer);
-    if (message && *message && s_item (self, &items[count], "all", message))
+    if (message && *message && s_item (self, out, targets, count, "all", message))
         count++;
     for (size_t i = 0; i < answer_directive_count (answer); i++) {
         const answer_directive_t *d = answer_directive (answer, i);
         if (d->kind == ANSWER_LISTEN_TO)
             agent_team_listen (self->parts, self->team, d->target);
         else
-        if (d->text && *d->text && s_item (self, &items[count], d->target, d->text))
+        if (d->text && *d->text && s_item (self, out, targets, count, d->target, d->text))
             count++;
     }
     return count;
@@ -408,8 +412,7 @@ s_team_values (agent_parts_t *p, const uint64_t *visited, size_t count,
 }
 
 size_t
-agent_team_ops (agent_parts_t *p, uint64_t step, bool force, parley_op_t ops[TEAM_SYNC_OPS],
-                msgpack_sbuffer *visits, msgpack_sbuffer *claims)
+agent_team_ops (agent_parts_t *p, uint64_t step, bool force, parley_ops_t *ops)
 {
     if (!p->facts)
         return 0;
@@ -419,75 +422,81 @@ agent_team_ops (agent_parts_t *p, uint64_t step, bool force, parley_op_t ops[TEA
     ||  (count == 0 && !team_facts_claim_changed (p->facts))
     ||  (!force && step % TEAM_SYNC_EVERY != 0))
         return 0;
-    s_team_values (p, visited, count, visits, claims);
-    ops[0] = (parley_op_t) { .op = PARLEY_OP_DECLARE, .key = STATE_KEY_TEAM_VISITED,
-                             .reducer = "union" };
-    ops[1] = (parley_op_t) { .op = PARLEY_OP_UPDATE, .key = STATE_KEY_TEAM_VISITED,
-                             .value = visits->data, .value_size = visits->size };
-    ops[2] = (parley_op_t) { .op = PARLEY_OP_DECLARE, .key = STATE_KEY_TEAM_CLAIMS,
-                             .reducer = "merge" };
-    ops[3] = (parley_op_t) { .op = PARLEY_OP_UPDATE, .key = STATE_KEY_TEAM_CLAIMS,
-                             .value = claims->data, .value_size = claims->size };
+    msgpack_sbuffer visits, claims;
+    msgpack_sbuffer_init (&visits);
+    msgpack_sbuffer_init (&claims);
+    s_team_values (p, visited, count, &visits, &claims);
+    //  The builder copies the values: the buffers go at once. A refusal
+    //  (memory) is kept by it and reported by the request.
+    parley_ops_declare (ops, STATE_KEY_TEAM_VISITED, "union");
+    parley_ops_update (ops, STATE_KEY_TEAM_VISITED, visits.data, visits.size);
+    parley_ops_declare (ops, STATE_KEY_TEAM_CLAIMS, "merge");
+    parley_ops_update (ops, STATE_KEY_TEAM_CLAIMS, claims.data, claims.size);
+    msgpack_sbuffer_destroy (&visits);
+    msgpack_sbuffer_destroy (&claims);
     return TEAM_SYNC_OPS;
 }
 
 void
 agent_team_sync (agent_parts_t *p, uint64_t step, bool force)
 {
-    msgpack_sbuffer visits, claims;
-    msgpack_sbuffer_init (&visits);
-    msgpack_sbuffer_init (&claims);
-    parley_op_t ops[TEAM_SYNC_OPS];
-    size_t count = agent_team_ops (p, step, force, ops, &visits, &claims);
-    parley_err_t rc = count? parley_client_write (p->link, ops, count, NULL): PARLEY_OK;
+    parley_ops_t *ops = parley_ops_new ();
+    size_t count = ops ? agent_team_ops (p, step, force, ops) : 0;
+    parley_err_t rc = !ops ? PARLEY_ERR_NOMEM
+                    : count ? parley_client_write (p->link, ops, NULL) : PARLEY_OK;
     if (count && rc == PARLEY_OK)
         team_facts_unsynced_clear (p->facts);
     else
-    if (count)
+    if (count || !ops)
         plog_warn ("writing the team state failed: %s: %s", parley_strerror (rc),
-                   parley_client_error_text (p->link));
-    msgpack_sbuffer_destroy (&visits);
-    msgpack_sbuffer_destroy (&claims);
+                   ops ? parley_client_error_text (p->link) : "out of memory");
+    parley_ops_destroy (&ops);
 }
 
 //  STEPPED's parts back into the agent: the messages' errors and counts,
 //  the team's write, the move, and the next step's view and mail.
 static void
-s_stepped (execution_t *self, const parley_stepped_t *done, const parley_outgoing_t *items,
+s_stepped (execution_t *self, const parley_stepped_t *done, const char *const *targets,
            size_t count, size_t ops)
 {
     agent_parts_t *p = self->parts;
     agent_counters_t *counts = self->counts;
-    if (count && done->has_sent) {
-        counts->msgs_sent += done->sent.accepted;
-        counts->send_errors += count - done->sent.accepted;
-        if (done->sent.accepted < count)
-            s_sent_errors (self, &done->sent, items, count);
+    const parley_sent_t *sent = parley_stepped_sent (done);
+    if (count && sent) {
+        size_t accepted = parley_sent_accepted (sent);
+        counts->msgs_sent += accepted;
+        counts->send_errors += count - accepted;
+        if (accepted < count)
+            s_sent_errors (self, sent, targets, count);
     }
-    if (ops && done->has_written)
+    if (ops && parley_stepped_written (done))
         team_facts_unsynced_clear (p->facts);
     else
     if (ops)
         plog_warn ("writing the team state failed: %s %s",
-                   parley_strerror (done->ops_error.code), done->ops_error.message);
-    if (done->action_error.code) {
-        plog_warn ("ACT %s refused: %s", self->decided->action, done->action_error.message);
+                   parley_strerror (parley_stepped_ops_code (done)),
+                   parley_stepped_ops_message (done));
+    if (parley_stepped_action_code (done)) {
+        plog_warn ("ACT %s refused: %s", self->decided->action,
+                   parley_stepped_action_message (done));
         counts->act_errors++;
         //  The broker's own sentence, so the model reads why in its next prompt.
         char *line = zsys_sprintf ("%s refused by the broker (%s: %.200s)", self->decided->action,
-                                   parley_strerror (done->action_error.code),
-                                   done->action_error.message);
+                                   parley_strerror (parley_stepped_action_code (done)),
+                                   parley_stepped_action_message (done));
         if (line)
             s_note (self, line);
         free (line);
     }
-    if (done->has_observation)
-        conn_world_feed_observation (p->world, &done->observation);
-    if (done->has_mail && p->mailbox)
-        conn_mailbox_stage (p->mailbox, &done->mail);
+    const parley_observation_t *observation = parley_stepped_observation (done);
+    const parley_mail_t *mail = parley_stepped_mail (done);
+    if (observation)
+        conn_world_feed_observation (p->world, observation);
+    if (mail && p->mailbox)
+        conn_mailbox_stage (p->mailbox, mail);
     //  The next Perception starts from this view (and Communication from
     //  this mail) without a request.
-    self->step->viewed = done->has_observation && (done->has_mail || !agent_fetch_size (p));
+    self->step->viewed = observation && (mail || !agent_fetch_size (p));
 }
 
 //  The step's STEP: its `step` makes it idempotent (PROTOCOL.md, STEP):
@@ -506,25 +515,24 @@ s_execution_try (void *arg)
     if (!p->link)
         return STAGE_OK;
     bool end = streq (self->decided->action, "end");
-    parley_outgoing_t items[ANSWER_MAX_DIRECTIVES + 1];
-    size_t count = s_messages (self, items);
-    msgpack_sbuffer visits, claims;
-    msgpack_sbuffer_init (&visits);
-    msgpack_sbuffer_init (&claims);
-    parley_op_t ops[TEAM_SYNC_OPS];
-    size_t op_count = agent_team_ops (p, self->step->step, end, ops, &visits, &claims);
+    parley_step_t *step = parley_step_new ();
+    if (!step) {
+        plog_warn ("STEP %" PRIu64 ": out of memory", self->step->step);
+        return STAGE_RETRY;
+    }
+    const char *targets[ANSWER_MAX_DIRECTIVES + 1];
+    size_t count = s_messages (self, parley_step_messages (step), targets);
+    size_t op_count = agent_team_ops (p, self->step->step, end, parley_step_ops (step));
     stage_outcome_t outcome = STAGE_OK;
     if (!end || count || op_count) {
-        parley_step_t step = {
-            .step = self->step->step, .ack = agent_ack (p),
-            .messages = items, .message_count = count, .ops = ops, .op_count = op_count,
-            .action = end? NULL: self->decided->action,
-            .fetch = end? 0: agent_fetch_size (p), .stream = true
-        };
-        parley_stepped_t done;
-        parley_err_t rc = parley_client_step (p->link, &step, &done);
+        parley_step_set_number (step, self->step->step);
+        parley_step_set_ack (step, agent_ack (p));
+        parley_step_set_action (step, end? NULL: self->decided->action);
+        parley_step_set_fetch (step, end? 0: agent_fetch_size (p), true);
+        parley_stepped_t *done = NULL;
+        parley_err_t rc = parley_client_step (p->link, step, &done);
         if (rc == PARLEY_OK)
-            s_stepped (self, &done, items, count, op_count);
+            s_stepped (self, done, targets, count, op_count);
         else {
             //  Nothing of it applied (refused whole), or the broker did not
             //  answer: the next Perception looks again.
@@ -536,9 +544,9 @@ s_execution_try (void *arg)
             else
                 outcome = STAGE_RETRY;
         }
+        parley_stepped_destroy (&done);
     }
-    msgpack_sbuffer_destroy (&visits);
-    msgpack_sbuffer_destroy (&claims);
+    parley_step_destroy (&step);
     return outcome;
 }
 

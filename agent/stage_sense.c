@@ -68,22 +68,33 @@ s_look (agent_parts_t *p, char *err, size_t err_size)
 {
     if (!p->link)
         return connector_capture (p->world, err, err_size);
-    parley_step_t look = { .ack = agent_ack (p), .perceive = true,
-                           .fetch = agent_fetch_size (p) };
-    parley_stepped_t got;
-    parley_err_t rc = parley_client_step (p->link, &look, &got);
+    parley_step_t *look = parley_step_new ();
+    parley_stepped_t *got = NULL;
+    if (!look) {
+        snprintf (err, err_size, "out of memory");
+        return -1;
+    }
+    parley_step_set_ack (look, agent_ack (p));
+    parley_step_set_perceive (look, true);
+    parley_step_set_fetch (look, agent_fetch_size (p), false);
+    parley_err_t rc = parley_client_step (p->link, look, &got);
+    parley_step_destroy (&look);
     if (rc != PARLEY_OK) {
         snprintf (err, err_size, "%s: %s", parley_strerror (rc),
                   parley_client_error_text (p->link));
+        parley_stepped_destroy (&got);
         return -1;
     }
-    if (got.has_mail && p->mailbox)
-        conn_mailbox_stage (p->mailbox, &got.mail);
-    if (!got.has_observation) {
-        snprintf (err, err_size, "%s", got.action_error.message);
+    if (parley_stepped_mail (got) && p->mailbox)
+        conn_mailbox_stage (p->mailbox, parley_stepped_mail (got));
+    const parley_observation_t *observation = parley_stepped_observation (got);
+    if (!observation) {
+        snprintf (err, err_size, "%s", parley_stepped_action_message (got));
+        parley_stepped_destroy (&got);
         return -1;
     }
-    conn_world_feed_observation (p->world, &got.observation);
+    conn_world_feed_observation (p->world, observation);
+    parley_stepped_destroy (&got);
     return 0;
 }
 
@@ -154,7 +165,8 @@ s_team_wait_event (const agent_parts_t *p, zhashx_t *present, const parley_event
     msgpack_unpacked unpacked;
     msgpack_unpacked_init (&unpacked);
     char name[PROTO_MAX_NAME + 1], what[32];
-    if (msgpack_unpack_next (&unpacked, (const char *) event->body, event->body_size, NULL)
+    if (msgpack_unpack_next (&unpacked, (const char *) parley_event_body (event),
+                             parley_event_body_size (event), NULL)
         == MSGPACK_UNPACK_SUCCESS
     &&  pobj_strcpy (&unpacked.data, "agent", name, sizeof (name))
     &&  pobj_strcpy (&unpacked.data, "event", what, sizeof (what)) && !streq (name, p->id)) {
@@ -194,10 +206,11 @@ s_wait_for_team (agent_parts_t *p)
     s_team_present (p, pclock_mono_ms () - p->connected_ms, present);
     int64_t recheck = pclock_mono_ms () + TEAM_RECHECK_MS;
     while (!(p->stop && *p->stop)) {
-        parley_event_t event;
+        parley_event_t *event = NULL;
         while (parley_client_event (p->link, &event))
-            if (streq (event.type, "AGENT_EVENT"))
-                s_team_wait_event (p, present, &event);
+            if (streq (parley_event_type (event), "AGENT_EVENT"))
+                s_team_wait_event (p, present, event);
+        parley_event_destroy (&event);
         int64_t now = pclock_mono_ms ();
         if (now >= recheck) {
             s_team_present (p, now - p->connected_ms, present);
@@ -278,11 +291,9 @@ s_team_online (agent_parts_t *p, const agent_team_t *team)
 static void
 s_team_mark (const agent_parts_t *p, parley_client_t *link, agent_team_t *team)
 {
-    parley_client_stats_t stats;
-    parley_client_counters (link, &stats);
     team->listed = true;
     team->listed_epoch = parley_client_epoch (link);
-    team->listed_dropped = stats.events_dropped;
+    team->listed_dropped = parley_client_counter (link, PARLEY_COUNTER_EVENTS_DROPPED);
 }
 
 //  AGENTS -> the team list (every registered agent but us). The agent.
@@ -292,24 +303,28 @@ s_refresh_team (agent_parts_t *p, agent_team_t *team)
 {
     parley_client_t *link = p->link;
     //  Events queued before the list are older than it.
-    parley_event_t event;
+    parley_event_t *event = NULL;
     while (parley_client_event (link, &event))
         ;
-    parley_agent_list_t list;
+    parley_event_destroy (&event);
+    parley_agent_list_t *list = NULL;
     if (parley_client_agents (link, &list) != PARLEY_OK) {
         plog_debug ("AGENTS failed: %s", parley_client_error_text (link));
+        parley_agent_list_destroy (&list);
         return;
     }
     team->count = 0;
-    for (size_t i = 0; i < list.count && team->count < AGENT_MAX_TEAM; i++) {
-        const char *name = list.agents [i].agent;
+    for (size_t i = 0; i < parley_agent_list_count (list) && team->count < AGENT_MAX_TEAM; i++) {
+        const parley_agent_t *agent = parley_agent_list_at (list, i);
+        const char *name = parley_agent_name (agent);
         if (*name && !streq (name, p->id)) {
             snprintf (team->names[team->count], PROTO_MAX_NAME + 1, "%s", name);
             team->ptrs[team->count] = team->names[team->count];
-            team->online[team->count] = list.agents [i].online;
+            team->online[team->count] = parley_agent_online (agent);
             team->count++;
         }
     }
+    parley_agent_list_destroy (&list);
     s_team_mark (p, link, team);
     s_team_online (p, team);
 }
@@ -322,7 +337,8 @@ s_team_event (const agent_parts_t *p, agent_team_t *team, const parley_event_t *
     msgpack_unpacked unpacked;
     msgpack_unpacked_init (&unpacked);
     char name[PROTO_MAX_NAME + 1], what[32];
-    if (msgpack_unpack_next (&unpacked, (const char *) event->body, event->body_size, NULL)
+    if (msgpack_unpack_next (&unpacked, (const char *) parley_event_body (event),
+                             parley_event_body_size (event), NULL)
         == MSGPACK_UNPACK_SUCCESS
     &&  pobj_strcpy (&unpacked.data, "agent", name, sizeof (name))
     &&  pobj_strcpy (&unpacked.data, "event", what, sizeof (what)) && !streq (name, p->id)) {
@@ -360,20 +376,18 @@ static bool
 s_team_events (agent_parts_t *p, agent_team_t *team)
 {
     parley_client_t *link = p->link;
-    parley_client_stats_t stats;
-    parley_client_counters (link, &stats);
     if (!team->listed || team->listed_epoch != parley_client_epoch (link)
-    ||  team->listed_dropped != stats.events_dropped)
+    ||  team->listed_dropped != parley_client_counter (link, PARLEY_COUNTER_EVENTS_DROPPED))
         return false;
     size_t applied = 0;
-    parley_event_t event;
+    parley_event_t *event = NULL;
     while (parley_client_event (link, &event))
-        if (streq (event.type, "AGENT_EVENT")) {
-            s_team_event (p, team, &event);
+        if (streq (parley_event_type (event), "AGENT_EVENT")) {
+            s_team_event (p, team, event);
             applied++;
         }
-    parley_client_counters (link, &stats);
-    if (team->listed_dropped != stats.events_dropped)
+    parley_event_destroy (&event);
+    if (team->listed_dropped != parley_client_counter (link, PARLEY_COUNTER_EVENTS_DROPPED))
         return false;
     if (applied)
         s_team_online (p, team);
@@ -389,16 +403,21 @@ s_team_events (agent_parts_t *p, agent_team_t *team)
 static void
 s_team_present (agent_parts_t *p, int64_t window_ms, zhashx_t *present)
 {
-    parley_agent_list_t list;
-    if (parley_client_agents (p->link, &list) != PARLEY_OK)
+    parley_agent_list_t *list = NULL;
+    if (parley_client_agents (p->link, &list) != PARLEY_OK) {
+        parley_agent_list_destroy (&list);
         return;
-    for (size_t i = 0; i < list.count; i++) {
-        const parley_agent_info_t *info = &list.agents [i];
-        if (!*info->agent || streq (info->agent, p->id))
-            continue;
-        if (info->online || info->idle_ms <= (uint64_t) (window_ms + 1000))
-            zhashx_update (present, info->agent, (void *) 1);
     }
+    for (size_t i = 0; i < parley_agent_list_count (list); i++) {
+        const parley_agent_t *info = parley_agent_list_at (list, i);
+        const char *name = parley_agent_name (info);
+        if (!*name || streq (name, p->id))
+            continue;
+        if (parley_agent_online (info)
+        ||  parley_agent_idle_ms (info) <= (uint64_t) (window_ms + 1000))
+            zhashx_update (present, name, (void *) 1);
+    }
+    parley_agent_list_destroy (&list);
 }
 
 //  Our own posts come back on the channels we listen to (the heuristic

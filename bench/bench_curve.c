@@ -62,16 +62,17 @@ s_receiver (const char *router, const char *key, const char *server, int ready_f
     parley_ticket_t tickets [DEPTH];
     long head = 0, tail = 0;
     bool draining = false;
+    parley_mail_t *mail = NULL;
     while (received < s_count) {
         while (!draining && head - tail < DEPTH) {
             bench_check (client, parley_client_post_fetch (client, ack, BATCH, head > tail,
                                                            &tickets [head % DEPTH]), "FETCH");
             head++;
         }
-        parley_mail_batch_t mail;
         bench_check (client, parley_client_collect_mail (client, tickets [tail++ % DEPTH], &mail),
                      "FETCH");
-        if (mail.count == 0) {
+        size_t count = parley_mail_count (mail);
+        if (count == 0) {
             draining = head > tail;
             if (!draining)
                 bench_await_mail (client);
@@ -79,19 +80,18 @@ s_receiver (const char *router, const char *key, const char *server, int ready_f
         }
         if (head == tail)
             draining = false;
-        ack = mail.messages [mail.count - 1].seq;
+        ack = parley_message_seq (parley_mail_at (mail, count - 1));
         last = pclock_mono_us ();
         if (received == 0) {
             first = last;
-            first_batch = (long) mail.count;
+            first_batch = (long) count;
         }
-        received += (long) mail.count;
+        received += (long) count;
     }
-    while (tail < head) {
-        parley_mail_batch_t mail;
+    while (tail < head)
         bench_check (client, parley_client_collect_mail (client, tickets [tail++ % DEPTH], &mail),
                      "FETCH");
-    }
+    parley_mail_destroy (&mail);
     double rate = (double) (received - first_batch) * 1e6 / (double) (last - first);
     if (write (result_fd, &rate, sizeof rate) < 0)
         _exit (1);
@@ -120,30 +120,35 @@ s_relay (const char *router, const char *key, const char *server)
     close (ready [0]);
     parley_client_t *client = s_client (router, "src", key, server);
     static char body [BODY];
-    static parley_outgoing_t items [BATCH];
     memset (body, 'x', sizeof body);
-    for (size_t i = 0; i < BATCH; i++)
-        items [i] = (parley_outgoing_t) { .to = "dst", .body = body, .body_len = sizeof body };
+    parley_outbox_t *items = parley_outbox_new ();
     enum { WINDOW = 4 };
     parley_ticket_t tickets [WINDOW];
+    parley_sent_t *sent_result = NULL;
     long sent = 0, head = 0, tail = 0;
     while (sent < s_count || tail < head) {
         if (sent < s_count && head - tail < WINDOW) {
             size_t n = (size_t) (s_count - sent) < BATCH? (size_t) (s_count - sent): BATCH;
-            bench_check (client, parley_client_post_send (client, items, n,
+            if (parley_outbox_count (items) != n) {
+                parley_outbox_reset (items);
+                for (size_t i = 0; i < n; i++)
+                    parley_outbox_to (items, "dst", body, sizeof body);
+            }
+            bench_check (client, parley_client_post_send (client, items,
                                                           &tickets [head++ % WINDOW]), "SEND");
             sent += (long) n;
             continue;
         }
-        parley_sent_t sent_result;
         bench_check (client, parley_client_collect_sent (client, tickets [tail++ % WINDOW],
                                                          &sent_result), "SENT");
-        if (sent_result.accepted != sent_result.count) {
+        if (parley_sent_accepted (sent_result) != parley_sent_count (sent_result)) {
             fprintf (stderr, "bench_curve: %zu messages refused\n",
-                     sent_result.count - sent_result.accepted);
+                     parley_sent_count (sent_result) - parley_sent_accepted (sent_result));
             exit (1);
         }
     }
+    parley_sent_destroy (&sent_result);
+    parley_outbox_destroy (&items);
     double rate = 0;
     if (read (result [0], &rate, sizeof rate) != sizeof rate)
         exit (1);

@@ -28,6 +28,7 @@ typedef struct {
     parley_client_t *client;
     uint64_t ack;
     parley_ticket_t ticket;     //  the FETCH in flight, 0: none
+    parley_mail_t *mail;        //  its MAIL, filled again by every collect
 } s_agent_t;
 
 static void
@@ -42,15 +43,15 @@ s_fetch (s_agent_t *agent)
 static long
 s_on_mail (s_agent_t *agent)
 {
-    parley_mail_batch_t mail;
-    bench_check (agent->client, parley_client_collect_mail (agent->client, agent->ticket, &mail),
-                 "FETCH");
+    bench_check (agent->client, parley_client_collect_mail (agent->client, agent->ticket,
+                                                            &agent->mail), "FETCH");
     agent->ticket = 0;
-    if (mail.count > 0)
-        agent->ack = mail.messages [mail.count - 1].seq;
-    if (mail.pending > 0)
+    size_t count = parley_mail_count (agent->mail);
+    if (count > 0)
+        agent->ack = parley_message_seq (parley_mail_at (agent->mail, count - 1));
+    if (parley_mail_pending (agent->mail) > 0)
         s_fetch (agent);
-    return (long) mail.count;
+    return (long) count;
 }
 
 //  One run: `count` agents named <prefix>NNNN, `rounds` rounds; prints
@@ -69,16 +70,16 @@ s_run (const char *router, const char *prefix, int count, int rounds, const char
     parley_client_t *sender = bench_client (router, sender_name);
     char body [64];
     memset (body, 'x', sizeof body);
-    parley_outgoing_t *batch = calloc ((size_t) s_batch, sizeof (parley_outgoing_t));
+    parley_outbox_t *batch = parley_outbox_new ();
     for (int i = 0; i < s_batch; i++)
-        batch [i] = (parley_outgoing_t) { .to = "all", .body = body, .body_len = sizeof body };
+        parley_outbox_to (batch, "all", body, sizeof body);
+    parley_sent_t *sent = NULL;
 
     long deliveries = 0;
     int64_t start = pclock_mono_us ();
     for (int round = 0; round < rounds; round++) {
-        parley_sent_t sent;
-        bench_check (sender, parley_client_send (sender, batch, (size_t) s_batch, &sent), "SEND");
-        if (sent.accepted != (size_t) s_batch) {
+        bench_check (sender, parley_client_send (sender, batch, &sent), "SEND");
+        if (parley_sent_accepted (sent) != (size_t) s_batch) {
             fprintf (stderr, "bench_fanout: the broker did not accept the whole batch\n");
             exit (1);
         }
@@ -100,11 +101,14 @@ s_run (const char *router, const char *prefix, int count, int rounds, const char
     bench_result (key, deliveries / seconds, "deliveries/s");
     if (deliveries != expected)
         fprintf (stderr, "bench_fanout: %ld deliveries, expected %ld\n", deliveries, expected);
-    for (int i = 0; i < count; i++)
+    for (int i = 0; i < count; i++) {
+        parley_mail_destroy (&agents [i].mail);
         bench_client_leave (&agents [i].client);
+    }
     bench_client_leave (&sender);
     free (agents);
-    free (batch);
+    parley_sent_destroy (&sent);
+    parley_outbox_destroy (&batch);
     return deliveries == expected;
 }
 

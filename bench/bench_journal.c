@@ -81,14 +81,15 @@ s_state (const char *router, long count)
     size_t value_size = parley_pack_str (value, sizeof value, text);
     enum { WINDOW = 256 };
     parley_ticket_t tickets [WINDOW];
+    parley_ops_t *op = parley_ops_new ();
     int64_t start = pclock_mono_us ();
     long sent = 0, done = 0;
     while (done < count) {
         while (sent < count && sent - done < WINDOW) {
-            parley_op_t op = { .op = PARLEY_OP_SET, .key = keys [sent % 1000],
-                               .value = value, .value_size = value_size };
-            bench_check (client, parley_client_post_write (client, &op, 1,
-                                                           &tickets [sent % WINDOW]), "WRITE");
+            parley_ops_reset (op);
+            parley_ops_set (op, keys [sent % 1000], value, value_size);
+            bench_check (client, parley_client_post_write (client, op, &tickets [sent % WINDOW]),
+                         "WRITE");
             sent++;
         }
         bench_check (client, parley_client_collect_written (client, tickets [done % WINDOW],
@@ -96,6 +97,7 @@ s_state (const char *router, long count)
         done++;
     }
     double rate = (double) count * 1e6 / (double) (pclock_mono_us () - start);
+    parley_ops_destroy (&op);
     bench_client_leave (&client);
     return rate;
 }
@@ -105,12 +107,13 @@ static parley_ticket_t
 s_post_batch (parley_client_t *client, const char *to, int n, size_t size)
 {
     static char body [4097];
-    static parley_outgoing_t items [4096];
     memset (body, 'm', size);
+    parley_outbox_t *items = parley_outbox_new ();
     for (int i = 0; i < n; i++)
-        items [i] = (parley_outgoing_t) { .to = to, .body = body, .body_len = size };
+        parley_outbox_to (items, to, body, size);
     parley_ticket_t ticket;
-    bench_check (client, parley_client_post_send (client, items, (size_t) n, &ticket), "SEND");
+    bench_check (client, parley_client_post_send (client, items, &ticket), "SEND");
+    parley_outbox_destroy (&items);
     return ticket;
 }
 
@@ -123,6 +126,7 @@ s_relay (const char *router, long count)
     parley_client_t *dst = bench_client (router, "dst");
     enum { WINDOW = 8 };
     parley_ticket_t tickets [WINDOW];
+    parley_sent_t *result = NULL;
     int64_t start = pclock_mono_us ();
     long batches = count / 256, sent = 0, done = 0;
     while (done < batches) {
@@ -130,26 +134,29 @@ s_relay (const char *router, long count)
             tickets [sent % WINDOW] = s_post_batch (src, "dst", 256, 64);
             sent++;
         }
-        parley_sent_t result;
         bench_check (src, parley_client_collect_sent (src, tickets [done % WINDOW], &result),
                      "SENT");
-        if (result.accepted != result.count) {
+        if (parley_sent_accepted (result) != parley_sent_count (result)) {
             fprintf (stderr, "bench_journal: %zu of %zu messages refused\n",
-                     result.count - result.accepted, result.count);
+                     parley_sent_count (result) - parley_sent_accepted (result),
+                     parley_sent_count (result));
             exit (1);
         }
         done++;
     }
+    parley_sent_destroy (&result);
     long received = 0;
     uint64_t ack = 0;
+    parley_mail_t *mail = NULL;
     while (received < batches * 256) {
-        parley_mail_batch_t mail;
         bench_check (dst, parley_client_fetch (dst, ack, 4096, false, &mail), "FETCH");
-        if (mail.count == 0)
+        size_t got = parley_mail_count (mail);
+        if (got == 0)
             break;
-        ack = mail.messages [mail.count - 1].seq;
-        received += (long) mail.count;
+        ack = parley_message_seq (parley_mail_at (mail, got - 1));
+        received += (long) got;
     }
+    parley_mail_destroy (&mail);
     bench_check (dst, parley_client_ack (dst, ack), "ACK");
     double rate = (double) received * 1e6 / (double) (pclock_mono_us () - start);
     bench_client_leave (&src);
@@ -184,30 +191,32 @@ s_fill (const char *router, long messages, long keys)
     parley_client_t *silent = bench_client (router, "silent");
     for (long sent = 0; sent < messages; sent += 4096) {
         int n = messages - sent < 4096 ? (int) (messages - sent) : 4096;
-        parley_sent_t result;
+        parley_sent_t *result = NULL;
         bench_check (client, parley_client_collect_sent (client,
                         s_post_batch (client, "silent", n, 16), &result), "SENT");
-        if (result.accepted != result.count) {
+        if (parley_sent_accepted (result) != parley_sent_count (result)) {
             fprintf (stderr, "bench_journal: the fill lost messages\n");
             exit (1);
         }
+        parley_sent_destroy (&result);
     }
     char text [33];
     memset (text, 'k', 32);
     text [32] = 0;
     uint8_t value [48];
     size_t value_size = parley_pack_str (value, sizeof value, text);
-    static parley_op_t ops [256];
-    static char names [256][32];
+    parley_ops_t *ops = parley_ops_new ();
     for (long done = 0; done < keys; done += 256) {
         int n = keys - done < 256 ? (int) (keys - done) : 256;
+        parley_ops_reset (ops);
         for (int i = 0; i < n; i++) {
-            snprintf (names [i], sizeof names [i], "key.%ld", done + i);
-            ops [i] = (parley_op_t) { .op = PARLEY_OP_SET, .key = names [i], .value = value,
-                                      .value_size = value_size };
+            char name [32];
+            snprintf (name, sizeof name, "key.%ld", done + i);
+            parley_ops_set (ops, name, value, value_size);
         }
-        bench_check (client, parley_client_write (client, ops, (size_t) n, NULL), "WRITE");
+        bench_check (client, parley_client_write (client, ops, NULL), "WRITE");
     }
+    parley_ops_destroy (&ops);
     //  The silent agent stays registered with its mail: no BYE.
     parley_client_destroy (&client);
     parley_client_destroy (&silent);
@@ -358,21 +367,23 @@ s_ping (parley_client_t *client, testbroker_t *broker, const char *until, int64_
     int64_t checked = 0;
     static char body [1024];
     memset (body, 'p', sizeof body);
-    parley_outgoing_t items [16];
+    parley_outbox_t *items = parley_outbox_new ();
     for (int i = 0; i < 16; i++)
-        items [i] = (parley_outgoing_t) { .to = "silent", .body = body, .body_len = sizeof body };
+        parley_outbox_to (items, "silent", body, sizeof body);
+    parley_sent_t *sent = NULL;
     while (pclock_mono_ms () < deadline) {
         int64_t start = pclock_mono_us ();
         bench_check (client, parley_client_heartbeat (client), "HEARTBEAT");
         s_sample (samples, (long) (pclock_mono_us () - start));
-        parley_sent_t sent;
-        bench_check (client, parley_client_send (client, items, 16, &sent), "SEND");
+        bench_check (client, parley_client_send (client, items, &sent), "SEND");
         if (until && pclock_mono_ms () - checked >= 50) {
             checked = pclock_mono_ms ();
             if (testbroker_log_contains (broker, until))
-                return;
+                break;
         }
     }
+    parley_sent_destroy (&sent);
+    parley_outbox_destroy (&items);
 }
 
 //  `huge`: the broker's malloc heap on transparent huge pages (glibc's
@@ -392,15 +403,16 @@ s_compaction (const char *dir, long megabytes, bool huge)
     parley_client_t *client = bench_client (testbroker_router (broker), "filler");
     parley_client_t *silent = bench_client (testbroker_router (broker), "silent");
     long messages = megabytes * 1024;
+    parley_sent_t *result = NULL;
     for (long sent = 0; sent < messages; sent += 256) {
-        parley_sent_t result;
         bench_check (client, parley_client_collect_sent (client,
                         s_post_batch (client, "silent", 256, 1024), &result), "SENT");
-        if (result.accepted != result.count) {
+        if (parley_sent_accepted (result) != parley_sent_count (result)) {
             fprintf (stderr, "bench_journal: the compaction fill lost messages\n");
             exit (1);
         }
     }
+    parley_sent_destroy (&result);
     parley_client_destroy (&client);
     parley_client_destroy (&silent);
     testbroker_stop (&broker);

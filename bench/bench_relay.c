@@ -223,6 +223,19 @@ s_forwarder_relay (size_t body_size)
 
 //  fork () with stdout flushed first, so a child's fflush does not print
 //  the parent's buffered lines a second time.
+//  An outbox of `count` messages to `to`, all with `body` (not copied).
+static parley_outbox_t *
+s_outbox (const char *to, const char *body, size_t body_size, size_t count)
+{
+    parley_outbox_t *outbox = parley_outbox_new ();
+    if (!outbox)
+        exit (1);
+    for (size_t i = 0; i < count; i++)
+        if (parley_outbox_to (outbox, to, body, body_size) != PARLEY_OK)
+            exit (1);
+    return outbox;
+}
+
 static pid_t
 s_fork (void)
 {
@@ -249,8 +262,8 @@ s_receiver (const char *router, size_t batch, int depth, bool blocking, int read
     uint64_t ack = 0;
     int64_t first = 0, last = 0;
     bool draining = false;      //  an empty reply came: let the rest come back
+    parley_mail_t *mail = NULL; //  one result, refilled by every reply
     while (received < s_count) {
-        parley_mail_batch_t mail;
         if (blocking)
             bench_check (client, parley_client_fetch (client, ack, batch, false, &mail), "FETCH");
         else {
@@ -265,7 +278,8 @@ s_receiver (const char *router, size_t batch, int depth, bool blocking, int read
             bench_check (client, parley_client_collect_mail (client, tickets [tail++ % depth],
                                                              &mail), "FETCH");
         }
-        if (mail.count == 0) {
+        size_t count = parley_mail_count (mail);
+        if (count == 0) {
             //  Inbox empty: once every FETCH is back, wait for a wake-up
             //  rather than spin.
             draining = head > tail;
@@ -275,20 +289,19 @@ s_receiver (const char *router, size_t batch, int depth, bool blocking, int read
         }
         if (head == tail)
             draining = false;
-        ack = mail.messages [mail.count - 1].seq;
+        ack = parley_mail_last_seq (mail);
         last = pclock_mono_us ();
         if (received == 0) {
             first = last;
-            first_batch = (long) mail.count;
+            first_batch = (long) count;
         }
-        received += (long) mail.count;
+        received += (long) count;
     }
     //  Replies still in flight come back empty (or with nothing new).
-    while (tail < head) {
-        parley_mail_batch_t mail;
+    while (tail < head)
         bench_check (client, parley_client_collect_mail (client, tickets [tail++ % depth], &mail),
                      "FETCH");
-    }
+    parley_mail_destroy (&mail);
     double rate = (double) (received - first_batch) * 1e6 / (double) (last - first);
     if (write (result_fd, &rate, sizeof rate) < 0)
         _exit (1);
@@ -305,34 +318,37 @@ s_sender (const char *router, size_t body_size, size_t batch, bool blocking)
     parley_client_t *client = bench_client (router, "src");
     char *body = calloc (1, body_size);
     memset (body, 'x', body_size);
-    parley_outgoing_t *items = calloc (batch, sizeof (parley_outgoing_t));
-    for (size_t i = 0; i < batch; i++)
-        items [i] = (parley_outgoing_t) { .to = "dst", .body = body, .body_len = body_size };
+    //  A full batch, and the shorter last one if s_count is not a multiple.
+    parley_outbox_t *full = s_outbox ("dst", body, body_size, batch);
+    parley_outbox_t *rest = s_outbox ("dst", body, body_size, (size_t) s_count % batch);
     parley_ticket_t tickets [SEND_DEPTH];
+    parley_sent_t *result = NULL;
     long sent = 0, accepted = 0, head = 0, tail = 0;
     while (sent < s_count || tail < head) {
         size_t n = (size_t) (s_count - sent) < batch ? (size_t) (s_count - sent) : batch;
-        parley_sent_t result;
+        parley_outbox_t *items = n == batch ? full : rest;
         if (blocking) {
-            bench_check (client, parley_client_send (client, items, n, &result), "SEND");
+            bench_check (client, parley_client_send (client, items, &result), "SEND");
             sent += (long) n;
-            accepted += (long) result.accepted;
+            accepted += (long) parley_sent_accepted (result);
             continue;
         }
         if (sent < s_count && head - tail < SEND_DEPTH) {
-            bench_check (client, parley_client_post_send (client, items, n,
+            bench_check (client, parley_client_post_send (client, items,
                                                           &tickets [head++ % SEND_DEPTH]), "SEND");
             sent += (long) n;
             continue;
         }
         bench_check (client, parley_client_collect_sent (client, tickets [tail++ % SEND_DEPTH],
                                                          &result), "SEND");
-        accepted += (long) result.accepted;
+        accepted += (long) parley_sent_accepted (result);
     }
     if (accepted != s_count)
         fprintf (stderr, "bench_relay: only %ld of %ld accepted\n", accepted, s_count);
     bench_client_leave (&client);
-    free (items);
+    parley_sent_destroy (&result);
+    parley_outbox_destroy (&full);
+    parley_outbox_destroy (&rest);
     free (body);
     _exit (accepted == s_count ? 0 : 1);
 }
@@ -354,12 +370,12 @@ typedef struct {
 static long
 s_sends_parked (parley_client_t *client)
 {
-    parley_stat_list_t fields;
-    if (parley_client_stats_fields (client, &fields) == PARLEY_OK)
-        for (size_t i = 0; i < fields.count; i++)
-            if (strcmp (fields.fields [i].name, "sends_parked") == 0)
-                return (long) fields.fields [i].uint_value;
-    return 0;
+    parley_stats_t *stats = NULL;
+    long parked = 0;
+    if (parley_client_stats (client, &stats) == PARLEY_OK)
+        parked = (long) parley_stats_uint (stats, "sends_parked");
+    parley_stats_destroy (&stats);
+    return parked;
 }
 
 //  Sends s_count messages as pipelined SENDs of `batch` (1: one message
@@ -372,34 +388,38 @@ s_sender_pipelined (const char *router, size_t body_size, size_t batch, int resu
     parley_client_t *client = bench_client (router, "src");
     char *body = calloc (1, body_size);
     memset (body, 'x', body_size);
-    parley_outgoing_t *items = calloc (batch, sizeof (parley_outgoing_t));
-    for (size_t i = 0; i < batch; i++)
-        items [i] = (parley_outgoing_t) { .to = "dst", .body = body, .body_len = body_size };
+    parley_outbox_t *full = s_outbox ("dst", body, body_size, batch);
+    parley_outbox_t *rest = s_outbox ("dst", body, body_size, (size_t) s_count % batch);
+    parley_outbox_t *one = s_outbox ("dst", body, body_size, 1);
     relay_outcome_t outcome = { 0 };
     long sent = 0, parked_before = s_sends_parked (client);
     while (sent < s_count) {
         size_t n = (size_t) (s_count - sent) < batch ? (size_t) (s_count - sent) : batch;
-        bench_check (client, parley_client_send_pipelined (client, items, n, NULL), "SEND");
+        bench_check (client, parley_client_send_pipelined (client, n == batch ? full : rest,
+                                                           NULL), "SEND");
         sent += (long) n;
     }
     bench_check (client, parley_client_send_flush (client), "SEND flush");
-    parley_send_failure_t failure;
+    parley_failure_t *failure = NULL;
     while (parley_client_send_failure (client, &failure)) {
         outcome.failed++;
-        if (failure.code == PARLEY_ERR_INBOX_FULL)
+        if (parley_failure_code (failure) == PARLEY_ERR_INBOX_FULL)
             outcome.inbox_full++;
     }
-    parley_pipeline_stats_t stats;
-    parley_client_pipeline_stats (client, &stats);
-    outcome.accepted = (long) stats.accepted;
-    outcome.lost = s_count - outcome.accepted - (long) (stats.failed_messages + stats.errors_omitted);
+    parley_failure_destroy (&failure);
+    outcome.accepted = (long) parley_client_counter (client, PARLEY_COUNTER_ACCEPTED);
+    outcome.lost = s_count - outcome.accepted
+                 - (long) (parley_client_counter (client, PARLEY_COUNTER_FAILED_MESSAGES)
+                           + parley_client_counter (client, PARLEY_COUNTER_ERRORS_OMITTED));
     for (long left = s_count - outcome.accepted; left > 0; left--)
-        bench_check (client, parley_client_send (client, items, 1, NULL), "filler SEND");
+        bench_check (client, parley_client_send (client, one, NULL), "filler SEND");
     outcome.parked = s_sends_parked (client) - parked_before;
     if (write (result_fd, &outcome, sizeof outcome) < 0)
         _exit (1);
     bench_client_leave (&client);
-    free (items);
+    parley_outbox_destroy (&full);
+    parley_outbox_destroy (&rest);
+    parley_outbox_destroy (&one);
     free (body);
     _exit (0);
 }
@@ -554,20 +574,22 @@ s_push_receiver (const char *router, int ready_fd, int result_fd)
     long received = 0, first_batch = 0;
     uint64_t last_seq = 0;
     int64_t first = 0, last = 0;
+    parley_mail_t *mail = NULL;
     while (received < s_count) {
-        parley_mail_batch_t mail;
         if (!parley_client_take_pushed (client, &mail)) {
             parley_client_wait (client, 100);
             continue;
         }
         last = pclock_mono_us ();
+        size_t count = parley_mail_count (mail);
         if (received == 0) {
             first = last;
-            first_batch = (long) mail.count;
+            first_batch = (long) count;
         }
-        received += (long) mail.count;
-        last_seq = mail.messages [mail.count - 1].seq;
+        received += (long) count;
+        last_seq = parley_mail_last_seq (mail);
     }
+    parley_mail_destroy (&mail);
     double rate = (double) (received - first_batch) * 1e6 / (double) (last - first);
     if (write (result_fd, &rate, sizeof rate) < 0)
         _exit (1);
@@ -588,23 +610,22 @@ s_push_relay (const char *router, size_t body_size, size_t batch)
 //  Pushed: the next MAIL_PUSH. Pulled: a FETCH (acknowledging `ack`)
 //  after each MAIL_READY, as an agent that does not consume.
 static uint64_t
-s_take_one (parley_client_t *client, bool pushed, uint64_t ack)
+s_take_one (parley_client_t *client, bool pushed, uint64_t ack, parley_mail_t **mail)
 {
-    parley_mail_batch_t mail;
     if (pushed) {
-        while (!parley_client_take_pushed (client, &mail))
+        while (!parley_client_take_pushed (client, mail))
             parley_client_wait (client, 100);
     }
     else {
         while (true) {
-            bench_check (client, parley_client_fetch (client, ack, 0, false, &mail), "FETCH");
-            if (mail.count)
+            bench_check (client, parley_client_fetch (client, ack, 0, false, mail), "FETCH");
+            if (parley_mail_count (*mail))
                 break;
             while (!parley_client_take_mail (client))
                 parley_client_wait (client, 1);
         }
     }
-    return mail.messages [mail.count - 1].seq;
+    return parley_mail_last_seq (*mail);
 }
 
 static void s_report_rtt (const char *key, int64_t *times, size_t count);
@@ -631,17 +652,18 @@ s_ab_rtt (const char *router, size_t body_size, bool pushed, const char *key)
     }
     char *body = calloc (1, body_size);
     memset (body, 'x', body_size);
-    parley_outgoing_t to_b = { .to = id_b, .body = body, .body_len = body_size };
-    parley_outgoing_t to_a = { .to = id_a, .body = body, .body_len = body_size };
+    parley_outbox_t *to_b = s_outbox (id_b, body, body_size, 1);
+    parley_outbox_t *to_a = s_outbox (id_a, body, body_size, 1);
+    parley_mail_t *mail_a = NULL, *mail_b = NULL;
     static int64_t times [RTT_ROUNDS];
     uint64_t seq_a = 0, seq_b = 0;
     for (int i = 0; i < RTT_WARMUP + RTT_ROUNDS; i++) {
         parley_ticket_t ta, tb;
         int64_t t0 = pclock_mono_us ();
-        bench_check (a, parley_client_post_send (a, &to_b, 1, &ta), "SEND A");
-        seq_b = s_take_one (b, pushed, seq_b);
-        bench_check (b, parley_client_post_send (b, &to_a, 1, &tb), "SEND B");
-        seq_a = s_take_one (a, pushed, seq_a);
+        bench_check (a, parley_client_post_send (a, to_b, &ta), "SEND A");
+        seq_b = s_take_one (b, pushed, seq_b, &mail_b);
+        bench_check (b, parley_client_post_send (b, to_a, &tb), "SEND B");
+        seq_a = s_take_one (a, pushed, seq_a, &mail_a);
         if (i >= RTT_WARMUP)
             times [i - RTT_WARMUP] = pclock_mono_us () - t0;
         //  Cumulative acks at half the window (64), as a consumer does.
@@ -655,6 +677,10 @@ s_ab_rtt (const char *router, size_t body_size, bool pushed, const char *key)
     s_report_rtt (key, times, RTT_ROUNDS);
     bench_check (a, parley_client_ack (a, seq_a), "ACK");
     bench_check (b, parley_client_ack (b, seq_b), "ACK");
+    parley_outbox_destroy (&to_a);
+    parley_outbox_destroy (&to_b);
+    parley_mail_destroy (&mail_a);
+    parley_mail_destroy (&mail_b);
     free (body);
     bench_client_leave (&a);
     bench_client_leave (&b);
@@ -788,8 +814,8 @@ s_parley_rtt (const char *router, bool fetch, const char *key)
     }
     parley_client_t *client = bench_client (router, "rtt");
     static int64_t times [RTT_ROUNDS];
+    parley_mail_t *mail = NULL;
     for (int i = 0; i < RTT_WARMUP + RTT_ROUNDS; i++) {
-        parley_mail_batch_t mail;
         int64_t t0 = pclock_mono_us ();
         bench_check (client, fetch ? parley_client_fetch (client, 0, 0, false, &mail)
                                    : parley_client_heartbeat (client), key);
@@ -797,6 +823,7 @@ s_parley_rtt (const char *router, bool fetch, const char *key)
             times [i - RTT_WARMUP] = pclock_mono_us () - t0;
     }
     s_report_rtt (key, times, RTT_ROUNDS);
+    parley_mail_destroy (&mail);
     bench_client_leave (&client);
     _exit (0);
 }

@@ -193,23 +193,22 @@ s_writer (const char *router, long total, int ops, int window, int ready_fd, int
     text [64] = 0;
     size_t probe_size = parley_pack_str (probe, sizeof probe, "probe");
     size_t value_size = parley_pack_str (value, sizeof value, text);
-    parley_op_t probe_op = { .op = PARLEY_OP_UPDATE, .key = "bkprobe",
-                             .value = probe, .value_size = probe_size };
+    parley_ops_t *batch = parley_ops_new ();
+    parley_ops_update (batch, "bkprobe", probe, probe_size);
     zmq_pollitem_t item = { NULL, ready_fd, ZMQ_POLLIN, 0 };
     do
-        bench_check (client, parley_client_write (client, &probe_op, 1, NULL), "WRITE");
+        bench_check (client, parley_client_write (client, batch, NULL), "WRITE");
     while (zmq_poll (&item, 1, 50) == 0);
 
-    parley_op_t *batch = calloc ((size_t) ops, sizeof (parley_op_t));
     parley_ticket_t *tickets = calloc ((size_t) window, sizeof (parley_ticket_t));
     long done = 0, head = 0, tail = 0;         //  tickets [tail .. head) are in flight
     int64_t start = pclock_mono_us ();
     while (done < total || tail < head) {
         if (done < total && head - tail < window) {
+            parley_ops_reset (batch);
             for (int i = 0; i < ops; i++)
-                batch [i] = (parley_op_t) { .op = PARLEY_OP_UPDATE, .key = s_keys [(done + i) % 1000],
-                                            .value = value, .value_size = value_size };
-            bench_check (client, parley_client_post_write (client, batch, (size_t) ops,
+                parley_ops_update (batch, s_keys [(done + i) % 1000], value, value_size);
+            bench_check (client, parley_client_post_write (client, batch,
                                                            &tickets [head++ % window]), "WRITE");
             done += ops;
             continue;
@@ -221,7 +220,7 @@ s_writer (const char *router, long total, int ops, int window, int ready_fd, int
     if (write (result_fd, &rate, sizeof rate) != sizeof rate)
         _exit (1);
     bench_client_leave (&client);
-    free (batch);
+    parley_ops_destroy (&batch);
     free (tickets);
     _exit (0);
 }

@@ -137,9 +137,10 @@ bench_cpu_seconds (pid_t pid)
 //  filter included). Only the baselines (bare forwarder, echo) and event
 //  counters (a SUB) use ZeroMQ directly.
 //
-//  libparley's sockets live in czmq's process-wide context, which does not
-//  survive a fork: a bench that forks makes its clients in the process
-//  that uses them, after the fork, and the parent makes none.
+//  libparley's sockets live in one libzmq context its clients share,
+//  which does not survive a fork: a bench that forks makes its clients in
+//  the process that uses them, after the fork, and the parent keeps none
+//  alive across it.
 
 //  A connected client, or the bench dies: a bench that hangs or measures a
 //  failure is worse than one that stops. Replies may take long under load
@@ -148,6 +149,10 @@ static inline parley_client_t *
 bench_client (const char *endpoint, const char *agent)
 {
     parley_client_t *client = parley_client_new (endpoint, agent);
+    if (!client) {
+        fprintf (stderr, "bench: out of memory\n");
+        exit (1);
+    }
     parley_client_set_timeout (client, 30000, 2000);
     parley_client_set_attempts (client, 1);
     parley_client_set_connect_attempts (client, 20);

@@ -29,17 +29,6 @@ struct _confirms_t {
     confirm_t *last;            //  the record used last
 };
 
-static void *
-s_key_keep (const void *key)
-{
-    return (void *) key;
-}
-
-static void
-s_key_forget (void **key)
-{
-    *key = NULL;
-}
 
 static void
 s_confirm_destroy (void **item)
@@ -58,16 +47,12 @@ confirms_new (void)
     confirms_t *self = calloc (1, sizeof *self);
     if (!self)
         return NULL;
-    self->by_conn = zhashx_new ();
+    self->by_conn = conn_id_index_new ();
     self->order = zlistx_new ();
     if (!self->by_conn || !self->order) {
         confirms_destroy (&self);
         return NULL;
     }
-    zhashx_set_key_hasher (self->by_conn, conn_id_hash);
-    zhashx_set_key_comparator (self->by_conn, conn_id_compare);
-    zhashx_set_key_duplicator (self->by_conn, s_key_keep);
-    zhashx_set_key_destructor (self->by_conn, s_key_forget);
     zhashx_set_destructor (self->by_conn, s_confirm_destroy);
     return self;
 }

@@ -21,17 +21,6 @@
 #include "plog.h"
 #include "parking_int.h"
 
-static void *
-s_key_keep (const void *key)
-{
-    return (void *) key;
-}
-
-static void
-s_key_forget (void **key)
-{
-    *key = NULL;
-}
 
 parking_t *
 parking_new (void)
@@ -40,15 +29,11 @@ parking_new (void)
     if (!self)
         return NULL;
     self->timer_id = -1;
-    self->by_conn = zhashx_new ();
+    self->by_conn = conn_id_index_new ();
     if (!self->by_conn) {
         free (self);
         return NULL;
     }
-    zhashx_set_key_hasher (self->by_conn, conn_id_hash);
-    zhashx_set_key_comparator (self->by_conn, conn_id_compare);
-    zhashx_set_key_duplicator (self->by_conn, s_key_keep);
-    zhashx_set_key_destructor (self->by_conn, s_key_forget);
     return self;
 }
 

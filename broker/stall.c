@@ -48,17 +48,6 @@ struct _stall_t {
 
 static plog_limit_t s_cut_limit;
 
-static void *
-s_key_keep (const void *key)
-{
-    return (void *) key;
-}
-
-static void
-s_key_forget (void **key)
-{
-    *key = NULL;
-}
 
 static void
 s_items_free (s_item_t *item)
@@ -91,16 +80,12 @@ stall_new (uint64_t conn_bytes, uint64_t total_bytes)
     self->timer_id = -1;
     self->conn_bytes = conn_bytes ? conn_bytes : STALL_CONN_BYTES_DEFAULT;
     self->total_bytes = total_bytes ? total_bytes : STALL_TOTAL_BYTES_DEFAULT;
-    self->by_conn = zhashx_new ();
+    self->by_conn = conn_id_index_new ();
     self->list = zlistx_new ();
     if (!self->by_conn || !self->list) {
         stall_destroy (&self);
         return NULL;
     }
-    zhashx_set_key_hasher (self->by_conn, conn_id_hash);
-    zhashx_set_key_comparator (self->by_conn, conn_id_compare);
-    zhashx_set_key_duplicator (self->by_conn, s_key_keep);
-    zhashx_set_key_destructor (self->by_conn, s_key_forget);
     zlistx_set_destructor (self->list, s_record_destroy);
     return self;
 }

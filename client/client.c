@@ -1,33 +1,77 @@
 // SPDX-License-Identifier: MIT
-/*  client - parley_client_t's life cycle, options, error texts and the
-    scalar value helpers. See include/parley/client.h; the layers are in
-    client_transport.c, client_session.c and client_request.c.
+/*  client - parley_client_t: the parts it is made of, its options, and
+    what every new session must be told again. The connection (conn.c)
+    says HELLO; the requests are in api_*.c; client_internal.h lists the
+    parts and their order.
+
+    After every HELLO the client restores, in this order: the duplicate
+    filter's idea of the broker (WELCOME's origin), the event socket and
+    its subscriptions, the channels it listened to (a restarted broker
+    has forgotten them), and the push subscription with the last
+    acknowledgement (one lost with the old connection would hold the
+    window). These go on the handshake's own encoder: the caller's request
+    waits in the request encoder for its resend.
 */
 #include <assert.h>
-#include <stdarg.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include "agents_int.h"
 #include "client_internal.h"
-#include "pcurve.h"
+#include "mem.h"
 #include "pclock.h"
+#include "plog.h"
+
+struct _parley_client_t {
+    client_conn_t *conn;
+    client_tickets_t *tickets;
+    client_flight_t *flight;
+    client_push_t *push;
+    client_events_t *events;
+    client_replica_t *replica;
+    client_dedup_t *dedup;
+    uint64_t next_batch;
+    int64_t send_wait_ms;
+    char channels [PARLEY_MAX_CHANNELS][PARLEY_NAME_MAX + 1];
+    size_t channel_count;
+    bool has_report;
+    uint64_t report [PARLEY_MODEL_FIELDS];
+};
+
+static void s_restore (void *arg);
+static void s_state_update (void *arg, const char *key, const void *body, size_t size);
 
 parley_client_t *
 parley_client_new (const char *endpoint, const char *agent_id)
 {
-    assert (endpoint && agent_id);
-    parley_client_t *self = (parley_client_t *) zmalloc (sizeof (parley_client_t));
-    snprintf (self->endpoint, sizeof (self->endpoint), "%s", endpoint);
-    snprintf (self->agent, sizeof (self->agent), "%s", agent_id);
-    penc_init (&self->enc);
-    penc_init (&self->hello);
-    penc_init (&self->keepalive);
-    self->request_ms = 3000;
+    if (!endpoint || !agent_id || strlen (agent_id) > PARLEY_NAME_MAX)
+        return NULL;
+    parley_client_t *self = (parley_client_t *) client_mem_zalloc (sizeof (parley_client_t));
+    if (!self)
+        return NULL;
+    self->tickets = client_tickets_new ();
+    self->flight = client_flight_new ();
+    self->push = client_push_new ();
+    self->events = client_events_new ();
+    self->replica = client_replica_new ();
+    self->dedup = client_dedup_new ();
+    if (self->tickets && self->flight)
+        self->conn = client_conn_new (endpoint, agent_id, self->tickets, self->flight);
+    if (!self->conn || !self->push || !self->events || !self->replica || !self->dedup) {
+        parley_client_destroy (&self);
+        return NULL;
+    }
+    //  The owners of what the router cannot give the connection itself.
+    client_router_t *router = client_conn_router (self->conn);
+    client_router_set_owner (router, CLIENT_ROUTE_PUSH, client_push_claim, self->push);
+    client_router_set_owner (router, CLIENT_ROUTE_CONFIRM, client_flight_claim_confirm,
+                             self->flight);
+    client_router_set_owner (router, CLIENT_ROUTE_FLIGHT, client_flight_claim_error,
+                             self->flight);
+    client_router_set_owner (router, CLIENT_ROUTE_TICKET, client_tickets_claim, self->tickets);
+    client_conn_set_restore (self->conn, s_restore, self);
+    client_events_set_state_sink (self->events, s_state_update, self);
     self->send_wait_ms = -1;
-    self->window_messages = 16384;
-    self->window_bytes = 16 * 1024 * 1024;
-    self->backoff_max_ms = 2000;
-    self->attempts = 5;
-    self->next_id = 1;
-    self->dedup = true;
-    self->epoll_fd = self->epoll_sub = self->epoll_dealer = -1;
     //  SEND batch ids start from the wall clock in microseconds: the
     //  broker keeps the agent's last batch id across reconnects, so a
     //  restarted agent must not start where its previous run ended (a
@@ -46,33 +90,58 @@ parley_client_destroy (parley_client_t **self_p)
 {
     assert (self_p);
     parley_client_t *self = *self_p;
-    if (self) {
-        client_close_dealer (self);
-        client_fd_forget (self, self->sub);
-        zsock_destroy (&self->sub);
-        client_push_destroy (self);
-        for (size_t i = 0; i < self->cap_count; i++)
-            free (self->caps [i]);
-        free (self->curve_key);
-        free (self->curve_server_key);
-        free (self->token_file);
-        penc_fini (&self->enc);
-        penc_fini (&self->hello);
-        penc_fini (&self->keepalive);
-        pmsg_destroy (&self->reply);
-        free (self->arena.data);
-        free (self->items);
-        free (self->items2);
-        free (self->step_seqs);
-        free (self->step_errors);
-        client_replica_destroy (self);
-        client_pending_destroy (self);
-        client_confirm_destroy (self);
-        client_workflow_destroy (self);
-        client_events_destroy (self);
-        free (self);
-        *self_p = NULL;
-    }
+    if (!self)
+        return;
+    client_conn_destroy (&self->conn);
+    client_tickets_destroy (&self->tickets);
+    client_flight_destroy (&self->flight);
+    client_push_destroy (&self->push);
+    client_events_destroy (&self->events);
+    client_replica_destroy (&self->replica);
+    client_dedup_destroy (&self->dedup);
+    client_mem_free (self);
+    *self_p = NULL;
+}
+
+//  ---------------------------------------------------------------------
+//  Options
+
+parley_err_t
+parley_client_add_cap (parley_client_t *self, const char *cap)
+{
+    assert (self && cap);
+    parley_err_t rc = client_session_add_cap (client_conn_session (self->conn), cap);
+    if (rc == PARLEY_ERR_INVALID)
+        return client_conn_fail (self->conn, rc, "at most %d capabilities", CLIENT_MAX_CAPS);
+    return rc == PARLEY_ERR_NOMEM ? client_conn_nomem (self->conn) : rc;
+}
+
+void
+parley_client_set_timeout (parley_client_t *self, int64_t request_ms, int64_t backoff_max_ms)
+{
+    assert (self);
+    client_conn_set_timeout (self->conn, request_ms, backoff_max_ms);
+}
+
+void
+parley_client_set_attempts (parley_client_t *self, int attempts)
+{
+    assert (self);
+    client_conn_set_attempts (self->conn, attempts);
+}
+
+void
+parley_client_set_connect_attempts (parley_client_t *self, int attempts)
+{
+    assert (self);
+    client_conn_set_connect_attempts (self->conn, attempts);
+}
+
+void
+parley_client_set_stop (parley_client_t *self, volatile sig_atomic_t *stop)
+{
+    assert (self);
+    client_conn_set_stop (self->conn, stop);
 }
 
 parley_err_t
@@ -80,281 +149,321 @@ parley_client_set_security (parley_client_t *self, const char *curve_key,
                             const char *curve_server_key, const char *token_file)
 {
     assert (self);
-    free (self->curve_key);
-    free (self->curve_server_key);
-    free (self->token_file);
-    self->curve_key = curve_key && *curve_key? strdup (curve_key): NULL;
-    self->curve_server_key = curve_server_key && *curve_server_key? strdup (curve_server_key): NULL;
-    self->token_file = token_file && *token_file? strdup (token_file): NULL;
-    self->token [0] = 0;
-    //  A token kept by an earlier run lets this one take its id over at once.
-    FILE *file = self->token_file? fopen (self->token_file, "r"): NULL;
-    if (file) {
-        if (fgets (self->token, sizeof self->token, file))
-            self->token [strcspn (self->token, "\r\n")] = 0;
-        else
-            self->token [0] = 0;
-        fclose (file);
-    }
-    //  Check the key files now, so a typo is a usage error and not an
-    //  endless "not answering".
-    if (self->curve_key || self->curve_server_key) {
-        zsock_t *probe = zsock_new (ZMQ_DEALER);
-        char why [512];
-        int rc = probe? pcurve_client (probe, self->curve_key, self->curve_server_key,
-                                       why, sizeof why): -1;
-        zsock_destroy (&probe);
-        if (rc != 0)
-            return client_fail (self, PARLEY_ERR_INVALID, "%s", probe? why: "cannot make a socket");
-    }
-    return PARLEY_OK;
+    //  Checked now, so a typo is a usage error and not an endless "not answering".
+    char why [512];
+    parley_err_t rc = client_transport_set_curve (client_conn_transport (self->conn), curve_key,
+                                                  curve_server_key, why, sizeof why);
+    if (rc == PARLEY_OK)
+        rc = client_session_set_token_file (client_conn_session (self->conn), token_file);
+    if (rc == PARLEY_ERR_NOMEM)
+        return client_conn_nomem (self->conn);
+    return rc == PARLEY_OK ? rc : client_conn_fail (self->conn, rc, "%s", why);
 }
 
 void
 parley_client_set_observe (parley_client_t *self, bool observe)
 {
     assert (self);
-    self->observe = observe;
+    client_session_set_observe (client_conn_session (self->conn), observe);
 }
 
 void
-parley_client_add_cap (parley_client_t *self, const char *cap)
-{
-    assert (self && cap);
-    if (self->cap_count < CLIENT_MAX_CAPS)
-        self->caps [self->cap_count++] = strdup (cap);
-}
-
-void
-parley_client_set_timeout (parley_client_t *self, int64_t request_ms, int64_t backoff_max_ms)
+parley_client_set_send_wait (parley_client_t *self, int64_t wait_ms)
 {
     assert (self);
-    self->request_ms = request_ms > 0? request_ms: 3000;
-    self->backoff_max_ms = backoff_max_ms > 0? backoff_max_ms: 2000;
+    self->send_wait_ms = wait_ms < 0 ? 0 : wait_ms;
 }
 
 void
-parley_client_set_attempts (parley_client_t *self, int attempts)
+parley_client_set_report (parley_client_t *self, const uint64_t *values, size_t count)
 {
     assert (self);
-    self->attempts = attempts > 0? attempts: 1;
+    self->has_report = values != NULL;
+    memset (self->report, 0, sizeof self->report);
+    for (size_t f = 0; values && f < count && f < PARLEY_MODEL_FIELDS; f++)
+        self->report [f] = values [f];
 }
 
-void
-parley_client_set_connect_attempts (parley_client_t *self, int attempts)
-{
-    assert (self);
-    self->connect_attempts = attempts > 0? attempts: 0;
-}
+//  ---------------------------------------------------------------------
+//  The session
 
-void
-parley_client_set_stop (parley_client_t *self, volatile sig_atomic_t *stop)
+parley_err_t
+parley_client_connect (parley_client_t *self)
 {
     assert (self);
-    self->stop = stop;
+    client_conn_close (self->conn, PARLEY_ERR_TIMEOUT);
+    return client_conn_connect (self->conn);
 }
 
 bool
 parley_client_stopped (parley_client_t *self)
 {
     assert (self);
-    return self->stop && *self->stop;
-}
-
-const parley_welcome_t *
-parley_client_welcome (parley_client_t *self)
-{
-    assert (self);
-    return &self->welcome;
+    return client_conn_stopped (self->conn);
 }
 
 uint64_t
 parley_client_epoch (parley_client_t *self)
 {
     assert (self);
-    return self->epoch;
+    return client_session_epoch (client_conn_session (self->conn));
+}
+
+const parley_welcome_t *
+parley_client_welcome (parley_client_t *self)
+{
+    assert (self);
+    return client_session_welcome (client_conn_session (self->conn));
 }
 
 const char *
 parley_client_error_text (parley_client_t *self)
 {
     assert (self);
-    return self->error;
+    return client_conn_error (self->conn);
 }
 
-void
-parley_client_counters (parley_client_t *self, parley_client_stats_t *stats)
-{
-    assert (self && stats);
-    *stats = self->stats;
-}
-
-void
-parley_client_dedup (parley_client_t *self, bool on)
+uint64_t
+parley_client_counter (parley_client_t *self, parley_counter_t counter)
 {
     assert (self);
-    self->dedup = on;
-}
-
-void *
-client_alloc (void *ptr, size_t size)
-{
-    void *block = realloc (ptr, size? size: 1);
-    if (!block) {
-        fprintf (stderr, "libparley: out of memory (%zu bytes)\n", size);
-        abort ();
-    }
-    return block;
-}
-
-//  Records why a call failed, for parley_client_error_text, and returns
-//  the code so callers can `return client_fail (...)`.
-parley_err_t
-client_fail (parley_client_t *self, parley_err_t code, const char *format, ...)
-{
-    va_list args;
-    va_start (args, format);
-    vsnprintf (self->error, sizeof (self->error), format, args);
-    va_end (args);
-    return code;
-}
-
-//  The protocol codes keep their wire numbers (perr.h): checked here, so
-//  a renumbering on either side fails the build.
-_Static_assert ((int) PARLEY_ERR_MALFORMED == (int) PERR_MALFORMED, "PARLEY_ERR_MALFORMED");
-_Static_assert ((int) PARLEY_ERR_TOO_LARGE == (int) PERR_TOO_LARGE, "PARLEY_ERR_TOO_LARGE");
-_Static_assert ((int) PARLEY_ERR_UNKNOWN_TYPE == (int) PERR_UNKNOWN_TYPE, "PARLEY_ERR_UNKNOWN_TYPE");
-_Static_assert ((int) PARLEY_ERR_BAD_FIELD == (int) PERR_BAD_FIELD, "PARLEY_ERR_BAD_FIELD");
-_Static_assert ((int) PARLEY_ERR_VERSION == (int) PERR_VERSION, "PARLEY_ERR_VERSION");
-_Static_assert ((int) PARLEY_ERR_NOT_REQUEST == (int) PERR_NOT_REQUEST, "PARLEY_ERR_NOT_REQUEST");
-_Static_assert ((int) PARLEY_ERR_NOT_HELLO == (int) PERR_NOT_HELLO, "PARLEY_ERR_NOT_HELLO");
-_Static_assert ((int) PARLEY_ERR_ID_IN_USE == (int) PERR_ID_IN_USE, "PARLEY_ERR_ID_IN_USE");
-_Static_assert ((int) PARLEY_ERR_BAD_NAME == (int) PERR_BAD_NAME, "PARLEY_ERR_BAD_NAME");
-_Static_assert ((int) PARLEY_ERR_RESERVED_NAME == (int) PERR_RESERVED_NAME, "PARLEY_ERR_RESERVED_NAME");
-_Static_assert ((int) PARLEY_ERR_TOO_MANY_AGENTS == (int) PERR_TOO_MANY_AGENTS, "PARLEY_ERR_TOO_MANY_AGENTS");
-_Static_assert ((int) PARLEY_ERR_UNKNOWN_RECIPIENT == (int) PERR_UNKNOWN_RECIPIENT, "PARLEY_ERR_UNKNOWN_RECIPIENT");
-_Static_assert ((int) PARLEY_ERR_INBOX_FULL == (int) PERR_INBOX_FULL, "PARLEY_ERR_INBOX_FULL");
-_Static_assert ((int) PARLEY_ERR_CHANNEL_FULL == (int) PERR_CHANNEL_FULL, "PARLEY_ERR_CHANNEL_FULL");
-_Static_assert ((int) PARLEY_ERR_TOO_MANY_CHANNELS == (int) PERR_TOO_MANY_CHANNELS, "PARLEY_ERR_TOO_MANY_CHANNELS");
-_Static_assert ((int) PARLEY_ERR_NOT_LISTENING == (int) PERR_NOT_LISTENING, "PARLEY_ERR_NOT_LISTENING");
-_Static_assert ((int) PARLEY_ERR_NO_SUCH_TARGET == (int) PERR_NO_SUCH_TARGET, "PARLEY_ERR_NO_SUCH_TARGET");
-_Static_assert ((int) PARLEY_ERR_BAD_REDUCER == (int) PERR_BAD_REDUCER, "PARLEY_ERR_BAD_REDUCER");
-_Static_assert ((int) PARLEY_ERR_REDUCER_MISMATCH == (int) PERR_REDUCER_MISMATCH, "PARLEY_ERR_REDUCER_MISMATCH");
-_Static_assert ((int) PARLEY_ERR_REDUCER_CONFLICT == (int) PERR_REDUCER_CONFLICT, "PARLEY_ERR_REDUCER_CONFLICT");
-_Static_assert ((int) PARLEY_ERR_STATE_FULL == (int) PERR_STATE_FULL, "PARLEY_ERR_STATE_FULL");
-_Static_assert ((int) PARLEY_ERR_NO_SUCH_KEY == (int) PERR_NO_SUCH_KEY, "PARLEY_ERR_NO_SUCH_KEY");
-_Static_assert ((int) PARLEY_ERR_BAD_ACTION == (int) PERR_BAD_ACTION, "PARLEY_ERR_BAD_ACTION");
-_Static_assert ((int) PARLEY_ERR_NOT_IN_WORLD == (int) PERR_NOT_IN_WORLD, "PARLEY_ERR_NOT_IN_WORLD");
-_Static_assert ((int) PARLEY_ERR_INTERNAL == (int) PERR_INTERNAL, "PARLEY_ERR_INTERNAL");
-_Static_assert ((int) PARLEY_ERR_SHUTTING_DOWN == (int) PERR_SHUTTING_DOWN, "PARLEY_ERR_SHUTTING_DOWN");
-_Static_assert ((int) PARLEY_ERR_UNAUTHORIZED == (int) PERR_UNAUTHORIZED, "PARLEY_ERR_UNAUTHORIZED");
-_Static_assert ((int) PARLEY_ERR_NOT_TURN_HOLDER == (int) PERR_NOT_TURN_HOLDER, "PARLEY_ERR_NOT_TURN_HOLDER");
-_Static_assert ((int) PARLEY_ERR_NO_WORKFLOW == (int) PERR_NO_WORKFLOW, "PARLEY_ERR_NO_WORKFLOW");
-_Static_assert ((int) PARLEY_ERR_WORKFLOW_ENDED == (int) PERR_WORKFLOW_ENDED, "PARLEY_ERR_WORKFLOW_ENDED");
-_Static_assert ((int) PARLEY_ERR_NO_SUCH_CHECKPOINT == (int) PERR_NO_SUCH_CHECKPOINT, "PARLEY_ERR_NO_SUCH_CHECKPOINT");
-_Static_assert ((int) PARLEY_ERR_QUEUES_FULL == (int) PERR_QUEUES_FULL, "PARLEY_ERR_QUEUES_FULL");
-_Static_assert ((int) PARLEY_ERR_STORAGE == (int) PERR_STORAGE, "PARLEY_ERR_STORAGE");
-
-const char *
-parley_strerror (int code)
-{
-    switch (code) {
-        case PARLEY_OK:      return "OK";
-        case PARLEY_ERR_TIMEOUT: return "TIMEOUT";
-        case PARLEY_ERR_STOPPED: return "STOPPED";
-        case PARLEY_ERR_LOST:    return "LOST";
-        case PARLEY_ERR_BAD_REPLY: return "BAD_REPLY";
-        case PARLEY_ERR_INVALID: return "INVALID";
-        case PARLEY_ERR_SOCKET:  return "SOCKET";
-        default:             return perr_name (code);
-    }
+    uint64_t total = client_conn_counter (self->conn, counter)
+                   + client_events_counter (self->events, counter)
+                   + client_replica_counter (self->replica, counter)
+                   + client_flight_counter (self->flight, counter);
+    if (counter == PARLEY_COUNTER_DUPLICATES)
+        total += client_dedup_duplicates (self->dedup);
+    if (counter == PARLEY_COUNTER_NOMEM)
+        total += client_push_nomem (self->push);
+    return total;
 }
 
 //  ---------------------------------------------------------------------
-//  Scalar values, packed with msgpack into the caller's buffer.
+//  What a new session is told again
 
-typedef struct {
-    char *buf;
-    size_t size, used;
-    bool overflow;
-} s_fixed_t;
-
-static int
-s_fixed_write (void *data, const char *bytes, size_t len)
+void
+client_subscribe_socket (parley_client_t *self, const char *prefix, bool on)
 {
-    s_fixed_t *out = (s_fixed_t *) data;
-    if (out->used + len > out->size) {
-        out->overflow = true;
-        return -1;
+    client_transport_t *transport = client_conn_transport (self->conn);
+    if (on)
+        client_transport_subscribe (transport, prefix);
+    else
+        client_transport_unsubscribe (transport, prefix);
+}
+
+void
+client_open_events (parley_client_t *self)
+{
+    client_transport_t *transport = client_conn_transport (self->conn);
+    const char *pub = parley_welcome_pub (parley_client_welcome (self));
+    if (!*pub)
+        return;
+    bool fresh;
+    char why [300];
+    if (client_transport_sub_open (transport, pub, &fresh, why, sizeof why) != PARLEY_OK) {
+        plog_warn ("cannot connect events to %s (%s); polling mail instead", pub, why);
+        return;
     }
-    memcpy (out->buf + out->used, bytes, len);
-    out->used += len;
-    return 0;
+    if (!fresh)
+        return;
+    //  libzmq counts subscriptions: the caller's stack on the client's own
+    //  (mail., world., ...) and leaving theirs leaves ours in place.
+    char topic [PROTO_MAX_KEY + 16];
+    snprintf (topic, sizeof topic, "mail.%s", client_session_agent (client_conn_session (self->conn)));
+    client_transport_subscribe (transport, topic);
+    client_transport_subscribe (transport, "world.");
+    if (client_events_workflow (self->events))
+        client_transport_subscribe (transport, "workflow.");
+    for (size_t i = 0; client_replica_on (self->replica)
+                       && i < client_replica_prefix_count (self->replica); i++) {
+        snprintf (topic, sizeof topic, "state.%s", client_replica_prefix (self->replica, i));
+        client_transport_subscribe (transport, topic);
+    }
+    for (size_t i = 0; i < client_events_topic_count (self->events); i++)
+        client_transport_subscribe (transport, client_events_topic (self->events, i));
 }
 
-#define PACK_INTO(buf, size, call) do { \
-    s_fixed_t out_ = { (char *) (buf), (size), 0, false }; \
-    msgpack_packer pk_; \
-    msgpack_packer_init (&pk_, &out_, s_fixed_write); \
-    call; \
-    return out_.overflow? 0: out_.used; \
-} while (0)
-
-size_t
-parley_pack_str (void *buf, size_t size, const char *text)
+//  One request on the handshake's encoder, answered OK.
+static bool
+s_exchange_ok (parley_client_t *self, uint64_t id)
 {
-    assert (buf && text);
-    size_t len = strlen (text);
-    PACK_INTO (buf, size, (msgpack_pack_str (&pk_, len), msgpack_pack_str_body (&pk_, text, len)));
-}
-
-size_t
-parley_pack_int (void *buf, size_t size, int64_t value)
-{
-    assert (buf);
-    PACK_INTO (buf, size, msgpack_pack_int64 (&pk_, value));
-}
-
-size_t
-parley_pack_bool (void *buf, size_t size, bool value)
-{
-    assert (buf);
-    PACK_INTO (buf, size, value? msgpack_pack_true (&pk_): msgpack_pack_false (&pk_));
-}
-
-bool
-parley_value_str (const void *value, size_t size, char *out, size_t out_size)
-{
-    assert (out && out_size > 0);
-    msgpack_unpacked unpacked;
-    msgpack_unpacked_init (&unpacked);
-    bool ok = value && msgpack_unpack_next (&unpacked, value, size, NULL) == MSGPACK_UNPACK_SUCCESS
-           && unpacked.data.type == MSGPACK_OBJECT_STR;
-    if (ok)
-        snprintf (out, out_size, "%.*s", (int) unpacked.data.via.str.size, unpacked.data.via.str.ptr);
-    msgpack_unpacked_destroy (&unpacked);
+    pmsg_t *reply;
+    penc_t *enc = client_conn_hello_encoder (self->conn);
+    if (client_conn_exchange (self->conn, enc, id, &reply) != PARLEY_OK)
+        return false;
+    bool ok = pmsg_type (reply) == PMSG_OK;
+    if (!ok)
+        client_conn_error_reply (self->conn, reply);
+    pmsg_destroy (&reply);
     return ok;
 }
 
-bool
-parley_value_int (const void *value, size_t size, int64_t *out)
+//  A restarted broker has forgotten the channels.
+static void
+s_relisten (parley_client_t *self)
 {
-    assert (out);
-    msgpack_unpacked unpacked;
-    msgpack_unpacked_init (&unpacked);
-    bool ok = false;
-    if (value && msgpack_unpack_next (&unpacked, value, size, NULL) == MSGPACK_UNPACK_SUCCESS) {
-        if (unpacked.data.type == MSGPACK_OBJECT_POSITIVE_INTEGER
-        &&  unpacked.data.via.u64 <= INT64_MAX) {
-            *out = (int64_t) unpacked.data.via.u64;
-            ok = true;
-        }
-        else
-        if (unpacked.data.type == MSGPACK_OBJECT_NEGATIVE_INTEGER) {
-            *out = unpacked.data.via.i64;
-            ok = true;
-        }
+    penc_t *enc = client_conn_hello_encoder (self->conn);
+    for (size_t i = 0; i < self->channel_count; i++) {
+        uint64_t id = client_conn_next_id (self->conn);
+        penc_begin (enc, PMSG_LISTEN, id, 1);
+        penc_kv_cstr (enc, "channel", self->channels [i]);
+        if (!s_exchange_ok (self, id))
+            plog_warn ("could not listen to %s again", self->channels [i]);
     }
-    msgpack_unpacked_destroy (&unpacked);
-    return ok;
 }
+
+//  Lost acknowledgements: an ACK sent without waiting may die with its
+//  connection. Mail it covered would come again and be filtered as a
+//  duplicate, so nothing would acknowledge it and the window would stay
+//  full. The highest acknowledgement goes again on every new session,
+//  before CONSUME (an ACK is harmless twice).
+static void
+s_push_resume (parley_client_t *self)
+{
+    //  Frames of the old connection: their mail comes again.
+    client_push_purge (self->push);
+    const parley_welcome_t *welcome = parley_client_welcome (self);
+    uint64_t origin = parley_welcome_origin (welcome);
+    if (client_push_acked_origin (self->push) != origin)
+        client_push_set_acked (self->push, 0, origin);      //  a restarted broker
+    if (!client_push_credit (self->push))
+        return;
+    penc_t *enc = client_conn_hello_encoder (self->conn);
+    if (client_push_acked (self->push) > parley_welcome_acked (welcome)) {
+        uint64_t id = client_conn_next_id (self->conn);
+        penc_begin (enc, PMSG_ACK, id, 1);
+        penc_kv_uint (enc, "seq", client_push_acked (self->push));
+        if (!s_exchange_ok (self, id))
+            plog_warn ("could not acknowledge mail again after reconnecting");
+    }
+    uint64_t id = client_conn_next_id (self->conn);
+    uint64_t credit_bytes = client_push_credit_bytes (self->push);
+    penc_begin (enc, PMSG_CONSUME, id, credit_bytes ? 2 : 1);
+    penc_kv_uint (enc, "credit", client_push_credit (self->push));
+    if (credit_bytes)
+        penc_kv_uint (enc, "credit_bytes", credit_bytes);
+    if (!s_exchange_ok (self, id))
+        plog_warn ("could not open the push subscription again: %s",
+                   client_conn_error (self->conn));
+}
+
+static void
+s_restore (void *arg)
+{
+    parley_client_t *self = (parley_client_t *) arg;
+    const parley_welcome_t *welcome = parley_client_welcome (self);
+    client_dedup_welcome (self->dedup, parley_welcome_origin (welcome),
+                          parley_welcome_mail_seq (welcome), parley_welcome_acked (welcome));
+    client_open_events (self);
+    s_relisten (self);
+    s_push_resume (self);
+}
+
+//  ---------------------------------------------------------------------
+//  Events and channels
+
+static void
+s_state_update (void *arg, const char *key, const void *body, size_t size)
+{
+    parley_client_t *self = (parley_client_t *) arg;
+    client_replica_update (self->replica, key, body, size);
+}
+
+void
+client_take_events (parley_client_t *self)
+{
+    client_transport_t *transport = client_conn_transport (self->conn);
+    while (client_transport_sub_readable (transport)) {
+        char topic [PROTO_MAX_KEY + 32];
+        zmq_msg_t body;
+        if (client_transport_sub_recv (transport, topic, sizeof topic, &body) != 0)
+            continue;
+        client_events_take (self->events, topic, zmq_msg_data (&body), zmq_msg_size (&body));
+        zmq_msg_close (&body);
+    }
+}
+
+parley_err_t
+parley_client_listen (parley_client_t *self, const char *channel)
+{
+    assert (self);
+    if (!channel || !pmsg_name_valid (channel, strlen (channel)))
+        return client_conn_fail (self->conn, PARLEY_ERR_INVALID, "bad channel name '%.64s'",
+                                 channel ? channel : "");
+    size_t known = 0;
+    while (known < self->channel_count && strcmp (self->channels [known], channel) != 0)
+        known++;
+    if (known == self->channel_count && known >= PARLEY_MAX_CHANNELS)
+        return client_conn_fail (self->conn, PARLEY_ERR_INVALID,
+                                 "already listening to %d channels", PARLEY_MAX_CHANNELS);
+    penc_t *enc = client_conn_begin (self->conn, PMSG_LISTEN, 1);
+    penc_kv_cstr (enc, "channel", channel);
+    pmsg_t *reply;
+    parley_err_t rc = client_conn_call (self->conn, PMSG_OK, &reply);
+    pmsg_destroy (&reply);
+    if (rc == PARLEY_OK && known == self->channel_count)
+        snprintf (self->channels [self->channel_count++], PARLEY_NAME_MAX + 1, "%s", channel);
+    return rc;
+}
+
+parley_err_t
+parley_client_unlisten (parley_client_t *self, const char *channel)
+{
+    assert (self);
+    if (!channel || !pmsg_name_valid (channel, strlen (channel)))
+        return client_conn_fail (self->conn, PARLEY_ERR_INVALID, "bad channel name '%.64s'",
+                                 channel ? channel : "");
+    penc_t *enc = client_conn_begin (self->conn, PMSG_UNLISTEN, 1);
+    penc_kv_cstr (enc, "channel", channel);
+    pmsg_t *reply;
+    parley_err_t rc = client_conn_call (self->conn, PMSG_OK, &reply);
+    pmsg_destroy (&reply);
+    //  Forgotten either way: NOT_LISTENING means the broker agrees.
+    for (size_t i = 0; i < self->channel_count; i++)
+        if (strcmp (self->channels [i], channel) == 0) {
+            memmove (self->channels [i], self->channels [i + 1],
+                     (self->channel_count - i - 1) * sizeof self->channels [0]);
+            self->channel_count--;
+            break;
+        }
+    return rc;
+}
+
+//  ---------------------------------------------------------------------
+//  For the requests
+
+uint64_t
+client_next_batch (parley_client_t *self)
+{
+    return self->next_batch++;
+}
+
+uint64_t
+client_send_wait (parley_client_t *self)
+{
+    int64_t most = client_conn_request_ms (self->conn) * 3 / 4;
+    int64_t wait = self->send_wait_ms < 0 || self->send_wait_ms > most ? most : self->send_wait_ms;
+    return wait > 0 ? (uint64_t) wait : 0;
+}
+
+size_t
+client_max_body (parley_client_t *self)
+{
+    return (size_t) parley_welcome_max_body (parley_client_welcome (self));
+}
+
+void
+client_encode_heartbeat (parley_client_t *self, penc_t *enc, uint64_t id)
+{
+    penc_begin (enc, PMSG_HEARTBEAT, id, self->has_report ? PARLEY_MODEL_FIELDS : 0);
+    for (size_t f = 0; self->has_report && f < PARLEY_MODEL_FIELDS; f++)
+        penc_kv_uint (enc, client_model_field_name ((parley_model_field_t) f), self->report [f]);
+}
+
+client_conn_t *client_conn_of (parley_client_t *self) { return self->conn; }
+client_tickets_t *client_tickets_of (parley_client_t *self) { return self->tickets; }
+client_flight_t *client_flight_of (parley_client_t *self) { return self->flight; }
+client_push_t *client_push_of (parley_client_t *self) { return self->push; }
+client_events_t *client_events_of (parley_client_t *self) { return self->events; }
+client_replica_t *client_replica_of (parley_client_t *self) { return self->replica; }
+client_dedup_t *client_dedup_of (parley_client_t *self) { return self->dedup; }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/*  jsonops - JSON write ops as parley_op_t. See jsonops.h. */
+/*  jsonops - JSON write ops as parley_ops_t. See jsonops.h. */
 #include "jsonops.h"
 
 #include <assert.h>
@@ -10,22 +10,28 @@
 
 #include "mpjs.h"
 
+typedef struct {
+    jsonops_kind_t kind;
+    const char *key;
+    const char *reducer;
+} s_op_t;
+
 struct _jsonops_t {
-    parley_op_t *ops;
+    s_op_t *ops;
     size_t count;
     msgpack_sbuffer *values;        //  one per op (empty when it has none)
 };
 
 static const struct {
     const char *name;
-    parley_op_kind_t kind;
+    jsonops_kind_t kind;
 } s_kinds [] = {
-    { "declare", PARLEY_OP_DECLARE }, { "update", PARLEY_OP_UPDATE },
-    { "set", PARLEY_OP_SET }, { "clear", PARLEY_OP_CLEAR }, { "delete", PARLEY_OP_DELETE },
+    { "declare", JSONOPS_DECLARE }, { "update", JSONOPS_UPDATE },
+    { "set", JSONOPS_SET }, { "clear", JSONOPS_CLEAR }, { "delete", JSONOPS_DELETE },
 };
 
 static bool
-s_kind (const char *name, parley_op_kind_t *kind)
+s_kind (const char *name, jsonops_kind_t *kind)
 {
     for (size_t i = 0; name && i < sizeof s_kinds / sizeof s_kinds [0]; i++)
         if (strcmp (name, s_kinds [i].name) == 0) {
@@ -47,7 +53,7 @@ jsonops_new (const json_t *ops, char *why, size_t why_size)
     if (!self)
         return NULL;
     if (count) {
-        self->ops = calloc (count, sizeof (parley_op_t));
+        self->ops = calloc (count, sizeof (s_op_t));
         self->values = calloc (count, sizeof (msgpack_sbuffer));
         if (!self->ops || !self->values) {
             snprintf (why, why_size, "out of memory");
@@ -57,24 +63,24 @@ jsonops_new (const json_t *ops, char *why, size_t why_size)
     }
     for (size_t i = 0; i < count; i++) {
         const json_t *item = json_array_get (ops, i);
-        parley_op_t *op = &self->ops [i];
+        s_op_t *op = &self->ops [i];
         msgpack_sbuffer_init (&self->values [i]);
         self->count = i + 1;
         const char *name = json_string_value (json_object_get (item, "op"));
         op->key = json_string_value (json_object_get (item, "key"));
         op->reducer = json_string_value (json_object_get (item, "reducer"));
         const json_t *value = json_object_get (item, "value");
-        if (!json_is_object (item) || !s_kind (name, &op->op)) {
+        if (!json_is_object (item) || !s_kind (name, &op->kind)) {
             snprintf (why, why_size, "ops[%zu]: \"op\" must be declare, update, set, clear or "
                       "delete", i);
             jsonops_destroy (&self);
             return NULL;
         }
-        bool needs_value = op->op == PARLEY_OP_UPDATE || op->op == PARLEY_OP_SET;
-        if (!op->key || (needs_value && !value) || (op->op == PARLEY_OP_DECLARE && !op->reducer)) {
+        bool needs_value = op->kind == JSONOPS_UPDATE || op->kind == JSONOPS_SET;
+        if (!op->key || (needs_value && !value) || (op->kind == JSONOPS_DECLARE && !op->reducer)) {
             snprintf (why, why_size, "ops[%zu] (%s) needs a \"key\"%s", i, name,
                       needs_value ? " and a \"value\""
-                      : op->op == PARLEY_OP_DECLARE ? " and a \"reducer\"" : "");
+                      : op->kind == JSONOPS_DECLARE ? " and a \"reducer\"" : "");
             jsonops_destroy (&self);
             return NULL;
         }
@@ -83,11 +89,6 @@ jsonops_new (const json_t *ops, char *why, size_t why_size)
             msgpack_packer_init (&packer, &self->values [i], msgpack_sbuffer_write);
             mpjs_pack (&packer, value);
         }
-    }
-    //  Pointers last: the buffers no longer move.
-    for (size_t i = 0; i < count; i++) {
-        self->ops [i].value = self->values [i].size ? self->values [i].data : NULL;
-        self->ops [i].value_size = self->values [i].size;
     }
     return self;
 }
@@ -107,16 +108,58 @@ jsonops_destroy (jsonops_t **self_p)
     }
 }
 
-const parley_op_t *
-jsonops_ops (const jsonops_t *self)
-{
-    assert (self);
-    return self->count ? self->ops : NULL;
-}
-
 size_t
 jsonops_count (const jsonops_t *self)
 {
     assert (self);
     return self->count;
+}
+
+jsonops_kind_t
+jsonops_kind (const jsonops_t *self, size_t index)
+{
+    assert (self && index < self->count);
+    return self->ops [index].kind;
+}
+
+const char *
+jsonops_key (const jsonops_t *self, size_t index)
+{
+    assert (self && index < self->count);
+    return self->ops [index].key;
+}
+
+const char *
+jsonops_reducer (const jsonops_t *self, size_t index)
+{
+    assert (self && index < self->count);
+    return self->ops [index].reducer;
+}
+
+const void *
+jsonops_value (const jsonops_t *self, size_t index, size_t *size)
+{
+    assert (self && index < self->count && size);
+    *size = self->values [index].size;
+    return *size ? self->values [index].data : NULL;
+}
+
+parley_err_t
+jsonops_fill (const jsonops_t *self, parley_ops_t *ops)
+{
+    assert (self && ops);
+    parley_err_t rc = PARLEY_OK;
+    for (size_t i = 0; i < self->count && rc == PARLEY_OK; i++) {
+        const s_op_t *op = &self->ops [i];
+        size_t size;
+        const void *value = jsonops_value (self, i, &size);
+        switch (op->kind) {
+            case JSONOPS_DECLARE: rc = parley_ops_declare (ops, op->key, op->reducer); break;
+            case JSONOPS_UPDATE:  rc = parley_ops_update (ops, op->key, value, size); break;
+            case JSONOPS_SET:     rc = parley_ops_set (ops, op->key, value, size); break;
+            case JSONOPS_CLEAR:   rc = parley_ops_clear (ops, op->key); break;
+            case JSONOPS_DELETE:  rc = parley_ops_delete (ops, op->key); break;
+        }
+    }
+    return rc;
 }

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*  pcurve - CurveZMQ certificates for Parley. See pcurve.h.
 
-    zcert_load reads NAME_secret when it exists and NAME otherwise; a public
-    certificate loads with a secret key of zeros, which is how a missing
-    secret is recognised. The permission check on the secret file is ours:
-    libzmq and czmq would use a world-readable key without a word.
+    The files are checked by pkeys (a missing secret, a secret file
+    readable by others: libzmq and czmq would use a world-readable key
+    without a word) before czmq loads them with their metadata.
 */
 #include <errno.h>
 #include <stdio.h>
@@ -12,52 +11,20 @@
 #include <sys/stat.h>
 
 #include "pcurve.h"
-
-static const char *s_zero_key = "0000000000000000000000000000000000000000";
-
-static bool
-s_has_secret (zcert_t *cert)
-{
-    return strcmp (zcert_secret_txt (cert), s_zero_key) != 0;
-}
+#include "pkeys.h"
 
 zcert_t *
 pcurve_load (const char *path, bool need_secret, char *why, size_t why_size)
 {
     assert (path);
-    char secret [4096];
-    snprintf (secret, sizeof secret, "%s_secret", path);
-    struct stat st;
-    const char *file = stat (secret, &st) == 0? secret: path;
-    if (stat (file, &st) != 0) {
-        snprintf (why, why_size, "cannot read key %s: %s", path, strerror (errno));
+    //  The checks (and their sentences) are pkeys', shared with libparley.
+    char public_key [PKEYS_KEY], secret_key [PKEYS_KEY];
+    if (pkeys_load (path, need_secret, public_key, secret_key, why, why_size) != 0)
         return NULL;
-    }
-    if (!S_ISREG (st.st_mode)) {
-        snprintf (why, why_size, "key %s is not a regular file", file);
-        return NULL;
-    }
     zcert_t *cert = zcert_load (path);
-    if (!cert || strcmp (zcert_public_txt (cert), s_zero_key) == 0) {
+    if (!cert)
         snprintf (why, why_size, "%s is not a CZMQ certificate (make one with parley-keygen)",
-                  file);
-        zcert_destroy (&cert);
-        return NULL;
-    }
-    if (need_secret) {
-        if (!s_has_secret (cert)) {
-            snprintf (why, why_size, "%s has no secret key (expected %s, written by parley-keygen)",
-                      path, secret);
-            zcert_destroy (&cert);
-            return NULL;
-        }
-        if (st.st_mode & (S_IRWXG | S_IRWXO)) {
-            snprintf (why, why_size, "secret key %s is readable by others (mode %03o); "
-                      "chmod 600 it", file, (unsigned) (st.st_mode & 0777));
-            zcert_destroy (&cert);
-            return NULL;
-        }
-    }
+                  path);
     return cert;
 }
 
@@ -287,49 +254,7 @@ pcurve_watch (zsock_t *sock)
 bool
 pcurve_watch_failed (zsock_t *watch, char *why, size_t why_size)
 {
-    if (!watch)
-        return false;
-    bool failed = false;
-    bool specific = false;      //  why names the cause, not just a failure
-    zmq_msg_t frame;
-    zmq_msg_init (&frame);
-    //  Each event is two frames: 16-bit event and 32-bit value, then the
-    //  peer's endpoint. The last event wins, except that a bare failure
-    //  (the peer closed first: HANDSHAKE_FAILED_NO_DETAIL, EPIPE) never
-    //  hides a cause an earlier attempt reported; which of the two a
-    //  reconnect sees depends on which side notices the mismatch first.
-    while (zmq_msg_recv (&frame, zsock_resolve (watch), ZMQ_DONTWAIT) >= 0) {
-        bool first = zmq_msg_size (&frame) == 6 && zmq_msg_more (&frame);
-        uint16_t event = 0;
-        uint32_t value = 0;
-        if (first) {
-            memcpy (&event, zmq_msg_data (&frame), 2);
-            memcpy (&value, (char *) zmq_msg_data (&frame) + 2, 4);
-        }
-        while (zmq_msg_more (&frame) && zmq_msg_recv (&frame, zsock_resolve (watch), 0) >= 0)
-            ;
-        if (!first)
-            continue;
-        failed = true;
-        if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) {
-            snprintf (why, why_size, "the broker refused this key (ZAP status %u): is its "
-                      "public certificate in the broker's --curve-allow directory?", value);
-            specific = true;
-        }
-        else
-        if (event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL
-        &&  value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH) {
-            snprintf (why, why_size, "security mismatch: one side uses CURVE and the other "
-                      "does not (--curve-key/--curve-server-key)");
-            specific = true;
-        }
-        else
-        if (!specific)
-            snprintf (why, why_size, "the connection's handshake failed (event 0x%x, value 0x%x): "
-                      "wrong --curve-server-key?", event, value);
-    }
-    zmq_msg_close (&frame);
-    return failed;
+    return watch && pkeys_watch_failed (zsock_resolve (watch), why, why_size);
 }
 
 void

@@ -22,7 +22,7 @@
 
 //  New JSON values (the caller owns them).
 json_t *wfjson_info (const parley_workflow_t *info);
-json_t *wfjson_checkpoint (const parley_checkpoint_info_t *info);
+json_t *wfjson_checkpoint (const parley_checkpoint_t *info);
 json_t *wfjson_entries (const parley_checkpoint_state_t *state);
 
 //  What differs from checkpoint `from` to `to`, each key with its value at

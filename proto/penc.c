@@ -15,8 +15,9 @@
     both write to the same sbuffer.
 
     Out of memory: a write that cannot get room is dropped (msgpack-c's
-    packer does the same when msgpack_sbuffer_write returns -1); the frame
-    is then short and the receiver rejects it as truncated.
+    packer does the same when its write returns -1) and the encoder
+    remembers it (penc_ok), so a sender can refuse to send a short frame;
+    a frame sent anyway is rejected by the receiver as truncated.
 */
 #include <assert.h>
 #include <stdarg.h>
@@ -30,14 +31,18 @@ static char *
 s_grow (penc_t *self, size_t n)
 {
     msgpack_sbuffer *buffer = &self->buffer;
-    if (n > SIZE_MAX / 2 - buffer->size)
+    if (n > SIZE_MAX / 2 - buffer->size) {
+        self->failed = true;
         return NULL;
+    }
     size_t alloc = buffer->alloc ? buffer->alloc * 2 : MSGPACK_SBUFFER_INIT_SIZE;
     while (alloc < buffer->size + n)
         alloc *= 2;
-    char *data = (char *) realloc (buffer->data, alloc);
-    if (!data)
+    char *data = (char *) self->realloc_fn (buffer->data, alloc);
+    if (!data) {
+        self->failed = true;
         return NULL;
+    }
     buffer->data = data;
     buffer->alloc = alloc;
     return data + buffer->size;
@@ -148,19 +153,42 @@ s_key (char *p, const char *key, size_t key_len)
     return used + key_len;
 }
 
+//  The packer's writes, into the same buffer by the same growth rule.
+static int
+s_write (void *data, const char *bytes, size_t len)
+{
+    penc_t *self = (penc_t *) data;
+    char *p = s_room (self, len);
+    if (!p)
+        return -1;
+    memcpy (p, bytes, len);
+    self->buffer.size += len;
+    return 0;
+}
+
+void
+penc_init_alloc (penc_t *self, void *(*realloc_fn) (void *, size_t), void (*free_fn) (void *))
+{
+    assert (self && realloc_fn && free_fn);
+    msgpack_sbuffer_init (&self->buffer);
+    msgpack_packer_init (&self->packer, self, s_write);
+    self->realloc_fn = realloc_fn;
+    self->free_fn = free_fn;
+    self->failed = false;
+}
+
 void
 penc_init (penc_t *self)
 {
-    assert (self);
-    msgpack_sbuffer_init (&self->buffer);
-    msgpack_packer_init (&self->packer, &self->buffer, msgpack_sbuffer_write);
+    penc_init_alloc (self, realloc, free);
 }
 
 void
 penc_fini (penc_t *self)
 {
     assert (self);
-    msgpack_sbuffer_destroy (&self->buffer);
+    if (self->free_fn)
+        self->free_fn (self->buffer.data);
     memset (self, 0, sizeof (*self));
 }
 
@@ -169,6 +197,14 @@ penc_reset (penc_t *self)
 {
     assert (self);
     msgpack_sbuffer_clear (&self->buffer);
+    self->failed = false;
+}
+
+bool
+penc_ok (const penc_t *self)
+{
+    assert (self);
+    return !self->failed;
 }
 
 msgpack_packer *

@@ -242,12 +242,24 @@ bool pobj_streq (const msgpack_object *o, const char *text);   //  str equal to 
 //  penc_key + msgpack_pack_* on penc_packer(), or the penc_kv_* shortcuts.
 //  Round-trip tests decode every type's encoding against its schema.
 
+//
+//  Out of memory: a write that cannot get room is dropped and the encoder
+//  remembers it until the next penc_begin: penc_ok says whether the frame
+//  is whole. penc_init_alloc gives the buffer an allocator of the caller's
+//  (libparley's, whose tests fail its Nth allocation).
+
 typedef struct {
     msgpack_sbuffer buffer;
     msgpack_packer packer;
+    void *(*realloc_fn) (void *, size_t);
+    void (*free_fn) (void *);
+    bool failed;
 } penc_t;
 
 void penc_init (penc_t *self);
+void penc_init_alloc (penc_t *self, void *(*realloc_fn) (void *, size_t), void (*free_fn) (void *));
+//  False when a write since penc_begin (or penc_reset) was dropped.
+bool penc_ok (const penc_t *self);
 void penc_fini (penc_t *self);
 void penc_reset (penc_t *self);
 void penc_begin (penc_t *self, pmsg_type_t type, uint64_t id, size_t fields);

@@ -38,7 +38,7 @@ build_packages="pkg-config gcc g++ make dpkg-dev ca-certificates xxd help2man
 libzmq3-dev libczmq-dev libmsgpack-dev libcurl4-openssl-dev libfaiss-dev libopenblas-dev
 check libjansson-dev libyaml-dev zlib1g-dev libmicrohttpd-dev libsystemd-dev"
 test_packages="python3 python3-venv python3-zmq python3-msgpack python3-pytest
-python3-pytest-asyncio python3-setuptools python3-pip python3-prometheus-client
+python3-pytest-asyncio python3-setuptools python3-wheel python3-pip python3-prometheus-client
 iproute2 procps psmisc systemd docker-compose abigail-tools chromium"
 
 log() { printf 'deps: %s\n' "$*" >&2; }
@@ -191,8 +191,11 @@ if [ "$check_only" = 1 ]; then
     exit 1
 fi
 
+[ -z "$need_pkgs" ] && [ "$need_faiss" = 0 ] && [ "$need_web" = 0 ] && exit 0
+started=$SECONDS
 # shellcheck disable=SC2086
 [ -z "$need_pkgs" ] || install_packages $need_pkgs
 [ "$need_faiss" = 0 ] || build_faiss_c
 [ "$need_web" = 0 ] || install_web_modules
+log "done: the $tier tier is complete ($((SECONDS - started)) s)"
 exit 0

@@ -15,6 +15,7 @@ envs=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do envs+=("$1"); shift; done
 [ "${1:-}" = "--" ] && shift
 passed=0; failed=0; skipped=0; broken=()
+echo "tests: running $# suites"
 # One pytest run: adds its counts to passed/failed/skipped.
 run_pytest() {
     local dir=$1 out rc line n python

@@ -40,23 +40,30 @@ s_observer (const char *router)
 static uint64_t
 s_requests (parley_client_t *observer)
 {
-    parley_stats_t stats;
+    parley_stats_t *stats = NULL;
     ck_assert_int_eq (parley_client_stats (observer, &stats), PARLEY_OK);
-    return stats.requests;
+    uint64_t requests = parley_stats_uint (stats, "requests");
+    parley_stats_destroy (&stats);
+    return requests;
 }
+
+//  What AGENTS says of one agent.
+typedef struct {
+    bool online;
+    uint64_t pending;
+} agent_seen_t;
 
 //  The agent `id` as AGENTS lists it; false when it is not registered.
 static bool
-s_agent (parley_client_t *observer, const char *id, parley_agent_info_t *info)
+s_agent (parley_client_t *observer, const char *id, agent_seen_t *info)
 {
-    parley_agent_list_t list;
+    parley_agent_list_t *list = NULL;
     ck_assert_int_eq (parley_client_agents (observer, &list), PARLEY_OK);
-    for (size_t i = 0; i < list.count; i++)
-        if (streq (list.agents [i].agent, id)) {
-            *info = list.agents [i];
-            return true;
-        }
-    return false;
+    const parley_agent_t *agent = parley_agent_list_find (list, id);
+    if (agent)
+        *info = (agent_seen_t) { parley_agent_online (agent), parley_agent_pending (agent) };
+    parley_agent_list_destroy (&list);
+    return agent != NULL;
 }
 
 //  Value of "key=" in the agent's SUMMARY line (static buffer).
@@ -86,7 +93,7 @@ START_TEST (test_team_wait_follows_events)
     tproc_t *first = tproc_agent (router, "Early", "none", "info", extra);
     ck_assert_ptr_nonnull (first);
     //  Early is in and waiting once it is online and has made no step.
-    parley_agent_info_t info;
+    agent_seen_t info = { 0 };
     int64_t deadline = pclock_mono_ms () + DEADLINE_MS;
     while (!(s_agent (observer, "Early", &info) && info.online) && pclock_mono_ms () < deadline)
         tproc_read (first, 50);
@@ -163,7 +170,7 @@ START_TEST (test_exit_acknowledges_stored_mail)
                    "%s", tproc_err (agent));
     tproc_destroy (&agent);
     parley_client_t *observer = s_observer (router);
-    parley_agent_info_t info;
+    agent_seen_t info = { 0 };
     ck_assert (s_agent (observer, "Reader", &info));
     ck_assert_msg (info.pending == 0, "%llu messages still pending after a clean exit",
                    (unsigned long long) info.pending);
@@ -196,7 +203,7 @@ START_TEST (test_exit_without_memory_keeps_unread_mail)
     ck_assert_str_eq (s_summary (tproc_out (agent), "received"), "64");
     tproc_destroy (&agent);
     parley_client_t *observer = s_observer (router);
-    parley_agent_info_t info;
+    agent_seen_t info = { 0 };
     ck_assert (s_agent (observer, "Forgetful", &info));
     ck_assert_uint_ge (info.pending, 6);        //  and its own post, if it made one
     agent = tproc_agent (router, "Forgetful", "none", "info", extra);

@@ -53,19 +53,22 @@ send_burst (const char *router, const char *from, const char *to, size_t first, 
     parley_client_t *tx = parley_client_new (router, from);
     ck_assert_int_eq (parley_client_connect (tx), PARLEY_OK);
     char bodies [250][16];
-    parley_outgoing_t items [250];
+    parley_outbox_t *items = parley_outbox_new ();
+    parley_sent_t *sent = NULL;
     for (size_t done = 0; done < count; ) {
         size_t n = count - done < 250? count - done: 250;
+        parley_outbox_reset (items);
         for (size_t i = 0; i < n; i++) {
             snprintf (bodies [i], sizeof bodies [i], "m%zu", first + done + i);
-            items [i] = (parley_outgoing_t) { .to = to, .body = bodies [i],
-                                              .body_len = strlen (bodies [i]) };
+            ck_assert_int_eq (parley_outbox_to (items, to, bodies [i], strlen (bodies [i])),
+                              PARLEY_OK);
         }
-        parley_sent_t sent;
-        ck_assert_int_eq (parley_client_send (tx, items, n, &sent), PARLEY_OK);
-        ck_assert_uint_eq (sent.accepted, n);
+        ck_assert_int_eq (parley_client_send (tx, items, &sent), PARLEY_OK);
+        ck_assert_uint_eq (parley_sent_accepted (sent), n);
         done += n;
     }
+    parley_sent_destroy (&sent);
+    parley_outbox_destroy (&items);
     parley_client_bye (tx, false);
     parley_client_destroy (&tx);
 }

@@ -45,7 +45,8 @@ nodes_init (nodes_t *n, const char *id)
                    parley_client_error_text (a->link));
     const parley_welcome_t *w = parley_client_welcome (a->link);
     a->world = conn_world_new (a->link);
-    conn_world_set_shape (a->world, w->world_kind, w->world_width, w->world_height);
+    conn_world_set_shape (a->world, parley_welcome_world_kind (w),
+                          parley_welcome_world_width (w), parley_welcome_world_height (w));
     a->state = conn_state_new (a->link, NULL, 0);
 }
 

@@ -73,38 +73,43 @@ s_sender (void *arg)
     int status = client ? 0 : 3;
     if (client)
         parley_client_set_send_window (client, WINDOW, 1024 * 1024);
+    parley_outbox_t *item = parley_outbox_new ();
     for (int i = 0; i < PER_SENDER && !status; i++) {
         char body [32];
         snprintf (body, sizeof body, "S%d:%d", self->k, i);
-        parley_outgoing_t item = { .to = "R", .body = body, .body_len = strlen (body) };
-        if (parley_client_send_pipelined (client, &item, 1, NULL) != PARLEY_OK) {
+        parley_outbox_reset (item);
+        parley_outbox_to (item, "R", body, strlen (body));
+        if (parley_client_send_pipelined (client, item, NULL) != PARLEY_OK) {
             fprintf (stderr, "%s: send %d: %s\n", id, i, parley_client_error_text (client));
             status = 4;
         }
-        parley_pipeline_stats_t stats;
-        parley_client_pipeline_stats (client, &stats);
-        if (stats.in_flight_messages > WINDOW)
+        if (parley_client_counter (client, PARLEY_COUNTER_IN_FLIGHT_MESSAGES) > WINDOW)
             status = 5;
     }
+    parley_outbox_destroy (&item);
     if (!status && parley_client_send_flush (client) != PARLEY_OK)
         status = 6;
     if (client) {
-        parley_pipeline_stats_t stats;
-        parley_client_pipeline_stats (client, &stats);
-        parley_send_failure_t failure;
+        parley_failure_t *failure = NULL;
         if (parley_client_send_failure (client, &failure)) {
-            fprintf (stderr, "%s: failure %s: %s\n", id, parley_strerror (failure.code),
-                     failure.message);
+            fprintf (stderr, "%s: failure %s: %s\n", id,
+                     parley_strerror (parley_failure_code (failure)),
+                     parley_failure_message (failure));
             status = 7;
         }
-        if (!status && (stats.accepted != PER_SENDER || stats.confirmed != PER_SENDER
-        ||  stats.resent != 0 || stats.window_waits == 0))
+        parley_failure_destroy (&failure);
+        uint64_t accepted = parley_client_counter (client, PARLEY_COUNTER_ACCEPTED),
+                 confirmed = parley_client_counter (client, PARLEY_COUNTER_CONFIRMED),
+                 resent = parley_client_counter (client, PARLEY_COUNTER_RESENT),
+                 window_waits = parley_client_counter (client, PARLEY_COUNTER_WINDOW_WAITS);
+        if (!status && (accepted != PER_SENDER || confirmed != PER_SENDER
+        ||  resent != 0 || window_waits == 0))
             status = 8;
         if (status)
             fprintf (stderr, "%s: status %d: accepted %llu confirmed %llu resent %llu waits "
-                     "%llu\n", id, status, (unsigned long long) stats.accepted,
-                     (unsigned long long) stats.confirmed, (unsigned long long) stats.resent,
-                     (unsigned long long) stats.window_waits);
+                     "%llu\n", id, status, (unsigned long long) accepted,
+                     (unsigned long long) confirmed, (unsigned long long) resent,
+                     (unsigned long long) window_waits);
         parley_client_destroy (&client);
     }
     self->status = status;
@@ -186,58 +191,72 @@ typedef struct {
     atomic_bool done;
 } worker_t;
 
+//  Outboxes of the failures run: three, one ("one"), one ("two"), two.
+typedef struct {
+    parley_outbox_t *three, *one, *two_only, *two;
+    parley_failure_t *failure;
+    parley_sent_t *sent;
+} failures_t;
+
 static int
-s_failures_run (parley_client_t *client)
+s_failures_run (parley_client_t *client, failures_t *f)
 {
-    parley_outgoing_t items [3] = {
-        { .to = "B", .body = "one", .body_len = 3 },
-        { .to = "Nobody", .body = "two", .body_len = 3 },
-        { .to = "B", .body = "three", .body_len = 5 },
-    };
+    parley_outbox_to (f->three, "B", "one", 3);
+    parley_outbox_to (f->three, "Nobody", "two", 3);
+    parley_outbox_to (f->three, "B", "three", 5);
+    parley_outbox_to (f->one, "B", "one", 3);
+    parley_outbox_to (f->two_only, "Nobody", "two", 3);
     parley_ticket_t first, second, third;
-    if (parley_client_send_pipelined (client, items, 3, &first) != PARLEY_OK
-    ||  parley_client_send_pipelined (client, items, 1, &second) != PARLEY_OK
-    ||  parley_client_send_pipelined (client, items + 1, 1, &third) != PARLEY_OK
+    if (parley_client_send_pipelined (client, f->three, &first) != PARLEY_OK
+    ||  parley_client_send_pipelined (client, f->one, &second) != PARLEY_OK
+    ||  parley_client_send_pipelined (client, f->two_only, &third) != PARLEY_OK
     ||  parley_client_send_flush (client) != PARLEY_OK)
         return 3;
-    parley_send_failure_t failure;
-    if (!parley_client_send_failure (client, &failure) || failure.ticket != first
-    ||  failure.whole || failure.index != 1 || failure.code != PARLEY_ERR_UNKNOWN_RECIPIENT)
+    if (!parley_client_send_failure (client, &f->failure)
+    ||  parley_failure_ticket (f->failure) != first || parley_failure_whole (f->failure)
+    ||  parley_failure_index (f->failure) != 1
+    ||  parley_failure_code (f->failure) != PARLEY_ERR_UNKNOWN_RECIPIENT)
         return 4;
-    if (!parley_client_send_failure (client, &failure) || failure.ticket != third
-    ||  failure.index != 0 || failure.code != PARLEY_ERR_UNKNOWN_RECIPIENT)
+    if (!parley_client_send_failure (client, &f->failure)
+    ||  parley_failure_ticket (f->failure) != third || parley_failure_index (f->failure) != 0
+    ||  parley_failure_code (f->failure) != PARLEY_ERR_UNKNOWN_RECIPIENT)
         return 5;
-    if (parley_client_send_failure (client, &failure))
+    if (parley_client_send_failure (client, &f->failure))
         return 6;
-    parley_pipeline_stats_t stats;
-    parley_client_pipeline_stats (client, &stats);
-    if (stats.accepted != 3 || stats.failed_messages != 2 || stats.confirmed != 3)
+    if (parley_client_counter (client, PARLEY_COUNTER_ACCEPTED) != 3
+    ||  parley_client_counter (client, PARLEY_COUNTER_FAILED_MESSAGES) != 2
+    ||  parley_client_counter (client, PARLEY_COUNTER_CONFIRMED) != 3)
         return 7;
     //  B now holds 3 of its 4: a SEND of 2 waits, up to three quarters
     //  of the 4 s timeout (the 60 s asked for is clamped), then is applied
     //  as with wait_ms 0: the first fits, the second fails.
     parley_client_set_send_wait (client, 60000);
-    parley_outgoing_t two [2] = { items [0], items [2] };
-    parley_sent_t sent;
+    parley_outbox_to (f->two, "B", "one", 3);
+    parley_outbox_to (f->two, "B", "three", 5);
     int64_t started = pclock_mono_ms ();
-    if (parley_client_send (client, two, 2, &sent) != PARLEY_OK)
+    if (parley_client_send (client, f->two, &f->sent) != PARLEY_OK)
         return 8;
     int64_t took = pclock_mono_ms () - started;
-    if (took < 3000 || took >= 4000 || sent.accepted != 1 || sent.error_count != 1
-    ||  sent.errors [0].index != 1 || sent.errors [0].code != PARLEY_ERR_INBOX_FULL
-    ||  !strstr (sent.errors [0].message, "waiting 3000 ms")) {
+    size_t errors = parley_sent_error_count (f->sent);
+    const parley_failure_t *error = errors ? parley_sent_error_at (f->sent, 0) : NULL;
+    if (took < 3000 || took >= 4000 || parley_sent_accepted (f->sent) != 1 || errors != 1
+    ||  parley_failure_index (error) != 1 || parley_failure_code (error) != PARLEY_ERR_INBOX_FULL
+    ||  !strstr (parley_failure_message (error), "waiting 3000 ms")) {
         fprintf (stderr, "took %lld ms, accepted %zu, errors %zu: %s\n", (long long) took,
-                 sent.accepted, sent.error_count, sent.error_count ? sent.errors [0].message : "");
+                 parley_sent_accepted (f->sent), errors,
+                 error ? parley_failure_message (error) : "");
         return 9;
     }
     //  The same as a pipelined SEND: a failure per message, none whole.
     parley_ticket_t late;
-    if (parley_client_send_pipelined (client, two, 2, &late) != PARLEY_OK
+    if (parley_client_send_pipelined (client, f->two, &late) != PARLEY_OK
     ||  parley_client_send_flush (client) != PARLEY_OK)
         return 10;
     for (int i = 0; i < 2; i++)
-        if (!parley_client_send_failure (client, &failure) || failure.ticket != late
-        ||  failure.whole || failure.index != (size_t) i || failure.code != PARLEY_ERR_INBOX_FULL)
+        if (!parley_client_send_failure (client, &f->failure)
+        ||  parley_failure_ticket (f->failure) != late || parley_failure_whole (f->failure)
+        ||  parley_failure_index (f->failure) != (size_t) i
+        ||  parley_failure_code (f->failure) != PARLEY_ERR_INBOX_FULL)
             return 11;
     return 0;
 }
@@ -247,7 +266,15 @@ s_failures_worker (void *arg)
 {
     worker_t *self = arg;
     parley_client_t *client = s_connected (self->router, "A", 4000);
-    self->status = client ? s_failures_run (client) : 2;
+    failures_t f = { parley_outbox_new (), parley_outbox_new (), parley_outbox_new (),
+                     parley_outbox_new (), NULL, NULL };
+    self->status = client ? s_failures_run (client, &f) : 2;
+    parley_outbox_destroy (&f.three);
+    parley_outbox_destroy (&f.one);
+    parley_outbox_destroy (&f.two_only);
+    parley_outbox_destroy (&f.two);
+    parley_failure_destroy (&f.failure);
+    parley_sent_destroy (&f.sent);
     parley_client_destroy (&client);
     atomic_store (&self->done, true);
     return NULL;
@@ -296,21 +323,24 @@ s_resend_worker (void *arg)
     resend_t *self = arg;
     parley_client_t *client = self->client;
     self->status = 0;
+    parley_outbox_t *item = parley_outbox_new ();
     for (int i = 0; i < 20 && !self->status; i++) {
         char body [16];
         snprintf (body, sizeof body, "m%d", i);
-        parley_outgoing_t item = { .to = "B", .body = body, .body_len = strlen (body) };
-        if (parley_client_send_pipelined (client, &item, 1, NULL) != PARLEY_OK)
+        parley_outbox_reset (item);
+        parley_outbox_to (item, "B", body, strlen (body));
+        if (parley_client_send_pipelined (client, item, NULL) != PARLEY_OK)
             self->status = 5;
     }
+    parley_outbox_destroy (&item);
     if (!self->status && parley_client_send_flush (client) != PARLEY_OK)
         self->status = 6;
-    parley_pipeline_stats_t stats;
-    parley_client_pipeline_stats (client, &stats);
-    parley_send_failure_t failure;
-    if (!self->status && (stats.resent == 0 || stats.confirmed != 20
+    parley_failure_t *failure = NULL;
+    if (!self->status && (parley_client_counter (client, PARLEY_COUNTER_RESENT) == 0
+    ||  parley_client_counter (client, PARLEY_COUNTER_CONFIRMED) != 20
     ||  parley_client_send_failure (client, &failure)))
         self->status = 7;
+    parley_failure_destroy (&failure);
     return NULL;
 }
 

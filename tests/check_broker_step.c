@@ -476,61 +476,73 @@ START_TEST (test_client_step)
     pmsg_t *reply = testclient_send_one (b, "C", false, "for C");
     EXPECT (reply, PMSG_SENT);
     pmsg_destroy (&reply);
-    parley_stepped_t out;
-    parley_step_t first = { .perceive = true, .fetch = 8 };
-    ck_assert_int_eq (parley_client_step (client, &first, &out), PARLEY_OK);
-    ck_assert (out.has_observation && !out.has_sent && !out.has_written);
-    ck_assert_str_eq (out.observation.outcome, "perceived");
-    ck_assert (out.has_mail);
-    ck_assert_uint_eq (out.mail.count, 1);
-    ck_assert_str_eq (out.mail.messages [0].from, "B");
-    uint64_t seq = out.mail.messages [0].seq;
+    parley_stepped_t *out = NULL;
+    parley_step_t *first = parley_step_new ();
+    parley_step_set_perceive (first, true);
+    parley_step_set_fetch (first, 8, false);
+    ck_assert_int_eq (parley_client_step (client, first, &out), PARLEY_OK);
+    parley_step_destroy (&first);
+    ck_assert (parley_stepped_observation (out) && !parley_stepped_sent (out)
+               && !parley_stepped_written (out));
+    ck_assert_str_eq (parley_observation_outcome (parley_stepped_observation (out)), "perceived");
+    const parley_mail_t *mail = parley_stepped_mail (out);
+    ck_assert_ptr_nonnull (mail);
+    ck_assert_uint_eq (parley_mail_count (mail), 1);
+    ck_assert_str_eq (parley_message_from (parley_mail_at (mail, 0)), "B");
+    uint64_t seq = parley_message_seq (parley_mail_at (mail, 0));
 
-    parley_client_stats_t before, after;
-    parley_client_counters (client, &before);
+    uint64_t before = parley_client_counter (client, PARLEY_COUNTER_REQUESTS);
     uint8_t one [9];
     size_t one_size = parley_pack_int (one, sizeof one, 1);
-    parley_op_t ops [] = {
-        { .op = PARLEY_OP_DECLARE, .key = "client.count", .reducer = "add" },
-        { .op = PARLEY_OP_UPDATE, .key = "client.count", .value = one, .value_size = one_size },
-    };
-    parley_outgoing_t messages [] = {
-        { .to = "B", .body = "hi", .body_len = 2 },
-        { .to = "Nobody", .body = "no", .body_len = 2 },
-    };
-    parley_step_t step = { .step = 1, .ack = seq, .messages = messages, .message_count = 2,
-                           .ops = ops, .op_count = 2, .action = "right", .fetch = 8 };
-    ck_assert_int_eq (parley_client_step (client, &step, &out), PARLEY_OK);
-    parley_client_counters (client, &after);
-    ck_assert_uint_eq (after.requests - before.requests, 1);
-    ck_assert_uint_eq (out.step, 1);
-    ck_assert (!out.replayed);
-    ck_assert (out.has_sent);
-    ck_assert_uint_eq (out.sent.accepted, 1);
-    ck_assert_uint_eq (out.sent.count, 2);
-    ck_assert_uint_gt (out.sent.seqs [0], 0);
-    ck_assert_uint_eq (out.sent.seqs [1], 0);
-    ck_assert_uint_eq (out.sent.error_count, 1);
-    ck_assert_int_eq (out.sent.errors [0].code, PARLEY_ERR_UNKNOWN_RECIPIENT);
-    ck_assert (out.has_written);
-    ck_assert_uint_eq (out.written.changed, 1);
-    ck_assert_int_eq (out.ops_error.code, 0);
-    ck_assert (out.has_observation);
-    ck_assert_str_eq (out.observation.outcome, "moved");
-    ck_assert_int_eq (out.action_error.code, 0);
-    ck_assert (out.has_mail);
-    ck_assert_uint_eq (out.mail.count, 0);
-    ck_assert_uint_eq (out.acked, seq);
+    parley_step_t *step = parley_step_new ();
+    parley_step_set_number (step, 1);
+    parley_step_set_ack (step, seq);
+    parley_ops_declare (parley_step_ops (step), "client.count", "add");
+    parley_ops_update (parley_step_ops (step), "client.count", one, one_size);
+    parley_outbox_to (parley_step_messages (step), "B", "hi", 2);
+    parley_outbox_to (parley_step_messages (step), "Nobody", "no", 2);
+    ck_assert_int_eq (parley_step_set_action (step, "right"), PARLEY_OK);
+    parley_step_set_fetch (step, 8, false);
+    ck_assert_int_eq (parley_client_step (client, step, &out), PARLEY_OK);
+    uint64_t after = parley_client_counter (client, PARLEY_COUNTER_REQUESTS);
+    ck_assert_uint_eq (after - before, 1);
+    ck_assert_uint_eq (parley_stepped_step (out), 1);
+    ck_assert (!parley_stepped_replayed (out));
+    const parley_sent_t *sent = parley_stepped_sent (out);
+    ck_assert_ptr_nonnull (sent);
+    ck_assert_uint_eq (parley_sent_accepted (sent), 1);
+    ck_assert_uint_eq (parley_sent_count (sent), 2);
+    ck_assert_uint_gt (parley_sent_seq (sent, 0), 0);
+    ck_assert_uint_eq (parley_sent_seq (sent, 1), 0);
+    ck_assert_uint_eq (parley_sent_error_count (sent), 1);
+    ck_assert_int_eq (parley_failure_code (parley_sent_error_at (sent, 0)),
+                      PARLEY_ERR_UNKNOWN_RECIPIENT);
+    ck_assert_ptr_nonnull (parley_stepped_written (out));
+    ck_assert_uint_eq (parley_written_changed (parley_stepped_written (out)), 1);
+    ck_assert_int_eq (parley_stepped_ops_code (out), 0);
+    ck_assert_ptr_nonnull (parley_stepped_observation (out));
+    ck_assert_str_eq (parley_observation_outcome (parley_stepped_observation (out)), "moved");
+    ck_assert_int_eq (parley_stepped_action_code (out), 0);
+    ck_assert_ptr_nonnull (parley_stepped_mail (out));
+    ck_assert_uint_eq (parley_mail_count (parley_stepped_mail (out)), 0);
+    ck_assert_uint_eq (parley_stepped_acked (out), seq);
     //  A refused part comes back typed, the call itself succeeds.
-    parley_step_t bad = { .step = 2, .action = "jump" };
-    ck_assert_int_eq (parley_client_step (client, &bad, &out), PARLEY_OK);
-    ck_assert (!out.has_observation);
-    ck_assert_int_eq (out.action_error.code, PARLEY_ERR_BAD_ACTION);
-    ck_assert (*out.action_error.message);
-    //  Arguments the client refuses before sending.
-    parley_outgoing_t wrong = { .to = "B", .channel = "c", .body = "x", .body_len = 1 };
-    parley_step_t invalid = { .step = 3, .messages = &wrong, .message_count = 1 };
-    ck_assert_int_eq (parley_client_step (client, &invalid, &out), PARLEY_ERR_INVALID);
+    parley_step_reset (step);
+    parley_step_set_number (step, 2);
+    ck_assert_int_eq (parley_step_set_action (step, "jump"), PARLEY_OK);
+    ck_assert_int_eq (parley_client_step (client, step, &out), PARLEY_OK);
+    ck_assert (!parley_stepped_observation (out));
+    ck_assert_int_eq (parley_stepped_action_code (out), PARLEY_ERR_BAD_ACTION);
+    ck_assert (*parley_stepped_action_message (out));
+    //  Arguments the client refuses before sending: a message without a
+    //  recipient is refused by the step's outbox, and so the step.
+    parley_step_reset (step);
+    parley_step_set_number (step, 3);
+    ck_assert_int_eq (parley_outbox_to (parley_step_messages (step), NULL, "x", 1),
+                      PARLEY_ERR_INVALID);
+    ck_assert_int_eq (parley_client_step (client, step, &out), PARLEY_ERR_INVALID);
+    parley_step_destroy (&step);
+    parley_stepped_destroy (&out);
     parley_client_destroy (&client);
     testclient_destroy (&b);
     testcheck_stop (&broker);

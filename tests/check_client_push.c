@@ -38,19 +38,21 @@ static void
 s_send (parley_client_t *a, const char *to, int first, int count)
 {
     char bodies [8][16];
-    parley_outgoing_t items [8];
+    parley_outbox_t *items = parley_outbox_new ();
+    parley_sent_t *result = NULL;
     for (int sent = 0; sent < count; ) {
         int n = count - sent < 8 ? count - sent : 8;
+        parley_outbox_reset (items);
         for (int i = 0; i < n; i++) {
             snprintf (bodies [i], sizeof bodies [i], "%d", first + sent + i);
-            items [i] = (parley_outgoing_t) { .to = to, .body = bodies [i],
-                                              .body_len = strlen (bodies [i]) };
+            parley_outbox_to (items, to, bodies [i], strlen (bodies [i]));
         }
-        parley_sent_t result;
-        ck_assert_int_eq (parley_client_send (a, items, (size_t) n, &result), PARLEY_OK);
-        ck_assert_uint_eq (result.accepted, (size_t) n);
+        ck_assert_int_eq (parley_client_send (a, items, &result), PARLEY_OK);
+        ck_assert_uint_eq (parley_sent_accepted (result), (size_t) n);
         sent += n;
     }
+    parley_sent_destroy (&result);
+    parley_outbox_destroy (&items);
 }
 
 //  Takes pushed mail until `want` bodies were seen; checks they count up
@@ -59,22 +61,24 @@ static int
 s_take_until (parley_client_t *b, int next, int want, size_t credit)
 {
     int64_t until = pclock_mono_ms () + DEADLINE_MS;
+    parley_mail_t *batch = NULL;
     while (next < want) {
         ck_assert_msg (pclock_mono_ms () < until, "pushed up to %d of %d", next, want);
-        parley_mail_batch_t batch;
         if (!parley_client_take_pushed (b, &batch)) {
             parley_client_wait (b, 100);
             continue;
         }
-        ck_assert_uint_le (batch.count, credit);
-        for (size_t i = 0; i < batch.count; i++) {
+        ck_assert_uint_le (parley_mail_count (batch), credit);
+        for (size_t i = 0; i < parley_mail_count (batch); i++) {
+            const parley_message_t *m = parley_mail_at (batch, i);
             char text [16];
-            snprintf (text, sizeof text, "%.*s", (int) batch.messages [i].body_len,
-                      batch.messages [i].body);
+            snprintf (text, sizeof text, "%.*s", (int) parley_message_body_size (m),
+                      (const char *) parley_message_body (m));
             ck_assert_int_eq (atoi (text), next);
             next++;
         }
     }
+    parley_mail_destroy (&batch);
     return next;
 }
 
@@ -90,8 +94,9 @@ START_TEST (test_consume_ack_on_take)
     s_send (a, "B", 50, 250);
     next = s_take_until (b, next, 300, 10);
     //  One more take acknowledges the last batch: nothing stays queued.
-    parley_mail_batch_t batch;
+    parley_mail_t *batch = NULL;
     ck_assert (!parley_client_take_pushed (b, &batch));
+    parley_mail_destroy (&batch);
     testclient_t *probe = testcheck_agent (broker, "Probe");
     int64_t until = pclock_mono_ms () + DEADLINE_MS;
     while (testmail_stat (probe, "queued") != 0) {
@@ -128,12 +133,14 @@ START_TEST (test_fd_wakes_for_pushed_mail)
         woke = parley_client_process (b);
     }
     ck_assert (woke);
-    parley_mail_batch_t batch;
+    parley_mail_t *batch = NULL;
     ck_assert (parley_client_take_pushed (b, &batch));
-    ck_assert_uint_eq (batch.count, 1);
-    ck_assert_int_eq (memcmp (batch.messages [0].body, "0", 1), 0);
-    ck_assert_str_eq (batch.messages [0].from, "A");
-    ck_assert_int_eq (parley_client_ack_nowait (b, batch.messages [0].seq), PARLEY_OK);
+    ck_assert_uint_eq (parley_mail_count (batch), 1);
+    const parley_message_t *m = parley_mail_at (batch, 0);
+    ck_assert_int_eq (memcmp (parley_message_body (m), "0", 1), 0);
+    ck_assert_str_eq (parley_message_from (m), "A");
+    ck_assert_int_eq (parley_client_ack_nowait (b, parley_message_seq (m)), PARLEY_OK);
+    parley_mail_destroy (&batch);
     //  The descriptor stays the same.
     ck_assert_int_eq (parley_client_fd (b), fd);
     parley_client_destroy (&b);
@@ -178,16 +185,15 @@ START_TEST (test_consume_again_after_reconnect)
     //  are duplicates the filter leaves out; they fill the window until B
     //  acknowledges what it took, then the other two come.
     ck_assert_int_eq (parley_client_heartbeat (b), PARLEY_OK);
-    parley_client_stats_t stats;
     int64_t until = pclock_mono_ms () + DEADLINE_MS;
-    parley_mail_batch_t batch;
+    parley_mail_t *batch = NULL;
     do {
         ck_assert_msg (pclock_mono_ms () < until, "the mail was not pushed again");
         ck_assert (!parley_client_take_pushed (b, &batch));
         parley_client_wait (b, 50);
-        parley_client_counters (b, &stats);
-    } while (stats.duplicates < 3);
-    ck_assert_uint_ge (stats.hellos, 2);
+    } while (parley_client_counter (b, PARLEY_COUNTER_DUPLICATES) < 3);
+    parley_mail_destroy (&batch);
+    ck_assert_uint_ge (parley_client_counter (b, PARLEY_COUNTER_HELLOS), 2);
     ck_assert_int_eq (parley_client_ack_nowait (b, 3), PARLEY_OK);
     next = s_take_until (b, next, 5, 3);
     ck_assert_int_eq (parley_client_ack (b, 5), PARLEY_OK);

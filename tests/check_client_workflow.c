@@ -54,19 +54,21 @@ s_events_live (testbroker_t *broker, parley_client_t *const *players, size_t cou
         zclock_sleep (100);
         for (size_t i = 0; i < count; i++) {
             parley_client_process (players [i]);
-            parley_event_t event;
+            parley_event_t *event = NULL;
             while (parley_client_event (players [i], &event))
                 if (!seen [i]) {
                     seen [i] = true;
                     left--;
                 }
+            parley_event_destroy (&event);
         }
     }
     for (size_t i = 0; i < count; i++) {
         parley_client_unsubscribe (players [i], "agent.EvProbe");
-        parley_event_t event;
+        parley_event_t *event = NULL;
         while (parley_client_event (players [i], &event))
             ;
+        parley_event_destroy (&event);
     }
 }
 
@@ -76,28 +78,46 @@ static void
 s_expect_event (parley_client_t *client, parley_wf_event_kind_t kind, const char *agent)
 {
     int64_t until = zclock_mono () + DEADLINE_MS;
+    parley_wf_event_t *event = NULL;
     while (zclock_mono () < until) {
-        parley_workflow_event_t event;
         while (parley_client_workflow_event (client, &event))
-            if (event.kind == kind && (!agent || streq (event.agent, agent)))
+            if (parley_wf_event_kind (event) == kind
+            &&  (!agent || streq (parley_wf_event_agent (event), agent))) {
+                parley_wf_event_destroy (&event);
                 return;
+            }
         parley_client_wait (client, 200);
     }
+    parley_wf_event_destroy (&event);
     ck_abort_msg ("no %d event for %s", kind, agent ? agent : "anyone");
 }
 
-//  HANDOVER to `next` appending `value` to `key` (each role writes its own).
-static parley_workflow_t
-s_handover (parley_client_t *client, const char *key, const char *next, const char *value)
+//  HANDOVER to `next` appending `value` to `key` (each role writes its own),
+//  into *info_p.
+static void
+s_handover (parley_client_t *client, const char *key, const char *next, const char *value,
+            parley_workflow_t **info_p)
 {
     char packed [64];
     size_t size = parley_pack_str (packed + 1, sizeof packed - 1, value);
     packed [0] = (char) 0x91;                       //  an array of one str
-    parley_op_t op = { PARLEY_OP_UPDATE, key, packed, size + 1, NULL };
-    parley_handover_t handover = { .ops = &op, .op_count = 1, .next = next };
-    parley_workflow_t info;
-    ck_assert_int_eq (parley_client_handover (client, &handover, &info), PARLEY_OK);
-    return info;
+    parley_handover_t *handover = parley_handover_new ();
+    parley_ops_update (parley_handover_ops (handover), key, packed, size + 1);
+    parley_handover_set_next (handover, next);
+    ck_assert_int_eq (parley_client_handover (client, handover, info_p), PARLEY_OK);
+    parley_handover_destroy (&handover);
+}
+
+//  A HANDOVER with only a next role and a status.
+static parley_err_t
+s_hand (parley_client_t *client, const char *next, parley_wf_status_t status)
+{
+    parley_handover_t *handover = parley_handover_new ();
+    parley_handover_set_next (handover, next);
+    parley_handover_set_status (handover, status);
+    parley_err_t rc = parley_client_handover (client, handover, NULL);
+    parley_handover_destroy (&handover);
+    return rc;
 }
 
 START_TEST (test_turns_and_checkpoints)
@@ -110,93 +130,102 @@ START_TEST (test_turns_and_checkpoints)
     //  waited for, so the subscriptions must be live first.
     s_events_live (broker, (parley_client_t *[]) { worker, checker }, 2);
 
-    parley_workflow_t info;
+    parley_workflow_t *info = NULL;
     ck_assert_int_eq (parley_client_workflow (checker, &info), PARLEY_OK);
-    ck_assert_int_eq (info.status, PARLEY_WF_IN_PROGRESS);
-    ck_assert_str_eq (info.status_name, "in_progress");
-    ck_assert_str_eq (info.holder, "worker");
-    ck_assert_str_eq (info.agent, "W1");
-    ck_assert_uint_eq (info.turn, 1);
-    ck_assert_uint_eq (info.max_revisions, 3);
-    ck_assert_uint_eq (info.max_turns, 100);
-    ck_assert_str_eq (info.reason, "");
+    ck_assert_int_eq (parley_workflow_status (info), PARLEY_WF_IN_PROGRESS);
+    ck_assert_str_eq (parley_workflow_status_name (info), "in_progress");
+    ck_assert_str_eq (parley_workflow_holder (info), "worker");
+    ck_assert_str_eq (parley_workflow_agent (info), "W1");
+    ck_assert_uint_eq (parley_workflow_turn (info), 1);
+    ck_assert_uint_eq (parley_workflow_max_revisions (info), 3);
+    ck_assert_uint_eq (parley_workflow_max_turns (info), 100);
+    ck_assert_str_eq (parley_workflow_reason (info), "");
 
     //  Typed refusals: not the holder; bad arguments never leave the client.
-    parley_handover_t not_mine = { .next = "worker" };
-    ck_assert_int_eq (parley_client_handover (checker, &not_mine, NULL),
-                      PARLEY_ERR_NOT_TURN_HOLDER);
-    parley_handover_t bad_status = { .next = "checker", .status = (parley_wf_status_t) 99 };
-    ck_assert_int_eq (parley_client_handover (worker, &bad_status, NULL), PARLEY_ERR_INVALID);
-    parley_op_t no_value = { PARLEY_OP_UPDATE, "work", NULL, 0, NULL };
-    parley_handover_t bad_op = { .ops = &no_value, .op_count = 1, .next = "checker" };
-    ck_assert_int_eq (parley_client_handover (worker, &bad_op, NULL), PARLEY_ERR_INVALID);
-    parley_handover_t bad_name = { .next = "no such role!" };
-    ck_assert_int_eq (parley_client_handover (worker, &bad_name, NULL), PARLEY_ERR_INVALID);
+    ck_assert_int_eq (s_hand (checker, "worker", PARLEY_WF_UNSET), PARLEY_ERR_NOT_TURN_HOLDER);
+    ck_assert_int_eq (s_hand (worker, "checker", (parley_wf_status_t) 99), PARLEY_ERR_INVALID);
+    parley_handover_t *bad_op = parley_handover_new ();
+    parley_ops_update (parley_handover_ops (bad_op), "work", NULL, 0);
+    parley_handover_set_next (bad_op, "checker");
+    ck_assert_int_eq (parley_client_handover (worker, bad_op, NULL), PARLEY_ERR_INVALID);
+    parley_handover_destroy (&bad_op);
+    ck_assert_int_eq (s_hand (worker, "no such role!", PARLEY_WF_UNSET), PARLEY_ERR_INVALID);
     //  The broker's check: an unknown role.
-    parley_handover_t unknown = { .next = "nobody" };
-    ck_assert_int_eq (parley_client_handover (worker, &unknown, NULL), PARLEY_ERR_BAD_FIELD);
+    ck_assert_int_eq (s_hand (worker, "nobody", PARLEY_WF_UNSET), PARLEY_ERR_BAD_FIELD);
 
-    info = s_handover (worker, "work", "checker", "draft");
-    ck_assert_str_eq (info.holder, "checker");
-    ck_assert_str_eq (info.agent, "C1");
-    ck_assert_uint_eq (info.turn, 2);
-    uint64_t handed = info.checkpoint;
+    s_handover (worker, "work", "checker", "draft", &info);
+    ck_assert_str_eq (parley_workflow_holder (info), "checker");
+    ck_assert_str_eq (parley_workflow_agent (info), "C1");
+    ck_assert_uint_eq (parley_workflow_turn (info), 2);
+    uint64_t handed = parley_workflow_checkpoint (info);
     s_expect_event (checker, PARLEY_WF_EVENT_TURN, "C1");
 
-    parley_checkpoint_list_t list;
+    parley_checkpoint_list_t *list = NULL;
     ck_assert_int_eq (parley_client_checkpoints (checker, &list), PARLEY_OK);
-    ck_assert_uint_ge (list.count, 2);
-    ck_assert_uint_eq (list.checkpoints [list.count - 1].number, handed);
-    ck_assert_str_eq (list.checkpoints [list.count - 1].holder, "checker");
-    ck_assert_int_eq (list.checkpoints [list.count - 1].status, PARLEY_WF_IN_PROGRESS);
-    ck_assert_uint_eq (list.checkpoints [0].number, 0);
-    ck_assert_uint_eq (list.dropped, 0);
+    size_t count = parley_checkpoint_list_count (list);
+    ck_assert_uint_ge (count, 2);
+    const parley_checkpoint_t *last = parley_checkpoint_list_at (list, count - 1);
+    ck_assert_uint_eq (parley_checkpoint_number (last), handed);
+    ck_assert_str_eq (parley_checkpoint_holder (last), "checker");
+    ck_assert_int_eq (parley_checkpoint_status (last), PARLEY_WF_IN_PROGRESS);
+    ck_assert_uint_eq (parley_checkpoint_number (parley_checkpoint_list_at (list, 0)), 0);
+    ck_assert_uint_eq (parley_checkpoint_list_dropped (list), 0);
+    parley_checkpoint_list_destroy (&list);
 
     //  What the hand-over changed: work, and the turn's keys.
-    parley_checkpoint_state_t diff;
+    parley_checkpoint_state_t *diff = NULL;
     ck_assert_int_eq (parley_client_checkpoint_diff (checker, handed, handed - 1, &diff),
                       PARLEY_OK);
-    ck_assert (diff.has_since);
-    ck_assert_uint_eq (diff.since, handed - 1);
-    ck_assert_uint_eq (diff.info.number, handed);
+    ck_assert (parley_checkpoint_state_has_since (diff));
+    ck_assert_uint_eq (parley_checkpoint_state_since (diff), handed - 1);
+    ck_assert_uint_eq (parley_checkpoint_number (parley_checkpoint_state_info (diff)), handed);
     bool saw_work = false, saw_holder = false;
-    for (size_t i = 0; i < diff.count; i++) {
-        if (streq (diff.entries [i].key, "work")) {
+    for (size_t i = 0; i < parley_checkpoint_state_count (diff); i++) {
+        const parley_entry_t *entry = parley_checkpoint_state_at (diff, i);
+        if (streq (parley_entry_key (entry), "work")) {
             saw_work = true;
-            ck_assert_str_eq (diff.entries [i].reducer, "append");
+            ck_assert_str_eq (parley_entry_reducer (entry), "append");
             const unsigned char want [] = { 0x91, 0xa5, 'd', 'r', 'a', 'f', 't' };
-            ck_assert_uint_eq (diff.entries [i].value_size, sizeof want);
-            ck_assert (memcmp (diff.entries [i].value, want, sizeof want) == 0);
+            ck_assert_uint_eq (parley_entry_value_size (entry), sizeof want);
+            ck_assert (memcmp (parley_entry_value (entry), want, sizeof want) == 0);
         }
-        saw_holder |= streq (diff.entries [i].key, "current_agent");
+        saw_holder |= streq (parley_entry_key (entry), "current_agent");
     }
     ck_assert (saw_work && saw_holder);
-    parley_checkpoint_state_t whole;
+    parley_checkpoint_state_t *whole = NULL;
     ck_assert_int_eq (parley_client_checkpoint (checker, 0, &whole), PARLEY_OK);
-    ck_assert (!whole.has_since);
-    ck_assert_uint_gt (whole.count, 0);
+    ck_assert (!parley_checkpoint_state_has_since (whole));
+    ck_assert_uint_gt (parley_checkpoint_state_count (whole), 0);
     ck_assert_int_eq (parley_client_checkpoint (checker, 999, &whole),
                       PARLEY_ERR_NO_SUCH_CHECKPOINT);
     ck_assert_int_eq (parley_client_resume (checker, 999, NULL), PARLEY_ERR_NO_SUCH_CHECKPOINT);
+    parley_checkpoint_state_destroy (&whole);
+    parley_checkpoint_state_destroy (&diff);
 
     //  Back to before the hand-over: the worker's turn again, work empty.
     ck_assert_int_eq (parley_client_resume (checker, handed - 1, &info), PARLEY_OK);
-    ck_assert_str_eq (info.holder, "worker");
+    ck_assert_str_eq (parley_workflow_holder (info), "worker");
     s_expect_event (worker, PARLEY_WF_EVENT_TURN, "W1");
     const char *keys [] = { "work" };
-    parley_state_t state;
+    parley_state_t *state = NULL;
     ck_assert_int_eq (parley_client_get (worker, keys, 1, &state), PARLEY_OK);
-    ck_assert_uint_eq (state.count, 1);
-    ck_assert_uint_eq (state.entries [0].value_size, 1);
-    ck_assert_uint_eq (((const unsigned char *) state.entries [0].value) [0], 0x90);
+    ck_assert_uint_eq (parley_state_count (state), 1);
+    const parley_entry_t *work = parley_state_at (state, 0);
+    ck_assert_uint_eq (parley_entry_value_size (work), 1);
+    ck_assert_uint_eq (((const unsigned char *) parley_entry_value (work)) [0], 0x90);
+    parley_state_destroy (&state);
 
     //  Done ends it for everyone, with the reason.
-    parley_handover_t done = { .status = PARLEY_WF_DONE, .reason = "finished" };
-    ck_assert_int_eq (parley_client_handover (worker, &done, &info), PARLEY_OK);
-    ck_assert_int_eq (info.status, PARLEY_WF_DONE);
-    ck_assert_str_eq (info.reason, "finished");
+    parley_handover_t *done = parley_handover_new ();
+    parley_handover_set_status (done, PARLEY_WF_DONE);
+    parley_handover_set_reason (done, "finished");
+    ck_assert_int_eq (parley_client_handover (worker, done, &info), PARLEY_OK);
+    ck_assert_int_eq (parley_workflow_status (info), PARLEY_WF_DONE);
+    ck_assert_str_eq (parley_workflow_reason (info), "finished");
     s_expect_event (checker, PARLEY_WF_EVENT_DONE, NULL);
-    ck_assert_int_eq (parley_client_handover (worker, &done, NULL), PARLEY_ERR_WORKFLOW_ENDED);
+    ck_assert_int_eq (parley_client_handover (worker, done, NULL), PARLEY_ERR_WORKFLOW_ENDED);
+    parley_handover_destroy (&done);
+    parley_workflow_destroy (&info);
 
     parley_client_destroy (&worker);
     parley_client_destroy (&checker);
@@ -214,25 +243,29 @@ START_TEST (test_event_queue_bound)
     parley_client_t *watcher = s_player (broker, "Watcher", NULL);
     s_events_live (broker, (parley_client_t *[]) { watcher }, 1);
     int handovers = PARLEY_WF_EVENT_QUEUE + 6;
+    parley_workflow_t *info = NULL;
     for (int i = 0; i < handovers; i++)
         s_handover (i % 2 ? checker : worker, i % 2 ? "issues" : "work",
-                    i % 2 ? "worker" : "checker", "x");
-    parley_client_stats_t stats = { 0 };
+                    i % 2 ? "worker" : "checker", "x", &info);
+    parley_workflow_destroy (&info);
     int64_t until = zclock_mono () + DEADLINE_MS;
-    while (stats.workflow_events < (uint64_t) handovers && zclock_mono () < until) {
+    while (parley_client_counter (watcher, PARLEY_COUNTER_WORKFLOW_EVENTS) < (uint64_t) handovers
+           && zclock_mono () < until) {
         parley_client_process (watcher);
-        parley_client_counters (watcher, &stats);
         zclock_sleep (20);
     }
-    ck_assert_uint_ge (stats.workflow_events, (uint64_t) handovers);
-    ck_assert_uint_eq (stats.workflow_dropped, stats.workflow_events - PARLEY_WF_EVENT_QUEUE);
-    parley_workflow_event_t event;
+    uint64_t events = parley_client_counter (watcher, PARLEY_COUNTER_WORKFLOW_EVENTS);
+    ck_assert_uint_ge (events, (uint64_t) handovers);
+    ck_assert_uint_eq (parley_client_counter (watcher, PARLEY_COUNTER_WORKFLOW_DROPPED),
+                       events - PARLEY_WF_EVENT_QUEUE);
+    parley_wf_event_t *event = NULL;
     uint64_t taken = 0, last_turn = 0;
     while (parley_client_workflow_event (watcher, &event)) {
-        ck_assert_uint_gt (event.turn, last_turn);     //  oldest first
-        last_turn = event.turn;
+        ck_assert_uint_gt (parley_wf_event_turn (event), last_turn);     //  oldest first
+        last_turn = parley_wf_event_turn (event);
         taken++;
     }
+    parley_wf_event_destroy (&event);
     ck_assert_uint_eq (taken, PARLEY_WF_EVENT_QUEUE);
     ck_assert_uint_eq (last_turn, (uint64_t) handovers + 1);
     parley_client_destroy (&watcher);
@@ -246,15 +279,17 @@ START_TEST (test_no_workflow)
 {
     testbroker_t *broker = testcheck_start (NULL);
     parley_client_t *client = s_player (broker, "A1", "worker");
-    parley_workflow_t info;
+    parley_workflow_t *info = NULL;
     ck_assert_int_eq (parley_client_workflow (client, &info), PARLEY_ERR_NO_WORKFLOW);
+    parley_workflow_destroy (&info);
     ck_assert_str_eq (parley_strerror (PARLEY_ERR_NO_WORKFLOW), "NO_WORKFLOW");
     ck_assert_str_eq (parley_strerror (PARLEY_ERR_NOT_TURN_HOLDER), "NOT_TURN_HOLDER");
     ck_assert_str_eq (parley_wf_status_name (PARLEY_WF_REVISION), "revision");
     ck_assert_int_eq (parley_wf_status_parse ("failed"), PARLEY_WF_FAILED);
     ck_assert_int_eq (parley_wf_status_parse ("bogus"), PARLEY_WF_UNSET);
-    parley_checkpoint_list_t list;
+    parley_checkpoint_list_t *list = NULL;
     ck_assert_int_eq (parley_client_checkpoints (client, &list), PARLEY_ERR_NO_WORKFLOW);
+    parley_checkpoint_list_destroy (&list);
     parley_client_destroy (&client);
     testcheck_stop (&broker);
 }

@@ -345,7 +345,7 @@ START_TEST (test_log_limited)
 }
 END_TEST
 
-//  JSON write ops become libparley's parley_op_t, values packed as
+//  JSON write ops become libparley's parley_ops_t, values packed as
 //  msgpack; a bad op is refused with the reason, nothing half-built.
 START_TEST (test_jsonops)
 {
@@ -358,23 +358,30 @@ START_TEST (test_jsonops)
     jsonops_t *ops = jsonops_new (json, why, sizeof why);
     ck_assert_ptr_nonnull (ops);
     ck_assert_uint_eq (jsonops_count (ops), 3);
-    const parley_op_t *op = jsonops_ops (ops);
-    ck_assert_int_eq (op [0].op, PARLEY_OP_UPDATE);
-    ck_assert_str_eq (op [0].key, "work");
+    ck_assert_int_eq (jsonops_kind (ops, 0), JSONOPS_UPDATE);
+    ck_assert_str_eq (jsonops_key (ops, 0), "work");
     const unsigned char want [] = { 0x91, 0xa1, 'a' };
-    ck_assert_uint_eq (op [0].value_size, sizeof want);
-    ck_assert (memcmp (op [0].value, want, sizeof want) == 0);
-    ck_assert_int_eq (op [1].op, PARLEY_OP_CLEAR);
-    ck_assert_ptr_null (op [1].value);
-    ck_assert_int_eq (op [2].op, PARLEY_OP_DECLARE);
-    ck_assert_str_eq (op [2].reducer, "replace");
+    size_t value_size = 0;
+    const void *value = jsonops_value (ops, 0, &value_size);
+    ck_assert_uint_eq (value_size, sizeof want);
+    ck_assert (memcmp (value, want, sizeof want) == 0);
+    ck_assert_int_eq (jsonops_kind (ops, 1), JSONOPS_CLEAR);
+    ck_assert_ptr_null (jsonops_value (ops, 1, &value_size));
+    ck_assert_int_eq (jsonops_kind (ops, 2), JSONOPS_DECLARE);
+    ck_assert_str_eq (jsonops_reducer (ops, 2), "replace");
+    parley_ops_t *built = parley_ops_new ();
+    ck_assert_int_eq (jsonops_fill (ops, built), PARLEY_OK);
+    ck_assert_uint_eq (parley_ops_count (built), 3);
     jsonops_destroy (&ops);
     ck_assert_ptr_null (ops);
     json_decref (json);
 
     ops = jsonops_new (NULL, why, sizeof why);
     ck_assert_uint_eq (jsonops_count (ops), 0);
-    ck_assert_ptr_null (jsonops_ops (ops));
+    parley_ops_reset (built);
+    ck_assert_int_eq (jsonops_fill (ops, built), PARLEY_OK);
+    ck_assert_uint_eq (parley_ops_count (built), 0);
+    parley_ops_destroy (&built);
     jsonops_destroy (&ops);
 
     const struct { const char *json, *why; } bad [] = {

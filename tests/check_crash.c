@@ -29,6 +29,7 @@
 #include "lib/testbroker.h"
 #include "lib/testcheck.h"
 #include "lib/testclient.h"
+#include "lib/testflow.h"
 #include "lib/testsuite.h"
 #include "lib/tproc.h"
 
@@ -127,24 +128,8 @@ s_token_of (const char *id)
 static testclient_t *
 s_agent_as (testbroker_t *broker, const char *id, const char *role)
 {
-    testclient_t *client = testclient_new (testbroker_router (broker));
     char *token = s_token_of (id);
-    penc_t *enc = testclient_begin (client, PMSG_HELLO, (token [0] ? 2 : 1) + (role ? 1 : 0));
-    penc_kv_cstr (enc, "agent", id);
-    if (token [0])
-        penc_kv_cstr (enc, "token", token);
-    if (role) {
-        char cap [32];
-        snprintf (cap, sizeof cap, "role:%s", role);
-        penc_key (enc, "caps");
-        msgpack_pack_array (penc_packer (enc), 1);
-        penc_cstr (enc, cap);
-    }
-    pmsg_t *reply = testclient_call (client);
-    EXPECT (reply, PMSG_WELCOME);
-    ck_assert (pmsg_strcpy (reply, "token", token, PROTO_MAX_NAME + 1));
-    pmsg_destroy (&reply);
-    return client;
+    return testflow_hello (testclient_new (testbroker_router (broker)), id, role, token);
 }
 
 static testclient_t *
@@ -371,21 +356,14 @@ s_harness (const char *fsync)
     tproc_dir_t *tmp = tproc_dir_new ();
     char *dir = tproc_dir_path (tmp, "data");
     //  A loop of two roles, long enough for every kill of the soak.
-    char *roles = tproc_dir_path (tmp, "loop/roles");
-    ck_assert_int_eq (zsys_dir_create ("%s", roles), 0);
-    free (roles);
     const char *files [][2] = {
-        { "loop/scenario.yaml", "name: loop\nworld: none\nstate:\n"
+        { "scenario.yaml", "name: loop\nworld: none\nstate:\n"
                                 "  work: { reducer: append, value: [] }\n"
                                 "workflow:\n  entry: worker\n  max_turns: 100000\n" },
-        { "loop/roles/worker.yaml", "role: worker\ngoal: work\nactions:\n  handover: [checker]\n" },
-        { "loop/roles/checker.yaml", "role: checker\ngoal: check\nactions:\n  handover: [worker]\n" },
+        { "roles/worker.yaml", "role: worker\ngoal: work\nactions:\n  handover: [checker]\n" },
+        { "roles/checker.yaml", "role: checker\ngoal: check\nactions:\n  handover: [worker]\n" },
     };
-    for (size_t i = 0; i < 3; i++) {
-        char *path = tproc_dir_path (tmp, files [i][0]);
-        ck_assert (tproc_write_file (path, files [i][1]));
-        free (path);
-    }
+    testflow_write (tmp, "loop", files, 3);
     char *scenario = tproc_dir_path (tmp, "loop");
     const char *args [] = { "--data-dir", dir, "--fsync", fsync, "--max-inbox", "1000000",
                             "--compact-min-bytes", "65536", "--scenario", scenario, NULL };

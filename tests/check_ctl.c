@@ -87,13 +87,15 @@ s_expect_doc (const char *router, const char *const *args, const char *field)
 static void
 s_registered (parley_client_t *eyes, char *list, size_t size)
 {
-    parley_agent_list_t agents;
+    parley_agent_list_t *agents = NULL;
     ck_assert_int_eq (parley_client_agents (eyes, &agents), PARLEY_OK);
     list [0] = 0;
-    for (size_t i = 0; i < agents.count; i++) {
+    for (size_t i = 0; i < parley_agent_list_count (agents); i++) {
         size_t used = strlen (list);
-        snprintf (list + used, size - used, "%s,", agents.agents [i].agent);
+        snprintf (list + used, size - used, "%s,",
+                  parley_agent_name (parley_agent_list_at (agents, i)));
     }
+    parley_agent_list_destroy (&agents);
 }
 
 START_TEST (test_human_turn_and_checkpoints)

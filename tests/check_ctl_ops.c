@@ -134,18 +134,24 @@ START_TEST (test_status_agents_stats)
     parley_client_t *writer = s_agent (router, "Writer", "writer");
     //  Scout moves at step 7 and reports its model use; Writer gets two
     //  messages, fetches one and acknowledges none.
-    parley_observation_t obs;
+    parley_observation_t *obs = NULL;
     ck_assert_int_eq (parley_client_act (scout, "forward", 7, &obs), PARLEY_OK);
-    parley_model_report_t report = { .calls = 5, .ok = 4, .failed = 1, .prompt_tokens = 300,
-                                     .completion_tokens = 45, .latency_ms = 900 };
-    parley_client_set_report (scout, &report);
+    parley_observation_destroy (&obs);
+    uint64_t report [PARLEY_MODEL_FIELDS] = {
+        [PARLEY_MODEL_CALLS] = 5, [PARLEY_MODEL_OK] = 4, [PARLEY_MODEL_FAILED] = 1,
+        [PARLEY_MODEL_PROMPT_TOKENS] = 300, [PARLEY_MODEL_COMPLETION_TOKENS] = 45,
+        [PARLEY_MODEL_LATENCY_MS] = 900 };
+    parley_client_set_report (scout, report, PARLEY_MODEL_FIELDS);
     ck_assert_int_eq (parley_client_heartbeat (scout), PARLEY_OK);
-    parley_outgoing_t mail [] = { { .to = "Writer", .body = "one", .body_len = 3 },
-                                  { .to = "Writer", .body = "two!", .body_len = 4 } };
-    ck_assert_int_eq (parley_client_send (scout, mail, 2, NULL), PARLEY_OK);
-    parley_mail_batch_t batch;
+    parley_outbox_t *mail = parley_outbox_new ();
+    parley_outbox_to (mail, "Writer", "one", 3);
+    parley_outbox_to (mail, "Writer", "two!", 4);
+    ck_assert_int_eq (parley_client_send (scout, mail, NULL), PARLEY_OK);
+    parley_outbox_destroy (&mail);
+    parley_mail_t *batch = NULL;
     ck_assert_int_eq (parley_client_fetch (writer, 0, 1, false, &batch), PARLEY_OK);
-    ck_assert_uint_eq (batch.count, 1);
+    ck_assert_uint_eq (parley_mail_count (batch), 1);
+    parley_mail_destroy (&batch);
 
     json_t *doc = s_ctl_doc (router, (const char *[]) { "--json", "agents", NULL }, 0);
     const json_t *lines = json_object_get (doc, "agents");
@@ -333,8 +339,10 @@ START_TEST (test_journal)
     testbroker_t *broker = testcheck_start ((const char *[]) { "--router", router,
                                                                "--data-dir", data, NULL });
     parley_client_t *writer = s_agent (router, "Writer", "writer");
-    parley_op_t op = { .op = PARLEY_OP_SET, .key = "plan", .value = "\xa2go", .value_size = 3 };
-    ck_assert_int_eq (parley_client_write (writer, &op, 1, NULL), PARLEY_OK);
+    parley_ops_t *op = parley_ops_new ();
+    parley_ops_set (op, "plan", "\xa2go", 3);
+    ck_assert_int_eq (parley_client_write (writer, op, NULL), PARLEY_OK);
+    parley_ops_destroy (&op);
     json_t *status = s_ctl_doc (router, (const char *[]) { "--json", "status", NULL }, 0);
     const json_t *journal = json_object_get (status, "journal");
     ck_assert_msg (json_integer_value (json_object_get (journal, "journal_log_bytes")) > 0,
@@ -367,12 +375,12 @@ START_TEST (test_tail)
     //  "tailing" on stderr once the subscriptions are in place.
     ck_assert_msg (tproc_wait_for_err (tail, "tailing", 20000), "%s", tproc_err (tail));
     parley_client_t *agent = s_agent (router, "Tailed", "scout");      //  agent.Tailed joined
-    parley_op_t ops [] = {
-        { .op = PARLEY_OP_SET, .key = "other.key", .value = "\x01", .value_size = 1 },
-        { .op = PARLEY_OP_SET, .key = "tail.a", .value = "\x02", .value_size = 1 },
-        { .op = PARLEY_OP_SET, .key = "tail.b", .value = "\xa2hi", .value_size = 3 },
-    };
-    ck_assert_int_eq (parley_client_write (agent, ops, 3, NULL), PARLEY_OK);
+    parley_ops_t *ops = parley_ops_new ();
+    parley_ops_set (ops, "other.key", "\x01", 1);
+    parley_ops_set (ops, "tail.a", "\x02", 1);
+    parley_ops_set (ops, "tail.b", "\xa2hi", 3);
+    ck_assert_int_eq (parley_client_write (agent, ops, NULL), PARLEY_OK);
+    parley_ops_destroy (&ops);
     ck_assert_int_eq (tproc_wait (tail, 20000), 0);
     json_t *lines = tproc_json_lines (tproc_out (tail));
     ck_assert_msg (lines && json_array_size (lines) == 3, "%s", tproc_out (tail));

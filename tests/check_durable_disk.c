@@ -58,9 +58,9 @@ s_leave (testclient_t **client_p)
     testclient_destroy (client_p);
 }
 
-//  WRITE of one `set` to a string: 0, or the ERROR code negated.
-static int
-s_set (testclient_t *client, const char *key, const char *value)
+//  A WRITE of `key` sent, its reply not read.
+static void
+s_begin_set (testclient_t *client, const char *key, const char *value)
 {
     penc_t *enc = testclient_begin (client, PMSG_WRITE, 1);
     penc_key (enc, "ops");
@@ -69,7 +69,15 @@ s_set (testclient_t *client, const char *key, const char *value)
     penc_kv_cstr (enc, "op", "set");
     penc_kv_cstr (enc, "key", key);
     penc_kv_cstr (enc, "value", value);
-    pmsg_t *reply = testclient_call (client);
+    ck_assert_int_eq (testclient_send (client), 0);
+}
+
+//  WRITE of one `set` to a string: 0, or the ERROR code negated.
+static int
+s_set (testclient_t *client, const char *key, const char *value)
+{
+    s_begin_set (client, key, value);
+    pmsg_t *reply = testclient_recv (client, TESTCLIENT_TIMEOUT_MS);
     int rc = reply && pmsg_type (reply) == PMSG_WRITTEN ? 0 : -testclient_error_code (reply);
     pmsg_destroy (&reply);
     return rc;
@@ -202,20 +210,6 @@ START_TEST (test_power_cut_always)
     tproc_dir_destroy (&tmp);
 }
 END_TEST
-
-//  A WRITE of `key` sent, its reply not read.
-static void
-s_begin_set (testclient_t *client, const char *key, const char *value)
-{
-    penc_t *enc = testclient_begin (client, PMSG_WRITE, 1);
-    penc_key (enc, "ops");
-    msgpack_pack_array (penc_packer (enc), 1);
-    msgpack_pack_map (penc_packer (enc), 3);
-    penc_kv_cstr (enc, "op", "set");
-    penc_kv_cstr (enc, "key", key);
-    penc_kv_cstr (enc, "value", value);
-    ck_assert_int_eq (testclient_send (client), 0);
-}
 
 //  A failed fdatasync under --fsync always: nothing is acknowledged until
 //  the journal healed (a snapshot of the state in memory, synced), and

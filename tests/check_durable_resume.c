@@ -139,14 +139,18 @@ static void
 s_send (const char *router, const char *to, int first, int count)
 {
     parley_client_t *tx = s_connected (router, "Tx");
+    parley_outbox_t *item = parley_outbox_new ();
+    parley_sent_t *sent = NULL;
     for (int i = first; i < first + count; i++) {
         char body [16];
         snprintf (body, sizeof body, "m%d", i);
-        parley_outgoing_t item = { .to = to, .body = body, .body_len = strlen (body) };
-        parley_sent_t sent;
-        ck_assert_int_eq (parley_client_send (tx, &item, 1, &sent), PARLEY_OK);
-        ck_assert_uint_eq (sent.accepted, 1);
+        parley_outbox_reset (item);
+        parley_outbox_to (item, to, body, strlen (body));
+        ck_assert_int_eq (parley_client_send (tx, item, &sent), PARLEY_OK);
+        ck_assert_uint_eq (parley_sent_accepted (sent), 1);
     }
+    parley_sent_destroy (&sent);
+    parley_outbox_destroy (&item);
     ck_assert_int_eq (parley_client_bye (tx, false), PARLEY_OK);
     parley_client_destroy (&tx);
 }
@@ -155,15 +159,18 @@ s_send (const char *router, const char *to, int first, int count)
 static void
 s_fetch (parley_client_t *rx, char *out, size_t size, uint64_t *last_seq)
 {
-    parley_mail_batch_t mail;
+    parley_mail_t *mail = NULL;
     ck_assert_int_eq (parley_client_fetch (rx, 0, 0, false, &mail), PARLEY_OK);
     size_t at = 0;
     out [0] = 0;
-    for (size_t i = 0; i < mail.count; i++) {
-        at += (size_t) snprintf (out + at, size - at, "%.*s,", (int) mail.messages [i].body_len,
-                                 (const char *) mail.messages [i].body);
-        *last_seq = mail.messages [i].seq;
+    for (size_t i = 0; i < parley_mail_count (mail); i++) {
+        const parley_message_t *message = parley_mail_at (mail, i);
+        at += (size_t) snprintf (out + at, size - at, "%.*s,",
+                                 (int) parley_message_body_size (message),
+                                 (const char *) parley_message_body (message));
+        *last_seq = parley_message_seq (message);
     }
+    parley_mail_destroy (&mail);
 }
 
 START_TEST (test_origin_follows_recovery)
@@ -175,7 +182,7 @@ START_TEST (test_origin_follows_recovery)
     const char *args [] = { "--router", router, "--pub", pub, "--data-dir", dir, NULL };
     testbroker_t *broker = testcheck_start (args);
     parley_client_t *rx = s_connected (router, "Rx");
-    uint64_t origin = parley_client_welcome (rx)->origin;
+    uint64_t origin = parley_welcome_origin (parley_client_welcome (rx));
     ck_assert_uint_gt (origin, 0);
     s_send (router, "Rx", 0, 5);
     char got [256];
@@ -192,14 +199,12 @@ START_TEST (test_origin_follows_recovery)
     ck_assert (testbroker_log_contains (broker, "recovered"));
     ck_assert_int_eq (parley_client_heartbeat (rx), PARLEY_OK);
     ck_assert_uint_eq (parley_client_epoch (rx), 2);
-    ck_assert_uint_eq (parley_client_welcome (rx)->origin, origin);
-    ck_assert_uint_eq (parley_client_welcome (rx)->acked, second);
+    ck_assert_uint_eq (parley_welcome_origin (parley_client_welcome (rx)), origin);
+    ck_assert_uint_eq (parley_welcome_acked (parley_client_welcome (rx)), second);
     s_send (router, "Rx", 5, 3);
     s_fetch (rx, got, sizeof got, &last);
     ck_assert_str_eq (got, "m5,m6,m7,");
-    parley_client_stats_t counters;
-    parley_client_counters (rx, &counters);
-    ck_assert_uint_eq (counters.duplicates, 3);
+    ck_assert_uint_eq (parley_client_counter (rx, PARLEY_COUNTER_DUPLICATES), 3);
     ck_assert_int_eq (parley_client_ack (rx, last), PARLEY_OK);
     testcheck_stop (&broker);
 
@@ -208,7 +213,7 @@ START_TEST (test_origin_follows_recovery)
     const char *fresh [] = { "--router", router, "--pub", pub, "--data-dir", "none", NULL };
     broker = testcheck_start (fresh);
     ck_assert_int_eq (parley_client_heartbeat (rx), PARLEY_OK);
-    ck_assert_uint_ne (parley_client_welcome (rx)->origin, origin);
+    ck_assert_uint_ne (parley_welcome_origin (parley_client_welcome (rx)), origin);
     s_send (router, "Rx", 8, 1);
     s_fetch (rx, got, sizeof got, &last);
     ck_assert_str_eq (got, "m8,");

@@ -26,6 +26,7 @@
 #include "lib/testbroker.h"
 #include "lib/testcheck.h"
 #include "lib/testclient.h"
+#include "lib/testflow.h"
 #include "lib/testsuite.h"
 #include "lib/tproc.h"
 
@@ -78,9 +79,6 @@ static const char *s_reducers [] = { "replace", "append", "union", "merge", "add
 static void
 s_write_scenario (s_run_t *run)
 {
-    char *roles = tproc_dir_path (run->dir, "scenario/roles");
-    ck_assert_int_eq (zsys_dir_create ("%s", roles), 0);
-    free (roles);
     char text [1024];
     snprintf (text, sizeof text,
               "name: replay\n"
@@ -95,21 +93,17 @@ s_write_scenario (s_run_t *run)
               "  max_turns: 40\n"
               "  clear_on_revision: [issues]\n", run->world ? "{ kind: line, size: 12 }" : "none");
     const char *files [][2] = {
-        { "scenario/scenario.yaml", text },
-        { "scenario/roles/worker.yaml", "role: worker\ngoal: work\nactions:\n  writes:\n"
+        { "scenario.yaml", text },
+        { "roles/worker.yaml", "role: worker\ngoal: work\nactions:\n  writes:\n"
                                         "    - { key: work, reducer: append }\n"
                                         "  handover: [checker]\n" },
-        { "scenario/roles/checker.yaml", "role: checker\ngoal: check\nactions:\n  writes:\n"
+        { "roles/checker.yaml", "role: checker\ngoal: check\nactions:\n  writes:\n"
                                          "    - { key: issues, reducer: append }\n"
                                          "    - { key: report }\n  handover: [worker]\n" },
-        { "scenario/roles/scout.yaml", "role: scout\ngoal: look\nactions:\n"
+        { "roles/scout.yaml", "role: scout\ngoal: look\nactions:\n"
                                        "  handover: [worker]\n" },
     };
-    for (size_t i = 0; i < 4; i++) {
-        char *path = tproc_dir_path (run->dir, files [i][0]);
-        ck_assert (tproc_write_file (path, files [i][1]));
-        free (path);
-    }
+    testflow_write (run->dir, "scenario", files, 4);
     run->scenario = tproc_dir_path (run->dir, "scenario");
 }
 
@@ -127,17 +121,8 @@ s_start (s_run_t *run, const char *flag, const char *value)
 static void
 s_hello (s_run_t *run, s_agent_t *agent)
 {
-    agent->client = testclient_new (testbroker_router (run->broker));
-    penc_t *enc = testclient_begin (agent->client, PMSG_HELLO, 2);
-    penc_kv_cstr (enc, "agent", agent->id);
-    penc_key (enc, "caps");
-    msgpack_pack_array (penc_packer (enc), 1);
-    char cap [32];
-    snprintf (cap, sizeof cap, "role:%s", agent->role);
-    penc_cstr (enc, cap);
-    pmsg_t *reply = testclient_call (agent->client);
-    EXPECT (reply, PMSG_WELCOME);
-    pmsg_destroy (&reply);
+    agent->client = testflow_hello (testclient_new (testbroker_router (run->broker)),
+                                    agent->id, agent->role, NULL);
 }
 
 //  One reply, whatever it is; the broker must answer.
@@ -541,22 +526,7 @@ END_TEST
 static testclient_t *
 s_agent_token (testbroker_t *broker, const char *id, const char *role, char *token)
 {
-    testclient_t *client = testclient_new (testbroker_router (broker));
-    penc_t *enc = testclient_begin (client, PMSG_HELLO, token && token [0] ? 3 : 2);
-    penc_kv_cstr (enc, "agent", id);
-    if (token && token [0])
-        penc_kv_cstr (enc, "token", token);
-    penc_key (enc, "caps");
-    msgpack_pack_array (penc_packer (enc), 1);
-    char cap [32];
-    snprintf (cap, sizeof cap, "role:%s", role);
-    penc_cstr (enc, cap);
-    pmsg_t *reply = testclient_call (client);
-    EXPECT (reply, PMSG_WELCOME);
-    if (token)
-        pmsg_strcpy (reply, "token", token, 33);
-    pmsg_destroy (&reply);
-    return client;
+    return testflow_hello (testclient_new (testbroker_router (broker)), id, role, token);
 }
 
 static testclient_t *
@@ -828,8 +798,10 @@ s_workflow_restart (int signum)
     pmsg_t *welcome_before = testclient_hello (worker, "W");
     uint64_t origin = pmsg_uint (welcome_before, "origin", 0);
     pmsg_destroy (&welcome_before);
-    testclient_destroy (&worker);
-    testclient_destroy (&checker);
+    //  The agents stay connected until the broker is gone: a holder that
+    //  left first would fail the workflow (no other worker is online), and
+    //  whether its departure or the stop came first would be the machine's
+    //  load's choice.
     if (signum == SIGKILL) {
         testbroker_signal (run.broker, SIGKILL);
         testbroker_wait (run.broker, 10000);
@@ -837,6 +809,8 @@ s_workflow_restart (int signum)
     }
     else
         ck_assert_int_eq (testbroker_stop (&run.broker), 0);
+    testclient_destroy (&worker);
+    testclient_destroy (&checker);
 
     run.broker = s_start (&run, "--log-level", "info");
     testclient_t *probe = testclient_new (testbroker_router (run.broker));

@@ -24,6 +24,7 @@
 #include "lib/testcheck.h"
 #include "lib/testclient.h"
 #include "lib/testcurve.h"
+#include "lib/testflow.h"
 #include "lib/testsuite.h"
 #include "lib/tproc.h"
 
@@ -34,9 +35,6 @@ static const char *
 s_scenario (void)
 {
     s_scenario_dir = tproc_dir_new ();
-    char *roles = tproc_dir_path (s_scenario_dir, "roles");
-    ck_assert_int_eq (zsys_dir_create ("%s", roles), 0);
-    free (roles);
     const char *files [][2] = {
         { "scenario.yaml", "name: loop\nworld: none\nstate:\n"
                            "  report: { reducer: replace, value: \"draft\" }\n"
@@ -44,29 +42,14 @@ s_scenario (void)
         { "roles/worker.yaml", "role: worker\ngoal: work\nactions:\n  handover: [checker]\n" },
         { "roles/checker.yaml", "role: checker\ngoal: check\nactions:\n  handover: [worker]\n" },
     };
-    for (size_t i = 0; i < 3; i++) {
-        char *path = tproc_dir_path (s_scenario_dir, files [i][0]);
-        ck_assert (tproc_write_file (path, files [i][1]));
-        free (path);
-    }
+    testflow_write (s_scenario_dir, NULL, files, 3);
     return tproc_dir_name (s_scenario_dir);
 }
 
 static void
 s_hello_as (testclient_t *client, const char *id, const char *role)
 {
-    penc_t *enc = testclient_begin (client, PMSG_HELLO, role ? 2 : 1);
-    penc_kv_cstr (enc, "agent", id);
-    if (role) {
-        char cap [32];
-        snprintf (cap, sizeof cap, "role:%s", role);
-        penc_key (enc, "caps");
-        msgpack_pack_array (penc_packer (enc), 1);
-        penc_cstr (enc, cap);
-    }
-    pmsg_t *reply = testclient_call (client);
-    EXPECT (reply, PMSG_WELCOME);
-    pmsg_destroy (&reply);
+    testflow_hello (client, id, role, NULL);
 }
 
 static void

@@ -117,13 +117,15 @@ s_observer (const char *router)
 static void
 s_registered (parley_client_t *eyes, char *list, size_t size)
 {
-    parley_agent_list_t agents;
+    parley_agent_list_t *agents = NULL;
     ck_assert_int_eq (parley_client_agents (eyes, &agents), PARLEY_OK);
     list [0] = 0;
-    for (size_t i = 0; i < agents.count; i++) {
+    for (size_t i = 0; i < parley_agent_list_count (agents); i++) {
         size_t used = strlen (list);
-        snprintf (list + used, size - used, "%s,", agents.agents [i].agent);
+        snprintf (list + used, size - used, "%s,",
+                  parley_agent_name (parley_agent_list_at (agents, i)));
     }
+    parley_agent_list_destroy (&agents);
 }
 
 //  Only the test's own agents are registered, once the operator's last
@@ -146,12 +148,14 @@ s_only (parley_client_t *eyes, const char *expected)
 static void
 s_expect_key (parley_client_t *eyes, const char *key, const char *json)
 {
-    parley_state_t state;
+    parley_state_t *state = NULL;
     ck_assert_int_eq (parley_client_get (eyes, &key, 1, &state), PARLEY_OK);
-    ck_assert_uint_eq (state.count, 1);
-    json_t *value = mpjs_decode (state.entries [0].value, state.entries [0].value_size);
+    ck_assert_uint_eq (parley_state_count (state), 1);
+    const parley_entry_t *entry = parley_state_at (state, 0);
+    json_t *value = mpjs_decode (parley_entry_value (entry), parley_entry_value_size (entry));
     s_expect_json (value, json);
     json_decref (value);
+    parley_state_destroy (&state);
 }
 
 START_TEST (test_workflow_reads_and_actions)

@@ -1,33 +1,53 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# client_install.sh ROOT ENDPOINT - installs libparley into a temporary
-# DESTDIR with `make install-lib`, builds examples/c/example.c outside the
-# tree with exactly `cc example.c $(pkg-config --cflags --libs parley)`,
-# and runs it against the broker at ENDPOINT. Prints what it checked;
-# exits non-zero at the first failure. Run by tests/check_client.c.
+# client_install.sh ROOT ENDPOINT - runs, word for word, the lines
+# docs/CLIENT.md gives for building a program against a DESTDIR install
+# (the shell block between its "install-test" markers): make install-lib
+# into a stage, then examples/c/example.c and relay.c built outside the
+# tree with pkg-config alone, dynamically (parley.pc) and statically
+# (parley-static.pc), and run against the broker at ENDPOINT. Then checks
+# what was built: the dynamic program loads libparley.so.2 from the stage,
+# the static ones need no libparley at all and hold its symbols. Prints
+# what it checked; exits non-zero at the first failure. Run by
+# tests/check_client.c.
 set -eu
-root=$1
+root=$(cd "$1" && pwd)
 endpoint=$2
 work=$(mktemp -d "${TMPDIR:-/tmp}/parley-install-XXXXXX")
 trap 'rm -rf "$work"' EXIT
-dest=$work/dest
-# A make of its own: the caller may be a make with a jobserver.
-env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$root" install-lib PREFIX=/usr DESTDIR="$dest" >"$work/make.log" 2>&1 \
-    || { cat "$work/make.log" >&2; exit 1; }
-lib=$dest/usr/lib
-test -f "$dest/usr/include/parley/client.h"
-test -f "$lib/libparley.a"
-test -f "$lib/libparley.so.1.0.0"
-test "$(readlink "$lib/libparley.so.1")" = libparley.so.1.0.0
-test "$(readlink "$lib/libparley.so")" = libparley.so.1
-soname=$(objdump -p "$lib/libparley.so.1.0.0" | awk '$1 == "SONAME" { print $2 }')
-echo "soname: $soname"
 mkdir "$work/src"
-cp "$root/examples/c/example.c" "$work/src/"
+cp "$root/examples/c/example.c" "$root/examples/c/relay.c" "$work/src/"
+sed -n '/<!-- install-test:begin -->/,/<!-- install-test:end -->/p' "$root/docs/CLIENT.md" \
+    | sed -n '/^```sh$/,/^```$/p' | sed '1d;$d' > "$work/lines.sh"
+test -s "$work/lines.sh" || { echo "no install-test block in docs/CLIENT.md" >&2; exit 1; }
+echo "--- the documented lines:"
+cat "$work/lines.sh"
+echo "---"
 cd "$work/src"
-export PKG_CONFIG_PATH="$lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$dest"
-echo "pkg-config: $(pkg-config --cflags --libs parley)"
-cc example.c $(pkg-config --cflags --libs parley)
-LD_LIBRARY_PATH=$lib ldd ./a.out | grep -q "libparley.so.1 => $lib/libparley.so.1"
-echo "linked: $lib/libparley.so.1"
-LD_LIBRARY_PATH=$lib ./a.out "$endpoint" Example1
+# A make of its own: the caller may be a make with a jobserver.
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u PKG_CONFIG_SYSROOT_DIR -u PKG_CONFIG_LIBDIR \
+    PARLEY_SRC="$root" BROKER="$endpoint" sh -eu "$work/lines.sh" > "$work/out" 2>&1 \
+    || { cat "$work/out" >&2; exit 1; }
+cat "$work/out"
+
+lib=$work/src/stage/usr/lib
+test -f "$work/src/stage/usr/include/parley/client.h"
+test -f "$lib/libparley.a"
+soname=$(objdump -p "$lib/libparley.so" | awk '$1 == "SONAME" { print $2 }')
+echo "soname: $soname"
+test "$(readlink "$lib/$soname")" = "$(basename "$(readlink -f "$lib/libparley.so")")"
+LD_LIBRARY_PATH=$lib ldd ./example | grep -q "$soname => $lib/$soname"
+echo "dynamic: example loads $lib/$soname"
+for program in example-static relay; do
+    if ldd "./$program" | grep -q libparley; then
+        echo "static: $program needs libparley.so" >&2
+        exit 1
+    fi
+    nm "./$program" | grep -q ' T parley_client_connect$'
+    # Nothing of libparley's insides is global in the program.
+    if nm "./$program" | grep -qE ' T (client_conn_call|pmsg_decode|plog_info)$'; then
+        echo "static: $program exports libparley's internal symbols" >&2
+        exit 1
+    fi
+done
+echo "static: example-static and relay need no libparley.so, hold parley_* only"

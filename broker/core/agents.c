@@ -37,8 +37,8 @@ conn_id_compare (const void *a, const void *b)
     return memcmp (x->bytes, y->bytes, x->len);
 }
 
-//  The by_conn index stores the agent's own conn_id_t as its key, so it
-//  neither copies nor frees keys.
+//  An index keyed by a conn_id_t its value holds: it neither copies nor
+//  frees keys.
 static void *
 s_key_keep (const void *key)
 {
@@ -49,6 +49,19 @@ static void
 s_key_forget (void **key_p)
 {
     *key_p = NULL;
+}
+
+zhashx_t *
+conn_id_index_new (void)
+{
+    zhashx_t *index = zhashx_new ();
+    if (index) {
+        zhashx_set_key_hasher (index, conn_id_hash);
+        zhashx_set_key_comparator (index, conn_id_compare);
+        zhashx_set_key_duplicator (index, s_key_keep);
+        zhashx_set_key_destructor (index, s_key_forget);
+    }
+    return index;
 }
 
 //  The channel list holds pointers: equal means the same channel.
@@ -87,16 +100,12 @@ agents_new (size_t max_agents)
     if (!self)
         return NULL;
     self->by_id = zhashx_new ();
-    self->by_conn = zhashx_new ();
+    self->by_conn = conn_id_index_new ();
     self->all = calloc (max_agents, sizeof (agent_t *));
     if (!self->by_id || !self->by_conn || !self->all)
         goto err;
     self->max = self->cap = max_agents;
     zhashx_set_destructor (self->by_id, s_agent_destructor);
-    zhashx_set_key_hasher (self->by_conn, conn_id_hash);
-    zhashx_set_key_comparator (self->by_conn, conn_id_compare);
-    zhashx_set_key_duplicator (self->by_conn, s_key_keep);
-    zhashx_set_key_destructor (self->by_conn, s_key_forget);
     return self;
 err:
     zhashx_destroy (&self->by_id);

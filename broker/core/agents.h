@@ -123,6 +123,9 @@ agent_t *agents_at (agents_t *self, size_t index);
 agent_t *const *agents_array (agents_t *self);
 //  Hex of a routing id, for logs and the tap ("peer" before HELLO).
 void conn_id_hex (const conn_id_t *conn, char *buf, size_t size);
+//  A zhashx keyed by connection: the key is a conn_id_t the value holds
+//  (borrowed: never copied, never freed). NULL when out of memory.
+zhashx_t *conn_id_index_new (void);
 //  zhashx key hasher and comparator for conn_id_t keys.
 size_t conn_id_hash (const void *key);
 int conn_id_compare (const void *a, const void *b);

@@ -244,7 +244,7 @@ core_dump (core_t *self, msgpack_packer *pk)
 
     s_key (pk, "world");
     if (self->world)
-        world_dump (self->world, pk);
+        world_snapshot_encode (self->world, pk);
     else
         msgpack_pack_nil (pk);
     s_key (pk, "workflow");

@@ -105,14 +105,8 @@ state_new (const state_limits_t *limits)
 {
     state_t *self = (state_t *) zmalloc (sizeof (state_t));
     assert (self);
-    if (limits)
-        self->limits = *limits;
-    if (!self->limits.max_keys)
-        self->limits.max_keys = STATE_DEFAULT_MAX_KEYS;
-    if (!self->limits.max_bytes)
-        self->limits.max_bytes = STATE_DEFAULT_MAX_BYTES;
-    if (!self->limits.max_value || self->limits.max_value > STATE_DEFAULT_MAX_VALUE)
-        self->limits.max_value = STATE_DEFAULT_MAX_VALUE;
+    const state_limits_t defaults = { 0 };
+    state_set_limits (self, limits ? limits : &defaults);
     self->entries = zhashx_new ();
     assert (self->entries);
     zhashx_set_key_duplicator (self->entries, NULL);   //  borrowed entry->key

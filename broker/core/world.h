@@ -180,9 +180,8 @@ bool world_position_of (world_t *self, const char *agent, uint32_t *position);
 //  explored names, the agents' positions (its world.* state keys travel
 //  with the state). restore: -1 with why if the record does not fit this
 //  world (e.g. a world file that changed since).
+//  Agents come in id order: the encoding is canonical (core_dump uses it).
 void world_snapshot_encode (world_t *self, msgpack_packer *pk);
-//  The same, canonical (agents in id order), for core_dump.
-void world_dump (world_t *self, msgpack_packer *pk);
 int world_snapshot_restore (world_t *self, const msgpack_object *obj, char *why, size_t why_size);
 
 #endif

@@ -6,10 +6,25 @@
 
 #include "world_int.h"
 
+static int
+s_id_cmp (const void *a, const void *b)
+{
+    return strcmp (*(const char *const *) a, *(const char *const *) b);
+}
+
+//  The agents in id order (the table's own order depends on its history),
+//  so a snapshot and the canonical dump (core_dump) are the same bytes.
 void
 world_snapshot_encode (world_t *self, msgpack_packer *pk)
 {
     assert (self && pk);
+    size_t count = zhashx_size (self->agents);
+    const char **ids = malloc ((count ? count : 1) * sizeof (char *));
+    assert (ids);
+    size_t n = 0;
+    for (void *agent = zhashx_first (self->agents); agent; agent = zhashx_next (self->agents))
+        ids [n++] = zhashx_cursor (self->agents);
+    qsort (ids, n, sizeof (char *), s_id_cmp);
     msgpack_pack_array (pk, 5);
     msgpack_pack_uint64 (pk, self->map_seed);
     msgpack_pack_uint32 (pk, self->arrivals);
@@ -18,15 +33,14 @@ world_snapshot_encode (world_t *self, msgpack_packer *pk)
     for (size_t i = 0; i < self->map->name_count; i++)
         if (self->explored [i])
             msgpack_pack_uint32 (pk, (uint32_t) i);
-    msgpack_pack_array (pk, (uint32_t) zhashx_size (self->agents));
-    for (agent_t *agent = (agent_t *) zhashx_first (self->agents); agent;
-         agent = (agent_t *) zhashx_next (self->agents)) {
-        const char *id = (const char *) zhashx_cursor (self->agents);
+    msgpack_pack_array (pk, (uint32_t) n);
+    for (size_t i = 0; i < n; i++) {
+        agent_t *agent = zhashx_lookup (self->agents, ids [i]);
         msgpack_pack_array (pk, 2);
-        msgpack_pack_str (pk, strlen (id));
-        msgpack_pack_str_body (pk, id, strlen (id));
+        msgpack_pack_str_with_body (pk, ids [i], strlen (ids [i]));
         msgpack_pack_uint32 (pk, agent->position);
     }
+    free (ids);
 }
 
 static bool
@@ -106,39 +120,3 @@ world_snapshot_restore (world_t *self, const msgpack_object *obj, char *why, siz
     return 0;
 }
 
-static int
-s_id_cmp (const void *a, const void *b)
-{
-    return strcmp (*(const char *const *) a, *(const char *const *) b);
-}
-
-void
-world_dump (world_t *self, msgpack_packer *pk)
-{
-    assert (self && pk);
-    //  As the snapshot, with the agents in id order (the snapshot's are in
-    //  hash order, which depends on the table's history).
-    size_t count = zhashx_size (self->agents);
-    const char **ids = malloc ((count ? count : 1) * sizeof (char *));
-    assert (ids);
-    size_t n = 0;
-    for (void *agent = zhashx_first (self->agents); agent; agent = zhashx_next (self->agents))
-        ids [n++] = zhashx_cursor (self->agents);
-    qsort (ids, n, sizeof (char *), s_id_cmp);
-    msgpack_pack_array (pk, 5);
-    msgpack_pack_uint64 (pk, self->map_seed);
-    msgpack_pack_uint32 (pk, self->arrivals);
-    msgpack_pack_uint32 (pk, (uint32_t) self->map->name_count);
-    msgpack_pack_array (pk, (uint32_t) self->explored_count);
-    for (size_t i = 0; i < self->map->name_count; i++)
-        if (self->explored [i])
-            msgpack_pack_uint32 (pk, (uint32_t) i);
-    msgpack_pack_array (pk, (uint32_t) n);
-    for (size_t i = 0; i < n; i++) {
-        agent_t *agent = zhashx_lookup (self->agents, ids [i]);
-        msgpack_pack_array (pk, 2);
-        msgpack_pack_str_with_body (pk, ids [i], strlen (ids [i]));
-        msgpack_pack_uint32 (pk, agent->position);
-    }
-    free (ids);
-}

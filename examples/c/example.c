@@ -14,15 +14,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static int
-s_fail (parley_client_t *client, const char *what, parley_err_t rc)
-{
-    fprintf (stderr, "%s failed: %s (%s)\n", what, parley_strerror (rc),
-             parley_client_error_text (client));
-    parley_client_destroy (&client);
-    return 1;
-}
-
 int
 main (int argc, char *argv [])
 {
@@ -30,61 +21,88 @@ main (int argc, char *argv [])
     const char *agent = argc > 2? argv [2]: "Example1";
 
     parley_client_t *client = parley_client_new (endpoint, agent);
+    if (!client)
+        return 1;
+    //  Requests take and give objects: made once, reused, destroyed at the end.
+    parley_outbox_t *message = parley_outbox_new ();
+    parley_ops_t *ops = parley_ops_new ();
+    parley_sent_t *sent = NULL;
+    parley_mail_t *mail = NULL;
+    parley_state_t *state = NULL;
+    const char *failed = NULL;
+    parley_err_t rc;
+
     parley_client_add_cap (client, "example");
     parley_client_set_connect_attempts (client, 5);
-    parley_err_t rc = parley_client_connect (client);
-    if (rc != PARLEY_OK)
-        return s_fail (client, "HELLO", rc);
+    if ((rc = parley_client_connect (client)) != PARLEY_OK) {
+        failed = "HELLO";
+        goto done;
+    }
     const parley_welcome_t *welcome = parley_client_welcome (client);
-    printf ("welcome: world %s %llu cells, heartbeat %llu ms\n", welcome->world_kind,
-            (unsigned long long) welcome->world_width,
-            (unsigned long long) welcome->heartbeat_ms);
+    printf ("welcome: world %s %llu cells, heartbeat %llu ms\n",
+            parley_welcome_world_kind (welcome),
+            (unsigned long long) parley_welcome_world_width (welcome),
+            (unsigned long long) parley_welcome_heartbeat_ms (welcome));
 
     //  A message to ourselves, so the example needs no second agent.
     const char *text = "hello from the example";
-    parley_outgoing_t message = { .to = agent, .body = text, .body_len = strlen (text) };
-    parley_sent_t sent;
-    rc = parley_client_send (client, &message, 1, &sent);
-    if (rc != PARLEY_OK || sent.accepted != 1)
-        return s_fail (client, "SEND", rc);
-    printf ("sent: seq %llu\n", (unsigned long long) sent.seqs [0]);
-
-    parley_mail_batch_t mail;
-    rc = parley_client_fetch (client, 0, 10, false, &mail);
-    if (rc != PARLEY_OK)
-        return s_fail (client, "FETCH", rc);
-    uint64_t last = 0;
-    for (size_t i = 0; i < mail.count; i++) {
-        printf ("mail: from %s: %.*s\n", mail.messages [i].from,
-                (int) mail.messages [i].body_len, mail.messages [i].body);
-        last = mail.messages [i].seq;
+    parley_outbox_to (message, agent, text, strlen (text));
+    rc = parley_client_send (client, message, &sent);
+    if (rc != PARLEY_OK || parley_sent_accepted (sent) != 1) {
+        failed = "SEND";
+        goto done;
     }
-    rc = parley_client_ack (client, last);
-    if (rc != PARLEY_OK)
-        return s_fail (client, "ACK", rc);
+    printf ("sent: seq %llu\n", (unsigned long long) parley_sent_seq (sent, 0));
+
+    if ((rc = parley_client_fetch (client, 0, 10, false, &mail)) != PARLEY_OK) {
+        failed = "FETCH";
+        goto done;
+    }
+    for (size_t i = 0; i < parley_mail_count (mail); i++) {
+        const parley_message_t *m = parley_mail_at (mail, i);
+        printf ("mail: from %s: %.*s\n", parley_message_from (m),
+                (int) parley_message_body_size (m), (const char *) parley_message_body (m));
+    }
+    uint64_t last = parley_mail_last_seq (mail);
+    if ((rc = parley_client_ack (client, last)) != PARLEY_OK) {
+        failed = "ACK";
+        goto done;
+    }
     printf ("acked: %llu\n", (unsigned long long) last);
 
     //  Shared state: values are msgpack; scalars have helpers.
     char key [128];
     snprintf (key, sizeof key, "example.%s", agent);
     unsigned char value [64];
-    size_t size = parley_pack_str (value, sizeof value, "done");
-    parley_op_t op = { .op = PARLEY_OP_SET, .key = key, .value = value, .value_size = size };
-    parley_written_t written;
-    rc = parley_client_write (client, &op, 1, &written);
-    if (rc != PARLEY_OK)
-        return s_fail (client, "WRITE", rc);
+    parley_ops_set (ops, key, value, parley_pack_str (value, sizeof value, "done"));
+    if ((rc = parley_client_write (client, ops, NULL)) != PARLEY_OK) {
+        failed = "WRITE";
+        goto done;
+    }
     const char *keys [] = { key };
-    parley_state_t state;
     rc = parley_client_get (client, keys, 1, &state);
-    if (rc != PARLEY_OK || state.count != 1)
-        return s_fail (client, "GET", rc);
+    const parley_entry_t *entry = rc == PARLEY_OK ? parley_state_find (state, key) : NULL;
+    if (!entry) {
+        failed = "GET";
+        goto done;
+    }
     char back [64] = "";
-    parley_value_str (state.entries [0].value, state.entries [0].value_size, back, sizeof back);
-    printf ("state: %s = %s (seq %llu)\n", key, back, (unsigned long long) state.entries [0].seq);
+    parley_value_str (parley_entry_value (entry), parley_entry_value_size (entry), back,
+                      sizeof back);
+    printf ("state: %s = %s (seq %llu)\n", key, back,
+            (unsigned long long) parley_entry_seq (entry));
 
     rc = parley_client_bye (client, false);
     printf ("bye: %s\n", parley_strerror (rc));
+done:
+    if (failed)
+        fprintf (stderr, "%s failed: %s (%s)\n", failed, parley_strerror (rc),
+                 parley_client_error_text (client));
+    parley_state_destroy (&state);
+    parley_mail_destroy (&mail);
+    parley_sent_destroy (&sent);
+    parley_ops_destroy (&ops);
+    parley_outbox_destroy (&message);
     parley_client_destroy (&client);
-    return rc == PARLEY_OK? 0: 1;
+    return failed || rc != PARLEY_OK ? 1 : 0;
 }

@@ -8,11 +8,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "client/client_raw.h"
+#include "client/raw.h"
 #include "testclient.h"
 
 struct _testclient_t {
-    parley_client_t *raw;
+    client_raw_t *raw;
 };
 
 testclient_t *
@@ -31,7 +31,7 @@ testclient_t *
 testclient_new_hwm (const char *endpoint, const char *key, const char *server_key, int rcvhwm)
 {
     assert (endpoint);
-    parley_client_t *raw = client_raw_new_hwm (endpoint, key, server_key, rcvhwm);
+    client_raw_t *raw = client_raw_new_hwm (endpoint, key, server_key, rcvhwm);
     if (!raw)
         return NULL;
     testclient_t *self = calloc (1, sizeof (testclient_t));
@@ -46,7 +46,7 @@ testclient_destroy (testclient_t **self_p)
     assert (self_p);
     testclient_t *self = *self_p;
     if (self) {
-        parley_client_destroy (&self->raw);
+        client_raw_destroy (&self->raw);
         free (self);
         *self_p = NULL;
     }
@@ -193,7 +193,7 @@ testclient_array_at (const pmsg_t *reply, const char *field, size_t index)
 //  ---------------------------------------------------------------------
 
 struct _testsub_t {
-    parley_client_t *raw;
+    client_raw_t *raw;
 };
 
 testsub_t *
@@ -206,7 +206,7 @@ testsub_t *
 testsub_new_curve (const char *endpoint, const char *prefix, const char *key,
                    const char *server_key)
 {
-    parley_client_t *raw = client_raw_sub_new_curve (endpoint, prefix, key, server_key);
+    client_raw_t *raw = client_raw_sub_new_curve (endpoint, prefix, key, server_key);
     if (!raw)
         return NULL;
     testsub_t *self = calloc (1, sizeof (testsub_t));
@@ -221,7 +221,7 @@ testsub_destroy (testsub_t **self_p)
     assert (self_p);
     testsub_t *self = *self_p;
     if (self) {
-        parley_client_destroy (&self->raw);
+        client_raw_destroy (&self->raw);
         free (self);
         *self_p = NULL;
     }
@@ -241,14 +241,12 @@ void
 testsub_subscribe (testsub_t *self, const char *prefix)
 {
     assert (self && prefix);
-    parley_err_t rc = parley_client_subscribe (self->raw, prefix);
-    assert (rc == PARLEY_OK);
-    (void) rc;
+    client_raw_subscribe (self->raw, prefix);
 }
 
 void
 testsub_unsubscribe (testsub_t *self, const char *prefix)
 {
     assert (self && prefix);
-    parley_client_unsubscribe (self->raw, prefix);
+    client_raw_unsubscribe (self->raw, prefix);
 }

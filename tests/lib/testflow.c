@@ -20,14 +20,52 @@ const testflow_limits_t testflow_default = { 3, 100, 0, NULL };
 
 static tproc_dir_t *s_dir;
 
+void
+testflow_write (tproc_dir_t *dir, const char *under, const char *const (*files) [2], size_t count)
+{
+    char roles [512];
+    snprintf (roles, sizeof roles, "%s%sroles", under ? under : "", under ? "/" : "");
+    char *path = tproc_dir_path (dir, roles);
+    ck_assert_int_eq (zsys_dir_create ("%s", path), 0);
+    free (path);
+    for (size_t i = 0; i < count; i++) {
+        char name [512];
+        snprintf (name, sizeof name, "%s%s%s", under ? under : "", under ? "/" : "",
+                  files [i][0]);
+        char *file = tproc_dir_path (dir, name);
+        ck_assert (tproc_write_file (file, files [i][1]));
+        free (file);
+    }
+}
+
+testclient_t *
+testflow_hello (testclient_t *client, const char *id, const char *role, char *token)
+{
+    bool has_token = token && token [0];
+    penc_t *enc = testclient_begin (client, PMSG_HELLO, 1 + (role != NULL) + has_token);
+    penc_kv_cstr (enc, "agent", id);
+    if (has_token)
+        penc_kv_cstr (enc, "token", token);
+    if (role) {
+        penc_key (enc, "caps");
+        msgpack_pack_array (penc_packer (enc), 1);
+        char cap [80];
+        snprintf (cap, sizeof cap, "role:%s", role);
+        penc_cstr (enc, cap);
+    }
+    pmsg_t *welcome = testclient_call (client);
+    EXPECT (welcome, PMSG_WELCOME);
+    if (token && !pmsg_strcpy (welcome, "token", token, TESTFLOW_TOKEN))
+        token [0] = 0;
+    pmsg_destroy (&welcome);
+    return client;
+}
+
 //  Writes the loop scenario and returns its folder (owned by s_dir).
 const char *
 testflow_scenario (const testflow_limits_t *limits)
 {
     s_dir = tproc_dir_new ();
-    char *path = tproc_dir_path (s_dir, "roles");
-    ck_assert_int_eq (zsys_dir_create ("%s", path), 0);
-    free (path);
     char text [2048];
     snprintf (text, sizeof text,
               "name: loop\n"
@@ -56,11 +94,7 @@ testflow_scenario (const testflow_limits_t *limits)
         { "roles/reviewer.yaml", "role: reviewer\ngoal: review\nhuman: true\n"
                                  "actions:\n  handover: [checker]\n" },
     };
-    for (size_t i = 0; i < 4; i++) {
-        char *file = tproc_dir_path (s_dir, files [i][0]);
-        ck_assert (tproc_write_file (file, files [i][1]));
-        free (file);
-    }
+    testflow_write (s_dir, NULL, files, 4);
     return tproc_dir_name (s_dir);
 }
 
@@ -88,18 +122,7 @@ testflow_stop (testbroker_t **broker_p)
 testclient_t *
 testflow_agent (testbroker_t *broker, const char *id, const char *role)
 {
-    testclient_t *client = testclient_new (testbroker_router (broker));
-    penc_t *enc = testclient_begin (client, PMSG_HELLO, 2);
-    penc_kv_cstr (enc, "agent", id);
-    penc_key (enc, "caps");
-    msgpack_pack_array (penc_packer (enc), 1);
-    char cap [80];
-    snprintf (cap, sizeof cap, "role:%s", role);
-    penc_cstr (enc, cap);
-    pmsg_t *welcome = testclient_call (client);
-    EXPECT (welcome, PMSG_WELCOME);
-    pmsg_destroy (&welcome);
-    return client;
+    return testflow_hello (testclient_new (testbroker_router (broker)), id, role, NULL);
 }
 
 //  HANDOVER with ops as JSON (NULL: none), next and status (NULL: absent).

@@ -9,6 +9,7 @@
 #include "pmsg.h"
 #include "testbroker.h"
 #include "testclient.h"
+#include "tproc.h"
 
 typedef struct {
     int max_revisions;
@@ -20,6 +21,16 @@ typedef struct {
 //  max_revisions 3, max_turns 100, no turn timeout.
 extern const testflow_limits_t testflow_default;
 
+//  A scenario's files into `dir` (under its folder `under`, NULL: at its
+//  top), with a roles/ folder: `files` are (path, text) pairs.
+void testflow_write (tproc_dir_t *dir, const char *under, const char *const (*files) [2],
+                     size_t count);
+//  HELLO as `id`, with the capability role:<role> when `role` is given and
+//  the resume token `token` when it holds one; the WELCOME's token is kept
+//  there (TESTFLOW_TOKEN bytes). Returns `client`.
+#define TESTFLOW_TOKEN 33
+testclient_t *testflow_hello (testclient_t *client, const char *id, const char *role,
+                              char *token);
 //  Writes the loop scenario into a fresh temporary folder and returns it.
 const char *testflow_scenario (const testflow_limits_t *limits);
 //  A broker on a fresh loop scenario (plus one more flag and its value).

@@ -11,48 +11,61 @@
 #include "ctl.h"
 #include "pconfig.h"
 
+//  The model report's fields by their JSON names.
+static const struct {
+    const char *name;
+    parley_model_field_t field;
+} s_model [] = {
+    { "calls", PARLEY_MODEL_CALLS }, { "ok", PARLEY_MODEL_OK },
+    { "failed", PARLEY_MODEL_FAILED }, { "skipped", PARLEY_MODEL_SKIPPED },
+    { "retries", PARLEY_MODEL_RETRIES }, { "prompt_tokens", PARLEY_MODEL_PROMPT_TOKENS },
+    { "completion_tokens", PARLEY_MODEL_COMPLETION_TOKENS },
+    { "latency_ms", PARLEY_MODEL_LATENCY_MS }, { "latency_max_ms", PARLEY_MODEL_LATENCY_MAX_MS },
+};
+
 static json_t *
-s_json (const parley_agent_info_t *a)
+s_json (const parley_agent_t *a)
 {
     char role [PARLEY_NAME_MAX + 1];
     json_t *caps = json_array ();
-    for (size_t i = 0; i < a->cap_count; i++)
-        json_array_append_new (caps, json_string (a->caps [i]));
+    for (size_t i = 0; i < parley_agent_cap_count (a); i++)
+        json_array_append_new (caps, json_string (parley_agent_cap (a, i)));
     json_t *json = json_pack ("{s:s, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:o}",
-                              "agent", a->agent, "role", ctl_role (a, role, sizeof role),
-                              "online", a->online, "idle_ms", (json_int_t) a->idle_ms,
-                              "step", (json_int_t) a->step, "acts", (json_int_t) a->acts,
-                              "inbox", (json_int_t) a->pending,
-                              "inbox_bytes", (json_int_t) a->inbox_bytes,
-                              "unacked", (json_int_t) a->unacked, "caps", caps);
-    if (a->model_reported)
-        json_object_set_new (json, "model", json_pack (
-            "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
-            "calls", (json_int_t) a->model.calls, "ok", (json_int_t) a->model.ok,
-            "failed", (json_int_t) a->model.failed, "skipped", (json_int_t) a->model.skipped,
-            "retries", (json_int_t) a->model.retries,
-            "prompt_tokens", (json_int_t) a->model.prompt_tokens,
-            "completion_tokens", (json_int_t) a->model.completion_tokens,
-            "latency_ms", (json_int_t) a->model.latency_ms,
-            "latency_max_ms", (json_int_t) a->model.latency_max_ms));
+                              "agent", parley_agent_name (a),
+                              "role", ctl_role (a, role, sizeof role),
+                              "online", parley_agent_online (a),
+                              "idle_ms", (json_int_t) parley_agent_idle_ms (a),
+                              "step", (json_int_t) parley_agent_step (a),
+                              "acts", (json_int_t) parley_agent_acts (a),
+                              "inbox", (json_int_t) parley_agent_pending (a),
+                              "inbox_bytes", (json_int_t) parley_agent_inbox_bytes (a),
+                              "unacked", (json_int_t) parley_agent_unacked (a), "caps", caps);
+    if (parley_agent_model_reported (a)) {
+        json_t *model = json_object ();
+        for (size_t i = 0; i < sizeof s_model / sizeof s_model [0]; i++)
+            json_object_set_new (model, s_model [i].name, json_integer (
+                (json_int_t) parley_agent_model (a, s_model [i].field)));
+        json_object_set_new (json, "model", model);
+    }
     return json;
 }
 
 int
 cmd_agents (ctl_t *ctl)
 {
-    parley_agent_list_t list;
+    parley_agent_list_t *list = NULL;
     int rc = ctl_check (ctl, parley_client_agents (ctl->link, &list), "AGENTS");
     if (rc != PARLEY_EXIT_OK)
         return rc;
+    size_t count = parley_agent_list_count (list);
     json_t *all = ctl->json ? json_array () : NULL;
     size_t shown = 0;
     if (!ctl->json)
         printf ("%-20s %-12s %-7s %10s %6s %6s %8s %6s %10s\n", "AGENT", "ROLE", "STATE",
                 "LAST SEEN", "STEP", "INBOX", "UNACKED", "CALLS", "TOKENS");
-    for (size_t i = 0; i < list.count; i++) {
-        const parley_agent_info_t *a = &list.agents [i];
-        if (strcmp (a->agent, ctl->id) == 0)
+    for (size_t i = 0; i < count; i++) {
+        const parley_agent_t *a = parley_agent_list_at (list, i);
+        if (strcmp (parley_agent_name (a), ctl->id) == 0)
             continue;               //  this connection itself
         shown++;
         if (ctl->json) {
@@ -60,21 +73,25 @@ cmd_agents (ctl_t *ctl)
             continue;
         }
         char role [PARLEY_NAME_MAX + 1], seen [48], calls [24] = "-", tokens [24] = "-";
-        ctl_duration (a->idle_ms, seen, sizeof seen);
-        if (a->model_reported) {
-            snprintf (calls, sizeof calls, "%llu", (unsigned long long) a->model.calls);
+        ctl_duration (parley_agent_idle_ms (a), seen, sizeof seen);
+        if (parley_agent_model_reported (a)) {
+            snprintf (calls, sizeof calls, "%llu",
+                      (unsigned long long) parley_agent_model (a, PARLEY_MODEL_CALLS));
             snprintf (tokens, sizeof tokens, "%llu", (unsigned long long)
-                      (a->model.prompt_tokens + a->model.completion_tokens));
+                      (parley_agent_model (a, PARLEY_MODEL_PROMPT_TOKENS)
+                       + parley_agent_model (a, PARLEY_MODEL_COMPLETION_TOKENS)));
         }
-        printf ("%-20s %-12s %-7s %6s ago %6llu %6llu %8llu %6s %10s\n", a->agent,
-                ctl_role (a, role, sizeof role), a->online ? "online" : "offline", seen,
-                (unsigned long long) a->step, (unsigned long long) a->pending,
-                (unsigned long long) a->unacked, calls, tokens);
+        printf ("%-20s %-12s %-7s %6s ago %6llu %6llu %8llu %6s %10s\n", parley_agent_name (a),
+                ctl_role (a, role, sizeof role), parley_agent_online (a) ? "online" : "offline",
+                seen, (unsigned long long) parley_agent_step (a),
+                (unsigned long long) parley_agent_pending (a),
+                (unsigned long long) parley_agent_unacked (a), calls, tokens);
     }
     if (ctl->json)
         ctl_print_json (json_pack ("{s:o}", "agents", all));
     else
     if (!shown)
         printf ("(no agents registered)\n");
+    parley_agent_list_destroy (&list);
     return PARLEY_EXIT_OK;
 }

@@ -41,11 +41,13 @@ cmd_health (ctl_t *ctl)
     }
     if (!ctl->connected)
         return s_report (ctl, PARLEY_EXIT_NETWORK, parley_strerror (ctl->connect_error), 0);
-    parley_stats_t stats;
+    parley_stats_t *stats = NULL;
     parley_err_t rc = parley_client_stats (ctl->link, &stats);
+    uint64_t uptime_ms = rc == PARLEY_OK ? parley_stats_uint (stats, "uptime_ms") : 0;
+    parley_stats_destroy (&stats);
     if (rc == PARLEY_ERR_TIMEOUT || rc == PARLEY_ERR_LOST || rc == PARLEY_ERR_SOCKET)
         return s_report (ctl, PARLEY_EXIT_NETWORK, parley_strerror (rc), 0);
     if (rc != PARLEY_OK)
         return s_report (ctl, CTL_EXIT_UNHEALTHY, parley_strerror (rc), 0);
-    return s_report (ctl, PARLEY_EXIT_OK, "", stats.uptime_ms);
+    return s_report (ctl, PARLEY_EXIT_OK, "", uptime_ms);
 }

@@ -13,29 +13,32 @@ cmd_show (ctl_t *ctl)
     uint64_t number;
     if (!ctl_uint_arg (ctl, 0, "the checkpoint number", &number))
         return PARLEY_EXIT_USAGE;
-    parley_checkpoint_state_t state;
+    parley_checkpoint_state_t *state = NULL;
     int rc = ctl_check (ctl, parley_client_checkpoint (ctl->link, number, &state), "CHECKPOINT");
     if (rc != PARLEY_EXIT_OK)
         return rc;
-    //  The results point into the client: what is kept of them is copied
-    //  (JSON) or printed before the next request.
+    //  What is kept of the checkpoint is copied (JSON) or printed before
+    //  the next request.
     json_t *json = ctl->json ? json_pack ("{s:o, s:o}", "checkpoint",
-                                          wfjson_checkpoint (&state.info),
-                                          "entries", wfjson_entries (&state))
+                                          wfjson_checkpoint (parley_checkpoint_state_info (state)),
+                                          "entries", wfjson_entries (state))
                              : NULL;
     if (!ctl->json) {
-        ctl_print_checkpoint (ctl, &state.info);
-        ctl_print_entries (&state);
+        ctl_print_checkpoint (ctl, parley_checkpoint_state_info (state));
+        ctl_print_entries (state);
     }
+    parley_checkpoint_state_destroy (&state);
     //  The previous checkpoint may have been folded away: then there is
     //  no "what changed", and that is no error.
     json_t *changes = NULL;
     if (number > 0) {
-        parley_checkpoint_list_t list;
+        parley_checkpoint_list_t *list = NULL;
         bool kept = false;
         if (parley_client_checkpoints (ctl->link, &list) == PARLEY_OK)
-            for (size_t i = 0; i < list.count; i++)
-                kept |= list.checkpoints [i].number == number - 1;
+            for (size_t i = 0; i < parley_checkpoint_list_count (list); i++)
+                kept |= parley_checkpoint_number (parley_checkpoint_list_at (list, i))
+                        == number - 1;
+        parley_checkpoint_list_destroy (&list);
         if (kept)
             changes = ctl_diff (ctl, number - 1, number, false, &rc);
     }

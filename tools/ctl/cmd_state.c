@@ -25,26 +25,28 @@ s_get (ctl_t *ctl)
         fprintf (stderr, "parley-ctl: state get needs at least one KEY\n");
         return PARLEY_EXIT_USAGE;
     }
-    parley_state_t state;
+    parley_state_t *state = NULL;
     int rc = ctl_check (ctl, parley_client_get (ctl->link, ctl->args + 1, ctl->arg_count - 1,
                                                 &state), "GET");
     if (rc != PARLEY_EXIT_OK)
         return rc;
     json_t *all = json_object ();
-    for (size_t i = 0; i < state.count; i++) {
-        const parley_entry_t *e = &state.entries [i];
-        json_t *value = e->value ? mpjs_decode (e->value, e->value_size) : NULL;
+    for (size_t i = 0; i < parley_state_count (state); i++) {
+        const parley_entry_t *e = parley_state_at (state, i);
+        json_t *value = parley_entry_value (e)
+                      ? mpjs_decode (parley_entry_value (e), parley_entry_value_size (e)) : NULL;
         if (!ctl->json) {
             char *text = value ? json_dumps (value, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
-            printf ("%s (%s, seq %llu) = %s\n", e->key, e->reducer, (unsigned long long) e->seq,
-                    text ? text : "null");
+            printf ("%s (%s, seq %llu) = %s\n", parley_entry_key (e), parley_entry_reducer (e),
+                    (unsigned long long) parley_entry_seq (e), text ? text : "null");
             free (text);
         }
-        json_object_set_new (all, e->key, json_pack ("{s:o, s:s, s:I}", "value",
-                                                     value ? value : json_null (),
-                                                     "reducer", e->reducer,
-                                                     "seq", (json_int_t) e->seq));
+        json_object_set_new (all, parley_entry_key (e),
+                             json_pack ("{s:o, s:s, s:I}", "value", value ? value : json_null (),
+                                        "reducer", parley_entry_reducer (e),
+                                        "seq", (json_int_t) parley_entry_seq (e)));
     }
+    parley_state_destroy (&state);
     for (size_t k = 1; k < ctl->arg_count; k++)
         if (!json_object_get (all, ctl->args [k])) {
             fprintf (stderr, "parley-ctl: state get: no key \"%s\"\n", ctl->args [k]);
@@ -85,19 +87,25 @@ s_set (ctl_t *ctl)
         json_decref (ops);
         return PARLEY_EXIT_USAGE;
     }
-    parley_written_t written;
-    int rc = ctl_check (ctl, parley_client_write (ctl->link, jsonops_ops (parsed),
-                                                  jsonops_count (parsed), &written), "WRITE");
+    parley_ops_t *write = parley_ops_new ();
+    parley_written_t *written = NULL;
+    int rc = !write ? ctl_check (ctl, PARLEY_ERR_NOMEM, "WRITE")
+           : ctl_check (ctl, jsonops_fill (parsed, write), "WRITE");
+    if (rc == PARLEY_EXIT_OK)
+        rc = ctl_check (ctl, parley_client_write (ctl->link, write, &written), "WRITE");
     jsonops_destroy (&parsed);
+    parley_ops_destroy (&write);
     json_decref (ops);
     if (rc != PARLEY_EXIT_OK)
         return rc;
+    uint64_t seq = parley_written_seq (written), changed = parley_written_changed (written);
+    parley_written_destroy (&written);
     if (ctl->json)
-        ctl_print_json (json_pack ("{s:I, s:I}", "seq", (json_int_t) written.seq,
-                                   "changed", (json_int_t) written.changed));
+        ctl_print_json (json_pack ("{s:I, s:I}", "seq", (json_int_t) seq,
+                                   "changed", (json_int_t) changed));
     else
-        printf ("written: seq %llu, %llu keys changed\n", (unsigned long long) written.seq,
-                (unsigned long long) written.changed);
+        printf ("written: seq %llu, %llu keys changed\n", (unsigned long long) seq,
+                (unsigned long long) changed);
     return PARLEY_EXIT_OK;
 }
 
@@ -115,33 +123,37 @@ s_keys (ctl_t *ctl)
     json_t *keys = json_array ();
     uint64_t shown = 0;
     bool more = true;
+    parley_state_t *state = NULL;
     while (more && (!ctl->limit || shown < ctl->limit)) {
         size_t page = S_PAGE;
         if (ctl->limit && ctl->limit - shown < page)
             page = (size_t) (ctl->limit - shown);
-        parley_state_t state;
         int rc = ctl_check (ctl, parley_client_snapshot (ctl->link, prefix,
                                                          *after ? after : NULL, page, &state),
                             "SNAPSHOT");
         if (rc != PARLEY_EXIT_OK) {
+            parley_state_destroy (&state);
             json_decref (keys);
             return rc;
         }
-        for (size_t i = 0; i < state.count; i++) {
-            const parley_entry_t *e = &state.entries [i];
+        size_t count = parley_state_count (state);
+        for (size_t i = 0; i < count; i++) {
+            const parley_entry_t *e = parley_state_at (state, i);
             if (ctl->json)
-                json_array_append_new (keys, json_pack ("{s:s, s:s, s:I, s:I}", "key", e->key,
-                                                        "reducer", e->reducer,
-                                                        "seq", (json_int_t) e->seq,
-                                                        "bytes", (json_int_t) e->value_size));
+                json_array_append_new (keys, json_pack (
+                    "{s:s, s:s, s:I, s:I}", "key", parley_entry_key (e),
+                    "reducer", parley_entry_reducer (e), "seq", (json_int_t) parley_entry_seq (e),
+                    "bytes", (json_int_t) parley_entry_value_size (e)));
             else
-                printf ("%-40s %-8s seq %-8llu %zu bytes\n", e->key, e->reducer,
-                        (unsigned long long) e->seq, e->value_size);
-            snprintf (after, sizeof after, "%s", e->key);
+                printf ("%-40s %-8s seq %-8llu %zu bytes\n", parley_entry_key (e),
+                        parley_entry_reducer (e), (unsigned long long) parley_entry_seq (e),
+                        parley_entry_value_size (e));
+            snprintf (after, sizeof after, "%s", parley_entry_key (e));
             shown++;
         }
-        more = state.more && state.count > 0;
+        more = parley_state_more (state) && count > 0;
     }
+    parley_state_destroy (&state);
     if (ctl->json) {
         json_t *json = json_pack ("{s:o, s:b}", "keys", keys, "more", more);
         if (more)

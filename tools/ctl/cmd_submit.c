@@ -67,15 +67,22 @@ cmd_submit (ctl_t *ctl)
         json_decref (json);
         return PARLEY_EXIT_USAGE;
     }
-    parley_handover_t handover = {
-        .ops = jsonops_ops (ops), .op_count = jsonops_count (ops),
-        .next = strcmp (ctl->args [0], "-") == 0 ? NULL : ctl->args [0],
-        .status = status, .reason = ctl->reason,
-    };
-    parley_workflow_t info;
-    int rc = ctl_check (ctl, parley_client_handover (ctl->link, &handover, &info), "HANDOVER");
+    parley_handover_t *handover = parley_handover_new ();
+    parley_workflow_t *info = NULL;
+    int rc = ctl_check (ctl, handover ? PARLEY_OK : PARLEY_ERR_NOMEM, "HANDOVER");
+    if (rc == PARLEY_EXIT_OK) {
+        //  A refusal here is kept by the builder and reported by the request.
+        jsonops_fill (ops, parley_handover_ops (handover));
+        parley_handover_set_next (handover, strcmp (ctl->args [0], "-") == 0 ? NULL
+                                                                               : ctl->args [0]);
+        parley_handover_set_status (handover, status);
+        parley_handover_set_reason (handover, ctl->reason);
+        rc = ctl_check (ctl, parley_client_handover (ctl->link, handover, &info), "HANDOVER");
+    }
     if (rc == PARLEY_EXIT_OK)
-        ctl_print_info (ctl, &info);
+        ctl_print_info (ctl, info);
+    parley_workflow_destroy (&info);
+    parley_handover_destroy (&handover);
     jsonops_destroy (&ops);
     json_decref (json);
     return rc;

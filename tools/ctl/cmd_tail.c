@@ -18,26 +18,28 @@ static const char *const s_default [] = { "agent.", "world.", "state.", "workflo
 static void
 s_print (ctl_t *ctl, const parley_event_t *event)
 {
-    json_t *body = mpjs_decode (event->body, event->body_size);
+    json_t *body = mpjs_decode (parley_event_body (event), parley_event_body_size (event));
+    uint64_t received_us = parley_event_received_us (event);
     if (body) {                 //  the envelope says nothing a reader needs
         json_object_del (body, "v");
         json_object_del (body, "t");
         json_object_del (body, "id");
     }
     if (ctl->json) {
-        ctl_print_json (json_pack ("{s:I, s:s, s:s, s:o}", "ts_us",
-                                   (json_int_t) event->received_us, "topic", event->topic,
-                                   "type", event->type, "event", body ? body : json_null ()));
+        ctl_print_json (json_pack ("{s:I, s:s, s:s, s:o}", "ts_us", (json_int_t) received_us,
+                                   "topic", parley_event_topic (event),
+                                   "type", parley_event_type (event),
+                                   "event", body ? body : json_null ()));
         fflush (stdout);
         return;
     }
-    time_t secs = (time_t) (event->received_us / 1000000);
+    time_t secs = (time_t) (received_us / 1000000);
     struct tm tm;
     localtime_r (&secs, &tm);
     char *text = body ? json_dumps (body, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
     printf ("%02d:%02d:%02d.%03d %-24s %-14s %s\n", tm.tm_hour, tm.tm_min, tm.tm_sec,
-            (int) (event->received_us / 1000 % 1000), event->topic, event->type,
-            text ? text : "?");
+            (int) (received_us / 1000 % 1000), parley_event_topic (event),
+            parley_event_type (event), text ? text : "?");
     fflush (stdout);
     free (text);
     json_decref (body);
@@ -60,10 +62,10 @@ cmd_tail (ctl_t *ctl)
     fprintf (stderr, "parley-ctl: tailing\n");
     int64_t until = ctl->for_ms ? pclock_mono_ms () + ctl->for_ms : 0;
     uint64_t seen = 0;
+    parley_event_t *event = NULL;
     while (!*ctl->stop && (!ctl->count || seen < ctl->count)) {
-        parley_event_t event;
         if (parley_client_event (ctl->link, &event)) {
-            s_print (ctl, &event);
+            s_print (ctl, event);
             seen++;
             continue;
         }
@@ -72,5 +74,6 @@ cmd_tail (ctl_t *ctl)
             break;
         parley_client_wait (ctl->link, left < 1000 ? left : 1000);
     }
+    parley_event_destroy (&event);
     return PARLEY_EXIT_OK;
 }

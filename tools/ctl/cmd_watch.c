@@ -113,35 +113,36 @@ s_print_change (const json_t *item)
 
 //  The event's line: a turn, a person's turn, the run's end, a resume.
 static void
-s_print_event (const parley_workflow_event_t *event, const char *previous)
+s_print_event (const parley_wf_event_t *event, const char *previous)
 {
     const char *from = previous [0] ? previous : "(start)";
-    switch (event->kind) {
+    const char *holder = parley_wf_event_holder (event);
+    const char *agent = parley_wf_event_agent (event);
+    unsigned long long turn = (unsigned long long) parley_wf_event_turn (event);
+    unsigned long long revisions = (unsigned long long) parley_wf_event_revisions (event);
+    const char *status = parley_wf_event_status_name (event);
+    parley_wf_event_kind_t kind = parley_wf_event_kind (event);
+    switch (kind) {
         case PARLEY_WF_EVENT_DONE:
         case PARLEY_WF_EVENT_FAILED:
             printf ("end      %s ended the run after turn %llu: %s  [revisions %llu]\n",
-                    from, (unsigned long long) event->turn, event->status_name,
-                    (unsigned long long) event->revisions);
+                    from, turn, status, revisions);
             break;
         case PARLEY_WF_EVENT_RESUMED:
             printf ("resumed  from checkpoint %llu: %s holds turn %llu  [%s, revisions %llu]\n",
-                    (unsigned long long) event->checkpoint,
-                    event->holder [0] ? event->holder : "nobody",
-                    (unsigned long long) event->turn, event->status_name,
-                    (unsigned long long) event->revisions);
+                    (unsigned long long) parley_wf_event_checkpoint (event),
+                    *holder ? holder : "nobody", turn, status, revisions);
             break;
         default:
-            printf ("turn %-3llu %s -> %s  [%s, revisions %llu]%s%s\n",
-                    (unsigned long long) event->turn, from,
-                    event->holder [0] ? event->holder : "(end)", event->status_name,
-                    (unsigned long long) event->revisions,
-                    event->kind == PARLEY_WF_EVENT_PAUSED ? "  waiting for a person"
-                    : event->agent [0] ? "  agent " : "",
-                    event->kind == PARLEY_WF_EVENT_PAUSED ? "" : event->agent);
+            printf ("turn %-3llu %s -> %s  [%s, revisions %llu]%s%s\n", turn, from,
+                    *holder ? holder : "(end)", status, revisions,
+                    kind == PARLEY_WF_EVENT_PAUSED ? "  waiting for a person"
+                    : *agent ? "  agent " : "",
+                    kind == PARLEY_WF_EVENT_PAUSED ? "" : agent);
             break;
     }
-    if (event->reason [0])
-        printf ("      reason: %s\n", event->reason);
+    if (*parley_wf_event_reason (event))
+        printf ("      reason: %s\n", parley_wf_event_reason (event));
 }
 
 //  The turn and checkpoint of the last event printed: the broker announces
@@ -149,36 +150,41 @@ s_print_event (const parley_workflow_event_t *event, const char *previous)
 static uint64_t s_last_turn, s_last_checkpoint;
 
 static void
-s_turn (ctl_t *ctl, const parley_workflow_event_t *event, const char *previous)
+s_turn (ctl_t *ctl, const parley_wf_event_t *event, const char *previous)
 {
-    bool again = (event->kind == PARLEY_WF_EVENT_TURN || event->kind == PARLEY_WF_EVENT_PAUSED)
-              && event->turn == s_last_turn && event->checkpoint == s_last_checkpoint;
-    s_last_turn = event->turn;
-    s_last_checkpoint = event->checkpoint;
+    parley_wf_event_kind_t kind = parley_wf_event_kind (event);
+    uint64_t turn = parley_wf_event_turn (event);
+    uint64_t checkpoint = parley_wf_event_checkpoint (event);
+    bool again = (kind == PARLEY_WF_EVENT_TURN || kind == PARLEY_WF_EVENT_PAUSED)
+              && turn == s_last_turn && checkpoint == s_last_checkpoint;
+    s_last_turn = turn;
+    s_last_checkpoint = checkpoint;
     if (again && !ctl->json) {
-        if (event->agent [0])
-            printf ("         %s takes the turn (%s)\n", event->agent, event->holder);
+        if (*parley_wf_event_agent (event))
+            printf ("         %s takes the turn (%s)\n", parley_wf_event_agent (event),
+                    parley_wf_event_holder (event));
         return;
     }
-    //  The event's fields are copied (text) or kept in JSON before the
-    //  diff's requests, which reuse the client's buffers.
     json_t *json = NULL;
     if (ctl->json)
-        json = json_pack ("{s:s, s:s, s:I, s:I, s:s, s:s, s:s, s:s}", "event", event->name,
-                          "status", event->status_name, "turn", (json_int_t) event->turn,
-                          "revisions", (json_int_t) event->revisions, "from", previous,
-                          "holder", event->holder, "agent", event->agent,
-                          "reason", event->reason);
+        json = json_pack ("{s:s, s:s, s:I, s:I, s:s, s:s, s:s, s:s}",
+                          "event", parley_wf_event_name (event),
+                          "status", parley_wf_event_status_name (event),
+                          "turn", (json_int_t) turn,
+                          "revisions", (json_int_t) parley_wf_event_revisions (event),
+                          "from", previous, "holder", parley_wf_event_holder (event),
+                          "agent", parley_wf_event_agent (event),
+                          "reason", parley_wf_event_reason (event));
     else
         s_print_event (event, previous);
-    if (event->has_checkpoint && json)
-        json_object_set_new (json, "checkpoint", json_integer ((json_int_t) event->checkpoint));
+    if (parley_wf_event_has_checkpoint (event) && json)
+        json_object_set_new (json, "checkpoint", json_integer ((json_int_t) checkpoint));
     if (again && json)
         json_object_set_new (json, "again", json_true ());
     json_t *diff = NULL;
     int rc;
-    if (event->checkpoint > 0 && event->kind != PARLEY_WF_EVENT_RESUMED && !again)
-        diff = ctl_diff (ctl, event->checkpoint - 1, event->checkpoint, true, &rc);
+    if (checkpoint > 0 && kind != PARLEY_WF_EVENT_RESUMED && !again)
+        diff = ctl_diff (ctl, checkpoint - 1, checkpoint, true, &rc);
     if (json) {
         if (diff)
             json_object_set_new (json, "changes", diff);
@@ -196,26 +202,31 @@ s_turn (ctl_t *ctl, const parley_workflow_event_t *event, const char *previous)
 static void
 s_print_keys (ctl_t *ctl)
 {
-    parley_state_t state;
-    if (parley_client_get (ctl->link, ctl->args, ctl->arg_count, &state) != PARLEY_OK)
+    parley_state_t *state = NULL;
+    if (parley_client_get (ctl->link, ctl->args, ctl->arg_count, &state) != PARLEY_OK) {
+        parley_state_destroy (&state);
         return;
+    }
     json_t *keys = json_object ();
-    for (size_t i = 0; i < state.count; i++) {
-        const parley_entry_t *entry = &state.entries [i];
-        json_t *value = entry->value ? mpjs_decode (entry->value, entry->value_size) : NULL;
+    for (size_t i = 0; i < parley_state_count (state); i++) {
+        const parley_entry_t *entry = parley_state_at (state, i);
+        const void *bytes = parley_entry_value (entry);
+        size_t size = parley_entry_value_size (entry);
+        json_t *value = bytes ? mpjs_decode (bytes, size) : NULL;
         if (ctl->json) {
-            json_object_set_new (keys, entry->key, value ? value : json_null ());
+            json_object_set_new (keys, parley_entry_key (entry), value ? value : json_null ());
             continue;
         }
-        printf ("\n%s:\n", entry->key);
+        printf ("\n%s:\n", parley_entry_key (entry));
         if (json_is_string (value))
             printf ("%s\n", json_string_value (value));
         else {
-            ctl_print_value (entry->value, entry->value_size);
+            ctl_print_value (bytes, size);
             putchar ('\n');
         }
         json_decref (value);
     }
+    parley_state_destroy (&state);
     if (ctl->json)
         ctl_print_json (json_pack ("{s:o}", "keys", keys));
     else
@@ -235,31 +246,35 @@ cmd_watch (ctl_t *ctl)
     //  Subscribed before asking, so no turn falls between the two.
     parley_client_workflow_events (ctl->link, true);
     char previous [PARLEY_NAME_MAX + 1] = "";
-    parley_workflow_t info;
-    if (ctl_check (ctl, parley_client_workflow (ctl->link, &info), "WORKFLOW") != PARLEY_EXIT_OK)
+    parley_workflow_t *info = NULL;
+    if (ctl_check (ctl, parley_client_workflow (ctl->link, &info), "WORKFLOW") != PARLEY_EXIT_OK) {
+        parley_workflow_destroy (&info);
         return PARLEY_EXIT_FAILURE;
+    }
     //  The first turn has no one before it.
-    if (info.status != PARLEY_WF_PENDING)
-        snprintf (previous, sizeof previous, "%s", info.holder);
+    if (parley_workflow_status (info) != PARLEY_WF_PENDING)
+        snprintf (previous, sizeof previous, "%s", parley_workflow_holder (info));
     if (ctl->json)
-        ctl_print_json (wfjson_info (&info));
+        ctl_print_json (wfjson_info (info));
     else
-        printf ("workflow %s, %s holds turn %llu\n", info.status_name,
-                previous [0] ? previous : "nobody", (unsigned long long) info.turn);
+        printf ("workflow %s, %s holds turn %llu\n", parley_workflow_status_name (info),
+                previous [0] ? previous : "nobody",
+                (unsigned long long) parley_workflow_turn (info));
     fflush (stdout);
-    int rc = s_exit_of (info.status);
+    int rc = s_exit_of (parley_workflow_status (info));
+    parley_workflow_destroy (&info);
+    parley_wf_event_t *event = NULL;
     while (rc < 0 && !parley_client_stopped (ctl->link)) {
         parley_client_wait (ctl->link, 500);
-        parley_workflow_event_t event;
-        //  The event stays valid over s_turn's requests: it is not kept in
-        //  the requests' buffers.
+        //  The event is ours: it stays valid over s_turn's requests.
         while (rc < 0 && parley_client_workflow_event (ctl->link, &event)) {
-            s_turn (ctl, &event, previous);
-            snprintf (previous, sizeof previous, "%s", event.holder);
-            rc = s_exit_of (event.status);
+            s_turn (ctl, event, previous);
+            snprintf (previous, sizeof previous, "%s", parley_wf_event_holder (event));
+            rc = s_exit_of (parley_wf_event_status (event));
             fflush (stdout);
         }
     }
+    parley_wf_event_destroy (&event);
     if (rc >= 0 && ctl->arg_count)
         s_print_keys (ctl);
     return rc < 0 ? PARLEY_EXIT_FAILURE : rc;

@@ -6,9 +6,10 @@
 int
 cmd_workflow (ctl_t *ctl)
 {
-    parley_workflow_t info;
+    parley_workflow_t *info = NULL;
     int rc = ctl_check (ctl, parley_client_workflow (ctl->link, &info), "WORKFLOW");
     if (rc == PARLEY_EXIT_OK)
-        ctl_print_info (ctl, &info);
+        ctl_print_info (ctl, info);
+    parley_workflow_destroy (&info);
     return rc;
 }

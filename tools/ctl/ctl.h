@@ -5,7 +5,7 @@
     and calls one subcommand from its table; each subcommand is one file
     cmd_<name>.c. Every request is libparley's (parley_client_workflow,
     _handover, _checkpoints, _checkpoint, _checkpoint_diff, _resume, _get,
-    _agents, _stats, _stats_fields, _write, _snapshot) and so are the
+    _agents, _stats, _write, _snapshot) and so are the
     events (parley_client_subscribe, _event).
 
     parley-ctl leaves nothing registered. Commands marked `observe` only
@@ -70,7 +70,7 @@ void ctl_print_value (const void *value, size_t size);
 //  Prints a WORKFLOW_INFO and a checkpoint's fields (--json: each as one
 //  JSON object on its line: for commands that print one of them).
 void ctl_print_info (ctl_t *ctl, const parley_workflow_t *info);
-void ctl_print_checkpoint (ctl_t *ctl, const parley_checkpoint_info_t *info);
+void ctl_print_checkpoint (ctl_t *ctl, const parley_checkpoint_t *info);
 //  (The JSON forms are common/wfjson.h's, shared with parley-web.)
 //  A CHECKPOINT_STATE's entries: "key (reducer) = value" lines.
 void ctl_print_entries (const parley_checkpoint_state_t *state);
@@ -103,8 +103,8 @@ void ctl_print_json (json_t *json);
 void ctl_duration (uint64_t ms, char *buf, size_t size);
 //  A STATS field's unit: the protocol's naming rule (parley_stat_unit),
 //  except for the fields named before the rule that it gets wrong.
-const char *ctl_stat_unit (const parley_stat_field_t *field);
+const char *ctl_stat_unit (const parley_stat_t *field);
 //  The role an agent plays (its capability role:<name>), or "-".
-const char *ctl_role (const parley_agent_info_t *agent, char *buf, size_t size);
+const char *ctl_role (const parley_agent_t *agent, char *buf, size_t size);
 
 #endif

@@ -71,44 +71,51 @@ ctl_print_info (ctl_t *ctl, const parley_workflow_t *info)
         s_print_json (wfjson_info (info));
         return;
     }
-    printf ("status      %s\n", info->status_name [0] ? info->status_name : "?");
-    printf ("holder      %s%s\n", info->holder [0] ? info->holder : "-",
-            info->paused ? " (paused: waiting for a person)" : "");
-    printf ("agent       %s\n", info->agent [0] ? info->agent : "-");
-    printf ("turn        %llu of at most %llu\n", (unsigned long long) info->turn,
-            (unsigned long long) info->max_turns);
-    printf ("revisions   %llu of at most %llu\n", (unsigned long long) info->revisions,
-            (unsigned long long) info->max_revisions);
-    printf ("checkpoint  %llu\n", (unsigned long long) info->checkpoint);
-    if (info->reason [0])
-        printf ("reason      %s\n", info->reason);
+    const char *status = parley_workflow_status_name (info);
+    const char *holder = parley_workflow_holder (info);
+    const char *agent = parley_workflow_agent (info);
+    printf ("status      %s\n", *status ? status : "?");
+    printf ("holder      %s%s\n", *holder ? holder : "-",
+            parley_workflow_paused (info) ? " (paused: waiting for a person)" : "");
+    printf ("agent       %s\n", *agent ? agent : "-");
+    printf ("turn        %llu of at most %llu\n", (unsigned long long) parley_workflow_turn (info),
+            (unsigned long long) parley_workflow_max_turns (info));
+    printf ("revisions   %llu of at most %llu\n",
+            (unsigned long long) parley_workflow_revisions (info),
+            (unsigned long long) parley_workflow_max_revisions (info));
+    printf ("checkpoint  %llu\n", (unsigned long long) parley_workflow_checkpoint (info));
+    if (*parley_workflow_reason (info))
+        printf ("reason      %s\n", parley_workflow_reason (info));
 }
 
 void
-ctl_print_checkpoint (ctl_t *ctl, const parley_checkpoint_info_t *info)
+ctl_print_checkpoint (ctl_t *ctl, const parley_checkpoint_t *info)
 {
     if (ctl->json) {
         s_print_json (wfjson_checkpoint (info));
         return;
     }
+    const char *holder = parley_checkpoint_holder (info);
     printf ("%6llu  turn %-4llu %-12s holder %-20s revisions %llu  changed %llu keys, %llu bytes\n",
-            (unsigned long long) info->number, (unsigned long long) info->turn,
-            info->status_name, info->holder [0] ? info->holder : "-",
-            (unsigned long long) info->revisions, (unsigned long long) info->changed,
-            (unsigned long long) info->bytes);
+            (unsigned long long) parley_checkpoint_number (info),
+            (unsigned long long) parley_checkpoint_turn (info),
+            parley_checkpoint_status_name (info), *holder ? holder : "-",
+            (unsigned long long) parley_checkpoint_revisions (info),
+            (unsigned long long) parley_checkpoint_changed (info),
+            (unsigned long long) parley_checkpoint_bytes (info));
 }
 
 void
 ctl_print_entries (const parley_checkpoint_state_t *state)
 {
-    for (size_t i = 0; i < state->count; i++) {
-        const parley_checkpoint_entry_t *entry = &state->entries [i];
-        if (entry->removed) {
-            printf ("- %s\n", entry->key);
+    for (size_t i = 0; i < parley_checkpoint_state_count (state); i++) {
+        const parley_entry_t *entry = parley_checkpoint_state_at (state, i);
+        if (parley_entry_removed (entry)) {
+            printf ("- %s\n", parley_entry_key (entry));
             continue;
         }
-        printf ("%s (%s) = ", entry->key, entry->reducer);
-        ctl_print_value (entry->value, entry->value_size);
+        printf ("%s (%s) = ", parley_entry_key (entry), parley_entry_reducer (entry));
+        ctl_print_value (parley_entry_value (entry), parley_entry_value_size (entry));
         putchar ('\n');
     }
 }
@@ -140,22 +147,22 @@ ctl_duration (uint64_t ms, char *buf, size_t size)
 }
 
 const char *
-ctl_role (const parley_agent_info_t *agent, char *buf, size_t size)
+ctl_role (const parley_agent_t *agent, char *buf, size_t size)
 {
-    for (size_t i = 0; i < agent->cap_count; i++)
-        if (strncmp (agent->caps [i], "role:", 5) == 0) {
-            snprintf (buf, size, "%s", agent->caps [i] + 5);
+    for (size_t i = 0; i < parley_agent_cap_count (agent); i++)
+        if (strncmp (parley_agent_cap (agent, i), "role:", 5) == 0) {
+            snprintf (buf, size, "%s", parley_agent_cap (agent, i) + 5);
             return buf;
         }
     return "-";
 }
 
 const char *
-ctl_stat_unit (const parley_stat_field_t *field)
+ctl_stat_unit (const parley_stat_t *field)
 {
     //  queued_memory is bytes (PROTOCOL.md, STATS) but its name has no
     //  "bytes" in it, so the naming rule calls it a count.
-    if (strcmp (field->name, "queued_memory") == 0)
+    if (strcmp (parley_stat_name (field), "queued_memory") == 0)
         return "bytes";
-    return field->unit;
+    return parley_stat_unit (field);
 }

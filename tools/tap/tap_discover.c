@@ -29,6 +29,10 @@ tap_discover (const char *broker, const char *curve_key, const char *curve_serve
     char agent [PROTO_MAX_NAME + 1];
     s_agent_name (agent, sizeof agent);
     parley_client_t *client = parley_client_new (broker, agent);
+    if (!client) {
+        snprintf (why, why_size, "out of memory");
+        return PARLEY_EXIT_FAILURE;
+    }
     parley_client_add_cap (client, "tap");
     //  An observer: the broker tells it the endpoints without registering
     //  it, so the tap never shows in AGENTS and cannot receive mail.
@@ -57,7 +61,7 @@ tap_discover (const char *broker, const char *curve_key, const char *curve_serve
     }
     else {
         const parley_welcome_t *welcome = parley_client_welcome (client);
-        snprintf (tap, tap_size, "%s", welcome->tap);
+        snprintf (tap, tap_size, "%s", parley_welcome_tap (welcome));
         if (!*tap || streq (tap, "off")) {
             snprintf (why, why_size, "broker %s answered HELLO with WELCOME and no tap endpoint "
                       "(is its tap off?)", broker);

@@ -43,9 +43,17 @@ s_state_set (parley_client_t *client, const json_t *request, char *why, size_t w
     else
     if (json_is_integer (value))
         used = parley_pack_int (packed, size, (int64_t) json_integer_value (value));
-    parley_op_t op = { .op = PARLEY_OP_SET, .key = json_string_value (key),
-                       .value = packed, .value_size = used };
-    parley_err_t err = parley_client_write (client, &op, 1, NULL);
+    if (!used) {
+        free (packed);
+        snprintf (why, why_size, "state-set needs \"value\" (a string or an integer)");
+        return PARLEY_ERR_INVALID;
+    }
+    parley_ops_t *ops = parley_ops_new ();
+    parley_err_t err = ops ? parley_ops_set (ops, json_string_value (key), packed, used)
+                           : PARLEY_ERR_NOMEM;
+    if (err == PARLEY_OK)
+        err = parley_client_write (client, ops, NULL);
+    parley_ops_destroy (&ops);
     free (packed);
     return err;
 }
@@ -58,16 +66,25 @@ s_submit (parley_client_t *client, const json_t *request, char *why, size_t why_
     if (!ops)
         return PARLEY_ERR_INVALID;
     const char *status = json_string_value (json_object_get (request, "status"));
-    parley_handover_t handover = {
-        .ops = jsonops_ops (ops), .op_count = jsonops_count (ops),
-        .next = json_string_value (json_object_get (request, "next")),
-        .status = status? parley_wf_status_parse (status): PARLEY_WF_UNSET,
-        .reason = json_string_value (json_object_get (request, "reason")),
-    };
-    parley_workflow_t info;
-    parley_err_t err = parley_client_handover (client, &handover, &info);
+    parley_handover_t *handover = parley_handover_new ();
+    parley_err_t err = handover ? jsonops_fill (ops, parley_handover_ops (handover))
+                                : PARLEY_ERR_NOMEM;
     if (err == PARLEY_OK)
-        *result = wfjson_info (&info);
+        err = parley_handover_set_next (handover,
+                                        json_string_value (json_object_get (request, "next")));
+    if (err == PARLEY_OK)
+        err = parley_handover_set_status (handover, status ? parley_wf_status_parse (status)
+                                                           : PARLEY_WF_UNSET);
+    if (err == PARLEY_OK)
+        err = parley_handover_set_reason (handover,
+                                          json_string_value (json_object_get (request, "reason")));
+    parley_workflow_t *info = NULL;
+    if (err == PARLEY_OK)
+        err = parley_client_handover (client, handover, &info);
+    if (err == PARLEY_OK)
+        *result = wfjson_info (info);
+    parley_workflow_destroy (&info);
+    parley_handover_destroy (&handover);
     jsonops_destroy (&ops);
     return err;
 }
@@ -168,12 +185,10 @@ web_actions_run (void *arg, web_action_t action, const json_t *request, char *wh
         case WEB_ACTION_STATE_SET:
             err = s_state_set (client, request, why, why_size);
             break;
-        case WEB_ACTION_RESUME: {
-            parley_workflow_t info;
+        case WEB_ACTION_RESUME:
             err = parley_client_resume (client, (uint64_t) json_integer_value (
-                                            json_object_get (request, "checkpoint")), &info);
+                                            json_object_get (request, "checkpoint")), NULL);
             break;
-        }
         case WEB_ACTION_SUBMIT:
             err = s_submit (client, request, why, why_size, &result);
             break;

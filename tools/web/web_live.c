@@ -22,55 +22,64 @@ static parley_err_t
 s_snapshot (parley_client_t *client, web_hub_t *hub)
 {
     char after [1024] = "";
-    while (true) {
-        parley_state_t state;
-        parley_err_t err = parley_client_snapshot (client, NULL, after [0]? after: NULL, 512, &state);
-        if (err != PARLEY_OK)
-            return err;
-        for (size_t i = 0; i < state.count; i++) {
-            const parley_entry_t *entry = &state.entries [i];
-            web_hub_state (hub, entry->key, entry->seq,
-                           web_feed_value (entry->value, entry->value_size));
+    parley_state_t *state = NULL;
+    parley_err_t err;
+    while ((err = parley_client_snapshot (client, NULL, after [0]? after: NULL, 512, &state))
+           == PARLEY_OK) {
+        size_t count = parley_state_count (state);
+        for (size_t i = 0; i < count; i++) {
+            const parley_entry_t *entry = parley_state_at (state, i);
+            web_hub_state (hub, parley_entry_key (entry), parley_entry_seq (entry),
+                           web_feed_value (parley_entry_value (entry),
+                                           parley_entry_value_size (entry)));
         }
-        if (!state.more || !state.count)
-            return PARLEY_OK;
-        snprintf (after, sizeof after, "%s", state.entries [state.count - 1].key);
+        if (!parley_state_more (state) || !count)
+            break;
+        snprintf (after, sizeof after, "%s", parley_entry_key (parley_state_at (state, count - 1)));
     }
+    parley_state_destroy (&state);
+    return err;
 }
 
 static parley_err_t
 s_agents (parley_client_t *client, web_hub_t *hub, const char *hidden)
 {
-    parley_agent_list_t list;
+    parley_agent_list_t *list = NULL;
     parley_err_t err = parley_client_agents (client, &list);
-    if (err != PARLEY_OK)
+    if (err != PARLEY_OK) {
+        parley_agent_list_destroy (&list);
         return err;
+    }
     json_t *agents = json_array ();
-    for (size_t i = 0; i < list.count; i++) {
-        const parley_agent_info_t *info = &list.agents [i];
-        if (hidden && streq (info->agent, hidden))
+    for (size_t i = 0; i < parley_agent_list_count (list); i++) {
+        const parley_agent_t *info = parley_agent_list_at (list, i);
+        if (hidden && streq (parley_agent_name (info), hidden))
             continue;               //  the operator, for the length of one use
         json_t *caps = json_array ();
-        for (size_t c = 0; c < info->cap_count; c++) {
-            json_t *cap = json_string (info->caps [c]);
+        for (size_t c = 0; c < parley_agent_cap_count (info); c++) {
+            json_t *cap = json_string (parley_agent_cap (info, c));
             if (cap)
                 json_array_append_new (caps, cap);
         }
-        json_t *agent = json_pack ("{s:s,s:b,s:I,s:I,s:o,s:b}", "agent", info->agent,
-            "online", info->online, "idle_ms", (json_int_t) info->idle_ms,
-            "pending", (json_int_t) info->pending, "caps", caps,
-            "model_reported", info->model_reported);
-        if (agent && info->model_reported)
+        bool reported = parley_agent_model_reported (info);
+        json_t *agent = json_pack ("{s:s,s:b,s:I,s:I,s:o,s:b}", "agent", parley_agent_name (info),
+            "online", parley_agent_online (info), "idle_ms", (json_int_t) parley_agent_idle_ms (info),
+            "pending", (json_int_t) parley_agent_pending (info), "caps", caps,
+            "model_reported", reported);
+        if (agent && reported)
             json_object_set_new (agent, "model", json_pack ("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
-                "calls", (json_int_t) info->model.calls, "ok", (json_int_t) info->model.ok,
-                "failed", (json_int_t) info->model.failed,
-                "prompt_tokens", (json_int_t) info->model.prompt_tokens,
-                "completion_tokens", (json_int_t) info->model.completion_tokens,
-                "latency_ms", (json_int_t) info->model.latency_ms,
-                "retries", (json_int_t) info->model.retries));
+                "calls", (json_int_t) parley_agent_model (info, PARLEY_MODEL_CALLS),
+                "ok", (json_int_t) parley_agent_model (info, PARLEY_MODEL_OK),
+                "failed", (json_int_t) parley_agent_model (info, PARLEY_MODEL_FAILED),
+                "prompt_tokens", (json_int_t) parley_agent_model (info, PARLEY_MODEL_PROMPT_TOKENS),
+                "completion_tokens",
+                (json_int_t) parley_agent_model (info, PARLEY_MODEL_COMPLETION_TOKENS),
+                "latency_ms", (json_int_t) parley_agent_model (info, PARLEY_MODEL_LATENCY_MS),
+                "retries", (json_int_t) parley_agent_model (info, PARLEY_MODEL_RETRIES)));
         if (agent)
             json_array_append_new (agents, agent);
     }
+    parley_agent_list_destroy (&list);
     web_hub_agents (hub, agents);
     return PARLEY_OK;
 }
@@ -82,11 +91,12 @@ s_info (const web_live_config_t *config, parley_client_t *client, web_hub_t *hub
     web_hub_set_info (hub, json_pack ("{s:s,s:s,s:s,s:b,s:{s:s,s:I,s:I,s:I,s:I,s:f,s:b}}",
         "mode", "live", "broker", config->broker, "url", config->bind_url,
         "allow_actions", config->allow_actions,
-        "world", "kind", welcome->world_kind, "width", (json_int_t) welcome->world_width,
-        "height", (json_int_t) welcome->world_height,
-        "objects_total", (json_int_t) welcome->objects_total,
-        "explored", (json_int_t) welcome->explored, "coverage", welcome->coverage,
-        "done", welcome->done));
+        "world", "kind", parley_welcome_world_kind (welcome),
+        "width", (json_int_t) parley_welcome_world_width (welcome),
+        "height", (json_int_t) parley_welcome_world_height (welcome),
+        "objects_total", (json_int_t) parley_welcome_objects_total (welcome),
+        "explored", (json_int_t) parley_welcome_explored (welcome),
+        "coverage", parley_welcome_coverage (welcome), "done", parley_welcome_done (welcome)));
 }
 
 static zsock_t *
@@ -142,6 +152,10 @@ web_live_run (const web_live_config_t *config, web_hub_t *hub)
     char name [PARLEY_NAME_MAX + 1];
     snprintf (name, sizeof name, "web-%d", (int) getpid ());
     parley_client_t *client = parley_client_new (config->broker, name);
+    if (!client) {
+        plog_error ("out of memory");
+        return PARLEY_EXIT_FAILURE;
+    }
     parley_client_add_cap (client, "web");
     parley_client_set_observe (client, true);
     parley_client_set_timeout (client, config->connect_timeout_ms, 0);
@@ -165,7 +179,7 @@ web_live_run (const web_live_config_t *config, web_hub_t *hub)
         return s_exit_code (err);
     }
     char endpoint [512];
-    snprintf (endpoint, sizeof endpoint, "%s", parley_client_welcome (client)->tap);
+    snprintf (endpoint, sizeof endpoint, "%s", parley_welcome_tap (parley_client_welcome (client)));
     zsock_t *sub = NULL;
     if (!*endpoint || streq (endpoint, "off"))
         plog_warn ("the broker has no tap: no message timeline, and the state is read once");
@@ -227,8 +241,10 @@ web_live_run (const web_live_config_t *config, web_hub_t *hub)
             //  The marker GET (web_feed.h); repeated until the tap, whose
             //  subscription takes a moment to reach the broker, shows it.
             const char *marker = name;
-            parley_state_t ignored;
-            if (parley_client_get (client, &marker, 1, &ignored) == PARLEY_ERR_STOPPED)
+            parley_state_t *ignored = NULL;
+            err = parley_client_get (client, &marker, 1, &ignored);
+            parley_state_destroy (&ignored);
+            if (err == PARLEY_ERR_STOPPED)
                 break;
         }
         int64_t wait = next_agents - pclock_mono_ms ();

@@ -30,6 +30,10 @@ static parley_client_t *
 s_client (web_operator_t *self, char *why, size_t why_size)
 {
     parley_client_t *client = parley_client_new (self->broker, self->id);
+    if (!client) {
+        snprintf (why, why_size, "out of memory");
+        return NULL;
+    }
     parley_client_set_timeout (client, self->timeout_ms, 0);
     parley_client_set_connect_attempts (client, 1);
     parley_client_set_attempts (client, 1);

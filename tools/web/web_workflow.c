@@ -34,6 +34,40 @@ web_workflow_destroy (web_workflow_t **self_p)
     *self_p = NULL;
 }
 
+//  The workflow and its checkpoints, or NULL with *err.
+static json_t *
+s_overview (parley_client_t *client, parley_err_t *err)
+{
+    parley_workflow_t *info = NULL;
+    *err = parley_client_workflow (client, &info);
+    if (*err == PARLEY_ERR_NO_WORKFLOW) {
+        parley_workflow_destroy (&info);
+        *err = PARLEY_OK;
+        return json_pack ("{s:b}", "none", true);
+    }
+    if (*err != PARLEY_OK) {
+        parley_workflow_destroy (&info);
+        return NULL;
+    }
+    json_t *json = json_pack ("{s:o}", "info", wfjson_info (info));
+    parley_workflow_destroy (&info);
+    parley_checkpoint_list_t *list = NULL;
+    *err = parley_client_checkpoints (client, &list);
+    if (*err != PARLEY_OK) {
+        parley_checkpoint_list_destroy (&list);
+        json_decref (json);
+        return NULL;
+    }
+    json_t *all = json_array ();
+    for (size_t i = 0; i < parley_checkpoint_list_count (list); i++)
+        json_array_append_new (all, wfjson_checkpoint (parley_checkpoint_list_at (list, i)));
+    json_object_set_new (json, "checkpoints", all);
+    json_object_set_new (json, "dropped",
+                         json_integer ((json_int_t) parley_checkpoint_list_dropped (list)));
+    parley_checkpoint_list_destroy (&list);
+    return json;
+}
+
 //  The requests of one read on a connected client; the document or NULL
 //  with *err.
 static json_t *
@@ -41,41 +75,25 @@ s_read (parley_client_t *client, s_read_t what, uint64_t a, uint64_t b, parley_e
 {
     if (what == S_DIFF)
         return wfjson_diff (client, a, b, err);
-    if (what == S_OVERVIEW) {
-        parley_workflow_t info;
-        *err = parley_client_workflow (client, &info);
-        if (*err == PARLEY_ERR_NO_WORKFLOW) {
-            *err = PARLEY_OK;
-            return json_pack ("{s:b}", "none", true);
-        }
-        if (*err != PARLEY_OK)
-            return NULL;
-        json_t *json = json_pack ("{s:o}", "info", wfjson_info (&info));
-        parley_checkpoint_list_t list;
-        *err = parley_client_checkpoints (client, &list);
-        if (*err != PARLEY_OK) {
-            json_decref (json);
-            return NULL;
-        }
-        json_t *all = json_array ();
-        for (size_t i = 0; i < list.count; i++)
-            json_array_append_new (all, wfjson_checkpoint (&list.checkpoints [i]));
-        json_object_set_new (json, "checkpoints", all);
-        json_object_set_new (json, "dropped", json_integer ((json_int_t) list.dropped));
-        return json;
-    }
-    parley_checkpoint_state_t state;
+    if (what == S_OVERVIEW)
+        return s_overview (client, err);
+    parley_checkpoint_state_t *state = NULL;
     *err = parley_client_checkpoint (client, a, &state);
-    if (*err != PARLEY_OK)
+    if (*err != PARLEY_OK) {
+        parley_checkpoint_state_destroy (&state);
         return NULL;
-    json_t *json = json_pack ("{s:o, s:o}", "checkpoint", wfjson_checkpoint (&state.info),
-                              "entries", wfjson_entries (&state));
+    }
+    json_t *json = json_pack ("{s:o, s:o}", "checkpoint",
+                              wfjson_checkpoint (parley_checkpoint_state_info (state)),
+                              "entries", wfjson_entries (state));
+    parley_checkpoint_state_destroy (&state);
     //  What it changed, when the one before is still kept.
-    parley_checkpoint_list_t list;
+    parley_checkpoint_list_t *list = NULL;
     bool kept = false;
     if (a > 0 && parley_client_checkpoints (client, &list) == PARLEY_OK)
-        for (size_t i = 0; i < list.count; i++)
-            kept |= list.checkpoints [i].number == a - 1;
+        for (size_t i = 0; i < parley_checkpoint_list_count (list); i++)
+            kept |= parley_checkpoint_number (parley_checkpoint_list_at (list, i)) == a - 1;
+    parley_checkpoint_list_destroy (&list);
     parley_err_t ignored;
     json_t *changes = kept? wfjson_diff (client, a - 1, a, &ignored): NULL;
     if (changes)

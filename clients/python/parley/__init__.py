@@ -14,7 +14,8 @@ from . import errors, security
 from .client import Client, Replica
 from .errors import ParleyError
 from .types import (AgentEvent, AgentInfo, CheckpointEntry, CheckpointInfo, CheckpointList,
-                    CheckpointState, Confirmed, Mail, MailItem, MailReady, Message, Observation,
+                    CheckpointState, Confirmed, Mail, MailItem, MailReady, Message, ModelReport,
+                    Observation,
                     PartError, Sent, State, StateEntry, Stepped, StateUpdate, Stats, Welcome,
                     WorkflowEvent,
                     WorkflowEventKind, WorkflowInfo, WorkflowStatus, WorldEvent, WorldSummary,
@@ -22,7 +23,7 @@ from .types import (AgentEvent, AgentInfo, CheckpointEntry, CheckpointInfo, Chec
 
 __version__ = "0.1.0"
 __all__ = ["Client", "Replica", "ParleyError", "errors", "security", "AgentEvent", "AgentInfo", "Mail",
-           "MailItem", "MailReady", "Message", "Observation", "Sent", "State", "StateEntry",
+           "MailItem", "MailReady", "Message", "ModelReport", "Observation", "Sent", "State", "StateEntry",
            "StateUpdate", "Stats", "Welcome", "WorldEvent", "WorldSummary", "WriteOp",
            "Written", "CheckpointEntry", "CheckpointInfo", "CheckpointList", "CheckpointState",
            "WorkflowEvent", "WorkflowEventKind", "WorkflowInfo", "WorkflowStatus",

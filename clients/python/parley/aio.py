@@ -17,9 +17,10 @@ import zmq.asyncio
 
 from . import codec, errors, requests as rq, security
 from .replica import ReplicaCore
-from .session import CLOSED, Session
+from .session import CLOSED, READY, Session
 from .types import (AgentInfo, CheckpointList, CheckpointState, Confirmed, Event, Mail, Message,
-                    Observation, Sent, State, Stats, Stepped, Welcome, WorkflowEvent, WorkflowInfo,
+                    ModelReport, Observation, Sent, State, Stats, Stepped, Welcome, WorkflowEvent,
+                    WorkflowInfo,
                     WorkflowStatus, WriteOp, Written)
 
 R = TypeVar("R")
@@ -206,8 +207,14 @@ class Client:
     def agent(self) -> str:
         return self.session.agent
 
+    def set_report(self, report: Optional[ModelReport]) -> None:
+        """The model report every HEARTBEAT carries from now on (the
+        keepalive ones too); None stops sending it (the broker keeps the
+        last one). ``heartbeat()`` delivers it at once."""
+        self.session.report = report
+
     async def heartbeat(self, timeout: Optional[float] = None) -> None:
-        await self.call(rq.heartbeat(), timeout)
+        await self.call(rq.heartbeat(self.session.report), timeout)
 
     async def agents(self, timeout: Optional[float] = None) -> List[AgentInfo]:
         return await self.call(rq.agents(), timeout)
@@ -467,6 +474,8 @@ class Client:
             await self.close()
 
     async def close(self) -> None:
+        """Closes without BYE, as parley.Client.close(); ``bye()`` or
+        leaving an ``async with`` block frees the id."""
         if self.session.phase != CLOSED:
             self.session.close()
         for task in (self._reader, self._events_task, self._timer):
@@ -487,7 +496,16 @@ class Client:
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
-        await self.close()
+        # As the blocking client's __exit__: BYE (best effort, over a live
+        # connection, within reply_timeout), then close, so the id is free
+        # for the next run at once.
+        try:
+            if self.session.phase == READY and not self.session.observe:
+                await self.call(rq.bye(False), self.session.reply_timeout)
+        except errors.ParleyError:
+            pass
+        finally:
+            await self.close()
 
 
 class Replica(ReplicaCore):

@@ -21,9 +21,10 @@ import zmq
 
 from . import codec, errors, requests as rq, security
 from .replica import ReplicaCore
-from .session import CLOSED, Session
+from .session import CLOSED, READY, Session
 from .types import (AgentInfo, CheckpointList, CheckpointState, Confirmed, Event, Mail, Message,
-                    Observation, Sent, State, Stats, Stepped, Welcome, WorkflowEvent, WorkflowInfo,
+                    ModelReport, Observation, Sent, State, Stats, Stepped, Welcome, WorkflowEvent,
+                    WorkflowInfo,
                     WorkflowStatus, WriteOp, Written)
 
 R = TypeVar("R")
@@ -245,8 +246,19 @@ class Client:
     def agent(self) -> str:
         return self.session.agent
 
+    def set_report(self, report: Optional[ModelReport]) -> None:
+        """The model report every HEARTBEAT carries from now on (the
+        keepalive ones too); None stops sending it (the broker keeps the
+        last one). ``heartbeat()`` delivers it at once."""
+        if report is not None:
+            report.wire()                   # checked here, not in the session thread
+        with self._lock:
+            self.session.report = report
+
     def heartbeat(self, timeout: Optional[float] = None) -> None:
-        self.call(rq.heartbeat(), timeout)
+        with self._lock:
+            report = self.session.report
+        self.call(rq.heartbeat(report), timeout)
 
     def agents(self, timeout: Optional[float] = None) -> List[AgentInfo]:
         return self.call(rq.agents(), timeout)
@@ -554,6 +566,9 @@ class Client:
             self.close()
 
     def close(self) -> None:
+        """Closes without BYE: the id stays held for this client's resume
+        token (a restart with ``token_file`` takes it over at once) until
+        the broker forgets it. ``bye()`` or leaving a ``with`` block frees it."""
         with self._lock:
             if self.session.phase != CLOSED:
                 self.session.close()
@@ -576,7 +591,19 @@ class Client:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self.close()
+        # Leaving the block ends the agent's run: BYE frees its id at once,
+        # so the same script can run again (close() alone leaves the id
+        # held for the holder of its resume token until the broker forgets
+        # it, an hour by default). Best effort, as the C client's BYE: only
+        # over a live connection, within reply_timeout, and an exception
+        # leaving the block is never replaced by BYE's.
+        try:
+            if self.session.phase == READY and not self.session.observe:
+                self.call(rq.bye(False), self.session.reply_timeout)
+        except errors.ParleyError:
+            pass
+        finally:
+            self.close()
 
 
 class Replica(ReplicaCore):

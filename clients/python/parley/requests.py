@@ -17,6 +17,7 @@ from typing import Any, Callable, Dict, Generic, Iterable, List, Mapping, Option
 
 from . import codec, errors
 from .types import (AgentInfo, CheckpointList, CheckpointState, Confirmed, Mail, Message,
+                    ModelReport,
                     Observation, Sent, State, Stats, Stepped, Welcome, WorkflowInfo,
                     WorkflowStatus, WriteOp,
                     Written, _records)
@@ -65,8 +66,8 @@ def hello(agent: str, caps: Sequence[str] = (), token: str = "",
     return Request("HELLO", fields, "WELCOME", Welcome.from_wire)
 
 
-def heartbeat() -> Request[None]:
-    return Request("HEARTBEAT", {}, "OK", _ok)
+def heartbeat(report: Optional[ModelReport] = None) -> Request[None]:
+    return Request("HEARTBEAT", report.wire() if report else {}, "OK", _ok)
 
 
 def bye(forget: bool = False) -> Request[None]:
@@ -81,7 +82,8 @@ def agents() -> Request[List[AgentInfo]]:
 def _message(item: Union[Message, Mapping[str, Any]]) -> Dict[str, Any]:
     if isinstance(item, Message):
         return item.wire()
-    return Message(item["body"], item.get("to"), item.get("channel")).wire()
+    return Message(item["body"], item.get("to"), item.get("channel"),
+                   bool(item.get("resolve", False))).wire()
 
 
 def _items(messages: Iterable[Union[Message, Mapping[str, Any]]],

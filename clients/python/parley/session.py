@@ -48,7 +48,8 @@ from collections import deque
 from typing import Any, Callable, Deque, Dict, List, Optional, Set
 
 from . import codec, errors, requests as rq, security
-from .types import (Confirmed, ItemError, Mail, MailReady, StateUpdate, Stepped, Welcome,
+from .types import (Confirmed, ItemError, Mail, MailReady, ModelReport, StateUpdate, Stepped,
+                    Welcome,
                     WorkflowEvent, event_from_wire, Event, _records, _uint, _want)
 
 log = logging.getLogger("parley")
@@ -150,6 +151,9 @@ class Session:
         self._waiting: List[Pending] = []
         self._last_send = 0.0
         self._heartbeat_out = False
+        #: the model report every HEARTBEAT carries (the keepalive ones too,
+        #: so a restarted broker learns it again); None: none
+        self.report: Optional[ModelReport] = None
 
     # ------------------------------------------------------------------
     #  Ids
@@ -548,7 +552,7 @@ class Session:
                 and now - self._last_send >= self.welcome.heartbeat_ms / 1000.0:
             self._heartbeat_out = True
             self.heartbeats += 1
-            self.submit(rq.heartbeat(), _ignore, now=now, internal=True)
+            self.submit(rq.heartbeat(self.report), _ignore, now=now, internal=True)
 
     def next_wakeup(self, now: float) -> float:
         """Seconds until tick() has something to do (at most one second)."""

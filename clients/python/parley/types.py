@@ -60,18 +60,66 @@ def _records(m: Mapping[str, Any], k: str, req: bool, where: str = "") -> List[M
 
 @dataclass(frozen=True)
 class Message:
-    """One SEND item: exactly one of `to` (an agent id or "all") and `channel`."""
+    """One SEND item: exactly one of `to` (an agent id or "all") and `channel`.
+    With `resolve`, `channel` is a name the broker resolves (one a model
+    wrote): a registered agent gets it as direct mail, a channel someone
+    listens to as a post, anything else fails NO_SUCH_TARGET for this item
+    (PROTOCOL.md, SEND)."""
     body: Body
     to: Optional[str] = None
     channel: Optional[str] = None
+    resolve: bool = False
 
     def wire(self) -> Dict[str, Any]:
         if (self.to is None) == (self.channel is None):
             raise ValueError("a Message needs exactly one of to= and channel=")
+        if self.resolve and self.to is not None:
+            raise ValueError("resolve= goes with channel=, not to=")
         if not isinstance(self.body, (str, bytes)):
             raise TypeError("a message body is str or bytes")
-        return {"to": self.to, "body": self.body} if self.to is not None \
-            else {"channel": self.channel, "body": self.body}
+        if self.to is not None:
+            return {"to": self.to, "body": self.body}
+        if self.resolve:
+            return {"channel": self.channel, "body": self.body, "resolve": True}
+        return {"channel": self.channel, "body": self.body}
+
+
+#: The fields of a model report, as HEARTBEAT and AGENT_LIST carry them
+#: (each "model_<field>" on the wire).
+MODEL_FIELDS = ("calls", "ok", "failed", "skipped", "retries", "prompt_tokens",
+                "completion_tokens", "latency_ms", "latency_max_ms")
+
+
+@dataclass(frozen=True)
+class ModelReport:
+    """What an agent's model calls cost so far, as totals since it started
+    (PROTOCOL.md, HEARTBEAT). Set with ``Client.set_report``: every HEARTBEAT
+    carries it from then on; AGENTS lists each agent's last one."""
+    calls: int = 0
+    ok: int = 0
+    failed: int = 0
+    skipped: int = 0
+    retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: int = 0
+    latency_max_ms: int = 0
+
+    def wire(self) -> Dict[str, Any]:
+        fields = {}
+        for name in MODEL_FIELDS:
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"model report field {name} must be an int >= 0")
+            fields["model_" + name] = value
+        return fields
+
+    @classmethod
+    def from_wire(cls, m: Mapping[str, Any], where: str) -> Optional["ModelReport"]:
+        """None when the record carries no model field (no report)."""
+        if not any("model_" + name in m for name in MODEL_FIELDS):
+            return None
+        return cls(*(_uint(m, "model_" + name, where=where) for name in MODEL_FIELDS))
 
 
 @dataclass(frozen=True)
@@ -400,13 +448,21 @@ class AgentInfo:
     idle_ms: int = 0
     pending: int = 0
     caps: List[str] = field(default_factory=list)
+    #: its last HEARTBEAT's model report; None: it sent none
+    model: Optional[ModelReport] = None
+    unacked: int = 0            # of pending: handed out, not acknowledged
+    inbox_bytes: int = 0        # body bytes of the pending messages
+    step: int = 0               # the step of its last ACT that moved
+    acts: int = 0               # ACTs that moved
 
     @classmethod
     def from_wire(cls, m: Mapping[str, Any]) -> "AgentInfo":
         w = "agent_info"
         return cls(_want(m, "agent", str, True, where=w), _want(m, "online", bool, True, where=w),
                    _uint(m, "idle_ms", where=w), _uint(m, "pending", where=w),
-                   _str_list(m, "caps", w))
+                   _str_list(m, "caps", w), ModelReport.from_wire(m, w),
+                   _uint(m, "unacked", where=w), _uint(m, "inbox_bytes", where=w),
+                   _uint(m, "step", where=w), _uint(m, "acts", where=w))
 
 
 @dataclass

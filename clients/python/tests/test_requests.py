@@ -145,6 +145,49 @@ def test_idempotent_send_resend_posts_once(pair):
     assert [m.body for m in b.fetch().messages] == ["once"]
 
 
+def test_resolve_names_an_agent_a_channel_or_nothing(pair):
+    """A name the broker resolves, as libparley's parley_outbox_resolve."""
+    a, b = pair
+    b.listen("news")
+    sent = a.send([Message("direct", channel="B", resolve=True),
+                   Message("post", channel="news", resolve=True),
+                   Message("lost", channel="Nobody", resolve=True)])
+    assert sent.accepted == 2 and sent.seqs[2] == 0
+    assert [(e.index, e.code) for e in sent.errors] == [(2, errors.NoSuchTarget.code)]
+    mail = b.fetch()
+    assert [(m.body, m.to, m.channel) for m in mail.messages] == \
+        [("direct", "B", None), ("post", None, "news")]
+    with pytest.raises(ValueError):
+        a.send([Message("x", to="B", resolve=True)])
+
+
+def test_model_report_and_agent_counters(pair):
+    """HEARTBEAT's model report, and what AGENTS says of each agent, as
+    libparley's parley_client_set_report and parley_agent_*."""
+    a, b = pair
+    infos = {i.agent: i for i in b.agents()}
+    assert infos["A"].model is None
+    a.set_report(parley.ModelReport(calls=5, ok=4, failed=1, prompt_tokens=300,
+                                    completion_tokens=45, latency_ms=900, latency_max_ms=400))
+    a.heartbeat()
+    a.perceive()
+    a.act("forward", step=7)
+    a.send([Message("one", to="B"), Message("two!", to="B")])
+    assert len(b.fetch(max=1).messages) == 1
+    infos = {i.agent: i for i in b.agents()}
+    assert infos["A"].model == parley.ModelReport(calls=5, ok=4, failed=1, prompt_tokens=300,
+                                                  completion_tokens=45, latency_ms=900,
+                                                  latency_max_ms=400)
+    assert infos["A"].step == 7 and infos["A"].acts == 1
+    assert infos["B"].pending == 2 and infos["B"].unacked == 1 and infos["B"].inbox_bytes == 7
+    # None stops sending it; the broker keeps the last one.
+    a.set_report(None)
+    a.heartbeat()
+    assert {i.agent: i for i in b.agents()}["A"].model.calls == 5
+    with pytest.raises(ValueError):
+        a.set_report(parley.ModelReport(calls=-1))
+
+
 def test_stats(pair):
     a, b = pair
     a.send_to("B", "x")
@@ -253,6 +296,11 @@ def test_error_table_mirrors_the_c_one():
                if name != "NONE"}
     py_codes = {code: name for code, name, _ in errors.ERROR_CODES}
     assert py_codes == c_codes
+    # libparley's public header numbers the wire codes the same.
+    base = (ROOT / "include" / "parley" / "base.h").read_text()
+    lib_codes = {int(n): name for name, n in re.findall(r"PARLEY_ERR_([A-Z_]+) = (\d+)", base)
+                 if int(n) < 1000}
+    assert lib_codes == c_codes
     doc = (ROOT / "proto" / "PROTOCOL.md").read_text()
     for code, name in py_codes.items():
         assert f"| {code} | {name} |" in doc
