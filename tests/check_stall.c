@@ -169,6 +169,26 @@ START_TEST (test_client_cut_in_one_turn_is_disconnected)
 }
 END_TEST
 
+//  --router-hwm 1 is a value the flag takes: the broker still hears its
+//  clients (libzmq delivers nothing with a receive mark of 1 and ZAP).
+START_TEST (test_router_hwm_of_one)
+{
+    const char *args [] = { "--router-hwm", "1", NULL };
+    testbroker_t *broker = testcheck_start (args);
+    testclient_t *client = testclient_new (testbroker_router (broker));
+    pmsg_t *reply = testclient_hello (client, "One");
+    EXPECT (reply, PMSG_WELCOME);
+    pmsg_destroy (&reply);
+    for (int i = 0; i < 3; i++) {
+        reply = testclient_call0 (client, PMSG_HEARTBEAT);
+        EXPECT (reply, PMSG_OK);
+        pmsg_destroy (&reply);
+    }
+    testclient_destroy (&client);
+    testcheck_stop (&broker);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -178,6 +198,7 @@ main (void)
     tcase_add_test (tc, test_slow_reader_gets_every_reply);
     tcase_add_test (tc, test_client_that_never_reads_is_cut);
     tcase_add_test (tc, test_client_cut_in_one_turn_is_disconnected);
+    tcase_add_test (tc, test_router_hwm_of_one);
     suite_add_tcase (suite, tc);
     return testsuite_run (suite);
 }
