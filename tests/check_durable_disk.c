@@ -780,11 +780,20 @@ START_TEST (test_record_counts_not_trusted)
     ck_assert_int_eq (jfile_append (log, record, sizeof record), 0);
     ck_assert_int_eq (jfile_sync (log), 0);
     jfile_destroy (&log);
-    testbroker_t *broker = s_start (dir, "always", NULL, NULL);
+    //  What a broker reserves anyway (a sanitizer build: terabytes of
+    //  shadow), from one on an empty directory.
+    char *empty = tproc_dir_path (tmp, "empty");
+    ck_assert_int_eq (mkdir (empty, 0700), 0);
+    testbroker_t *broker = s_start (empty, "always", NULL, NULL);
+    ck_assert_ptr_nonnull (broker);
+    uint64_t base = s_vm_peak_kib (testbroker_pid (broker));
+    testcheck_stop (&broker);
+    free (empty);
+    broker = s_start (dir, "always", NULL, NULL);
     ck_assert_ptr_nonnull (broker);
     uint64_t peak = s_vm_peak_kib (testbroker_pid (broker));
-    ck_assert_msg (peak < 1024 * 1024, "the broker reserved %llu KiB recovering a record of "
-                   "%zu bytes", (unsigned long long) peak, sizeof record);
+    ck_assert_msg (peak < base + 1024 * 1024, "the broker reserved %llu KiB more recovering a "
+                   "record of %zu bytes", (unsigned long long) (peak - base), sizeof record);
     ck_assert (testbroker_log_contains (broker, "1 skipped"));
     testcheck_stop (&broker);
     free (dir);
