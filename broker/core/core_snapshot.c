@@ -44,6 +44,7 @@ struct _core_restore_t {
     uint64_t mail_seq, state_seq;
     uint64_t agents, keys, messages, failed;
     bool origin, limits, workflow;
+    uint64_t last_mail;         //  the seq of the last message restored
     agent_t **holders;
     size_t holder_cap;
     char why [256];
@@ -417,6 +418,13 @@ s_restore_mail (core_restore_t *r, const msgpack_object *items, uint32_t count)
     ||  !s_is (&items [6], MSGPACK_OBJECT_BIN) || !s_is (&items [7], MSGPACK_OBJECT_BOOLEAN)
     ||  !s_is (&items [8], MSGPACK_OBJECT_ARRAY))
         return -1;
+    //  Inboxes are rings in seq order: a message out of order is damage.
+    if (items [1].via.u64 <= r->last_mail) {
+        snprintf (r->why, sizeof r->why, "snapshot message %llu comes after %llu",
+                  (unsigned long long) items [1].via.u64, (unsigned long long) r->last_mail);
+        return -1;
+    }
+    r->last_mail = items [1].via.u64;
     const msgpack_object_array *list = &items [8].via.array;
     if (list->size > r->holder_cap) {
         agent_t **grown = realloc (r->holders, list->size * sizeof (agent_t *));
