@@ -72,9 +72,14 @@ def test_bye_in_block_then_exit(broker):
         pass
 
 
-def test_exit_with_broker_gone(broker):
+def test_exit_with_broker_gone(broker_factory):
     # No broker to say goodbye to: leaving the block neither raises nor
     # hangs (BYE waits reply_timeout at most, then the client closes).
+    # The broker listens on ipc in its own folder: on a tcp port the kernel
+    # picked, the client would reconnect, within its second of waiting, to
+    # whatever broker another test starts next on the same port, and
+    # register there.
+    broker = broker_factory(fixed_ports=True)
     c = parley.Client(broker.router, "Orphan", reply_timeout=1.0)
     with c:
         broker.kill()
@@ -83,7 +88,8 @@ def test_exit_with_broker_gone(broker):
 
 
 @pytest.mark.asyncio
-async def test_async_exit_with_broker_gone(broker):
+async def test_async_exit_with_broker_gone(broker_factory):
+    broker = broker_factory(fixed_ports=True)     # see test_exit_with_broker_gone
     c = await parley.aio.Client.connect(broker.router, "Orphan", reply_timeout=1.0)
     async with c:
         broker.kill()
