@@ -326,7 +326,11 @@ handle_send (broker_t *self, request_t *req)
     &&  !parking_forced (self->parking)) {
         agent_t *on = parking_blocked (self, agent, items);
         if (on) {
-            int64_t deadline = req->arrived_ms + (int64_t) (wait_ms > 86400000 ? 86400000 : wait_ms);
+            //  One millisecond more: the clock is in whole milliseconds and
+            //  the request came somewhere inside arrived_ms, so a deadline
+            //  of arrived_ms + wait could end the wait up to 1 ms short.
+            int64_t deadline = req->arrived_ms + 1
+                             + (int64_t) (wait_ms > 86400000 ? 86400000 : wait_ms);
             if (self->now_ms < deadline && parking_park (self, req, on, deadline)) {
                 req->no_reply = true;
                 return;
