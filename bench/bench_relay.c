@@ -50,11 +50,20 @@
                                   frame), the broker's backpressure instead
                                   of INBOX_FULL;
       each with its INBOX_FULL and lost message counts (both must be 0)
-      and the SENDs the broker parked.
+      and the SENDs the broker parked. And with the pushed receiver, in
+      COALESCE_ROUNDS alternated rounds (the median of each):
+      relay_push_default_<size>_c1      one message per pipelined call,
+                                        libparley coalescing at its defaults;
+      relay_push_default_<size>_c1_off  the same with coalescing off (one
+                                        SEND frame per message, as 2.0 sent);
+      relay_push_default_<size>_b4096   pipelined SENDs of 4096 (capped by
+                                        the frame): the batched figure.
 
     Usage: bench_relay [--count N] [--quick] [--no-default] [--only-default] [--push-only]
       --push-only   only the pushed-receiver relay and the A -> B -> A
                     round trips (and the forwarder baselines they need)
+      --only-default  only the default-settings rows (and the forwarder)
+      --only-coalesce only the coalescing rows (pushed, default settings)
 */
 #include <assert.h>
 #include <poll.h>
@@ -70,6 +79,7 @@
 #define FETCH_DEPTH 3           //  streaming FETCHes the receiver keeps in flight
 #define SEND_DEPTH 4            //  SENDs the sender keeps in flight
 #define PUSH_CREDIT 32768       //  the pushed receiver's window, messages
+#define COALESCE_ROUNDS 3       //  alternated rounds of the coalescing rows
 
 static long s_count = 1000000;          //  messages per relay run
 static bool s_default_rows = true;      //  the default-settings sender rows (--no-default)
@@ -379,13 +389,17 @@ s_sends_parked (parley_client_t *client)
 }
 
 //  Sends s_count messages as pipelined SENDs of `batch` (1: one message
-//  per SEND, as an agent sends). Messages that failed are sent again as
-//  filler at the end so the receiver still counts s_count and stops;
-//  their number is reported, never hidden.
+//  per SEND, as an agent sends), coalesced at libparley's defaults or not
+//  at all. Messages that failed are sent again as filler at the end so the
+//  receiver still counts s_count and stops; their number is reported,
+//  never hidden.
 static void
-s_sender_pipelined (const char *router, size_t body_size, size_t batch, int result_fd)
+s_sender_pipelined (const char *router, size_t body_size, size_t batch, bool coalesce,
+                    int result_fd)
 {
     parley_client_t *client = bench_client (router, "src");
+    if (!coalesce)
+        parley_client_set_coalesce (client, 0, 0, 0);
     char *body = calloc (1, body_size);
     memset (body, 'x', body_size);
     parley_outbox_t *full = s_outbox ("dst", body, body_size, batch);
@@ -437,10 +451,13 @@ s_fit_batch (size_t body_size, size_t batch)
     return batch;
 }
 
-//  The relay with the pipelined sender; `outcome` gets what it reported.
+static void s_push_receiver (const char *router, int ready_fd, int result_fd);
+
+//  The relay with the pipelined sender (coalescing or not) and a pulling
+//  or `pushed` receiver; `outcome` gets what the sender reported.
 static double
-s_parley_relay_pipelined (const char *router, size_t body_size, size_t batch,
-                          relay_outcome_t *outcome)
+s_parley_relay_pipelined (const char *router, size_t body_size, size_t batch, bool pushed,
+                          bool coalesce, relay_outcome_t *outcome)
 {
     batch = s_fit_batch (body_size, batch);
     int ready [2], result [2], sender_result [2];
@@ -450,7 +467,10 @@ s_parley_relay_pipelined (const char *router, size_t body_size, size_t batch,
     if (receiver == 0) {
         close (ready [0]);
         close (result [0]);
-        s_receiver (router, PROTO_MAX_BATCH, FETCH_DEPTH, false, ready [1], result [1]);
+        if (pushed)
+            s_push_receiver (router, ready [1], result [1]);
+        else
+            s_receiver (router, PROTO_MAX_BATCH, FETCH_DEPTH, false, ready [1], result [1]);
     }
     close (ready [1]);
     close (result [1]);
@@ -461,7 +481,7 @@ s_parley_relay_pipelined (const char *router, size_t body_size, size_t batch,
     pid_t sender = s_fork ();
     if (sender == 0) {
         close (sender_result [0]);
-        s_sender_pipelined (router, body_size, batch, sender_result [1]);
+        s_sender_pipelined (router, body_size, batch, coalesce, sender_result [1]);
     }
     close (sender_result [1]);
     double rate = 0;
@@ -477,6 +497,43 @@ s_parley_relay_pipelined (const char *router, size_t body_size, size_t batch,
     waitpid (sender, &status, 0);
     waitpid (receiver, NULL, 0);
     return WIFEXITED (status) && WEXITSTATUS (status) == 0 ? rate : 0;
+}
+
+static int
+s_by_value (const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return (x > y) - (x < y);
+}
+
+//  The pushed relay at default settings, one message per call coalesced
+//  and not, against batches of 4096: the three alternated, COALESCE_ROUNDS
+//  times, so a change in the machine's load falls on all three alike; the
+//  median of each, and the coalesced run's lost and INBOX_FULL counts.
+static void
+s_coalesce_rows (const char *router, size_t size)
+{
+    static const char *names [] = { "b4096", "c1", "c1_off" };
+    double rates [3][COALESCE_ROUNDS];
+    long lost = 0, inbox_full = 0;
+    for (int round = 0; round < COALESCE_ROUNDS; round++)
+        for (int v = 0; v < 3; v++) {
+            relay_outcome_t outcome = { 0 };
+            rates [v][round] = s_parley_relay_pipelined (router, size, v == 0 ? 4096 : 1, true,
+                                                         v != 2, &outcome);
+            lost += v == 1 ? outcome.lost : 0;
+            inbox_full += v == 1 ? outcome.inbox_full : 0;
+        }
+    char key [64];
+    for (int v = 0; v < 3; v++) {
+        qsort (rates [v], COALESCE_ROUNDS, sizeof (double), s_by_value);
+        snprintf (key, sizeof key, "relay_push_default_%zu_%s", size, names [v]);
+        bench_result (key, rates [v][COALESCE_ROUNDS / 2], "msg/s");
+    }
+    snprintf (key, sizeof key, "relay_push_default_%zu_c1_lost", size);
+    bench_result (key, (double) lost, "msgs");
+    snprintf (key, sizeof key, "relay_push_default_%zu_c1_inbox_full", size);
+    bench_result (key, (double) inbox_full, "msgs");
 }
 
 //  The rows at default broker settings: one message per pipelined SEND,
@@ -497,7 +554,8 @@ s_default_settings (void)
             relay_outcome_t outcome = { 0 };
             snprintf (key, sizeof key, "relay_default_%zu_b%zu", sizes [s], batches [b]);
             bench_result (key, s_parley_relay_pipelined (testbroker_router (broker), sizes [s],
-                                                         batches [b], &outcome), "msg/s");
+                                                         batches [b], false, true, &outcome),
+                          "msg/s");
             snprintf (key, sizeof key, "relay_default_%zu_b%zu_inbox_full", sizes [s], batches [b]);
             bench_result (key, (double) outcome.inbox_full, "msgs");
             snprintf (key, sizeof key, "relay_default_%zu_b%zu_lost", sizes [s], batches [b]);
@@ -505,12 +563,11 @@ s_default_settings (void)
             snprintf (key, sizeof key, "relay_default_%zu_b%zu_parked", sizes [s], batches [b]);
             bench_result (key, (double) outcome.parked, "sends");
         }
+    for (size_t s = 0; s < 2; s++)
+        s_coalesce_rows (testbroker_router (broker), sizes [s]);
     if (testbroker_stop (&broker) != 0)
         exit (1);
 }
-
-
-static void s_push_receiver (const char *router, int ready_fd, int result_fd);
 
 //  One relay: a receiver (pulled with `depth` FETCHes in flight, or
 //  pushed when depth is 0) and s_sender, in forked children; the
@@ -831,7 +888,7 @@ s_parley_rtt (const char *router, bool fetch, const char *key)
 int
 main (int argc, char **argv)
 {
-    bool push_only = false;
+    bool push_only = false, only_coalesce = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp (argv [i], "--count") == 0 && i + 1 < argc)
             s_count = atol (argv [++i]);
@@ -843,6 +900,19 @@ main (int argc, char **argv)
             s_only_default = true;
         else if (strcmp (argv [i], "--push-only") == 0)
             push_only = true;
+        else if (strcmp (argv [i], "--only-coalesce") == 0)
+            only_coalesce = true;
+    }
+    if (only_coalesce) {
+        const char *args [] = { "--log-level", "warn", NULL };
+        testbroker_t *broker = testbroker_start (args);
+        if (!broker)
+            return 1;
+        bench_pin (testbroker_pid (broker), 0);
+        bench_pin (0, 1);
+        s_coalesce_rows (testbroker_router (broker), 64);
+        s_coalesce_rows (testbroker_router (broker), 256);
+        return testbroker_stop (&broker) == 0 ? 0 : 1;
     }
     if (s_only_default) {
         //  With the forwarder, their baseline, measured in the same run.

@@ -35,7 +35,8 @@ struct _client_conn_t {
     int attempts, connect_attempts;
     volatile sig_atomic_t *stop;
     client_conn_restore_fn *restore;
-    void *restore_arg;
+    client_conn_before_fn *before;
+    void *hooks_arg;
     uint64_t requests, timeouts, keepalives, nomem;
     char error [512];
 };
@@ -91,11 +92,13 @@ client_conn_destroy (client_conn_t **self_p)
 }
 
 void
-client_conn_set_restore (client_conn_t *self, client_conn_restore_fn *restore, void *arg)
+client_conn_set_hooks (client_conn_t *self, client_conn_restore_fn *restore,
+                       client_conn_before_fn *before, void *arg)
 {
     assert (self);
     self->restore = restore;
-    self->restore_arg = arg;
+    self->before = before;
+    self->hooks_arg = arg;
 }
 
 client_transport_t *
@@ -424,21 +427,8 @@ s_hello_once (client_conn_t *self)
         return client_conn_fail (self, rc, "%s", why);
     self->last_send_ms = pclock_mono_ms ();
     if (self->restore)
-        self->restore (self->restore_arg);
+        self->restore (self->hooks_arg);
     return PARLEY_OK;
-}
-
-//  Sleeps up to ms in slices, returning early when stopped.
-static void
-s_nap (client_conn_t *self, int64_t ms)
-{
-    int64_t until = pclock_mono_ms () + ms;
-    while (!client_conn_stopped (self)) {
-        int64_t left = until - pclock_mono_ms ();
-        if (left <= 0)
-            break;
-        pclock_sleep_ms (left < CLIENT_ROUTER_SLICE_MS ? left : CLIENT_ROUTER_SLICE_MS);
-    }
 }
 
 parley_err_t
@@ -470,7 +460,7 @@ client_conn_connect (client_conn_t *self)
         if (total == 1 || total % 10 == 0)
             plog_warn ("broker %s not answering HELLO%s%s; retrying", self->endpoint,
                        *self->error ? ": " : "", self->error);
-        s_nap (self, backoff);
+        pclock_nap_ms (backoff, self->stop);
         backoff = backoff * 2 > self->backoff_max_ms ? self->backoff_max_ms : backoff * 2;
     }
     return PARLEY_OK;
@@ -514,6 +504,9 @@ client_conn_call (client_conn_t *self, pmsg_type_t expect, pmsg_t **reply_p)
     self->error [0] = 0;
     if (!penc_ok (&self->enc))
         return client_conn_nomem (self);
+    parley_err_t before = self->before ? self->before (self->hooks_arg) : PARLEY_OK;
+    if (before != PARLEY_OK)
+        return before;
     for (int attempt = 0; attempt < self->attempts; attempt++) {
         parley_err_t rc = client_conn_ensure (self);
         if (rc != PARLEY_OK)

@@ -133,11 +133,9 @@ s_body_len (const char *body, size_t len, size_t max_body)
 }
 
 void
-client_outbox_encode (const parley_outbox_t *self, penc_t *enc, size_t max_body)
+client_outbox_encode_items (const parley_outbox_t *self, penc_t *enc, size_t max_body)
 {
     assert (self && enc);
-    penc_key (enc, "messages");
-    msgpack_pack_array (penc_packer (enc), self->count);
     for (size_t i = 0; i < self->count; i++) {
         const s_item_t *item = &self->items [i];
         bool resolve = item->kind == S_RESOLVE;
@@ -148,4 +146,13 @@ client_outbox_encode (const parley_outbox_t *self, penc_t *enc, size_t max_body)
         const char *body = item->body ? (const char *) item->body : "";
         penc_kv_str (enc, "body", body, s_body_len (body, item->size, max_body));
     }
+}
+
+void
+client_outbox_encode (const parley_outbox_t *self, penc_t *enc, size_t max_body)
+{
+    assert (self && enc);
+    penc_key (enc, "messages");
+    msgpack_pack_array (penc_packer (enc), self->count);
+    client_outbox_encode_items (self, enc, max_body);
 }
