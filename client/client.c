@@ -197,7 +197,11 @@ parley_err_t
 parley_client_connect (parley_client_t *self)
 {
     assert (self);
-    client_conn_close (self->conn, PARLEY_ERR_TIMEOUT);
+    //  A session that is up starts again on a fresh connection; without
+    //  one, a connection that carried only HELLOs is asked again (a late
+    //  WELCOME may still come on it).
+    if (client_conn_up (self->conn))
+        client_conn_close (self->conn, PARLEY_ERR_TIMEOUT);
     return client_conn_connect (self->conn);
 }
 

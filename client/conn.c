@@ -67,6 +67,8 @@ client_conn_new (const char *endpoint, const char *agent, client_tickets_t *tick
         return NULL;
     }
     client_router_set_owner (self->router, CLIENT_ROUTE_KEEPALIVE, s_claim_keepalive, self);
+    client_router_set_owner (self->router, CLIENT_ROUTE_SESSION, client_session_claim,
+                             self->session);
     self->request_ms = 3000;
     self->backoff_max_ms = 2000;
     self->attempts = 5;
@@ -409,11 +411,15 @@ client_conn_exchange (client_conn_t *self, penc_t *enc, uint64_t id, pmsg_t **re
 //  ---------------------------------------------------------------------
 //  The session
 
-//  One HELLO on a fresh connection and, on WELCOME, the client's restore.
+//  One HELLO and, on WELCOME, the client's restore. A HELLO after one
+//  that got no answer in time goes on the same connection, so a WELCOME
+//  the broker sends late (with a new resume token) still reaches us;
+//  any other connection is replaced by a fresh one.
 static parley_err_t
 s_hello_once (client_conn_t *self)
 {
-    client_conn_close (self, PARLEY_ERR_TIMEOUT);
+    if (!client_session_asking (self->session) || !client_transport_is_open (self->transport))
+        client_conn_close (self, PARLEY_ERR_TIMEOUT);
     char why [300] = "";
     uint64_t id = self->next_id++;
     self->requests++;
@@ -452,7 +458,6 @@ client_conn_connect (client_conn_t *self)
             self->nomem++;
         if (rc != PARLEY_ERR_TIMEOUT)
             return rc;
-        client_conn_close (self, PARLEY_ERR_TIMEOUT);
         client_session_count_failure (self->session);
         uint64_t total = client_session_counter (self->session, PARLEY_COUNTER_HELLO_FAILURES);
         if (self->connect_attempts && ++failures >= self->connect_attempts)
