@@ -445,11 +445,10 @@ s_due (client_sender_t *self, bool idle, int64_t now)
     if (self->posts) {
         size_t messages, bytes;
         s_bounds (self, &messages, &bytes);
-        s_reason_t reason = idle ? S_WAIT
-                          : client_flight_count (self->flight) == 0 ? S_IDLE
+        s_reason_t reason = client_flight_count (self->flight) == 0 ? S_IDLE
                           : self->held_messages >= messages || self->held_size >= bytes ? S_FULL
                           : now && now >= self->held_since + self->linger_us ? S_TIMER
-                          : S_REASONS;
+                          : idle ? S_WAIT : S_REASONS;
         if (reason != S_REASONS && !client_flight_full (self->flight, self->held_messages,
                                                         self->held_size + S_FRAME_HEAD))
             s_flush (self, reason);

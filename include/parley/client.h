@@ -216,8 +216,8 @@ typedef enum {
     //  Coalescing and acknowledgements riding on SEND (2.1; parley/mail.h)
     PARLEY_COUNTER_SEND_FRAMES,         //  pipelined SEND frames sent (resends not counted)
     PARLEY_COUNTER_FLUSH_FULL,          //  frames that went full (count or bytes)
-    PARLEY_COUNTER_FLUSH_TIMER,         //  frames that went at the linger's end
-    PARLEY_COUNTER_FLUSH_WAIT,          //  frames sent by a wait or a poll
+    PARLEY_COUNTER_FLUSH_TIMER,         //  frames that went at the linger's end (in a post, wait or poll)
+    PARLEY_COUNTER_FLUSH_WAIT,          //  frames a wait or a poll sent before they were due
     PARLEY_COUNTER_FLUSH_IDLE,          //  frames sent because nothing was in flight
     PARLEY_COUNTER_FLUSH_CALL,          //  frames sent by a flush, another request, or destroy
     PARLEY_COUNTER_HELD,                //  posts held now (a level, not a count)
