@@ -148,14 +148,6 @@ s_step_time (const char *router, tproc_dir_t *tmp, long memories)
     bench_result (key, p50 / 1e3, "ms");
     snprintf (key, sizeof key, "step_p90_%s%ld", kind, memories);
     bench_result (key, p90 / 1e3, "ms");
-    if (memories == 0) {
-        //  The original single-process Python program, model stubbed, FAISS
-        //  flat at dimension 384, measured on a machine of this kind (the
-        //  issue's figure): a reference, not a same-run baseline.
-        printf ("bench_step: 0 memories: %.2f x the original Python program's 0.28 ms "
-                "(reference figure)\n", p50 / 1e3 / 0.28);
-        bench_result ("step_vs_python_0", p50 / 1e3 / 0.28, "x");
-    }
     agent_destroy (&agent);
     fclose (progress);
     free (dir);

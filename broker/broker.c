@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*  broker - the broker object: builds everything, runs the loop, tears down.
 
-    The loop (czmq zloop) has three readers, the ROUTER (dispatch.c), the
-    ROUTER's monitor (closed connections end their sessions: conn_watch.h,
-    session.c) and the tap's XPUB (subscriptions, tap.c), and two timers: the liveness sweep
+    The loop (czmq zloop) reads the ROUTER (dispatch.c) as a socket, and
+    on their descriptors (fdreader.h) the ZAP handler (auth.c), the
+    monitors (closed connections end their sessions: conn_watch.h,
+    session.c) and the XPUBs' subscriptions (the events', the tap's:
+    tap.c); it has two timers: the liveness sweep
     (session.c) and the one-second stats tick; under systemd with
     WatchdogSec= a third feeds the watchdog (sdnotify.h), and broker_run
     tells systemd READY=1 before the loop and STOPPING=1 after it. Everything runs on this one
@@ -144,10 +146,51 @@ s_revoke (broker_t *self)
         plog_warn ("allowlist changed: %zu connections of revoked keys cut", cut);
 }
 
+//  A descriptor reader kept for the drains (fdreader.h); NULL on failure.
+static fdreader_t *
+s_fdreader (broker_t *self, zsock_t *sock, zloop_reader_fn *handler, void *arg)
+{
+    if (self->reader_count == BROKER_FDREADERS)
+        return NULL;
+    fdreader_t *reader = fdreader_new (self->loop, sock, handler, arg);
+    if (reader)
+        self->readers [self->reader_count++] = reader;
+    return reader;
+}
+
+//  Every descriptor reader drained: what a lost edge left is read.
+static int
+s_drain_all (broker_t *self)
+{
+    for (size_t i = 0; i < self->reader_count; i++)
+        if (fdreader_drain (self->readers [i]) == -1)
+            return -1;
+    return 0;
+}
+
+int
+broker_drain_sent (broker_t *self)
+{
+    //  A send on an XPUB may take the signal of a subscription that came
+    //  meanwhile: read them after the turn that sent.
+    int rc = 0;
+    if (self->pub_reader && self->counters.published != self->pub_drained_at) {
+        self->pub_drained_at = self->counters.published;
+        rc |= fdreader_drain (self->pub_reader);
+    }
+    if (self->tap_reader && tap_seq (self->tap) != self->tap_drained_at) {
+        self->tap_drained_at = tap_seq (self->tap);
+        rc |= fdreader_drain (self->tap_reader);
+    }
+    return rc;
+}
+
 static int
 s_on_stats (zloop_t *loop, int timer_id, void *arg)
 {
     broker_t *self = arg;
+    if (s_drain_all (self) == -1)
+        return -1;
     stats_tick (self);
     //  Connections that closed leave their buffers free in the allocator's
     //  heaps (libzmq allocates them in its I/O thread); give them back to
@@ -301,14 +344,18 @@ broker_new (const broker_config_t *config, bool *network, char *why, size_t why_
         snprintf (why, why_size, "cannot create the event loop");
         goto err;
     }
-    zloop_reader (self->loop, auth_sock (self->auth), auth_on_request, self->auth);
+    //  The ROUTER is a socket reader; the seldom readable sockets are
+    //  polled on their descriptors (fdreader.h: what that saves).
     zloop_reader (self->loop, self->router, dispatch_on_router, self);
-    zloop_reader (self->loop, conn_watch_sock (self->conn_watch), session_on_closed, self);
-    zloop_reader (self->loop, self->pub, s_on_pub, self);
-    zloop_reader (self->loop, conn_watch_sock (self->pub_watch), s_on_pub_closed, self);
-    if (self->tap) {
-        zloop_reader (self->loop, tap_sock (self->tap), s_on_tap, self);
-        zloop_reader (self->loop, conn_watch_sock (self->tap_watch), s_on_tap_closed, self);
+    if (!s_fdreader (self, auth_sock (self->auth), auth_on_request, self->auth)
+    ||  !s_fdreader (self, conn_watch_sock (self->conn_watch), session_on_closed, self)
+    ||  !(self->pub_reader = s_fdreader (self, self->pub, s_on_pub, self))
+    ||  !s_fdreader (self, conn_watch_sock (self->pub_watch), s_on_pub_closed, self)
+    ||  (self->tap && (!(self->tap_reader = s_fdreader (self, tap_sock (self->tap), s_on_tap, self))
+                   ||  !s_fdreader (self, conn_watch_sock (self->tap_watch), s_on_tap_closed,
+                                    self)))) {
+        snprintf (why, why_size, "cannot poll the broker's sockets");
+        goto err;
     }
     if (self->metrics_http) {
         zmq_pollitem_t wanted = { NULL, metrics_http_fd (self->metrics_http), ZMQ_POLLIN, 0 };
@@ -352,6 +399,8 @@ broker_destroy (broker_t **self_p)
         //  First: its thread may be waiting for the loop's page.
         metrics_http_destroy (&self->metrics_http);
         metrics_text_free (&self->metrics_page);
+        for (size_t i = 0; i < self->reader_count; i++)
+            fdreader_destroy (&self->readers [i]);
         zloop_destroy (&self->loop);
         conn_watch_destroy (&self->conn_watch);
         conn_watch_destroy (&self->pub_watch);
@@ -417,7 +466,9 @@ broker_run (broker_t *self)
     char status [128];
     snprintf (status, sizeof status, "serving %zu agents", agents_size (self->agents));
     sdnotify_ready (status);
-    zloop_start (self->loop);
+    //  What came before the loop polled the descriptors (fdreader.h).
+    if (s_drain_all (self) == 0)
+        zloop_start (self->loop);
     //  zloop returns on an interrupt or when a handler asked to stop; either
     //  way this is an orderly end.
     sdnotify_stopping ();

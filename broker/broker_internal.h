@@ -27,8 +27,11 @@
 #include "metrics_http.h"
 #include "parking.h"
 #include "confirms.h"
+#include "fdreader.h"
 
 #define BROKER_ENDPOINT_MAX 512
+//  The loop's descriptor readers (broker.c): ZAP, three monitors, two XPUBs.
+#define BROKER_FDREADERS 6
 //  MAIL replies stop adding messages at this many bytes so a reply always
 //  fits the client's ZMQ_MAXMSGSIZE (PROTO_MAX_FRAME) with room to spare.
 #define BROKER_MAIL_REPLY_BUDGET (PROTO_MAX_FRAME - 16 * 1024)
@@ -41,6 +44,9 @@
 //  Requests handled per wake-up of the ROUTER before MAIL_READY wake-ups
 //  are flushed and timers get a turn.
 #define BROKER_DRAIN_BATCH 256
+//  Bytes of one MAIL_PUSH frame at most (push.c): a backlog leaves in
+//  frames of this size, never in megabyte ones.
+#define BROKER_PUSH_FRAME_BUDGET (64 * 1024)
 //  Pushed delivery (CONSUME): the largest credit window a consumer may
 //  ask for, in messages and body bytes, and the byte window it gets when
 //  it names none. What is out is also inbox mail, so the inbox bounds
@@ -126,6 +132,12 @@ struct _broker_t {
     outbox_t *outbox;           //  replies and events until the durability point
     stall_t *stall;             //  replies a full pipe refused (stall.h)
     observers_t *observers;     //  connections that said HELLO observe
+    fdreader_t *readers [BROKER_FDREADERS];     //  the loop's descriptor readers
+    size_t reader_count;
+    fdreader_t *pub_reader;     //  of them, the two XPUBs (drained after sends)
+    fdreader_t *tap_reader;
+    uint64_t pub_drained_at;    //  counters.published at the last drain
+    uint64_t tap_drained_at;    //  tap_seq at the last drain
 
     penc_t reply;               //  reused for every reply
     penc_t event;               //  reused for every PUB event
@@ -135,6 +147,8 @@ struct _broker_t {
     broker_counters_t counters;
     int64_t started_ms;
     int64_t now_ms;             //  monotonic, refreshed per loop turn
+    int64_t turn_wall_us;       //  the wall clock at the turn's start (0: not in one)
+    int64_t turn_mark_us;       //  the end of the turn's last request (0: not reading)
     //  Prometheus figures (metrics.h): counted by dispatch.c, rendered on
     //  the loop thread when metrics_http asks (metrics_render.c).
     metrics_t metrics;
@@ -160,7 +174,9 @@ typedef struct _request_t {
     const conn_id_t *conn;      //  the connection it came on
     uint64_t serial;            //  that connection's handshake serial (auth.h)
     char key [41];              //  its CURVE public key (Z85); "" in plain mode
-    int conn_fd;                //  its descriptor (conn_watch.h), -1 if unknown
+    int conn_fd;                //  its descriptor (conn_watch.h), -1 if unknown,
+                                //  REQUEST_FD_UNREAD: read it with request_fd
+    zmq_msg_t *body;            //  the frame's message while it is handled, or NULL
     //  The frame as received (a parked SEND keeps a copy; the journal
     //  records a SEND when it is applied, not when it arrives).
     const void *frame;
@@ -172,6 +188,12 @@ typedef struct _request_t {
     bool retry;                 //  a parked SEND tried again: counted once, when it came
     const char *replay_token;   //  a legacy HELLO record's resume token (durable.c)
 } request_t;
+
+//  A request's descriptor is read from its message only when something
+//  needs it (a HELLO, a CURVE key noted, a request held or kept): it is
+//  a metadata lookup in libzmq, a few hundred instructions a request.
+#define REQUEST_FD_UNREAD (-2)
+int request_fd (const request_t *req);
 
 //  True if the request's key carries `right` (always in plain mode);
 //  otherwise writes ERROR UNAUTHORIZED naming `what` and counts it.
@@ -186,6 +208,9 @@ void sockets_close (broker_t *self);
 int sockets_write_ready_file (broker_t *self, const char *path);
 //  ZMQ_LAST_ENDPOINT, with IPv4-mapped IPv6 addresses written as IPv4.
 int sockets_last_endpoint (void *handle, char *buf, size_t size);
+
+//  broker.c: drains the XPUBs sent on since their last drain (fdreader.h).
+int broker_drain_sent (broker_t *self);
 
 //  dispatch.c
 int dispatch_on_router (zloop_t *loop, zsock_t *reader, void *arg);
@@ -298,6 +323,7 @@ const char *durable_refusal (broker_t *self);
 int durable_reserve (broker_t *self, size_t size);
 void durable_count_refusal (broker_t *self);
 int durable_append (broker_t *self, const void *data, size_t size);
+int durable_append_parts (broker_t *self, const jfile_part_t *parts, size_t count);
 void durable_lost (broker_t *self, const char *what);
 //  The turn's records into the file (false when the write failed).
 bool durable_flush (broker_t *self);

@@ -96,11 +96,21 @@ durable_count_refusal (broker_t *self)
 int
 durable_append (broker_t *self, const void *data, size_t size)
 {
+    jfile_part_t part = { data, size };
+    return durable_append_parts (self, &part, 1);
+}
+
+int
+durable_append_parts (broker_t *self, const jfile_part_t *parts, size_t count)
+{
+    size_t size = 0;
+    for (size_t i = 0; i < count; i++)
+        size += parts [i].size;
     if (size > JFILE_MAX_RECORD) {
         errno = EMSGSIZE;
         return -1;
     }
-    return journal_append (self->durable->journal, data, size);
+    return journal_append_parts (self->durable->journal, parts, count);
 }
 
 void

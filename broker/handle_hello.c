@@ -107,7 +107,7 @@ s_welcome (broker_t *self, request_t *req, agent_t *agent)
 {
     penc_t *enc = &self->reply;
     bool token = agent->token [0] != 0;
-    penc_begin (enc, PMSG_WELCOME, req->id, 13 + (self->world != NULL) + token);
+    penc_begin (enc, PMSG_WELCOME, req->id, 14 + (self->world != NULL) + token);
     penc_kv_uint (enc, "version", PROTO_VERSION);
     penc_kv_str (enc, "agent", agent->id, agent->id_len);
     penc_kv_cstr (enc, "pub", self->pub_advertised);
@@ -131,6 +131,11 @@ s_welcome (broker_t *self, request_t *req, agent_t *agent)
     penc_kv_uint (enc, "origin", core_origin (self->core));
     if (token)
         penc_kv_cstr (enc, "token", agent->token);
+    //  What a client may rely on beyond version 1's fields (PROTOCOL.md,
+    //  WELCOME): SEND's `ack`.
+    penc_key (enc, "features");
+    msgpack_pack_array (penc_packer (enc), 1);
+    penc_cstr (enc, "send_ack");
 }
 
 //  WELCOME for an observer: where the sockets are, nothing registered.
@@ -202,7 +207,7 @@ handle_hello (broker_t *self, request_t *req)
     }
     if (pmsg_bool (req->msg, "observe", false)) {
         //  The tap right was checked with the others (rights.h).
-        if (!observers_add (self->observers, req->serial, req->conn_fd))
+        if (!observers_add (self->observers, req->serial, request_fd (req)))
             dispatch_error (self, req->id, PERR_TOO_MANY_AGENTS,
                             "the broker serves at most %d observers at once", OBSERVERS_MAX);
         else

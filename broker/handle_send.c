@@ -30,6 +30,16 @@
     Pipelined SEND (PROTOCOL.md, SEND): no SENT; its outcome (messages
     accepted, the errors of the items that failed) is added to the
     connection's next CONFIRM (confirms.h).
+
+    `ack` (WELCOME features send_ack): the sender's own mail up to it is
+    acknowledged first, as by an ACK, in a call of its own (so it holds
+    even when the SEND then waits, parked): an agent that answers the mail
+    it was pushed acknowledges it on the answer, without an ACK frame and
+    its OK.
+
+    The request's fields are read in one pass over its map (the decode
+    checked their types); what is slow per SEND is the decode and the
+    journal record, not this.
 */
 #include <string.h>
 
@@ -230,10 +240,53 @@ send_encode (broker_t *self, send_outcome_t *out, penc_t *enc)
     penc_fini (&out->list);
 }
 
+//  SEND's own fields, absent ones NULL.
+typedef struct {
+    const msgpack_object *messages, *batch, *wait_ms, *ack;
+} s_fields_t;
+
+static bool
+s_key_is (const msgpack_object *key, const char *name, uint32_t len)
+{
+    return key->via.str.size == len && memcmp (key->via.str.ptr, name, len) == 0;
+}
+
+static void
+s_fields (const pmsg_t *msg, s_fields_t *fields)
+{
+    memset (fields, 0, sizeof *fields);
+    const msgpack_object *root = pmsg_root (msg);
+    for (uint32_t i = 0; i < root->via.map.size; i++) {
+        const msgpack_object_kv *kv = &root->via.map.ptr [i];
+        if (kv->key.type != MSGPACK_OBJECT_STR || kv->val.type == MSGPACK_OBJECT_NIL)
+            continue;
+        const msgpack_object *key = &kv->key;
+        if (s_key_is (key, "messages", 8))
+            fields->messages = &kv->val;
+        else
+        if (s_key_is (key, "batch", 5))
+            fields->batch = &kv->val;
+        else
+        if (s_key_is (key, "wait_ms", 7))
+            fields->wait_ms = &kv->val;
+        else
+        if (s_key_is (key, "ack", 3))
+            fields->ack = &kv->val;
+    }
+}
+
+static uint64_t
+s_uint (const msgpack_object *value, uint64_t fallback)
+{
+    return value && value->type == MSGPACK_OBJECT_POSITIVE_INTEGER ? value->via.u64 : fallback;
+}
+
 void
 handle_send (broker_t *self, request_t *req)
 {
-    const msgpack_object *items = pmsg_field (req->msg, "messages");
+    s_fields_t fields;
+    s_fields (req->msg, &fields);
+    const msgpack_object *items = fields.messages;
     if (!items || items->type != MSGPACK_OBJECT_ARRAY || items->via.array.size == 0) {
         dispatch_error (self, req->id, PERR_BAD_FIELD, "SEND needs 1 to %zu messages",
                         self->config.max_batch);
@@ -246,13 +299,20 @@ handle_send (broker_t *self, request_t *req)
         return;
     }
     agent_t *agent = req->agent;
-    const msgpack_object *batch_field = pmsg_field (req->msg, "batch");
-    uint64_t batch = pmsg_uint (req->msg, "batch", 0);
+    const msgpack_object *batch_field = fields.batch;
+    uint64_t batch = s_uint (batch_field, 0);
     if (req->pipelined && batch_field) {
         dispatch_error (self, req->id, PERR_BAD_FIELD, "a pipelined SEND cannot carry batch: "
                         "pipelined SENDs are delivered at least once, resent after a reconnect "
                         "(PROTOCOL.md, SEND)");
         return;
+    }
+    //  The ack first, whatever the SEND does next (a repeat, as a retried
+    //  parked SEND brings, changes nothing: acks are cumulative).
+    if (fields.ack) {
+        call_begin (self, agent->id, NULL, NULL, 0, 0);
+        ack_apply (self, agent, fields.ack->via.u64);
+        call_end (self);
     }
     //  A resend (its SENT was lost, or came too late, or the broker
     //  restarted since) gets the same answer, and nothing is posted a
@@ -261,7 +321,7 @@ handle_send (broker_t *self, request_t *req)
     &&  replay_answer (&agent->slots [SLOT_SEND], batch, PMSG_SENT, req->id, &self->reply))
         return;
     //  Backpressure: wait for room rather than refuse (parking.h).
-    uint64_t wait_ms = pmsg_uint (req->msg, "wait_ms", self->config.send_wait_ms);
+    uint64_t wait_ms = s_uint (fields.wait_ms, self->config.send_wait_ms);
     if (wait_ms > 0 && !self->replaying && !self->config.drop_oldest
     &&  !parking_forced (self->parking)) {
         agent_t *on = parking_blocked (self, agent, items);
@@ -296,11 +356,11 @@ handle_send (broker_t *self, request_t *req)
     }
     send_outcome_t outcome;
     send_post (self, agent, items, &outcome);
-    size_t fields = send_fields (&outcome);
-    penc_begin (&self->reply, PMSG_SENT, req->id, fields);
+    size_t sent_fields = send_fields (&outcome);
+    penc_begin (&self->reply, PMSG_SENT, req->id, sent_fields);
     size_t head = penc_size (&self->reply);
     send_encode (self, &outcome, &self->reply);
     self->send_waited_ms = 0;
-    remember (self, agent, SLOT_SEND, batch_field != NULL, batch, head, fields);
+    remember (self, agent, SLOT_SEND, batch_field != NULL, batch, head, sent_fields);
     call_end (self);
 }

@@ -291,7 +291,17 @@ s_grow (jfile_t *self, size_t want)
 int
 jfile_append (jfile_t *self, const void *payload, size_t size)
 {
+    jfile_part_t part = { payload, size };
+    return jfile_append_parts (self, &part, 1);
+}
+
+int
+jfile_append_parts (jfile_t *self, const jfile_part_t *parts, size_t count)
+{
     assert (self);
+    size_t size = 0;
+    for (size_t i = 0; i < count; i++)
+        size += parts [i].size;
     assert (size <= JFILE_MAX_RECORD);
     if (self->test_full && access (self->test_full, F_OK) == 0) {
         errno = ENOSPC;
@@ -303,12 +313,18 @@ jfile_append (jfile_t *self, const void *payload, size_t size)
         return -1;
     if (s_reserve (self, total) != 0 || s_grow (self, self->buf_used + total) != 0)
         return -1;
+    //  The parts are copied first and checksummed where they landed, as
+    //  one payload: the same bytes as one part of their concatenation.
     uint8_t *record = self->buf + self->buf_used;
+    size_t at = JFILE_HEADER;
+    for (size_t i = 0; i < count; i++)
+        if (parts [i].size) {
+            memcpy (record + at, parts [i].data, parts [i].size);
+            at += parts [i].size;
+        }
     s_put32 (record, (uint32_t) size);
-    s_put32 (record + 4, self->checksum (payload, size));
+    s_put32 (record + 4, self->checksum (record + JFILE_HEADER, size));
     s_put32 (record + 8, self->checksum (record, 8));
-    if (size)
-        memcpy (record + JFILE_HEADER, payload, size);
     self->buf_used += total;
     self->dirty = true;
     return self->direct ? jfile_flush (self) : 0;

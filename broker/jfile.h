@@ -77,6 +77,14 @@ bool jfile_failed (jfile_t *self);
 //  gathered in memory until jfile_flush. -1 with errno (ENOSPC on a full
 //  disk) when it cannot be appended; nothing was then appended.
 int jfile_append (jfile_t *self, const void *payload, size_t size);
+//  The same for a record given in parts, which it holds end to end (the
+//  journal's record is a head, the request's frame and the operations:
+//  no copy of them is made to put them together first).
+typedef struct {
+    const void *data;
+    size_t size;
+} jfile_part_t;
+int jfile_append_parts (jfile_t *self, const jfile_part_t *parts, size_t count);
 //  Makes sure the disk has room for `more` bytes of records after what
 //  is written and gathered (fallocate), so appends within them cannot meet
 //  a full disk. -1 with errno (ENOSPC) when it has not.

@@ -322,8 +322,18 @@ journal_reserve (journal_t *self, size_t size)
 int
 journal_append (journal_t *self, const void *payload, size_t size)
 {
+    jfile_part_t part = { payload, size };
+    return journal_append_parts (self, &part, 1);
+}
+
+int
+journal_append_parts (journal_t *self, const jfile_part_t *parts, size_t count)
+{
     assert (self && self->log);
-    if (jfile_append (self->log, payload, size) != 0) {
+    size_t size = 0;
+    for (size_t i = 0; i < count; i++)
+        size += parts [i].size;
+    if (jfile_append_parts (self->log, parts, count) != 0) {
         int error = errno;
         self->stats.write_errors++;
         //  Not only this record: a write of earlier gathered ones failed.

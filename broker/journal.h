@@ -112,6 +112,8 @@ int journal_recover (journal_t *self, bool repair, jfile_record_fn *snapshot_fn,
 //  ENOSPC on a full disk) when it cannot be appended: nothing of it
 //  stays, and no number is used.
 int journal_append (journal_t *self, const void *payload, size_t size);
+//  The same, the record given in parts held end to end (jfile.h).
+int journal_append_parts (journal_t *self, const jfile_part_t *parts, size_t count);
 //  Makes sure a record of up to `size` bytes can be appended without
 //  meeting a full disk (its blocks are allocated). -1 with errno (ENOSPC).
 int journal_reserve (journal_t *self, size_t size);

@@ -100,7 +100,7 @@ s_held_new (const void *data, size_t size, const request_t *req, size_t extra)
     held->envelope = req->envelope;
     held->serial = req->serial;
     memcpy (held->key, req->key, sizeof held->key);
-    held->conn_fd = req->conn_fd;
+    held->conn_fd = request_fd (req);
     held->arrived_ms = req->arrived_ms;
     held->extra = extra;
     held->size = size;

@@ -6,7 +6,17 @@
     subscription during the turn was marked once (mailroom_mark_push); at
     the end of the turn, after the replies, each gets as many frames as its
     credit allows. So a burst of SENDs read in one turn leaves in few
-    frames, and a broker with nothing else to do pushes at once.
+    frames, and a broker with nothing else to do pushes at once: one
+    message when one came, many under load.
+
+    A push frame holds at most BROKER_PUSH_FRAME_BUDGET bytes (and
+    max_batch messages; one message always goes, however big): a consumer
+    far behind gets its backlog in frames of tens of kilobytes rather than
+    megabytes, which are cheap to allocate (below malloc's mmap threshold)
+    and to copy, and interleave with everyone else's traffic.
+
+    What was handed out (the agent's `delivered` position) is journaled
+    once per consumer per flush, however many frames went (OP_DELIVER).
 
     A frame is handed out only once libzmq took it: the consumer's pipe
     may be full (ROUTER high-water mark: it does not read), and then the
@@ -57,31 +67,36 @@ s_on_retry (zloop_t *loop, int timer_id, void *arg)
     return 0;
 }
 
+//  What the agent was handed out (the ack clamp), journaled: an ack of
+//  pushed mail after a restart still counts.
+static void
+s_delivered (broker_t *self, agent_t *agent, uint64_t through)
+{
+    if (through <= agent->delivered)
+        return;
+    op_t op = { .kind = OP_DELIVER, .u = through };
+    if (call_one (self, agent->id, &op, NULL) != PERR_NONE)
+        plog_limited (&s_push_limit, 5, PLOG_WARN, "push to %s: its position is not "
+                      "journaled (it may come again after a restart)", agent->id);
+}
+
 //  Pushes what the agent's credit allows, frame by frame.
 static void
 s_push_agent (broker_t *self, agent_t *agent)
 {
     mailroom_t *room = self->mailroom;
+    uint64_t through = 0;
     while (agent->online && agent->credit) {
         size_t count = mailroom_push_begin (room, agent, self->config.max_batch,
-                                            BROKER_MAIL_REPLY_BUDGET);
+                                            BROKER_PUSH_FRAME_BUDGET);
         if (count == 0)
-            return;
+            break;
         mail_encode (self, &self->push, PMSG_MAIL_PUSH, 0, count, agent);
         push_outcome_t outcome = s_send (self, agent, penc_data (&self->push),
                                          penc_size (&self->push));
         if (outcome == PUSH_SENT) {
             mailroom_push_commit (room);
-            //  What it handed out (the ack clamp), journaled: an ack of
-            //  pushed mail after a restart still counts.
-            uint64_t through = mailroom_fetch_through (room);
-            if (through > agent->delivered) {
-                op_t op = { .kind = OP_DELIVER, .u = through };
-                if (call_one (self, agent->id, &op, NULL) != PERR_NONE)
-                    plog_limited (&s_push_limit, 5, PLOG_WARN, "push to %s: its position is "
-                                  "not journaled (it may come again after a restart)",
-                                  agent->id);
-            }
+            through = mailroom_fetch_through (room);
             agent->push_blocked = false;
             self->counters.push_frames++;
             continue;
@@ -97,10 +112,14 @@ s_push_agent (broker_t *self, agent_t *agent)
             self->counters.unroutable++;
             plog_limited (&s_push_limit, 5, PLOG_WARN, "push to %s not sent: %s",
                           agent->id, zmq_strerror (zmq_errno ()));
+            //  What went before this frame was handed out all the same.
+            s_delivered (self, agent, through);
             session_detach (self, agent, "expired");
+            return;
         }
-        return;
+        break;
     }
+    s_delivered (self, agent, through);
 }
 
 void

@@ -223,8 +223,9 @@ stall_hold (broker_t *broker, const conn_id_t *conn, const void *data, size_t si
     s_record_t *record = zhashx_lookup (self->by_conn, conn);
     if (!record)
         return false;
-    if (req->conn_fd >= 0)
-        record->fd = req->conn_fd;
+    int fd = request_fd (req);
+    if (fd >= 0)
+        record->fd = fd;
     if (!s_room (broker, record, size))
         return true;
     s_item_t *item = malloc (sizeof *item + size);
@@ -234,6 +235,8 @@ stall_hold (broker_t *broker, const conn_id_t *conn, const void *data, size_t si
     }
     memset (item, 0, sizeof *item);
     item->req = *req;
+    item->req.conn_fd = fd;             //  the message is gone when it is handled
+    item->req.body = NULL;
     item->extra = extra_frames;
     item->size = size;
     memcpy (item->data, data, size);

@@ -184,6 +184,7 @@ static const pfield_t s_send [] = {
     { "batch", PF_UINT, false, 0, NULL, "sender's batch id: a repeat gets the same SENT, posts nothing" },
     { "pipelined", PF_BOOL, false, 0, NULL, "no SENT: covered by the connection's next CONFIRM" },
     { "wait_ms", PF_UINT, false, 0, NULL, "wait up to this long for room in an online recipient's full inbox (0: INBOX_FULL at once)" },
+    { "ack", PF_UINT, false, 0, NULL, "acknowledge the sender's own mail with seq <= ack first (WELCOME features send_ack)" },
 };
 static const pfield_t s_fetch [] = {
     { "ack", PF_UINT, false, 0, NULL, "acknowledge everything with seq <= ack first" },
@@ -234,6 +235,7 @@ static const pfield_t s_welcome [] = {
     { "channels", PF_STR_ARRAY, false, PROTO_MAX_BATCH, NULL, "channels listened to" },
     { "origin", PF_UINT, false, 0, NULL, "identifies the broker's counters: changes when they restart" },
     { "token", PF_STR, false, PROTO_MAX_NAME, NULL, "resume token (plain mode): keep it for HELLO" },
+    { "features", PF_STR_ARRAY, false, 64, NULL, "optional behaviours this broker has, e.g. send_ack" },
 };
 static const pfield_t s_error [] = {
     { "code", PF_UINT, true, 0, NULL, "error code" },

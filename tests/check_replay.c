@@ -228,13 +228,16 @@ s_step (s_run_t *run)
     penc_t *enc;
     run->req++;
     switch (s_pick (&run->rng, 13)) {
-        case 0: case 1: {           //  SEND, keyed or not, sometimes resent
-            uint32_t items = 1 + s_pick (&run->rng, 3);
+        case 0: case 1: {           //  SEND, keyed or not, sometimes resent, sometimes
+            uint32_t items = 1 + s_pick (&run->rng, 3);     //  acknowledging
             bool keyed = s_pick (&run->rng, 3) == 0;
+            bool ack = s_pick (&run->rng, 2) == 0;
             for (int round = 0; round < (keyed ? 2 : 1); round++) {
-                enc = testclient_begin (agent->client, PMSG_SEND, keyed ? 2 : 1);
+                enc = testclient_begin (agent->client, PMSG_SEND, (keyed ? 2 : 1) + ack);
                 if (keyed)
                     penc_kv_uint (enc, "batch", agent->keyed + 1);
+                if (ack)
+                    penc_kv_uint (enc, "ack", agent->seen);
                 penc_key (enc, "messages");
                 msgpack_pack_array (penc_packer (enc), items);
                 for (uint32_t i = 0; i < items; i++)
