@@ -330,10 +330,20 @@ client_flight_claim_confirm (void *owner, pmsg_t **msg_p)
             s_fail_item (self, id, (size_t) pobj_uint (error, "index", 0), code,
                          agent, agent_len, text, text_len);
     }
-    while (self->count && s_at (self, 0)->id <= through
-    &&     (!lost_from || s_at (self, 0)->id < lost_from)) {
-        self->confirmed += s_at (self, 0)->posts;
-        s_remove (self, 0);
+    //  It covers the `count` frames up to `through` that the broker
+    //  answered since its previous CONFIRM, no more: frames before them
+    //  went to a broker that is gone (killed and restarted on the same
+    //  endpoint, the socket reconnected under us) and never reached this
+    //  one. They stay in flight, to go again on the next session.
+    size_t end = 0;
+    while (end < self->count && s_at (self, end)->id <= through)
+        end++;
+    uint64_t covered = pmsg_uint (msg, "count", UINT64_MAX);
+    size_t from = covered < end ? end - (size_t) covered : 0;
+    while (from < end && (!lost_from || s_at (self, from)->id < lost_from)) {
+        self->confirmed += s_at (self, from)->posts;
+        s_remove (self, from);
+        end--;
     }
     self->rounds = 0;
     if (lost_from) {
