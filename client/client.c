@@ -94,7 +94,8 @@ parley_client_destroy (parley_client_t **self_p)
     parley_client_t *self = *self_p;
     if (!self)
         return;
-    //  What is held goes (best effort: the socket closes without linger).
+    //  What is held goes, with up to a second to leave the socket; nothing
+    //  waits for its confirm.
     if (self->sender)
         client_sender_farewell (self->sender);
     client_sender_destroy (&self->sender);

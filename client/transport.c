@@ -288,6 +288,14 @@ client_transport_open (client_transport_t *self, const char *endpoint, char *why
 }
 
 void
+client_transport_linger (client_transport_t *self, int ms)
+{
+    assert (self);
+    if (self->dealer)
+        zmq_setsockopt (self->dealer, ZMQ_LINGER, &ms, sizeof ms);
+}
+
+void
 client_transport_close (client_transport_t *self)
 {
     assert (self);

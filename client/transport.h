@@ -84,6 +84,10 @@ int client_transport_fd (client_transport_t *self);
 //  never asked for the descriptor. Taking it clears a timer that fired
 //  (an expired timer keeps the descriptor readable until then).
 void client_transport_set_alarm (client_transport_t *self, int64_t at_us);
+//  How long what was sent last may still go out after the socket closes
+//  (sockets are made with no linger: a reconnect drops what the old one
+//  held, as it is sent again).
+void client_transport_linger (client_transport_t *self, int ms);
 void client_transport_take_alarm (client_transport_t *self);
 //  Frames that did not decode.
 uint64_t client_transport_bad_frames (const client_transport_t *self);

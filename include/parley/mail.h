@@ -175,8 +175,10 @@ bool parley_client_take_pushed (parley_client_t *self, parley_mail_t **result_p)
 //  linger, when the caller waits or polls (parley_client_wait, _process,
 //  and parley_client_fd fires for the linger's end), flushes, makes any
 //  other request (held posts go first: the broker sees requests in the
-//  order they were made) or destroys the client (best effort: call
-//  parley_client_send_flush first). A post to an idle pipe goes at once.
+//  order they were made) or destroys the client (sent, with up to a
+//  second to leave the socket, but neither confirmed nor sent again:
+//  call parley_client_send_flush first to know). A post to an idle pipe
+//  goes at once.
 //  Each post keeps its own ticket; its failures name that ticket and the
 //  message's index in that post, and a frame refused whole fails each of
 //  its posts whole. Order, confirms and resends are as without it.
