@@ -144,39 +144,78 @@ s_thaw (testbroker_t *broker)
     testbroker_signal (broker, SIGCONT);
 }
 
+
+//  A broker with receiver B and sender A (coalescing with frames of
+//  `messages` and `linger_us`).
+typedef struct {
+    testbroker_t *broker;
+    parley_client_t *rx, *tx;
+} s_pair_t;
+
+static s_pair_t
+s_pair (const char *const *args, size_t messages, int64_t linger_us)
+{
+    s_pair_t pair;
+    pair.broker = testcheck_start (args);
+    pair.rx = s_client (testbroker_router (pair.broker), "B");
+    pair.tx = s_client (testbroker_router (pair.broker), "A");
+    parley_client_set_coalesce (pair.tx, messages, 0, linger_us);
+    return pair;
+}
+
+static void
+s_pair_end (s_pair_t *pair)
+{
+    parley_client_destroy (&pair->tx);
+    parley_client_destroy (&pair->rx);
+    testcheck_stop (&pair->broker);
+}
+
+//  Posts "m<first>" .. "m<first+count-1>" to B, one message each.
+static void
+s_posts (parley_client_t *client, size_t first, size_t count)
+{
+    for (size_t i = first; i < first + count; i++)
+        s_post (client, "B", i);
+}
+
+//  `rx` receives exactly "m<first>" .. "m<first+count-1>", in order.
+static void
+s_expect_range (parley_client_t *rx, long first, size_t count)
+{
+    long *got = (long *) calloc (count, sizeof (long));
+    ck_assert_ptr_nonnull (got);
+    ck_assert_uint_eq (s_receive (rx, count, got, count), count);
+    for (size_t i = 0; i < count; i++)
+        ck_assert_int_eq (got [i], first + (long) i);
+    free (got);
+    s_expect_no_more (rx, 200);
+}
+
 //  ---------------------------------------------------------------------
 
 //  Posts made while the first is unconfirmed go as frames of 64; they
 //  arrive complete and in order.
 START_TEST (test_coalesced_in_order)
 {
-    testbroker_t *broker = testcheck_start (NULL);
-    parley_client_t *rx = s_client (testbroker_router (broker), "B");
-    parley_client_t *tx = s_client (testbroker_router (broker), "A");
-    parley_client_set_coalesce (tx, 64, 0, S_LONG_LINGER_US);
+    s_pair_t pair = s_pair (NULL, 64, S_LONG_LINGER_US);
+    parley_client_t *tx = pair.tx;
     enum { POSTS = 2000 };
-    s_freeze (broker);
-    for (size_t i = 0; i < POSTS; i++)
-        s_post (tx, "B", i);
+    s_freeze (pair.broker);
+    s_posts (tx, 0, POSTS);
     uint64_t frames = parley_client_counter (tx, PARLEY_COUNTER_SEND_FRAMES);
     //  The first alone, then full frames of 64; the rest held.
     ck_assert_uint_eq (frames, 1 + (POSTS - 1) / 64);
     ck_assert_uint_eq (parley_client_counter (tx, PARLEY_COUNTER_FLUSH_FULL), (POSTS - 1) / 64);
     ck_assert_uint_eq (parley_client_counter (tx, PARLEY_COUNTER_HELD), (POSTS - 1) % 64);
-    s_thaw (broker);
+    s_thaw (pair.broker);
     ck_assert_int_eq (parley_client_send_flush (tx), PARLEY_OK);
     ck_assert_uint_eq (parley_client_counter (tx, PARLEY_COUNTER_HELD), 0);
     ck_assert_uint_eq (parley_client_counter (tx, PARLEY_COUNTER_ACCEPTED), POSTS);
     ck_assert_uint_eq (parley_client_counter (tx, PARLEY_COUNTER_CONFIRMED), POSTS);
     ck_assert_uint_lt (parley_client_counter (tx, PARLEY_COUNTER_SEND_FRAMES), POSTS / 10);
-    static long got [POSTS];
-    ck_assert_uint_eq (s_receive (rx, POSTS, got, POSTS), POSTS);
-    for (long i = 0; i < POSTS; i++)
-        ck_assert_int_eq (got [i], i);
-    s_expect_no_more (rx, 200);
-    parley_client_destroy (&tx);
-    parley_client_destroy (&rx);
-    testcheck_stop (&broker);
+    s_expect_range (pair.rx, 0, POSTS);
+    s_pair_end (&pair);
 }
 END_TEST
 
@@ -184,26 +223,18 @@ END_TEST
 //  stopped.
 START_TEST (test_linger_zero_does_not_coalesce)
 {
-    testbroker_t *broker = testcheck_start (NULL);
-    parley_client_t *rx = s_client (testbroker_router (broker), "B");
-    parley_client_t *tx = s_client (testbroker_router (broker), "A");
-    parley_client_set_coalesce (tx, 64, 0, 0);
+    s_pair_t pair = s_pair (NULL, 64, 0);
+    parley_client_t *tx = pair.tx;
     enum { POSTS = 300 };
-    s_freeze (broker);
-    for (size_t i = 0; i < POSTS; i++)
-        s_post (tx, "B", i);
+    s_freeze (pair.broker);
+    s_posts (tx, 0, POSTS);
     ck_assert_uint_eq (parley_client_counter (tx, PARLEY_COUNTER_SEND_FRAMES), POSTS);
     ck_assert_uint_eq (parley_client_counter (tx, PARLEY_COUNTER_HELD), 0);
-    s_thaw (broker);
+    s_thaw (pair.broker);
     ck_assert_int_eq (parley_client_send_flush (tx), PARLEY_OK);
     ck_assert_uint_eq (parley_client_counter (tx, PARLEY_COUNTER_SEND_FRAMES), POSTS);
-    static long got [POSTS];
-    ck_assert_uint_eq (s_receive (rx, POSTS, got, POSTS), POSTS);
-    for (long i = 0; i < POSTS; i++)
-        ck_assert_int_eq (got [i], i);
-    parley_client_destroy (&tx);
-    parley_client_destroy (&rx);
-    testcheck_stop (&broker);
+    s_expect_range (pair.rx, 0, POSTS);
+    s_pair_end (&pair);
 }
 END_TEST
 
@@ -212,13 +243,11 @@ END_TEST
 //  other message arrives.
 START_TEST (test_item_failure_names_its_post)
 {
-    testbroker_t *broker = testcheck_start (NULL);
-    parley_client_t *rx = s_client (testbroker_router (broker), "B");
-    parley_client_t *tx = s_client (testbroker_router (broker), "A");
-    parley_client_set_coalesce (tx, 16, 0, S_LONG_LINGER_US);
+    s_pair_t pair = s_pair (NULL, 16, S_LONG_LINGER_US);
+    parley_client_t *tx = pair.tx;
     enum { POSTS = 100 };
     parley_ticket_t tickets [POSTS];
-    s_freeze (broker);
+    s_freeze (pair.broker);
     size_t good = 0;
     for (size_t i = 0; i < POSTS; i++) {
         if (i % 7 == 3) {
@@ -236,7 +265,7 @@ START_TEST (test_item_failure_names_its_post)
         good += i % 11 != 5 || i % 7 == 3;
     }
     ck_assert_uint_lt (parley_client_counter (tx, PARLEY_COUNTER_SEND_FRAMES), POSTS / 4);
-    s_thaw (broker);
+    s_thaw (pair.broker);
     ck_assert_int_eq (parley_client_send_flush (tx), PARLEY_OK);
     //  Each failure is one we made, once, in order of the posts.
     parley_failure_t *failure = NULL;
@@ -266,14 +295,12 @@ START_TEST (test_item_failure_names_its_post)
     ck_assert_uint_eq (parley_client_counter (tx, PARLEY_COUNTER_FAILED_MESSAGES), want_failures);
     ck_assert_uint_eq (parley_client_counter (tx, PARLEY_COUNTER_FAILED_SENDS), 0);
     static long got [POSTS];
-    ck_assert_uint_eq (s_receive (rx, good, got, POSTS), good);
+    ck_assert_uint_eq (s_receive (pair.rx, good, got, POSTS), good);
     size_t at = 0;
     for (size_t i = 0; i < POSTS; i++)
         if (i % 11 != 5 || i % 7 == 3)
             ck_assert_int_eq (got [at++], (long) i);
-    parley_client_destroy (&tx);
-    parley_client_destroy (&rx);
-    testcheck_stop (&broker);
+    s_pair_end (&pair);
 }
 END_TEST
 
@@ -287,14 +314,12 @@ START_TEST (test_frame_refused_whole)
     char *data = tproc_dir_path (dir, "data");
     setenv ("PARLEY_TEST_JOURNAL_FULL", flag, 1);
     const char *args [] = { "--data-dir", data, "--fsync", "always", NULL };
-    testbroker_t *broker = testcheck_start (args);
+    s_pair_t pair = s_pair (args, 8, S_LONG_LINGER_US);
     unsetenv ("PARLEY_TEST_JOURNAL_FULL");
-    parley_client_t *rx = s_client (testbroker_router (broker), "B");
-    parley_client_t *tx = s_client (testbroker_router (broker), "A");
-    parley_client_set_coalesce (tx, 8, 0, S_LONG_LINGER_US);
+    parley_client_t *tx = pair.tx;
     enum { POSTS = 50 };
     parley_ticket_t tickets [POSTS];
-    s_freeze (broker);
+    s_freeze (pair.broker);
     FILE *file = fopen (flag, "w");
     ck_assert_ptr_nonnull (file);
     fclose (file);
@@ -302,7 +327,7 @@ START_TEST (test_frame_refused_whole)
         tickets [i] = s_post (tx, "B", i);
     uint64_t frames = parley_client_counter (tx, PARLEY_COUNTER_SEND_FRAMES);
     ck_assert_uint_lt (frames, POSTS / 4);
-    s_thaw (broker);
+    s_thaw (pair.broker);
     ck_assert_int_eq (parley_client_send_flush (tx), PARLEY_OK);
     parley_failure_t *failure = NULL;
     size_t failures = 0;
@@ -317,19 +342,12 @@ START_TEST (test_frame_refused_whole)
     ck_assert_uint_eq (parley_client_counter (tx, PARLEY_COUNTER_FAILED_SENDS), POSTS);
     ck_assert_uint_eq (parley_client_counter (tx, PARLEY_COUNTER_ACCEPTED), 0);
     unlink (flag);
-    for (size_t i = 0; i < 10; i++)
-        s_post (tx, "B", 1000 + i);
+    s_posts (tx, 1000, 10);
     ck_assert_int_eq (parley_client_send_flush (tx), PARLEY_OK);
     ck_assert (!parley_client_send_failure (tx, &failure));
     parley_failure_destroy (&failure);
-    long got [10];
-    ck_assert_uint_eq (s_receive (rx, 10, got, 10), 10);
-    for (long i = 0; i < 10; i++)
-        ck_assert_int_eq (got [i], 1000 + i);
-    s_expect_no_more (rx, 200);
-    parley_client_destroy (&tx);
-    parley_client_destroy (&rx);
-    testcheck_stop (&broker);
+    s_expect_range (pair.rx, 1000, 10);
+    s_pair_end (&pair);
     free (flag);
     free (data);
     tproc_dir_destroy (&dir);
@@ -342,76 +360,51 @@ END_TEST
 //  plain SEND made after held posts reaches the receiver after them.
 START_TEST (test_request_after_held_posts_keeps_order)
 {
-    testbroker_t *broker = testcheck_start (NULL);
-    parley_client_t *rx = s_client (testbroker_router (broker), "B");
-    parley_client_t *tx = s_client (testbroker_router (broker), "A");
-    testclient_t *probe = testcheck_agent (broker, "Probe");
-    parley_client_set_coalesce (tx, 1024, 0, S_LONG_LINGER_US);
+    s_pair_t pair = s_pair (NULL, 1024, S_LONG_LINGER_US);
+    parley_client_t *tx = pair.tx;
+    testclient_t *probe = testcheck_agent (pair.broker, "Probe");
     enum { POSTS = 200 };
-    s_freeze (broker);
-    for (size_t i = 0; i < POSTS; i++)
-        s_post (tx, "B", i);
+    s_freeze (pair.broker);
+    s_posts (tx, 0, POSTS);
     ck_assert_uint_eq (parley_client_counter (tx, PARLEY_COUNTER_HELD), POSTS - 1);
-    s_thaw (broker);
+    s_thaw (pair.broker);
     parley_ops_t *ops = parley_ops_new ();
     ck_assert_int_eq (parley_ops_set (ops, "k", "1", 1), PARLEY_OK);
     ck_assert_int_eq (parley_client_write (tx, ops, NULL), PARLEY_OK);
     parley_ops_destroy (&ops);
     ck_assert_uint_eq (parley_client_counter (tx, PARLEY_COUNTER_HELD), 0);
     ck_assert_uint_ge (parley_client_counter (tx, PARLEY_COUNTER_FLUSH_CALL), 1);
-    testclient_begin (probe, PMSG_AGENTS, 0);
-    pmsg_t *list = testclient_call (probe);
-    EXPECT (list, PMSG_AGENT_LIST);
-    const msgpack_object *info = testcheck_find_agent (list, "B");
-    ck_assert_ptr_nonnull (info);
-    ck_assert_uint_eq (pobj_uint (info, "pending", 0), POSTS);
-    pmsg_destroy (&list);
+    ck_assert_uint_eq (testcheck_pending (probe, "B"), POSTS);
     //  More held posts, then a plain SEND: it comes last.
-    s_freeze (broker);
-    for (size_t i = POSTS; i < 2 * POSTS; i++)
-        s_post (tx, "B", i);
-    s_thaw (broker);
+    s_freeze (pair.broker);
+    s_posts (tx, POSTS, POSTS);
+    s_thaw (pair.broker);
     parley_outbox_t *out = parley_outbox_new ();
-    ck_assert_int_eq (parley_outbox_to (out, "B", "m999999", 7), PARLEY_OK);
+    ck_assert_int_eq (parley_outbox_to (out, "B", "m400", 4), PARLEY_OK);
     parley_sent_t *sent = NULL;
     ck_assert_int_eq (parley_client_send (tx, out, &sent), PARLEY_OK);
     ck_assert_uint_eq (parley_sent_accepted (sent), 1);
     parley_sent_destroy (&sent);
     parley_outbox_destroy (&out);
-    static long got [2 * POSTS + 1];
-    ck_assert_uint_eq (s_receive (rx, 2 * POSTS + 1, got, 2 * POSTS + 1), 2 * POSTS + 1);
-    for (long i = 0; i < 2 * POSTS; i++)
-        ck_assert_int_eq (got [i], i);
-    ck_assert_int_eq (got [2 * POSTS], 999999);
+    s_expect_range (pair.rx, 0, 2 * POSTS + 1);
     ck_assert_int_eq (parley_client_send_flush (tx), PARLEY_OK);
     testclient_destroy (&probe);
-    parley_client_destroy (&tx);
-    parley_client_destroy (&rx);
-    testcheck_stop (&broker);
+    s_pair_end (&pair);
 }
 END_TEST
 
 //  Destroy sends what is held: every post arrives, none twice.
 START_TEST (test_destroy_sends_held_posts)
 {
-    testbroker_t *broker = testcheck_start (NULL);
-    parley_client_t *rx = s_client (testbroker_router (broker), "B");
-    parley_client_t *tx = s_client (testbroker_router (broker), "A");
-    parley_client_set_coalesce (tx, 1024, 0, S_LONG_LINGER_US);
+    s_pair_t pair = s_pair (NULL, 1024, S_LONG_LINGER_US);
     enum { POSTS = 500 };
-    s_freeze (broker);
-    for (size_t i = 0; i < POSTS; i++)
-        s_post (tx, "B", i);
-    ck_assert_uint_eq (parley_client_counter (tx, PARLEY_COUNTER_HELD), POSTS - 1);
-    parley_client_destroy (&tx);
-    s_thaw (broker);
-    static long got [POSTS];
-    ck_assert_uint_eq (s_receive (rx, POSTS, got, POSTS), POSTS);
-    for (long i = 0; i < POSTS; i++)
-        ck_assert_int_eq (got [i], i);
-    s_expect_no_more (rx, 200);
-    parley_client_destroy (&rx);
-    testcheck_stop (&broker);
+    s_freeze (pair.broker);
+    s_posts (pair.tx, 0, POSTS);
+    ck_assert_uint_eq (parley_client_counter (pair.tx, PARLEY_COUNTER_HELD), POSTS - 1);
+    parley_client_destroy (&pair.tx);
+    s_thaw (pair.broker);
+    s_expect_range (pair.rx, 0, POSTS);
+    s_pair_end (&pair);
 }
 END_TEST
 
@@ -428,8 +421,7 @@ START_TEST (test_acks_ride_on_send)
     parley_client_ack_policy (b, PARLEY_ACK_ON_TAKE);
     ck_assert_int_eq (parley_client_consume (b, 64, 0), PARLEY_OK);
     enum { POSTS = 300 };
-    for (size_t i = 0; i < POSTS; i++)
-        s_post (a, "B", i);
+    s_posts (a, 0, POSTS);
     ck_assert_int_eq (parley_client_send_flush (a), PARLEY_OK);
     size_t taken = 0;
     int64_t deadline = pclock_mono_ms () + S_DEADLINE_MS;
@@ -455,17 +447,8 @@ START_TEST (test_acks_ride_on_send)
     parley_mail_destroy (&mail);
     ck_assert_uint_ge (parley_client_counter (b, PARLEY_COUNTER_ACKS_RIDDEN), 1);
     ck_assert_uint_eq (parley_client_counter (b, PARLEY_COUNTER_FAILED_SENDS), 0);
-    testclient_begin (probe, PMSG_AGENTS, 0);
-    pmsg_t *list = testclient_call (probe);
-    EXPECT (list, PMSG_AGENT_LIST);
-    const msgpack_object *info = testcheck_find_agent (list, "B");
-    ck_assert_ptr_nonnull (info);
-    ck_assert_uint_eq (pobj_uint (info, "pending", 1), 0);
-    pmsg_destroy (&list);
-    static long got [POSTS + 1];
-    ck_assert_uint_eq (s_receive (a, POSTS + 1, got, POSTS + 1), POSTS + 1);
-    for (long i = 0; i <= POSTS; i++)
-        ck_assert_int_eq (got [i], i);
+    ck_assert_uint_eq (testcheck_pending (probe, "B"), 0);
+    s_expect_range (a, 0, POSTS + 1);
     testclient_destroy (&probe);
     parley_client_destroy (&b);
     parley_client_destroy (&a);
