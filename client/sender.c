@@ -38,8 +38,6 @@
 #define S_DRAIN_US 50
 //  Posts read the clock (for the timer and those looks) once in this many.
 #define S_TICKS 16
-//  What destroy sends last may take this long to leave (ms).
-#define S_FAREWELL_LINGER_MS 1000
 
 //  Why a frame went: the counters PARLEY_COUNTER_FLUSH_*.
 typedef enum { S_FULL, S_TIMER, S_WAIT, S_IDLE, S_CALL, S_ALONE, S_REASONS } s_reason_t;
@@ -578,12 +576,9 @@ client_sender_farewell (client_sender_t *self)
         s_flush (self, S_CALL);
     if (client_ackhold_seq (self->acks))
         s_send_ack (self, client_ackhold_seq (self->acks));
-    //  The socket closes next: without a linger, libzmq drops what its
-    //  I/O thread has not yet written. A bounded one lets the frame out
-    //  (zmq_ctx_term waits for it when this was the process's last client).
-    int64_t ms = client_conn_request_ms (self->conn);
+    //  The socket closes next: what it has not written yet must still go.
     client_transport_linger (client_conn_transport (self->conn),
-                             (int) (ms < S_FAREWELL_LINGER_MS ? ms : S_FAREWELL_LINGER_MS));
+                             client_conn_request_ms (self->conn));
 }
 
 uint64_t

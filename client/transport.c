@@ -288,11 +288,13 @@ client_transport_open (client_transport_t *self, const char *endpoint, char *why
 }
 
 void
-client_transport_linger (client_transport_t *self, int ms)
+client_transport_linger (client_transport_t *self, int64_t ms)
 {
     assert (self);
+    int linger = ms < 0 ? 0 : ms > CLIENT_TRANSPORT_LINGER_MS ? CLIENT_TRANSPORT_LINGER_MS
+                                                              : (int) ms;
     if (self->dealer)
-        zmq_setsockopt (self->dealer, ZMQ_LINGER, &ms, sizeof ms);
+        zmq_setsockopt (self->dealer, ZMQ_LINGER, &linger, sizeof linger);
 }
 
 void

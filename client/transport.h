@@ -84,10 +84,13 @@ int client_transport_fd (client_transport_t *self);
 //  never asked for the descriptor. Taking it clears a timer that fired
 //  (an expired timer keeps the descriptor readable until then).
 void client_transport_set_alarm (client_transport_t *self, int64_t at_us);
-//  How long what was sent last may still go out after the socket closes
-//  (sockets are made with no linger: a reconnect drops what the old one
-//  held, as it is sent again).
-void client_transport_linger (client_transport_t *self, int ms);
+//  What was sent last may still go out for `ms` (at most
+//  CLIENT_TRANSPORT_LINGER_MS) after the socket closes. Sockets are made
+//  with no linger (a reconnect drops what the old one held: it is sent
+//  again), so without this libzmq drops what its I/O thread has not
+//  written yet; zmq_ctx_term waits for it when it was the last socket.
+#define CLIENT_TRANSPORT_LINGER_MS 1000
+void client_transport_linger (client_transport_t *self, int64_t ms);
 void client_transport_take_alarm (client_transport_t *self);
 //  Frames that did not decode.
 uint64_t client_transport_bad_frames (const client_transport_t *self);
