@@ -228,6 +228,17 @@ parley_client_ack_policy (parley_client_t *self, parley_ack_policy_t policy)
     client_push_set_policy (client_push_of (self), policy);
 }
 
+//  A take that finds nothing is a poll: the caller is about to wait or do
+//  something else, so what the sender holds (the acknowledgement this
+//  take made, above all) goes now rather than after a wait that may
+//  never come.
+static bool
+s_none (parley_client_t *self)
+{
+    client_sender_service (client_sender_of (self), true);
+    return false;
+}
+
 bool
 parley_client_take_pushed (parley_client_t *self, parley_mail_t **result_p)
 {
@@ -241,7 +252,7 @@ parley_client_take_pushed (parley_client_t *self, parley_mail_t **result_p)
         parley_client_ack_nowait (self, client_dedup_handed (dedup));
     client_conn_drain (conn);
     if (!client_push_pending (push))
-        return false;
+        return s_none (self);
     if (!*result_p && !(*result_p = client_mail_new ())) {
         client_conn_nomem (conn);
         return false;
@@ -259,5 +270,5 @@ parley_client_take_pushed (parley_client_t *self, parley_mail_t **result_p)
         if (parley_mail_count (*result_p))
             return true;
     }
-    return false;
+    return s_none (self);
 }

@@ -173,7 +173,8 @@ bool parley_client_take_pushed (parley_client_t *self, parley_mail_t **result_p)
 //  when nothing is in flight any more, when it is full (see
 //  parley_client_set_coalesce), when its oldest post has waited the
 //  linger, when the caller waits or polls (parley_client_wait, _process,
-//  and parley_client_fd fires for the linger's end), flushes, makes any
+//  a parley_client_take_pushed that finds nothing; parley_client_fd
+//  fires for the linger's end), flushes, makes any
 //  other request (held posts go first: the broker sees requests in the
 //  order they were made) or destroys the client (sent, with up to a
 //  second to leave the socket, but neither confirmed nor sent again:
@@ -200,8 +201,8 @@ bool parley_client_take_pushed (parley_client_t *self, parley_mail_t **result_p)
 //  waiting (parley_client_ack_nowait, the takes of PARLEY_ACK_ON_TAKE) is
 //  held and carried by the next SEND the client sends (pipelined or not)
 //  instead of an ACK frame and its OK; when none goes within the linger,
-//  or the caller waits, polls or makes another request, it goes as an ACK
-//  frame. A broker without the feature gets an ACK frame at once, as in
+//  or the caller waits, polls (as above) or makes another request, it
+//  goes as an ACK frame. A broker without the feature gets an ACK frame at once, as in
 //  2.0. PARLEY_COUNTER_ACKS_RIDDEN and _ACKS_SENT count them.
 #define PARLEY_SEND_FAILURES 1024
 
