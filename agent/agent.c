@@ -225,6 +225,13 @@ s_parts (agent_t *self)
         keys[count++] = STATE_KEY_TEAM_CLAIMS;
     }
     a->state = conn_state_new (a->link, keys, count);
+    //  The explored names are shown only in the AgentMemory context: a
+    //  policy that does not read it takes them once, at connect, and does
+    //  not follow them. Every step that finds a name publishes the whole
+    //  list (thousands of names) to every follower: with N agents that is
+    //  N lists to each of them per round of steps.
+    if (!policy_reads_context (a->policy))
+        conn_state_read_once (a->state, STATE_KEY_EXPLORED);
     a->facts = team_facts_new (a->id);
     a->connectors[0] = a->world;
     a->connectors[1] = a->mailbox;

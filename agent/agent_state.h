@@ -37,7 +37,10 @@
 #include "team_facts.h"
 #include "vmemory/vmemory.h"
 
-#define AGENT_MAX_TEAM 64
+//  Teammates the team list holds: the broker's default --max-agents, so
+//  that a sender is never "unknown" for want of room (an unknown sender
+//  makes the next Communication read the list again).
+#define AGENT_MAX_TEAM 1024
 #define AGENT_CONNECTORS 3
 #define AGENT_MAX_ACTIONS 6
 #define AGENT_MAX_CHANNELS 16           //  listened channels named in the prompt
@@ -95,6 +98,7 @@ typedef struct {
     const char *ptrs[AGENT_MAX_TEAM];
     bool online[AGENT_MAX_TEAM];
     size_t count;
+    zhashx_t *index;                    //  the names, for agent_team_has; NULL: not built
     bool listed;                        //  names came from an AGENTS reply (then AGENT_EVENTs)
     uint64_t listed_epoch;              //  the session and the client's dropped-event
     uint64_t listed_dropped;            //  count when it was read

@@ -68,6 +68,7 @@ agent_state_free_records (agent_state_t *s)
 {
     assert (s);
     zlistx_destroy (&s->perceived.obs);
+    zhashx_destroy (&s->team.index);
     zstr_free (&s->perceived.visible_caption);
     zstr_free (&s->heard.mail_text);
     zstr_free (&s->decided.context);

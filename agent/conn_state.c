@@ -14,9 +14,13 @@
 
 typedef struct {
     char *key;
-    char *text;                 //  current rendering, NULL if absent
+    char *value;                //  current value, msgpack; NULL if absent
+    size_t size;
+    char *text;                 //  its rendering, made when first asked for
+    bool rendered;              //  text is the rendering of value
     char *prev;                 //  rendering at the last observe
     uint64_t seq;               //  replica: the seq last read (0: absent)
+    bool once;                  //  read by conn_state_follow only
 } slot_t;
 
 typedef struct {
@@ -215,21 +219,10 @@ s_take_claims (state_t *self, const msgpack_object *value)
     }
 }
 
+//  The key's typed view, for the keys the agent's facts read.
 static void
-s_feed (state_t *self, const char *key, const msgpack_object *value)
+s_take (state_t *self, const char *key, const msgpack_object *value)
 {
-    for (size_t i = 0; i < self->count; i++) {
-        slot_t *slot = &self->slots[i];
-        if (!streq (slot->key, key))
-            continue;
-        zstr_free (&slot->text);
-        if (value) {
-            out_t out = { .used = 0 };
-            out.buf[0] = 0;
-            s_render_value (&out, value);
-            slot->text = strdup (out.buf);
-        }
-    }
     if (streq (key, STATE_KEY_EXPLORED))
         s_take_explored (self, value);
     else
@@ -243,18 +236,84 @@ s_feed (state_t *self, const char *key, const msgpack_object *value)
         s_take_claims (self, value);
 }
 
-//  A value's msgpack bytes fed as the key's current value.
+static bool
+s_typed (const char *key)
+{
+    return streq (key, STATE_KEY_EXPLORED) || streq (key, STATE_KEY_POSITIONS)
+        || streq (key, STATE_KEY_TEAM_VISITED) || streq (key, STATE_KEY_TEAM_CLAIMS);
+}
+
+//  A value's msgpack bytes (NULL: absent) as the key's current value. The
+//  bytes are kept and rendered as text only when observe or render asks:
+//  a value that changes every step (a team's positions) is rendered only
+//  for a policy that reads the context. Only the typed keys are decoded.
 static void
 s_feed_bytes (state_t *self, const char *key, const void *value, size_t size)
 {
+    for (size_t i = 0; i < self->count; i++) {
+        slot_t *slot = &self->slots[i];
+        if (!streq (slot->key, key))
+            continue;
+        free (slot->value);
+        slot->value = NULL;
+        slot->size = 0;
+        if (value) {
+            slot->value = (char *) malloc (size? size: 1);
+            assert (slot->value);
+            memcpy (slot->value, value, size);
+            slot->size = size;
+        }
+        zstr_free (&slot->text);
+        slot->rendered = false;
+    }
+    if (!s_typed (key))
+        return;
     msgpack_unpacked unpacked;
     msgpack_unpacked_init (&unpacked);
     if (value && msgpack_unpack_next (&unpacked, (const char *) value, size, NULL)
                  == MSGPACK_UNPACK_SUCCESS)
-        s_feed (self, key, &unpacked.data);
+        s_take (self, key, &unpacked.data);
     else
-        s_feed (self, key, NULL);
+        s_take (self, key, NULL);
     msgpack_unpacked_destroy (&unpacked);
+}
+
+//  A decoded value as the key's current value.
+static void
+s_feed (state_t *self, const char *key, const msgpack_object *value)
+{
+    if (!value) {
+        s_feed_bytes (self, key, NULL, 0);
+        return;
+    }
+    msgpack_sbuffer buffer;
+    msgpack_sbuffer_init (&buffer);
+    msgpack_packer packer;
+    msgpack_packer_init (&packer, &buffer, msgpack_sbuffer_write);
+    msgpack_pack_object (&packer, *value);
+    s_feed_bytes (self, key, buffer.data? buffer.data: "", buffer.size);
+    msgpack_sbuffer_destroy (&buffer);
+}
+
+//  The slot's value as text (NULL when absent), rendered on first use.
+//  A value that does not decode renders as absent, as it always did.
+static const char *
+s_text (slot_t *slot)
+{
+    if (slot->rendered)
+        return slot->text;
+    slot->rendered = true;
+    msgpack_unpacked unpacked;
+    msgpack_unpacked_init (&unpacked);
+    if (slot->value && msgpack_unpack_next (&unpacked, slot->value, slot->size, NULL)
+                       == MSGPACK_UNPACK_SUCCESS) {
+        out_t out = { .used = 0 };
+        out.buf[0] = 0;
+        s_render_value (&out, &unpacked.data);
+        slot->text = strdup (out.buf);
+    }
+    msgpack_unpacked_destroy (&unpacked);
+    return slot->text;
 }
 
 static void
@@ -265,9 +324,11 @@ s_capture_replica (state_t *self)
         const void *value = NULL;
         size_t size = 0;
         uint64_t seq = 0;
+        if (slot->once)
+            continue;
         if (!parley_client_replica_get (self->link, slot->key, &value, &size, &seq))
             seq = 0;
-        if (seq == slot->seq && (seq != 0 || !slot->text))
+        if (seq == slot->seq && (seq != 0 || !slot->value))
             continue;           //  unchanged since the last capture
         slot->seq = seq;
         s_feed_bytes (self, slot->key, seq? value: NULL, size);
@@ -285,29 +346,24 @@ s_capture (void *impl, char *err, size_t err_size)
         return 0;
     }
     const char *keys [STATE_MAX_KEYS];
+    size_t count = 0;
     for (size_t i = 0; i < self->count; i++)
-        keys [i] = self->slots [i].key;
+        if (!self->slots [i].once)
+            keys [count++] = self->slots [i].key;
+    if (count == 0)
+        return 0;
     parley_state_t *reply = NULL;
-    parley_err_t rc = parley_client_get (self->link, keys, self->count, &reply);
+    parley_err_t rc = parley_client_get (self->link, keys, count, &reply);
     if (rc != PARLEY_OK) {
         snprintf (err, err_size, "%s: %s", parley_strerror (rc),
                   parley_client_error_text (self->link));
         parley_state_destroy (&reply);
         return -1;
     }
-    for (size_t i = 0; i < self->count; i++)
-        s_feed (self, self->slots [i].key, NULL);       //  absent unless listed
-    for (size_t i = 0; i < parley_state_count (reply); i++) {
-        const parley_entry_t *entry = parley_state_at (reply, i);
-        if (!parley_entry_value (entry))
-            continue;
-        msgpack_unpacked value;
-        msgpack_unpacked_init (&value);
-        if (msgpack_unpack_next (&value, parley_entry_value (entry),
-                                 parley_entry_value_size (entry), NULL)
-            == MSGPACK_UNPACK_SUCCESS)
-            s_feed (self, parley_entry_key (entry), &value.data);
-        msgpack_unpacked_destroy (&value);
+    for (size_t i = 0; i < count; i++) {
+        const parley_entry_t *entry = parley_state_find (reply, keys [i]);
+        s_feed_bytes (self, keys [i], entry? parley_entry_value (entry): NULL,
+                      entry? parley_entry_value_size (entry): 0);
     }
     parley_state_destroy (&reply);
     return 0;
@@ -356,8 +412,8 @@ s_observe (void *impl, const char *id, zlistx_t *out)
     state_t *self = (state_t *) impl;
     for (size_t i = 0; i < self->count; i++) {
         slot_t *slot = &self->slots[i];
-        if ((!slot->text && !slot->prev)
-        ||  (slot->text && slot->prev && streq (slot->text, slot->prev)))
+        const char *now = s_text (slot);
+        if ((!now && !slot->prev) || (now && slot->prev && streq (now, slot->prev)))
             continue;
         char type[PROTO_MAX_KEY + 8];
         snprintf (type, sizeof (type), "state.%s", slot->key);
@@ -371,11 +427,11 @@ s_observe (void *impl, const char *id, zlistx_t *out)
             free (where);
         }
         else
-            text = zsys_sprintf ("%s is now %s.", slot->key, slot->text? slot->text: "deleted");
+            text = zsys_sprintf ("%s is now %s.", slot->key, now? now: "deleted");
         zlistx_add_end (out, observation_new_text (id, type, text));
         free (text);
         zstr_free (&slot->prev);
-        slot->prev = slot->text? strdup (slot->text): NULL;
+        slot->prev = now? strdup (now): NULL;
     }
 }
 
@@ -386,7 +442,8 @@ s_render (void *impl)
     textbuf_t *buf = textbuf_new ();
     for (size_t i = 0; i < self->count; i++) {
         slot_t *slot = &self->slots[i];
-        if (!slot->text)
+        const char *now = s_text (slot);
+        if (!now)
             continue;
         if (textbuf_len (buf))
             textbuf_add (buf, "\n");
@@ -407,7 +464,7 @@ s_render (void *impl)
             free (where);
         }
         else
-            textbuf_addf (buf, "%s: %s", slot->key, slot->text);
+            textbuf_addf (buf, "%s: %s", slot->key, now);
     }
     return textbuf_detach (&buf);
 }
@@ -418,6 +475,7 @@ s_destroy (void *impl)
     state_t *self = (state_t *) impl;
     for (size_t i = 0; i < self->count; i++) {
         free (self->slots[i].key);
+        free (self->slots[i].value);
         free (self->slots[i].text);
         free (self->slots[i].prev);
     }
@@ -509,14 +567,49 @@ conn_state_has_key (connector_t *self, const char *key)
     return false;
 }
 
+void
+conn_state_read_once (connector_t *self, const char *key)
+{
+    state_t *state = (state_t *) connector_impl (self);
+    for (size_t i = 0; i < state->count; i++)
+        if (streq (state->slots[i].key, key))
+            state->slots[i].once = true;
+}
+
+//  A key read once: its entry of a SNAPSHOT of that prefix (other keys
+//  that start with it are not it).
+static int
+s_read_once (state_t *self, slot_t *slot)
+{
+    parley_state_t *page = NULL;
+    if (parley_client_snapshot (self->link, slot->key, NULL, 0, &page) != PARLEY_OK) {
+        parley_state_destroy (&page);
+        return -1;
+    }
+    const parley_entry_t *entry = parley_state_find (page, slot->key);
+    s_feed_bytes (self, slot->key, entry? parley_entry_value (entry): NULL,
+                  entry? parley_entry_value_size (entry): 0);
+    parley_state_destroy (&page);
+    return 0;
+}
+
 int
 conn_state_follow (connector_t *self)
 {
     state_t *state = (state_t *) connector_impl (self);
-    for (size_t i = 0; i < state->count; i++)
-        if ((i == 0? parley_client_replica (state->link, state->slots[i].key)
-                   : parley_client_replica_add (state->link, state->slots[i].key)) != PARLEY_OK)
+    bool first = true;
+    for (size_t i = 0; i < state->count; i++) {
+        slot_t *slot = &state->slots[i];
+        if (slot->once) {
+            if (s_read_once (state, slot) != 0)
+                return -1;
+            continue;
+        }
+        if ((first? parley_client_replica (state->link, slot->key)
+                  : parley_client_replica_add (state->link, slot->key)) != PARLEY_OK)
             return -1;
+        first = false;
+    }
     return 0;
 }
 

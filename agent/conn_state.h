@@ -3,7 +3,9 @@
 
     Captures the configured keys from the client's state replica (no
     request; conn_state_use_replica), or else with one GET (by default
-    world.explored_by_all and world.agent_positions). Each value is kept as
+    world.explored_by_all and world.agent_positions). A key marked
+    conn_state_read_once is read when the replica starts and then never
+    again (the agent's way not to follow a key its policy does not read). Each value is kept as
     text (a compact rendering of the msgpack value); the two world keys are
     also kept typed, for the heuristic policy.
 
@@ -54,8 +56,12 @@ bool conn_state_team_claim_at (connector_t *self, size_t index, const char **age
                                uint64_t *position, bool *present);
 //  True if `key` is one of the keys this connector reads.
 bool conn_state_has_key (connector_t *self, const char *key);
+//  `key` (one of the configured keys) is read once, by conn_state_follow,
+//  and not followed: its value stays what it was then.
+void conn_state_read_once (connector_t *self, const char *key);
 //  Turns the link's state replica on for exactly the configured keys
-//  (each its own prefix); 0, or -1 when the broker did not answer.
+//  (each its own prefix) but those read once, which it reads now with a
+//  SNAPSHOT each; 0, or -1 when the broker did not answer.
 int conn_state_follow (connector_t *self);
 //  Captures read the link's state replica (conn_state_follow) instead of
 //  sending GET.

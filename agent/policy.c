@@ -49,6 +49,12 @@ policy_decide (policy_t *self, const policy_input_t *input, char *err, size_t er
     return self->ops->decide (self->impl, input, err, err_size);
 }
 
+bool
+policy_reads_context (const policy_t *self)
+{
+    return !self || self->ops->reads_context;
+}
+
 void *
 policy_impl (policy_t *self)
 {

@@ -34,7 +34,8 @@ typedef struct {
     const char *agent_id;
     uint64_t step;
     uint64_t max_steps;
-    const char *context;                //  AgentMemory context (history + state)
+    const char *context;                //  AgentMemory context (history + state);
+                                        //  NULL unless the policy reads_context
     const char *const *memories;        //  retrieved memories, best first
     size_t memory_count;
     const char *const *actions;         //  allowed actions, e.g. forward, backward, end
@@ -63,6 +64,12 @@ typedef struct {
     //  Returns the answer text (caller frees), NULL with `err` filled.
     char *(*decide) (void *impl, const policy_input_t *input, char *err, size_t err_size);
     void (*destroy) (void *impl);
+    //  The agent keeps AgentMemory (the turns and thoughts) and renders
+    //  policy_input_t.context for this policy. A policy that decides from
+    //  the facts alone says false: the history, the connectors' state and
+    //  the world.explored_by_all key that only the state shows are then
+    //  neither kept nor rendered (they were most of a heuristic step).
+    bool reads_context;
 } policy_ops_t;
 
 typedef struct _policy_t policy_t;
@@ -73,6 +80,9 @@ void policy_destroy (policy_t **self_p);
 const char *policy_name (const policy_t *self);
 char *policy_decide (policy_t *self, const policy_input_t *input, char *err, size_t err_size);
 void *policy_impl (policy_t *self);
+//  policy_ops_t.reads_context of the policy; true for NULL (no policy
+//  known: everything is kept).
+bool policy_reads_context (const policy_t *self);
 
 //  The heuristic: seeded with `seed` mixed with the agent id, so agents
 //  with the same --seed still differ, and runs repeat exactly.

@@ -46,6 +46,8 @@ typedef struct {
     uint64_t goal;                  //  TEAM_NO_CELL: none yet
     uint8_t *nearest;               //  per cell: distance to nearest teammate/claim
     size_t nearest_size;
+    uint8_t *claimed;               //  per cell: a teammate claims it (s_pick_goal)
+    size_t claimed_size;
     bool listening;
 } heur_t;
 
@@ -128,12 +130,12 @@ s_nearest (heur_t *self, team_facts_t *facts)
     }
     uint8_t *d = self->nearest;
     memset (d, NEAREST_CAP, cells);
-    const char *agent, *claimer;
-    uint64_t position, cell, at;
+    const char *agent;
+    uint64_t position;
     for (size_t i = 0; team_facts_mate_at (facts, i, &agent, &position); i++) {
-        for (size_t k = 0; team_facts_claim_at (facts, k, &claimer, &cell, &at); k++)
-            if (streq (claimer, agent))
-                position = cell;        //  where it goes, not where it is
+        uint64_t cell = team_facts_claim_of (facts, agent);
+        if (cell != TEAM_NO_CELL)
+            position = cell;            //  where it goes, not where it is
         if (position < cells)
             d[position] = 0;
     }
@@ -173,17 +175,6 @@ s_enclosed (team_facts_t *facts, uint64_t u)
     return count;
 }
 
-static uint64_t
-s_mate_position (team_facts_t *facts, const char *name)
-{
-    const char *agent;
-    uint64_t position;
-    for (size_t i = 0; team_facts_mate_at (facts, i, &agent, &position); i++)
-        if (streq (agent, name))
-            return position;
-    return TEAM_NO_CELL;
-}
-
 //  True when a teammate's claim on `goal` beats ours: it is nearer to the
 //  cell (as it reported), or as near with the smaller id.
 static bool
@@ -196,7 +187,7 @@ s_yield (heur_t *self, team_facts_t *facts, uint64_t me, uint64_t goal)
         if (cell != goal)
             continue;
         if (at == TEAM_NO_CELL)         //  a claim from the state: where is it now?
-            at = s_mate_position (facts, agent);
+            at = team_facts_mate_position (facts, agent);
         if (at == TEAM_NO_CELL)         //  nobody knows: ours stands
             continue;
         uint64_t theirs = s_manhattan (facts, at, goal);
@@ -209,15 +200,34 @@ s_yield (heur_t *self, team_facts_t *facts, uint64_t me, uint64_t goal)
 //  The new goal (TEAM_NO_CELL when nothing is unknown). Lexicographic
 //  score: (nearer to a teammate, distance, fewer enclosed neighbours,
 //  nearer to teammates, jitter).
+//  Marks in self->claimed the cells a teammate claims: one walk of the
+//  claims instead of one per cell (team_facts_claimed_by).
+static void
+s_claimed (heur_t *self, team_facts_t *facts, size_t cells)
+{
+    if (self->claimed_size < cells) {
+        self->claimed = (uint8_t *) realloc (self->claimed, cells);
+        assert (self->claimed);
+        self->claimed_size = cells;
+    }
+    memset (self->claimed, 0, cells);
+    const char *agent;
+    uint64_t cell, at;
+    for (size_t i = 0; team_facts_claim_at (facts, i, &agent, &cell, &at); i++)
+        if (cell < cells)
+            self->claimed[cell] = 1;
+}
+
 static uint64_t
 s_pick_goal (heur_t *self, team_facts_t *facts, uint64_t me)
 {
     s_nearest (self, facts);
     uint64_t best = TEAM_NO_CELL, best_key = UINT64_MAX, best_jitter = 0;
     size_t cells = team_facts_cells (facts);
+    s_claimed (self, facts, cells);
     uint64_t w = s_width (facts), mx = me % w, my = me / w;
     for (size_t u = 0; u < cells; u++) {
-        if (team_facts_cell (facts, u) != TEAM_CELL_UNKNOWN || team_facts_claimed_by (facts, u))
+        if (team_facts_cell (facts, u) != TEAM_CELL_UNKNOWN || self->claimed[u])
             continue;
         uint64_t ux = u % w, uy = u / w;
         uint64_t d = (ux > mx? ux - mx: mx - ux) + (uy > my? uy - my: my - uy);
@@ -343,10 +353,13 @@ s_destroy (void *impl)
     heur_t *self = (heur_t *) impl;
     team_facts_destroy (&self->own);
     free (self->nearest);
+    free (self->claimed);
     free (self);
 }
 
-static const policy_ops_t s_ops = { .decide = s_decide, .destroy = s_destroy };
+//  It decides from the facts, the view and its goal: no AgentMemory context.
+static const policy_ops_t s_ops = { .decide = s_decide, .destroy = s_destroy,
+                                    .reads_context = false };
 
 policy_t *
 policy_heuristic_new (uint64_t seed, const char *agent_id)

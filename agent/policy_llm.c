@@ -234,7 +234,10 @@ s_destroy (void *impl)
     free (self);
 }
 
-static const policy_ops_t s_ops = { .decide = s_decide, .destroy = s_destroy };
+//  Its prompt is built from the parts (prompt.h); the AgentMemory context
+//  is still given with every decision, as part of what the model was told.
+static const policy_ops_t s_ops = { .decide = s_decide, .destroy = s_destroy,
+                                    .reads_context = true };
 
 policy_t *
 policy_llm_new (llm_t *llm, int64_t breaker_ms)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*  stage_act - the stages that choose and do: Decision and Execution.
 
-    Decision builds the AgentMemory context, asks the primary policy, parses
+    Decision builds the AgentMemory context (for a policy that reads it,
+    policy.h), asks the primary policy, parses
     the answer (answer.h) and validates it against the allowed actions. An
     unusable answer is a failed try: stage_attempt retries it, and the retry
     tells the model what was wrong (previous_answer / previous_error). A
@@ -212,7 +213,8 @@ stage_decision (agent_parts_t *p, const perceived_t *in, const recalled_t *recal
 {
     assert (p && in && recalled && team && out && counts);
     zstr_free (&out->context);
-    out->context = agentmem_build_context (p->mem, p->connectors, AGENT_CONNECTORS);
+    if (policy_reads_context (p->policy))
+        out->context = agentmem_build_context (p->mem, p->connectors, AGENT_CONNECTORS);
     answer_destroy (&out->answer);
     zstr_free (&out->refused_answer);
     out->answer_error[0] = 0;
@@ -231,7 +233,7 @@ stage_decision (agent_parts_t *p, const perceived_t *in, const recalled_t *recal
         return outcome;
     agent_report_model (p);
     const char *thinking = answer_thinking (out->answer);
-    if (thinking && *thinking)
+    if (thinking && *thinking && policy_reads_context (p->policy))
         agentmem_record_thought (p->mem, thinking);
     snprintf (out->action, sizeof (out->action), "%s", answer_action (out->answer));
     zstr_free (&out->last_action);

@@ -155,6 +155,9 @@ s_update_try (void *arg)
         conn_mailbox_commit (p->mailbox);
         return STAGE_OK;
     }
+    //  The vector is made of what the memory keeps: the text as the add
+    //  will cut it (a big team's mail can be many times that long).
+    text[vmemory_text_fit (p->vmem, text, strlen (text))] = 0;
     int rc = embedder_embed (p->embedder, text, p->vec, err, sizeof (err));
     if (rc == 0)
         rc = vmemory_add (p->vmem, p->vec, text, err, sizeof (err));
@@ -225,6 +228,25 @@ s_log_step (const update_t *self)
     steplog_add (p->steps, &entry);
 }
 
+//  --step-delay-ms: the pause between steps, in slices of PAUSE_SLICE_MS.
+//  After each the link takes the events that came meanwhile (state
+//  updates, mail wake-ups, teammates joining) in one batch and sends a
+//  HEARTBEAT when one is due. Waiting on the link instead woke the agent
+//  for every event: in a team of N stepping agents, N state updates a
+//  step and as many wake-ups, the cost of a big team's pause.
+#define PAUSE_SLICE_MS 100
+
+static void
+s_pause (agent_parts_t *p, int64_t ms)
+{
+    int64_t until = pclock_mono_ms () + ms;
+    for (int64_t left = ms; left > 0 && !(p->stop && *p->stop);
+         left = until - pclock_mono_ms ()) {
+        pclock_sleep_ms (left < PAUSE_SLICE_MS? left: PAUSE_SLICE_MS);
+        parley_client_keepalive (p->link);
+    }
+}
+
 static stage_outcome_t
 s_finish (agent_ending_t *out, const char *why)
 {
@@ -259,6 +281,6 @@ stage_update_memory (agent_parts_t *p, const perceived_t *in, const heard_t *hea
     if (in->step >= p->max_steps)
         return s_finish (out, "reached --max-steps");
     if (p->step_delay_ms > 0 && p->link)
-        parley_client_wait (p->link, p->step_delay_ms);
+        s_pause (p, p->step_delay_ms);
     return outcome;
 }

@@ -254,7 +254,11 @@ stage_perception (agent_parts_t *p, perceived_t *out, agent_counters_t *counts)
     if (outcome == STAGE_FAILED)
         return outcome;
     connector_observe (p->world, out->obs);
-    connector_observe (p->state, out->obs);
+    //  The state's and the mail's observations only ever go to AgentMemory:
+    //  for a policy that does not read it they are not made (the state's
+    //  values are then never rendered as text at all).
+    if (policy_reads_context (p->policy))
+        connector_observe (p->state, out->obs);
     out->seen = *conn_world_view (p->world);
     s_mark_visited (p, &out->seen);
     s_caption (p, out);
@@ -268,10 +272,23 @@ stage_perception (agent_parts_t *p, perceived_t *out, agent_counters_t *counts)
 bool
 agent_team_has (const agent_team_t *team, const char *name)
 {
+    if (team->index)
+        return zhashx_lookup (team->index, name) != NULL;
     for (size_t i = 0; i < team->count; i++)
         if (streq (team->names[i], name))
             return true;
     return false;
+}
+
+//  The list's names into its index (every message's sender is looked up).
+static void
+s_team_index (agent_team_t *team)
+{
+    if (!team->index)
+        team->index = zhashx_new ();
+    zhashx_purge (team->index);
+    for (size_t i = 0; i < team->count; i++)
+        zhashx_update (team->index, team->names[i], (void *) 1);
 }
 
 //  The online teammates go to the team facts, which releases the claims
@@ -325,6 +342,7 @@ s_refresh_team (agent_parts_t *p, agent_team_t *team)
         }
     }
     parley_agent_list_destroy (&list);
+    s_team_index (team);
     s_team_mark (p, link, team);
     s_team_online (p, team);
 }
@@ -354,6 +372,7 @@ s_team_event (const agent_parts_t *p, agent_team_t *team, const parley_event_t *
                 team->count--;
                 for (size_t i = 0; i < team->count; i++)
                     team->ptrs[i] = team->names[i];
+                s_team_index (team);
             }
         }
         else {
@@ -361,6 +380,8 @@ s_team_event (const agent_parts_t *p, agent_team_t *team, const parley_event_t *
                 snprintf (team->names[at], PROTO_MAX_NAME + 1, "%s", name);
                 team->ptrs[at] = team->names[at];
                 team->count++;
+                if (team->index)
+                    zhashx_update (team->index, team->names[at], (void *) 1);
             }
             if (at < team->count)
                 team->online[at] = streq (what, "joined");
@@ -465,16 +486,20 @@ s_communication_fallback (void *arg)
     return STAGE_FALLBACK;
 }
 
-//  The step's mail as one line for the memory text (NULL when none).
+//  The step's mail as one line for the memory text (NULL when none). The
+//  memory keeps at most vmemory_max_text bytes of a step: the line stops
+//  at the message that reaches that length, and the rest of a big team's
+//  mail is not rendered for bytes that would be cut.
 static void
 s_mail_text (agent_parts_t *p, heard_t *out)
 {
     zstr_free (&out->mail_text);
     size_t count = conn_mailbox_count (p->mailbox);
-    if (count == 0)
+    if (count == 0 || !p->vmem)
         return;
+    size_t room = vmemory_max_text (p->vmem);
     textbuf_t *buf = textbuf_new ();
-    for (size_t i = 0; i < count; i++) {
+    for (size_t i = 0; i < count && textbuf_len (buf) < room; i++) {
         const mail_view_t *m = conn_mailbox_at (p->mailbox, i);
         if (i)
             textbuf_add (buf, " | ");
@@ -501,12 +526,19 @@ stage_communication (agent_parts_t *p, perceived_t *step, const decided_t *previ
         counts->msgs_received += !streq (conn_mailbox_at (p->mailbox, i)->from, p->id);
     if (!step->obs)
         step->obs = connector_observation_list ();
-    connector_observe (p->mailbox, step->obs);
+    if (policy_reads_context (p->policy))
+        connector_observe (p->mailbox, step->obs);
     s_mail_text (p, out);
     if (p->facts) {
         team_facts_visit (p->facts, step->seen.position);
         team_facts_learn (p->facts, p->mailbox, p->state);
     }
-    agentmem_record_turn (p->mem, previous->last_action? previous->last_action: "start", step->obs);
+    //  AgentMemory is kept for a policy that reads its context; for one
+    //  that does not, the step's observations end here.
+    if (policy_reads_context (p->policy))
+        agentmem_record_turn (p->mem, previous->last_action? previous->last_action: "start",
+                              step->obs);
+    else
+        zlistx_purge (step->obs);
     return outcome;
 }

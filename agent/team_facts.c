@@ -5,6 +5,10 @@
     TEAM_MAX_VISITED positions and TEAM_MAX_FOUND names are used); anything
     that is not a version-1 report object is ignored, never an error: the
     mailbox also carries what models write.
+
+    Teammates and claims are found by name through a hash each: a team of N
+    teaches N positions and N claims a step, and a linear search made that
+    N x N string compares.
 */
 #include <assert.h>
 #include <czmq.h>
@@ -36,10 +40,13 @@ struct _team_facts_t {
     uint64_t width, height;
     uint8_t *cells;
     size_t cell_count;
-    claim_t claims[TEAM_MAX_CLAIMS];
+    claim_t claims[TEAM_MAX_CLAIMS];    //  never removed: a released one has no cell
     size_t claim_count;
+    zhashx_t *claim_index;              //  agent -> its slot in claims, + 1
+    size_t live_at, live_slot;          //  team_facts_claim_at's last answer (+ 1)
     mate_t mates[MAX_MATES];
     size_t mate_count;
+    zhashx_t *mate_index;               //  agent -> its slot in mates, + 1
     uint64_t own_claim, reported_claim, synced_claim;
     uint64_t *unreported;           //  own visits since the last report
     size_t unreported_count;
@@ -57,6 +64,8 @@ team_facts_new (const char *me)
     self->own_claim = self->reported_claim = self->synced_claim = TEAM_NO_CELL;
     self->unreported = (uint64_t *) zmalloc (TEAM_MAX_VISITED * sizeof (uint64_t));
     self->unsynced = (uint64_t *) zmalloc (TEAM_MAX_VISITED * sizeof (uint64_t));
+    self->claim_index = zhashx_new ();
+    self->mate_index = zhashx_new ();
     return self;
 }
 
@@ -69,6 +78,8 @@ team_facts_destroy (team_facts_t **self_p)
         free (self->cells);
         free (self->unreported);
         free (self->unsynced);
+        zhashx_destroy (&self->claim_index);
+        zhashx_destroy (&self->mate_index);
         free (self);
         *self_p = NULL;
     }
@@ -165,18 +176,26 @@ team_facts_mark (team_facts_t *self, uint64_t position)
 // ---------------------------------------------------------------------------
 //  Teammates: positions and claims
 
+//  The teammate's record, or NULL (with `create`: a new one, NULL when full).
 static mate_t *
-s_mate (team_facts_t *self, const char *agent)
+s_find_mate (team_facts_t *self, const char *agent, bool create)
 {
-    for (size_t i = 0; i < self->mate_count; i++)
-        if (streq (self->mates[i].agent, agent))
-            return &self->mates[i];
-    if (self->mate_count == MAX_MATES)
+    size_t slot = (size_t) (uintptr_t) zhashx_lookup (self->mate_index, agent);
+    if (slot)
+        return &self->mates[slot - 1];
+    if (!create || self->mate_count == MAX_MATES)
         return NULL;
     mate_t *mate = &self->mates[self->mate_count++];
     memset (mate, 0, sizeof (*mate));
     snprintf (mate->agent, sizeof (mate->agent), "%s", agent);
+    zhashx_insert (self->mate_index, mate->agent, (void *) (uintptr_t) self->mate_count);
     return mate;
+}
+
+static mate_t *
+s_mate (team_facts_t *self, const char *agent)
+{
+    return s_find_mate (self, agent, true);
 }
 
 static void
@@ -207,14 +226,16 @@ team_facts_mate_at (team_facts_t *self, size_t index, const char **agent, uint64
 static claim_t *
 s_claim (team_facts_t *self, const char *agent, bool create)
 {
-    for (size_t i = 0; i < self->claim_count; i++)
-        if (streq (self->claims[i].agent, agent))
-            return &self->claims[i];
+    size_t slot = (size_t) (uintptr_t) zhashx_lookup (self->claim_index, agent);
+    if (slot)
+        return &self->claims[slot - 1];
     if (!create || self->claim_count == TEAM_MAX_CLAIMS)
         return NULL;
     claim_t *claim = &self->claims[self->claim_count++];
     snprintf (claim->agent, sizeof (claim->agent), "%s", agent);
     claim->cell = claim->at = TEAM_NO_CELL;
+    zhashx_insert (self->claim_index, claim->agent, (void *) (uintptr_t) self->claim_count);
+    self->live_at = 0;
     return claim;
 }
 
@@ -228,6 +249,7 @@ team_facts_claim (team_facts_t *self, const char *agent, uint64_t cell, uint64_t
     if (claim) {
         claim->cell = cell;
         claim->at = at;
+        self->live_at = 0;
     }
 }
 
@@ -236,31 +258,34 @@ team_facts_release (team_facts_t *self, const char *agent)
 {
     assert (self && agent);
     claim_t *claim = s_claim (self, agent, false);
-    if (claim)
+    if (claim) {
         claim->cell = TEAM_NO_CELL;
+        self->live_at = 0;
+    }
 }
 
 void
 team_facts_set_online (team_facts_t *self, const char *const *agents, size_t count)
 {
     assert (self);
-    for (size_t i = 0; i < self->claim_count; i++) {
-        bool online = false;
-        for (size_t k = 0; k < count && !online; k++)
-            online = streq (agents[k], self->claims[i].agent);
-        if (!online)
+    zhashx_t *online = zhashx_new ();
+    for (size_t k = 0; k < count; k++)
+        zhashx_update (online, agents[k], (void *) 1);
+    for (size_t i = 0; i < self->claim_count; i++)
+        if (!zhashx_lookup (online, self->claims[i].agent))
             self->claims[i].cell = TEAM_NO_CELL;
-    }
+    self->live_at = 0;
     //  A teammate that is gone stands nowhere either.
     size_t kept = 0;
-    for (size_t i = 0; i < self->mate_count; i++) {
-        bool online = false;
-        for (size_t k = 0; k < count && !online; k++)
-            online = streq (agents[k], self->mates[i].agent);
-        if (online)
-            self->mates[kept++] = self->mates[i];
-    }
+    zhashx_purge (self->mate_index);
+    for (size_t i = 0; i < self->mate_count; i++)
+        if (zhashx_lookup (online, self->mates[i].agent)) {
+            self->mates[kept] = self->mates[i];
+            kept++;
+            zhashx_insert (self->mate_index, self->mates[kept - 1].agent, (void *) (uintptr_t) kept);
+        }
     self->mate_count = kept;
+    zhashx_destroy (&online);
 }
 
 size_t
@@ -272,21 +297,47 @@ team_facts_claim_count (team_facts_t *self)
     return count;
 }
 
+//  Callers walk the live claims with index 0, 1, 2, ...: the walk goes on
+//  from the last answer instead of starting over (live_at, live_slot: the
+//  index and slot of that answer, + 1; 0 when a claim changed since).
 bool
 team_facts_claim_at (team_facts_t *self, size_t index, const char **agent,
                      uint64_t *cell, uint64_t *at)
 {
-    for (size_t i = 0; i < self->claim_count; i++) {
+    size_t i = 0, left = index;
+    if (self->live_at && index + 1 >= self->live_at) {
+        i = self->live_slot - 1;
+        left = index + 1 - self->live_at;
+    }
+    for (; i < self->claim_count; i++) {
         if (self->claims[i].cell == TEAM_NO_CELL)
             continue;
-        if (index-- == 0) {
+        if (left-- == 0) {
             *agent = self->claims[i].agent;
             *cell = self->claims[i].cell;
             *at = self->claims[i].at;
+            self->live_at = index + 1;
+            self->live_slot = i + 1;
             return true;
         }
     }
     return false;
+}
+
+uint64_t
+team_facts_claim_of (team_facts_t *self, const char *agent)
+{
+    assert (self && agent);
+    claim_t *claim = s_claim (self, agent, false);
+    return claim? claim->cell: TEAM_NO_CELL;
+}
+
+uint64_t
+team_facts_mate_position (team_facts_t *self, const char *agent)
+{
+    assert (self && agent);
+    mate_t *mate = s_find_mate (self, agent, false);
+    return mate? mate->position: TEAM_NO_CELL;
 }
 
 const char *

@@ -28,7 +28,9 @@
     Rendering: team_facts_line() gives one compact line for a prompt.
 
     Cost: one byte per cell (at most TEAM_MAX_CELLS); claims and
-    teammates are bounded (TEAM_MAX_CLAIMS); a report is parsed once.
+    teammates are bounded (TEAM_MAX_CLAIMS) and found by name in O(1);
+    walking the claims with team_facts_claim_at (0, 1, 2, ...) is O(claims);
+    a report is parsed once.
 */
 #ifndef PARLEY_TEAM_FACTS_H
 #define PARLEY_TEAM_FACTS_H
@@ -90,6 +92,8 @@ bool team_facts_claim_at (team_facts_t *self, size_t index, const char **agent,
                           uint64_t *cell, uint64_t *at);
 //  The agent that claims `cell` (not us), or NULL.
 const char *team_facts_claimed_by (team_facts_t *self, uint64_t cell);
+//  The cell `agent` claims, or TEAM_NO_CELL (none, released, or us).
+uint64_t team_facts_claim_of (team_facts_t *self, const char *agent);
 
 void team_facts_set_own_claim (team_facts_t *self, uint64_t cell);
 uint64_t team_facts_own_claim (team_facts_t *self);
@@ -97,6 +101,8 @@ uint64_t team_facts_own_claim (team_facts_t *self);
 //  Teammates' last known positions (state, else their reports).
 size_t team_facts_mate_count (team_facts_t *self);
 bool team_facts_mate_at (team_facts_t *self, size_t index, const char **agent, uint64_t *position);
+//  Where teammate `agent` was last known to stand, or TEAM_NO_CELL.
+uint64_t team_facts_mate_position (team_facts_t *self, const char *agent);
 
 //  Object names teammates reported in `found`, counted (a model reads the
 //  names themselves in the mailbox part of its context).

@@ -209,14 +209,22 @@ dispatch_release (broker_t *self)
     //  and synced under --fsync always. Not reached: everything waits.
     if (!durable_point (self))
         return !self->failed;
+    //  Only what was made before that point: a reply found unroutable
+    //  below ends its session, which may change the core (the workflow
+    //  fails, a parked SEND is applied); what that change says waits for
+    //  its own durability point, at the next release.
+    size_t due = outbox_size (self->outbox);
     outbox_entry_t entry;
-    while (outbox_next (self->outbox, &entry)) {
+    for (; due > 0 && outbox_next (self->outbox, &entry); due--) {
         if (entry.kind == OUTBOX_REPLY)
             dispatch_send (self, &entry.conn, entry.serial, entry.envelope, entry.agent,
                            entry.data, entry.size);
         else
             publish_send (self, entry.topic, entry.topic_len, entry.data, entry.size);
     }
+    //  Emptied: the walk's end resets the outbox (outbox.h).
+    if (outbox_size (self->outbox) == 0)
+        (void) outbox_next (self->outbox, &entry);
     return true;
 }
 

@@ -325,7 +325,11 @@ s_on_log_record (const void *payload, size_t size, void *arg)
     msgpack_unpacked_init (&unpacked);
     size_t offset = 0;
     int rc = 0;
-    if (msgpack_unpack_next (&unpacked, payload, size, &offset) != MSGPACK_UNPACK_SUCCESS
+    char why [256];
+    //  msgpack-c's unpacker reserves what a count claims: a record's
+    //  counts are checked against its bytes first.
+    if (!core_record_check (payload, size, why, sizeof why)
+    ||  msgpack_unpack_next (&unpacked, payload, size, &offset) != MSGPACK_UNPACK_SUCCESS
     ||  unpacked.data.type != MSGPACK_OBJECT_ARRAY || unpacked.data.via.array.size < 2
     ||  unpacked.data.via.array.ptr [0].type != MSGPACK_OBJECT_POSITIVE_INTEGER) {
         d->skipped++;

@@ -201,7 +201,10 @@ sockets_open (broker_t *self, bool *network, char *why, size_t why_size)
 
     zsock_set_router_mandatory (self->router, 1);
     zsock_set_sndhwm (self->router, cfg->router_hwm);
-    zsock_set_rcvhwm (self->router, cfg->router_hwm);
+    //  libzmq 4.3 never hands a message up from a socket with a ZAP domain
+    //  (every connection here has one: auth.h) whose receive high-water
+    //  mark is 1: two is the least that works.
+    zsock_set_rcvhwm (self->router, cfg->router_hwm > 1 ? cfg->router_hwm : 2);
     zsock_set_maxmsgsize (self->router, PROTO_MAX_FRAME);
     zsock_set_backlog (self->router, BROKER_ACCEPT_BACKLOG);
     zsock_set_linger (self->router, 200);

@@ -180,12 +180,29 @@ s_room (broker_t *broker, s_record_t *record, size_t more)
     return true;
 }
 
+//  The descriptor to cut the connection by, before any request of it was
+//  held (which tells it): its agent's, when the reply is to the session
+//  of that very connection. A connection whose replies overflow in the
+//  turn that made them is then cut too, not only forgotten.
+static void
+s_learn_fd (broker_t *broker, s_record_t *record, uint64_t serial, const char *agent_id)
+{
+    if (record->fd >= 0 || !agent_id || !agent_id [0])
+        return;
+    agent_t *agent = agents_lookup (broker->agents, agent_id);
+    if (agent && agent->online && agent->conn_serial == serial
+    &&  conn_id_compare (&agent->conn, &record->conn) == 0)
+        record->fd = agent->conn_fd;
+}
+
 void
 stall_reply (broker_t *broker, const conn_id_t *conn, uint64_t serial, bool envelope,
              const char *agent, const void *data, size_t size)
 {
     stall_t *self = broker->stall;
     s_record_t *record = s_record (broker, conn);
+    if (record)
+        s_learn_fd (broker, record, serial, agent);
     if (!record || !s_room (broker, record, size)) {
         broker->counters.replies_dropped++;
         return;

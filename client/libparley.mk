@@ -30,7 +30,9 @@ LIBPARLEY_SO  := $(LIBPARLEY_DIR)/libparley.so.$(LIBPARLEY_VERSION)
 LIBPARLEY_HEADERS := $(wildcard include/parley/*.h)
 LIBPARLEY_ABI := client/libparley.abi
 LIBPARLEY     := $(LIBPARLEY_A) $(LIBPARLEY_SO)
-LIBPARLEY_LIBS := $(shell pkg-config --libs libzmq msgpack) -lpthread
+# Asked lazily, like the Makefile's PKG_LIBS: on a fresh machine pkg-config
+# and the libraries arrive with check-deps, after this file is parsed.
+LIBPARLEY_LIBS = $(eval LIBPARLEY_LIBS := $$(shell pkg-config --libs libzmq msgpack) -lpthread)$(LIBPARLEY_LIBS)
 
 $(LIBPARLEY_DIR)/obj/%.o: %.c | check-deps
 	@mkdir -p $(dir $@)

@@ -7,11 +7,28 @@
     binary's epilogue, and the exit codes every Parley binary shares.
 */
 #include <assert.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "pconfig.h"
 #include "pconfig_int.h"
+
+//  Appends one "; "-separated part to `line`.
+static void
+s_append (char *line, size_t size, size_t *used, const char *format, ...)
+{
+    if (*used + 3 >= size)
+        return;
+    if (*used)
+        *used += (size_t) snprintf (line + *used, size - *used, "; ");
+    va_list args;
+    va_start (args, format);
+    int n = vsnprintf (line + *used, size - *used, format, args);
+    va_end (args);
+    if (n > 0)
+        *used = *used + (size_t) n < size ? *used + (size_t) n : size - 1;
+}
 
 static void
 s_print_option (pconfig_t *self, pconfig_slot_t *slot, FILE *out)
@@ -32,22 +49,26 @@ s_print_option (pconfig_t *self, pconfig_slot_t *slot, FILE *out)
         fprintf (out, "%s\n%30s%s\n", left, "", opt->help ? opt->help : "");
     if (builtin_flag)
         return;
-    fprintf (out, "%30s", "");
+    //  The second line: env, default, range, joined by "; ".
+    char line [256] = "";
+    size_t used = 0;
     if (opt->env)
-        fprintf (out, "env: %s; ", opt->env);
+        s_append (line, sizeof line, &used, "env: %s", opt->env);
     //  An option whose default is computed says so in its help (the
     //  agent's id: the hostname); "none" would contradict it.
     if (opt->fallback)
-        fprintf (out, "default: %s", opt->fallback);
+        s_append (line, sizeof line, &used, "default: %s", opt->fallback);
     else
     if (!opt->help || !strstr (opt->help, "default:"))
-        fprintf (out, "default: %s", opt->type == PCONFIG_BOOL ? "false" : "none");
+        s_append (line, sizeof line, &used, "default: %s",
+                  opt->type == PCONFIG_BOOL ? "false" : "none");
     if (opt->min != opt->max && opt->type == PCONFIG_INT)
-        fprintf (out, "; range %.0f to %.0f", opt->min, opt->max);
+        s_append (line, sizeof line, &used, "range %.0f to %.0f", opt->min, opt->max);
     else
     if (opt->min != opt->max)
-        fprintf (out, "; range %g to %g", opt->min, opt->max);
-    fprintf (out, "\n");
+        s_append (line, sizeof line, &used, "range %g to %g", opt->min, opt->max);
+    if (used)
+        fprintf (out, "%30s%s\n", "", line);
 }
 
 void

@@ -24,7 +24,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 README = os.path.join(ROOT, "README.md")
 
 FLAG_LINE = re.compile(r"^  (?:-(\w), )?\s*--(\[no-\])?([\w-]+)(?:=(\S+))?\s*(.*)$")
-ENV_LINE = re.compile(r"^\s{20,}(?:env: (\S+?);\s*)?default: (.*)$")
+# The line under a flag's help: "env: X", "default: Y", "range A to B",
+# joined by "; ", each part there only when it applies.
+ENV_LINE = re.compile(r"^\s{20,}((?:env: |default: |range ).*)$")
 
 
 def options(binary_dir, name):
@@ -43,8 +45,15 @@ def options(binary_dir, name):
             continue
         env = ENV_LINE.match(line)
         if env and current:
-            current["env"] = env.group(1) or ""
-            current["default"] = env.group(2).strip()
+            rest = []
+            for part in env.group(1).split("; "):
+                if part.startswith("env: "):
+                    current["env"] = part[len("env: "):].strip()
+                elif part.startswith("default: "):
+                    rest.append(part[len("default: "):].strip())
+                else:
+                    rest.append(part.strip())
+            current["default"] = "; ".join(rest)
             current = None
         elif current and line.startswith(" " * 20) and line.strip():
             current["help"] = (current["help"] + " " + line.strip()).strip()

@@ -8,11 +8,27 @@
       PARLEY_TEST_COMPACT_DELAY_MS): the child has closed the LOCK and the
       sockets and dies with the broker, so the restart is up within a
       second, removes the temporary files left behind, and has everything;
+    - a failed sync under --fsync everysec makes parley-ctl health exit 1
+      until the journal healed;
+    - an answer held for a failed journal, to a connection that has gone
+      while its agent id came back on a new one, leaves the new session
+      alone;
     - a data directory of the journal's first format (zlib CRC-32,
       tests/journal-v1) is recovered whole, appended to in its format, and
-      compacted into today's.
+      compacted into today's;
+    - an event of a change the broker made while it released a turn's
+      answers (a turn holder found gone: the workflow fails) waits for
+      that change's own sync under --fsync always;
+    - a snapshot whose workflow runs with no role holding the turn (its
+      own record, or a checkpoint RESUME goes back to) is refused, rather
+      than taken in and crashing the first HANDOVER;
+    - a record whose msgpack counts claim more than its bytes hold (sound
+      checksums: a hostile or miswritten file) is skipped without the
+      broker reserving what the counts claim; so is an operation asking
+      for limits no flag allows (an agent table of 2^61 entries).
 */
 #include <check.h>
+#include <czmq.h>
 #include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,6 +41,7 @@
 #include "pclock.h"
 #include "lib/testbroker.h"
 #include "lib/testcheck.h"
+#include "lib/testflow.h"
 #include "lib/testclient.h"
 #include "lib/testmail.h"
 #include "lib/testsuite.h"
@@ -245,6 +262,109 @@ START_TEST (test_failed_sync_holds_answers)
 }
 END_TEST
 
+//  An answer held for a failed journal belongs to the connection that
+//  asked, not to the agent id: when that connection has gone and the id
+//  came back on a new one meanwhile, the held answer is unroutable and
+//  the new session is left alone (not ended as "expired", not sent the
+//  old connection's answer).
+START_TEST (test_held_answer_after_reconnect)
+{
+    tproc_dir_t *tmp = tproc_dir_new ();
+    char *dir = tproc_dir_path (tmp, "data");
+    tfault_t *fault = tfault_new (dir);
+    ck_assert_ptr_nonnull (fault);
+    tfault_setenv (fault);
+    testbroker_t *broker = s_start (dir, "always", NULL, NULL);
+    tfault_unsetenv (fault);
+    char token [TESTFLOW_TOKEN] = "";
+    testclient_t *first = testflow_hello (testclient_new (testbroker_router (broker)), "A",
+                                          NULL, token);
+    ck_assert_str_ne (token, "");
+    tfault_fail_sync (fault, -1);
+    s_begin_set (first, "held", "1");
+    s_wait_log (broker, "nothing more is answered until");
+    testclient_destroy (&first);
+    //  The same id on a new connection, with its resume token; its answer
+    //  is held too, behind the first connection's.
+    testclient_t *second = testclient_new (testbroker_router (broker));
+    penc_t *enc = testclient_begin (second, PMSG_HELLO, 2);
+    penc_kv_cstr (enc, "agent", "A");
+    penc_kv_cstr (enc, "token", token);
+    ck_assert_int_eq (testclient_send (second), 0);
+    pclock_sleep_ms (300);
+    tfault_fail_sync (fault, 0);
+    pmsg_t *reply = testclient_recv (second, 20000);
+    ck_assert_ptr_nonnull (reply);
+    bool welcomed = pmsg_type (reply) == PMSG_WELCOME;
+    pmsg_destroy (&reply);
+    s_wait_log (broker, "sound again");
+    if (!welcomed)
+        testflow_hello (second, "A", NULL, token);
+    //  The session on the new connection works and nothing ended it.
+    ck_assert_int_eq (s_set (second, "after", "2"), 0);
+    reply = testclient_call0 (second, PMSG_HEARTBEAT);
+    ck_assert_msg (reply && pmsg_type (reply) != PMSG_ERROR, "%s", testclient_describe (reply));
+    pmsg_destroy (&reply);
+    ck_assert_msg (!testbroker_log_contains (broker, "expired"), "the new session was ended");
+    s_leave (&second);
+    testcheck_stop (&broker);
+    tfault_destroy (&fault);
+    free (dir);
+    tproc_dir_destroy (&tmp);
+}
+END_TEST
+
+//  parley-ctl health against `broker`: its exit status, its line in `out`.
+static int
+s_health (testbroker_t *broker, char *out, size_t size)
+{
+    tproc_t *ctl = tproc_run ((const char *[]) { "parley-ctl", "--broker",
+                                                 testbroker_router (broker), "--timeout-ms",
+                                                 "5000", "health", NULL }, true);
+    ck_assert_ptr_nonnull (ctl);
+    int status = tproc_status (ctl);
+    snprintf (out, size, "%s%s", tproc_out (ctl), tproc_err (ctl));
+    tproc_destroy (&ctl);
+    return status;
+}
+
+//  A failed background sync under --fsync everysec: the broker still
+//  answers (what it acknowledged was never promised synced yet), refuses
+//  changes, and says so; parley-ctl health reports it unhealthy until the
+//  healing snapshot is down, then healthy again, and changes go through.
+START_TEST (test_failed_sync_makes_health_fail)
+{
+    tproc_dir_t *tmp = tproc_dir_new ();
+    char *dir = tproc_dir_path (tmp, "data");
+    tfault_t *fault = tfault_new (dir);
+    ck_assert_ptr_nonnull (fault);
+    tfault_setenv (fault);
+    testbroker_t *broker = s_start (dir, "everysec", NULL, NULL);
+    tfault_unsetenv (fault);
+    char out [1024];
+    ck_assert_msg (s_health (broker, out, sizeof out) == 0, "%s", out);
+    ck_assert_msg (strstr (out, "healthy"), "%s", out);
+    testclient_t *a = testcheck_agent (broker, "A");
+    tfault_fail_sync (fault, -1);
+    ck_assert_int_eq (s_set (a, "before", "1"), 0);
+    s_wait_log (broker, "the journal is unhealthy");
+    int status = s_health (broker, out, sizeof out);
+    ck_assert_msg (status == 1, "exit %d: %s", status, out);
+    ck_assert_msg (strstr (out, "unhealthy: the journal failed a write or sync"), "%s", out);
+    ck_assert_msg (s_set (a, "during", "2") != 0, "a change accepted by an unhealthy journal");
+    tfault_fail_sync (fault, 0);
+    s_wait_log (broker, "the journal is healthy again");
+    status = s_health (broker, out, sizeof out);
+    ck_assert_msg (status == 0, "exit %d: %s", status, out);
+    ck_assert_int_eq (s_set (a, "after", "3"), 0);
+    s_leave (&a);
+    testcheck_stop (&broker);
+    tfault_destroy (&fault);
+    free (dir);
+    tproc_dir_destroy (&tmp);
+}
+END_TEST
+
 //  Gone, or a zombie nobody reaped yet.
 static bool
 s_dead (pid_t pid)
@@ -436,6 +556,413 @@ START_TEST (test_old_format_recovered)
 }
 END_TEST
 
+//  A scenario whose workflow has one role, `worker` (caller frees).
+static char *
+s_worker_scenario (tproc_dir_t *tmp)
+{
+    char *roles = tproc_dir_path (tmp, "scenario/roles");
+    ck_assert_int_eq (zsys_dir_create ("%s", roles), 0);
+    free (roles);
+    char *path = tproc_dir_path (tmp, "scenario/scenario.yaml");
+    ck_assert (tproc_write_file (path, "name: holder\nworld: none\nstate:\n"
+                                       "  work: { reducer: append, value: [] }\n"
+                                       "workflow:\n  entry: worker\n"));
+    free (path);
+    path = tproc_dir_path (tmp, "scenario/roles/worker.yaml");
+    ck_assert (tproc_write_file (path, "role: worker\ngoal: work\nactions:\n"
+                                       "  handover: [worker]\n"));
+    free (path);
+    return tproc_dir_path (tmp, "scenario");
+}
+
+//  One request on a raw DEALER (its reply is not read).
+static void
+s_raw_request (zsock_t *dealer, pmsg_type_t type, const char *agent)
+{
+    penc_t enc;
+    penc_init (&enc);
+    penc_begin (&enc, type, 1, agent ? 2 : 0);
+    if (agent) {
+        penc_kv_cstr (&enc, "agent", agent);
+        penc_key (&enc, "caps");
+        msgpack_pack_array (penc_packer (&enc), 1);
+        penc_cstr (&enc, "role:worker");
+    }
+    ck_assert_int_ge (zmq_send (zsock_resolve (dealer), penc_data (&enc), penc_size (&enc), 0),
+                      0);
+    penc_fini (&enc);
+}
+
+//  The next event of `topic` within `timeout_ms` (the others dropped).
+static bool
+s_event (testsub_t *sub, const char *topic, int timeout_ms)
+{
+    int64_t deadline = pclock_mono_ms () + timeout_ms;
+    char got [64];
+    while (pclock_mono_ms () < deadline) {
+        pmsg_t *event = testsub_recv (sub, got, sizeof got, 100);
+        bool match = event && streq (got, topic);
+        pmsg_destroy (&event);
+        if (match)
+            return true;
+    }
+    return false;
+}
+
+//  The turn holder's connection is gone when the replies to its last
+//  requests are released (the broker was stopped while the client sent
+//  them and closed): the broker finds them unroutable there and ends the
+//  session, which fails the workflow (no other worker). That failure's
+//  event must not leave before its record is synced: with every sync
+//  failing, it waits (the journal heals once syncs work again). Whether
+//  libzmq has seen the connection end by the time the replies go is up
+//  to its I/O thread: the test tries again (another holder, the
+//  workflow resumed) until the broker's log shows a reply was unroutable.
+START_TEST (test_event_of_a_release_waits_for_its_sync)
+{
+    tproc_dir_t *tmp = tproc_dir_new ();
+    char *dir = tproc_dir_path (tmp, "data");
+    char *scenario = s_worker_scenario (tmp);
+    tfault_t *fault = tfault_new (dir);
+    ck_assert_ptr_nonnull (fault);
+    tfault_setenv (fault);
+    testbroker_t *broker = s_start (dir, "always", "--scenario", scenario);
+    tfault_unsetenv (fault);
+    ck_assert_ptr_nonnull (broker);
+    testsub_t *sub = testcheck_sub (broker, "workflow.");
+    testclient_t *admin = testcheck_agent (broker, "Admin");
+    bool unroutable = false;
+    for (int attempt = 0; attempt < 20 && !unroutable; attempt++) {
+        char id [16], text [128];
+        snprintf (id, sizeof id, "W%d", attempt);
+        if (attempt > 0) {
+            penc_t *enc = testclient_begin (admin, PMSG_RESUME, 1);
+            penc_kv_uint (enc, "number", 0);
+            pmsg_t *reply = testclient_call (admin);
+            EXPECT (reply, PMSG_WORKFLOW_INFO);
+            pmsg_destroy (&reply);
+        }
+        zsock_t *holder = zsock_new_dealer (testbroker_router (broker));
+        ck_assert_ptr_nonnull (holder);
+        s_raw_request (holder, PMSG_HELLO, id);
+        zmsg_t *welcome = zmsg_recv (holder);
+        ck_assert_ptr_nonnull (welcome);
+        zmsg_destroy (&welcome);
+        ck_assert_msg (s_event (sub, "workflow.turn", 10000), "no turn event for %s", id);
+
+        //  While the broker is stopped: requests, and the connection
+        //  closed once they are in the kernel's hands.
+        testbroker_signal (broker, SIGSTOP);
+        tfault_fail_sync (fault, -1);
+        for (int i = 0; i < 200; i++)
+            s_raw_request (holder, PMSG_HEARTBEAT, NULL);
+        zsock_set_linger (holder, 5000);
+        zsock_destroy (&holder);
+        testbroker_signal (broker, SIGCONT);
+        snprintf (text, sizeof text, "the turn holder %s (role worker)", id);
+        s_wait_log (broker, text);
+        snprintf (text, sizeof text, "reply to %s not sent", id);
+        unroutable = testbroker_log_contains (broker, text);
+        if (unroutable) {
+            char topic [64];
+            pmsg_t *event = testsub_recv (sub, topic, sizeof topic, 1000);
+            ck_assert_msg (!event, "%s published while its record cannot be synced", topic);
+        }
+        //  Syncs work again: the journal heals, the event leaves.
+        tfault_fail_sync (fault, 0);
+        ck_assert_msg (s_event (sub, "workflow.failed", 20000), "no failed event after healing");
+    }
+    ck_assert_msg (unroutable, "no reply to a gone holder was ever unroutable");
+    s_leave (&admin);
+    testsub_destroy (&sub);
+    testcheck_stop (&broker);
+    tfault_destroy (&fault);
+    free (scenario);
+    free (dir);
+    tproc_dir_destroy (&tmp);
+}
+END_TEST
+
+//  The snapshot file of a data directory (caller frees).
+static char *
+s_snapshot_path (const char *dir)
+{
+    DIR *d = opendir (dir);
+    ck_assert_ptr_nonnull (d);
+    char *found = NULL;
+    struct dirent *entry;
+    while ((entry = readdir (d)))
+        if (strncmp (entry->d_name, "snapshot.", 9) == 0 && !strstr (entry->d_name, "tmp")) {
+            free (found);
+            size_t size = strlen (dir) + strlen (entry->d_name) + 2;
+            found = malloc (size);
+            snprintf (found, size, "%s/%s", dir, entry->d_name);
+        }
+    closedir (d);
+    ck_assert_msg (found, "no snapshot in %s", dir);
+    return found;
+}
+
+typedef struct {
+    jfile_t *out;
+    int kind;                   //  records of this kind get item `index`
+    uint64_t number;            //  replaced when item 2 is this (kind 17) or always
+    uint32_t index;
+    const char *text;           //  by this str
+} s_rewrite_t;
+
+static int
+s_rewrite_record (const void *payload, size_t size, void *arg)
+{
+    s_rewrite_t *rw = arg;
+    msgpack_unpacked unpacked;
+    msgpack_unpacked_init (&unpacked);
+    ck_assert (msgpack_unpack_next (&unpacked, payload, size, NULL) == MSGPACK_UNPACK_SUCCESS);
+    const msgpack_object *root = &unpacked.data;
+    const msgpack_object *items = root->via.array.ptr;
+    uint32_t count = root->via.array.size;
+    bool match = items [0].via.u64 == (uint64_t) rw->kind && rw->index < count
+              && (rw->kind != 17 || (count == 8 && items [2].via.u64 == rw->number));
+    msgpack_sbuffer buf;
+    msgpack_sbuffer_init (&buf);
+    msgpack_packer pk;
+    msgpack_packer_init (&pk, &buf, msgpack_sbuffer_write);
+    msgpack_pack_array (&pk, count);
+    for (uint32_t i = 0; i < count; i++)
+        if (match && i == rw->index)
+            msgpack_pack_str_with_body (&pk, rw->text, strlen (rw->text));
+        else
+            msgpack_pack_object (&pk, items [i]);
+    int rc = jfile_append (rw->out, buf.data, buf.size);
+    msgpack_sbuffer_destroy (&buf);
+    msgpack_unpacked_destroy (&unpacked);
+    return rc;
+}
+
+//  Copies the data directory `from` into `to` with one field of the
+//  snapshot's records of `kind` replaced by `text`.
+static void
+s_copy_rewritten (const char *from, const char *to, int kind, uint64_t number, uint32_t index,
+                  const char *text)
+{
+    ck_assert_int_eq (mkdir (to, 0700), 0);
+    DIR *d = opendir (from);
+    ck_assert_ptr_nonnull (d);
+    struct dirent *entry;
+    char src [4200], dst [4200], why [256];
+    while ((entry = readdir (d))) {
+        if (strncmp (entry->d_name, "log.", 4) != 0)
+            continue;
+        snprintf (src, sizeof src, "%s/%s", from, entry->d_name);
+        snprintf (dst, sizeof dst, "%s/%s", to, entry->d_name);
+        size_t size;
+        char *data = testsuite_read_file (src, &size);
+        FILE *file = fopen (dst, "wb");
+        ck_assert (file && fwrite (data, 1, size, file) == size);
+        fclose (file);
+        free (data);
+    }
+    closedir (d);
+    char *snapshot = s_snapshot_path (from);
+    snprintf (dst, sizeof dst, "%s/%s", to, strrchr (snapshot, '/') + 1);
+    s_rewrite_t rw = { .kind = kind, .number = number, .index = index, .text = text };
+    rw.out = jfile_open (dst, why, sizeof why);
+    ck_assert_msg (rw.out, "%s", why);
+    jfile_report_t report;
+    ck_assert_int_eq (jfile_scan (snapshot, false, s_rewrite_record, &rw, &report, why,
+                                  sizeof why), JFILE_OK);
+    ck_assert_int_eq (jfile_sync (rw.out), 0);
+    jfile_destroy (&rw.out);
+    free (snapshot);
+}
+
+//  A workflow in progress always has a role holding the turn: a snapshot
+//  whose workflow record names none is damaged (refused at recovery), and
+//  a checkpoint whose holder is not a role of the scenario (one changed
+//  since) is not gone back to. Either, taken in, made the next HANDOVER
+//  read the holder's name through NULL.
+START_TEST (test_workflow_without_holder_refused)
+{
+    tproc_dir_t *tmp = tproc_dir_new ();
+    char *dir = tproc_dir_path (tmp, "data");
+    char *scenario = s_worker_scenario (tmp);
+    const char *args [] = { "--data-dir", dir, "--fsync", "always", "--scenario", scenario,
+                            "--compact-min-bytes", "4096", NULL };
+    testbroker_t *broker = testcheck_start (args);
+    //  The workflow begins (checkpoint 1: in progress, worker holds).
+    testclient_t *worker = testclient_new (testbroker_router (broker));
+    penc_t *enc = testclient_begin (worker, PMSG_HELLO, 2);
+    penc_kv_cstr (enc, "agent", "W");
+    penc_key (enc, "caps");
+    msgpack_pack_array (penc_packer (enc), 1);
+    penc_cstr (enc, "role:worker");
+    pmsg_t *reply = testclient_call (worker);
+    EXPECT (reply, PMSG_WELCOME);
+    pmsg_destroy (&reply);
+    char *big = malloc (5001);
+    memset (big, 'b', 5000);
+    big [5000] = 0;
+    ck_assert_int_eq (s_set (worker, "big", big), 0);
+    free (big);
+    s_wait_log (broker, "compacted into");
+    s_leave (&worker);
+    testcheck_stop (&broker);
+
+    //  The workflow's own record with no holder: recovery refuses it.
+    char *damaged = tproc_dir_path (tmp, "no-holder");
+    s_copy_rewritten (dir, damaged, 16, 0, 2, "");
+    const char *inspect [] = { "parley-broker", "--data-dir", damaged, "--scenario", scenario,
+                               "--dump-state", "-", NULL };
+    tproc_t *proc = tproc_run (inspect, true);
+    ck_assert_msg (tproc_status (proc) != 0, "a workflow in progress without a holder was "
+                   "recovered");
+    ck_assert_msg (strstr (tproc_err (proc), "names no holder"), "%s", tproc_err (proc));
+    tproc_destroy (&proc);
+    free (damaged);
+
+    //  Checkpoint 1's holder not a role of the scenario: RESUME refuses it,
+    //  and the workflow goes on (a HANDOVER is answered).
+    char *renamed = tproc_dir_path (tmp, "renamed");
+    s_copy_rewritten (dir, renamed, 17, 1, 6, "retired");
+    const char *again [] = { "--data-dir", renamed, "--fsync", "always", "--scenario", scenario,
+                             NULL };
+    broker = testcheck_start (again);
+    worker = testclient_new (testbroker_router (broker));
+    enc = testclient_begin (worker, PMSG_HELLO, 2);
+    penc_kv_cstr (enc, "agent", "W");
+    penc_key (enc, "caps");
+    msgpack_pack_array (penc_packer (enc), 1);
+    penc_cstr (enc, "role:worker");
+    reply = testclient_call (worker);
+    EXPECT (reply, PMSG_WELCOME);
+    pmsg_destroy (&reply);
+    enc = testclient_begin (worker, PMSG_RESUME, 1);
+    penc_kv_uint (enc, "number", 1);
+    reply = testclient_call (worker);
+    ck_assert_int_eq (testclient_error_code (reply), PERR_BAD_FIELD);
+    pmsg_destroy (&reply);
+    enc = testclient_begin (worker, PMSG_HANDOVER, 1);
+    penc_kv_cstr (enc, "next", "worker");
+    reply = testclient_call (worker);
+    ck_assert_msg (reply, "no answer to HANDOVER");
+    pmsg_destroy (&reply);
+    s_leave (&worker);
+    testcheck_stop (&broker);
+    free (renamed);
+    free (scenario);
+    free (dir);
+    tproc_dir_destroy (&tmp);
+}
+END_TEST
+
+//  The broker's peak of virtual memory, in KiB.
+static uint64_t
+s_vm_peak_kib (pid_t pid)
+{
+    char path [64];
+    snprintf (path, sizeof path, "/proc/%d/status", (int) pid);
+    FILE *file = fopen (path, "r");
+    ck_assert_ptr_nonnull (file);
+    char line [256];
+    uint64_t peak = 0;
+    while (fgets (line, sizeof line, file))
+        if (sscanf (line, "VmPeak: %llu", (unsigned long long *) &peak) == 1)
+            break;
+    fclose (file);
+    ck_assert_uint_gt (peak, 0);
+    return peak;
+}
+
+START_TEST (test_record_counts_not_trusted)
+{
+    tproc_dir_t *tmp = tproc_dir_new ();
+    char *dir = tproc_dir_path (tmp, "data");
+    ck_assert_int_eq (mkdir (dir, 0700), 0);
+    char path [4200], why [256];
+    snprintf (path, sizeof path, "%s/log.1", dir);
+    jfile_t *log = jfile_open (path, why, sizeof why);
+    ck_assert_msg (log, "%s", why);
+    //  [5, 0, "A", nil, ops] where ops is an array32 of 2^27 operations:
+    //  msgpack-c would reserve 3 GiB for its table before reading one.
+    const unsigned char record [] = { 0x95, 0x05, 0x00, 0xa1, 'A', 0xc0,
+                                      0xdd, 0x08, 0x00, 0x00, 0x00 };
+    ck_assert_int_eq (jfile_append (log, record, sizeof record), 0);
+    ck_assert_int_eq (jfile_sync (log), 0);
+    jfile_destroy (&log);
+    //  What a broker reserves anyway (a sanitizer build: terabytes of
+    //  shadow), from one on an empty directory.
+    char *empty = tproc_dir_path (tmp, "empty");
+    ck_assert_int_eq (mkdir (empty, 0700), 0);
+    testbroker_t *broker = s_start (empty, "always", NULL, NULL);
+    ck_assert_ptr_nonnull (broker);
+    uint64_t base = s_vm_peak_kib (testbroker_pid (broker));
+    testcheck_stop (&broker);
+    free (empty);
+    broker = s_start (dir, "always", NULL, NULL);
+    ck_assert_ptr_nonnull (broker);
+    uint64_t peak = s_vm_peak_kib (testbroker_pid (broker));
+    ck_assert_msg (peak < base + 1024 * 1024, "the broker reserved %llu KiB more recovering a "
+                   "record of %zu bytes", (unsigned long long) (peak - base), sizeof record);
+    ck_assert (testbroker_log_contains (broker, "1 skipped"));
+    testcheck_stop (&broker);
+    free (dir);
+    tproc_dir_destroy (&tmp);
+}
+END_TEST
+
+START_TEST (test_record_limits_out_of_range)
+{
+    tproc_dir_t *tmp = tproc_dir_new ();
+    char *dir = tproc_dir_path (tmp, "data");
+    ck_assert_int_eq (mkdir (dir, 0700), 0);
+    char path [4200], why [256];
+    snprintf (path, sizeof path, "%s/log.1", dir);
+    jfile_t *log = jfile_open (path, why, sizeof why);
+    ck_assert_msg (log, "%s", why);
+    //  [5, 0, "", nil, [[1 (LIMITS), {...}]]], the agent table's size
+    //  overflowing its bytes (2^61 + 1 entries of 8 bytes).
+    msgpack_sbuffer buf;
+    msgpack_sbuffer_init (&buf);
+    msgpack_packer pk;
+    msgpack_packer_init (&pk, &buf, msgpack_sbuffer_write);
+    msgpack_pack_array (&pk, 5);
+    msgpack_pack_int (&pk, 5);
+    msgpack_pack_int (&pk, 0);
+    msgpack_pack_str_with_body (&pk, "", 0);
+    msgpack_pack_nil (&pk);
+    msgpack_pack_array (&pk, 1);
+    msgpack_pack_array (&pk, 2);
+    msgpack_pack_int (&pk, 1);
+    const char *names [] = { "agents", "inbox", "inbox_bytes", "channel", "channel_bytes",
+                             "channels", "body", "queued_bytes", "overflow", "state_keys",
+                             "state_bytes", "turns", "revisions", "checkpoints" };
+    msgpack_pack_map (&pk, 14);
+    for (int i = 0; i < 14; i++) {
+        msgpack_pack_str_with_body (&pk, names [i], strlen (names [i]));
+        msgpack_pack_uint64 (&pk, i == 0 ? (1ULL << 61) + 1 : i == 8 ? 0 : 1000);
+    }
+    ck_assert_int_eq (jfile_append (log, buf.data, buf.size), 0);
+    ck_assert_int_eq (jfile_sync (log), 0);
+    jfile_destroy (&log);
+    msgpack_sbuffer_destroy (&buf);
+    testbroker_t *broker = s_start (dir, "always", NULL, NULL);
+    ck_assert_ptr_nonnull (broker);
+    ck_assert (testbroker_log_contains (broker, "LIMITS has agents, channels or checkpoints"));
+    //  The table is the flags' size: agents register as usual.
+    testclient_t *agents [20];
+    for (int i = 0; i < 20; i++) {
+        char id [16];
+        snprintf (id, sizeof id, "A%d", i);
+        agents [i] = testcheck_agent (broker, id);
+    }
+    for (int i = 0; i < 20; i++)
+        s_leave (&agents [i]);
+    testcheck_stop (&broker);
+    free (dir);
+    tproc_dir_destroy (&tmp);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -444,8 +971,14 @@ main (void)
     tcase_set_timeout (tc, 120);
     tcase_add_test (tc, test_power_cut_always);
     tcase_add_test (tc, test_failed_sync_holds_answers);
+    tcase_add_test (tc, test_failed_sync_makes_health_fail);
+    tcase_add_test (tc, test_held_answer_after_reconnect);
     tcase_add_test (tc, test_kill_during_compaction);
     tcase_add_test (tc, test_old_format_recovered);
+    tcase_add_test (tc, test_event_of_a_release_waits_for_its_sync);
+    tcase_add_test (tc, test_workflow_without_holder_refused);
+    tcase_add_test (tc, test_record_counts_not_trusted);
+    tcase_add_test (tc, test_record_limits_out_of_range);
     suite_add_tcase (suite, tc);
     return testsuite_run (suite);
 }

@@ -566,6 +566,219 @@ s_handover (testclient_t *client, const char *next, uint64_t turn)
     return testclient_call (client);
 }
 
+//  One WRITE of `op` on `key` (a set's value is `size` bytes of 'v').
+static void
+s_write_key (testclient_t *client, const char *op, const char *key, size_t size)
+{
+    penc_t *enc = testclient_begin (client, PMSG_WRITE, 1);
+    penc_key (enc, "ops");
+    msgpack_pack_array (penc_packer (enc), 1);
+    msgpack_pack_map (penc_packer (enc), strcmp (op, "set") == 0 ? 3 : 2);
+    penc_kv_cstr (enc, "op", op);
+    penc_kv_cstr (enc, "key", key);
+    if (strcmp (op, "set") == 0) {
+        char *value = malloc (size + 1);
+        memset (value, 'v', size);
+        value [size] = 0;
+        penc_kv_cstr (enc, "value", value);
+        free (value);
+    }
+    pmsg_t *reply = testclient_call (client);
+    EXPECT (reply, PMSG_WRITTEN);
+    pmsg_destroy (&reply);
+}
+
+//  A compaction early in a journal's life, when the state had changed
+//  less often than it has keys: the snapshot gives back the state_seq and
+//  the key seqs it recorded (not one more per key put back), and a key of
+//  the scenario's initial state deleted before it stays deleted.
+START_TEST (test_replay_equals_live_after_an_early_compaction)
+{
+    s_run_t run;
+    s_run_new (&run, true, 5);
+    run.broker = s_start (&run, "--compact-min-bytes", "4096");
+    testclient_t *client = s_agent (run.broker, "W", "worker");
+    s_write_key (client, "delete", "report", 0);
+    //  A log over --compact-min-bytes: the next tick compacts it.
+    s_write_key (client, "set", "big", 5000);
+    int64_t deadline = pclock_mono_ms () + 20000;
+    while (!s_compacted (&run) && pclock_mono_ms () < deadline)
+        pclock_sleep_ms (50);
+    ck_assert_msg (s_compacted (&run), "no compaction within 20 s");
+    //  On top of the snapshot: an operation that records the state_seq.
+    s_write_key (client, "set", "after", 10);
+    pmsg_t *reply = testclient_call0 (client, PMSG_BYE);
+    pmsg_destroy (&reply);
+    testclient_destroy (&client);
+    ck_assert_int_eq (testbroker_stop (&run.broker), 0);
+    s_expect_replay_equals_live (&run, "--log-level", "info");
+    s_run_destroy (&run);
+}
+END_TEST
+
+static void
+s_sent (testclient_t *client, const char *target, bool channel, const char *body)
+{
+    pmsg_t *reply = testclient_send_one (client, target, channel, body);
+    EXPECT (reply, PMSG_SENT);
+    pmsg_destroy (&reply);
+}
+
+//  Under drop-oldest, a post its channel dropped stays in its listeners'
+//  inboxes as a tombstone until acknowledged: it takes a place there, so
+//  it decides what the inbox's own bound drops next. A compaction keeps
+//  it, and the replay of what follows drops what the live broker dropped.
+START_TEST (test_replay_equals_live_with_dropped_posts)
+{
+    s_run_t run;
+    s_run_new (&run, false, 9);
+    const char *args [] = { "--data-dir", run.data, "--scenario", run.scenario,
+                            "--fsync", "always", "--dump-on-exit", run.live,
+                            "--compact-min-bytes", "4096", "--overflow", "drop-oldest",
+                            "--max-channel", "5", "--max-inbox", "6", NULL };
+    run.broker = testcheck_start (args);
+    ck_assert_ptr_nonnull (run.broker);
+    testclient_t *poster = s_agent (run.broker, "W", "worker");
+    testclient_t *reader = s_agent (run.broker, "C", "checker");
+    testclient_t *both [] = { poster, reader };
+    for (int i = 0; i < 2; i++) {
+        penc_t *enc = testclient_begin (both [i], PMSG_LISTEN, 1);
+        penc_kv_cstr (enc, "channel", "news");
+        pmsg_t *reply = testclient_call (both [i]);
+        EXPECT (reply, PMSG_OK);
+        pmsg_destroy (&reply);
+    }
+    //  Seven posts to a channel of five: the first two are dropped by the
+    //  channel and stay as tombstones in both inboxes.
+    for (int i = 0; i < 7; i++) {
+        char body [16];
+        snprintf (body, sizeof body, "post %d", i);
+        s_sent (poster, "news", true, body);
+    }
+    s_write_key (poster, "set", "big", 5000);
+    int64_t deadline = pclock_mono_ms () + 20000;
+    while (!s_compacted (&run) && pclock_mono_ms () < deadline)
+        pclock_sleep_ms (50);
+    ck_assert_msg (s_compacted (&run), "no compaction within 20 s");
+    //  The reader's inbox is full (six places): this pops its oldest.
+    s_sent (poster, "C", false, "after");
+    for (int i = 0; i < 2; i++) {
+        pmsg_t *reply = testclient_call0 (both [i], PMSG_BYE);
+        pmsg_destroy (&reply);
+        testclient_destroy (&both [i]);
+    }
+    ck_assert_int_eq (testbroker_stop (&run.broker), 0);
+    s_expect_replay_equals_live (&run, "--log-level", "info");
+    s_run_destroy (&run);
+}
+END_TEST
+
+//  A restart with a lower key limit keeps the keys already there (the
+//  limit refuses new ones); a compaction after it writes them all and a
+//  recovery gives them all back, under the same limit.
+START_TEST (test_replay_equals_live_after_limits_lowered)
+{
+    s_run_t run;
+    s_run_new (&run, false, 13);
+    run.broker = s_start (&run, "--log-level", "info");
+    testclient_t *client = s_agent (run.broker, "W", "worker");
+    for (int i = 0; i < 12; i++) {
+        char key [16];
+        snprintf (key, sizeof key, "key.%d", i);
+        s_write_key (client, "set", key, 10);
+    }
+    pmsg_t *reply = testclient_call0 (client, PMSG_BYE);
+    pmsg_destroy (&reply);
+    testclient_destroy (&client);
+    ck_assert_int_eq (testbroker_stop (&run.broker), 0);
+
+    const char *args [] = { "--data-dir", run.data, "--scenario", run.scenario,
+                            "--fsync", "always", "--dump-on-exit", run.live,
+                            "--compact-min-bytes", "4096", "--max-state-keys", "8", NULL };
+    run.broker = testcheck_start (args);
+    ck_assert_ptr_nonnull (run.broker);
+    client = s_agent (run.broker, "W", "worker");
+    //  A key that is there already: the limit has nothing to say.
+    s_write_key (client, "set", "key.0", 5000);
+    int64_t deadline = pclock_mono_ms () + 20000;
+    while (!s_compacted (&run) && pclock_mono_ms () < deadline)
+        pclock_sleep_ms (50);
+    ck_assert_msg (s_compacted (&run), "no compaction within 20 s");
+    reply = testclient_call0 (client, PMSG_BYE);
+    pmsg_destroy (&reply);
+    testclient_destroy (&client);
+    ck_assert_int_eq (testbroker_stop (&run.broker), 0);
+    s_expect_replay_equals_live (&run, "--log-level", "info");
+    s_run_destroy (&run);
+}
+END_TEST
+
+static void
+s_listen (testclient_t *client, const char *channel)
+{
+    penc_t *enc = testclient_begin (client, PMSG_LISTEN, 1);
+    penc_kv_cstr (enc, "channel", channel);
+    pmsg_t *reply = testclient_call (client);
+    EXPECT (reply, PMSG_OK);
+    pmsg_destroy (&reply);
+}
+
+//  The same for channels: memberships above a lowered --max-channels stay
+//  (the limit refuses new channels), and survive a compaction and a
+//  recovery, as do the agents above a lowered --max-agents, which the
+//  recovered broker still counts against the lowered limit.
+START_TEST (test_replay_equals_live_after_channels_lowered)
+{
+    s_run_t run;
+    s_run_new (&run, false, 17);
+    run.broker = s_start (&run, "--log-level", "info");
+    testclient_t *client = s_agent (run.broker, "W", "worker");
+    testclient_t *other = s_agent (run.broker, "C", "checker");
+    for (int i = 0; i < 6; i++) {
+        char channel [16];
+        snprintf (channel, sizeof channel, "chan.%d", i);
+        s_listen (client, channel);
+        s_sent (other, channel, true, "queued");
+    }
+    pmsg_t *reply = testclient_call0 (client, PMSG_BYE);
+    pmsg_destroy (&reply);
+    testclient_destroy (&client);
+    reply = testclient_call0 (other, PMSG_BYE);
+    pmsg_destroy (&reply);
+    testclient_destroy (&other);
+    ck_assert_int_eq (testbroker_stop (&run.broker), 0);
+
+    const char *args [] = { "--data-dir", run.data, "--scenario", run.scenario,
+                            "--fsync", "always", "--dump-on-exit", run.live,
+                            "--compact-min-bytes", "4096", "--max-channels", "3",
+                            "--max-agents", "1", NULL };
+    run.broker = testcheck_start (args);
+    ck_assert_ptr_nonnull (run.broker);
+    client = s_agent (run.broker, "W", "worker");
+    s_write_key (client, "set", "big", 5000);
+    int64_t deadline = pclock_mono_ms () + 20000;
+    while (!s_compacted (&run) && pclock_mono_ms () < deadline)
+        pclock_sleep_ms (50);
+    ck_assert_msg (s_compacted (&run), "no compaction within 20 s");
+    reply = testclient_call0 (client, PMSG_BYE);
+    pmsg_destroy (&reply);
+    testclient_destroy (&client);
+    ck_assert_int_eq (testbroker_stop (&run.broker), 0);
+    s_expect_replay_equals_live (&run, "--log-level", "info");
+
+    //  Recovered from the snapshot: two agents registered, one allowed.
+    run.broker = testcheck_start (args);
+    ck_assert_ptr_nonnull (run.broker);
+    testclient_t *third = testclient_new (testbroker_router (run.broker));
+    reply = testclient_hello (third, "X");
+    ck_assert_int_eq (testclient_error_code (reply), PERR_TOO_MANY_AGENTS);
+    pmsg_destroy (&reply);
+    testclient_destroy (&third);
+    ck_assert_int_eq (testbroker_stop (&run.broker), 0);
+    s_run_destroy (&run);
+}
+END_TEST
+
 //  Two hand-overs, then a stop (clean or kill -9 under --fsync always):
 //  the restarted broker is at turn 3, with both hand-overs' writes, its
 //  state_seq never went back, and its origin is the same.
@@ -759,6 +972,10 @@ main (void)
     tcase_add_test (tc, test_replay_equals_live_with_world);
     tcase_add_test (tc, test_replay_equals_live_without_world);
     tcase_add_test (tc, test_replay_equals_live_across_compactions);
+    tcase_add_test (tc, test_replay_equals_live_after_an_early_compaction);
+    tcase_add_test (tc, test_replay_equals_live_with_dropped_posts);
+    tcase_add_test (tc, test_replay_equals_live_after_limits_lowered);
+    tcase_add_test (tc, test_replay_equals_live_after_channels_lowered);
     tcase_add_test (tc, test_workflow_survives_a_clean_restart);
     tcase_add_test (tc, test_workflow_survives_kill_9);
     tcase_add_test (tc, test_retry_after_restart_is_applied_once);

@@ -7,7 +7,9 @@
     order, none dropped (the broker kept what the pipe refused and held
     the client's next requests meanwhile). A client that never reads grows
     what the broker keeps for it up to --max-client-backlog and is cut
-    there, while another client is answered as usual.
+    there, while another client is answered as usual; so is one whose
+    replies overflow its bound in the very turn that made them (it sent
+    them all in one go, and nothing after): its connection really ends.
 */
 #include <check.h>
 #include <stdio.h>
@@ -104,6 +106,89 @@ START_TEST (test_client_that_never_reads_is_cut)
 }
 END_TEST
 
+//  True while `id` is registered and online, as AGENTS says.
+static bool
+s_online (testclient_t *probe, const char *id)
+{
+    pmsg_t *list = testclient_call0 (probe, PMSG_AGENTS);
+    EXPECT (list, PMSG_AGENT_LIST);
+    const msgpack_object *info = testcheck_find_agent (list, id);
+    bool online = info && pobj_bool (info, "online", false);
+    pmsg_destroy (&list);
+    return online;
+}
+
+START_TEST (test_client_cut_in_one_turn_is_disconnected)
+{
+    //  Silence alone does not end its session here (liveness of ten
+    //  minutes): only the cut does.
+    const char *args [] = { "--router-hwm", "10", "--max-client-backlog", "65536",
+                            "--liveness-ms", "600000", NULL };
+    testbroker_t *broker = testcheck_start (args);
+    testclient_t *deaf = testclient_new_hwm (testbroker_router (broker), NULL, NULL, 1);
+    pmsg_t *reply = testclient_hello (deaf, "Deaf");
+    EXPECT (reply, PMSG_WELCOME);
+    pmsg_destroy (&reply);
+    //  A value whose GET reply alone is over the bound.
+    char *big = malloc (200001);
+    memset (big, 'v', 200000);
+    big [200000] = 0;
+    penc_t *enc = testclient_begin (deaf, PMSG_WRITE, 1);
+    penc_key (enc, "ops");
+    msgpack_pack_array (penc_packer (enc), 1);
+    msgpack_pack_map (penc_packer (enc), 3);
+    penc_kv_cstr (enc, "op", "set");
+    penc_kv_cstr (enc, "key", "big");
+    penc_kv_cstr (enc, "value", big);
+    reply = testclient_call (deaf);
+    EXPECT (reply, PMSG_WRITTEN);
+    pmsg_destroy (&reply);
+    free (big);
+    testclient_t *probe = testcheck_agent (broker, "Probe");
+    ck_assert (s_online (probe, "Deaf"));
+    //  100 GETs of it in one go (one turn), never read, nothing after:
+    //  the replies the kernel does not take overflow the bound at once.
+    for (int i = 0; i < 100; i++) {
+        enc = testclient_begin (deaf, PMSG_GET, 1);
+        penc_key (enc, "keys");
+        msgpack_pack_array (penc_packer (enc), 1);
+        penc_cstr (enc, "big");
+        ck_assert_int_eq (testclient_send (deaf), 0);
+    }
+    int64_t deadline = pclock_mono_ms () + 20000;
+    while (testmail_stat (probe, "connections_cut") == 0 && pclock_mono_ms () < deadline)
+        pclock_sleep_ms (20);
+    ck_assert_uint_ge (testmail_stat (probe, "connections_cut"), 1);
+    //  Cut: its session ends as for any closed connection.
+    while (s_online (probe, "Deaf") && pclock_mono_ms () < deadline)
+        pclock_sleep_ms (20);
+    ck_assert_msg (!s_online (probe, "Deaf"), "counted as cut, but its connection stayed");
+    testclient_destroy (&deaf);
+    testclient_destroy (&probe);
+    testcheck_stop (&broker);
+}
+END_TEST
+
+//  --router-hwm 1 is a value the flag takes: the broker still hears its
+//  clients (libzmq delivers nothing with a receive mark of 1 and ZAP).
+START_TEST (test_router_hwm_of_one)
+{
+    const char *args [] = { "--router-hwm", "1", NULL };
+    testbroker_t *broker = testcheck_start (args);
+    testclient_t *client = testclient_new (testbroker_router (broker));
+    pmsg_t *reply = testclient_hello (client, "One");
+    EXPECT (reply, PMSG_WELCOME);
+    pmsg_destroy (&reply);
+    for (int i = 0; i < 3; i++) {
+        reply = testclient_call0 (client, PMSG_HEARTBEAT);
+        EXPECT (reply, PMSG_OK);
+        pmsg_destroy (&reply);
+    }
+    testclient_destroy (&client);
+    testcheck_stop (&broker);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -112,6 +197,8 @@ main (void)
     tcase_set_timeout (tc, 180);
     tcase_add_test (tc, test_slow_reader_gets_every_reply);
     tcase_add_test (tc, test_client_that_never_reads_is_cut);
+    tcase_add_test (tc, test_client_cut_in_one_turn_is_disconnected);
+    tcase_add_test (tc, test_router_hwm_of_one);
     suite_add_tcase (suite, tc);
     return testsuite_run (suite);
 }

@@ -394,9 +394,7 @@ vmemory_add (vmemory_t *self, const float *vec, const char *text, char *err, siz
         }
     size_t len = strlen (text);
     if (len > self->max_text_bytes) {
-        len = self->max_text_bytes;
-        while (len > 0 && ((unsigned char) text [len] & 0xC0) == 0x80)
-            len--;              //  do not cut a UTF-8 sequence in half
+        len = vmemory_text_fit (self, text, len);
         self->truncated++;
     }
     char *copy = malloc (len + 1);
@@ -422,6 +420,25 @@ vmemory_add (vmemory_t *self, const float *vec, const char *text, char *err, siz
     self->texts [self->count++] = copy;
     s_maybe_train (self, true);
     return 0;
+}
+
+size_t
+vmemory_max_text (vmemory_t *self)
+{
+    assert (self);
+    return self->max_text_bytes;
+}
+
+size_t
+vmemory_text_fit (vmemory_t *self, const char *text, size_t len)
+{
+    assert (self && text);
+    if (len <= self->max_text_bytes)
+        return len;
+    len = self->max_text_bytes;
+    while (len > 0 && ((unsigned char) text [len] & 0xC0) == 0x80)
+        len--;                  //  do not cut a UTF-8 sequence in half
+    return len;
 }
 
 int

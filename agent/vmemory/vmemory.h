@@ -90,6 +90,13 @@ void vmemory_destroy (vmemory_t **self_p);
 int vmemory_add (vmemory_t *self, const float *vec, const char *text,
                  char *err, size_t err_size);
 
+//  The longest text an add keeps (max_text_bytes).
+size_t vmemory_max_text (vmemory_t *self);
+//  How many of the `len` bytes of `text` an add keeps: all of them up to
+//  max_text_bytes, else that many less the bytes of a UTF-8 sequence the
+//  cut would split.
+size_t vmemory_text_fit (vmemory_t *self, const char *text, size_t len);
+
 //  Up to `top_k` best entries, best first, into `hits` (room for top_k).
 //  Returns the number of hits (0 when empty), or -1 with `err` filled.
 int vmemory_search (vmemory_t *self, const float *query, size_t top_k,

@@ -152,6 +152,11 @@ s_set_caps (agent_t *agent, const msgpack_object *caps)
 static perr_t
 s_hello (core_t *self, const op_t *op, core_outcome_t *out)
 {
+    //  The edge never registers "" (the broker's own operations carry it):
+    //  a record that does is damaged, and its agent could not be written
+    //  to a snapshot and read back.
+    if (!op->agent || !op->agent [0])
+        return s_fail (out, PERR_BAD_NAME, "HELLO without an agent id");
     agent_t *agent = agents_lookup (self->agents, op->agent);
     out->created = false;
     if (!agent) {

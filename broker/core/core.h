@@ -119,6 +119,13 @@ perr_t core_apply (core_t *self, const op_t *op, core_outcome_t *outcome);
 typedef int (core_record_fn) (const void *payload, size_t size, void *arg);
 int core_snapshot_write (core_t *self, core_record_fn *emit, void *arg);
 
+//  True when `payload` (a journal record, or a msgpack value kept in one)
+//  is exactly one msgpack value whose declared counts its bytes can hold:
+//  only then may msgpack-c's unpacker read it, since that unpacker
+//  reserves what a count claims before it reads a byte of it. False with
+//  the reason in `why`.
+bool core_record_check (const void *payload, size_t size, char *why, size_t why_size);
+
 typedef struct _core_restore_t core_restore_t;
 typedef struct {
     bool snapshot;                  //  there was one

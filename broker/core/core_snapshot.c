@@ -8,12 +8,15 @@
         [11, id, caps, acked, delivered, channels, token,
              slots, step, acts]                                   each agent
         [12, key, reducer, seq, value]                            each state key
-        [14, seq, ts, kind, from, to, body, bin, holders]         each queued message
+        [14, seq, ts, kind, from, to, body, bin, holders,
+             dropped]                                             each queued message
         [16, workflow fields], [17, checkpoint or key]...         workflow_snapshot
         [15, agents, keys, messages]                              end
     Older snapshots (head version 1 of 4 or 5 items, agents of 6 or 7
-    items, no workflow) are read as they were written: what they lack
-    (limits, slots, the workflow's progress) starts as a fresh core has it.
+    items, no workflow, messages of 9 items and without the tombstones of
+    posts their channel dropped) are read as they were written: what they
+    lack (limits, slots, the workflow's progress) starts as a fresh core
+    has it.
     Messages come in seq order with the agents holding them, so restoring
     is one mailroom_restore per message and every inbox fills in order.
     What is slow: collecting the messages sorts (message, holder) pairs,
@@ -22,6 +25,7 @@
 #include <string.h>
 
 #include "core_int.h"
+#include "pwire.h"
 
 enum {
     JREC_SNAP_HEAD = 10,
@@ -40,6 +44,7 @@ struct _core_restore_t {
     uint64_t mail_seq, state_seq;
     uint64_t agents, keys, messages, failed;
     bool origin, limits, workflow;
+    uint64_t last_mail;         //  the seq of the last message restored
     agent_t **holders;
     size_t holder_cap;
     char why [256];
@@ -179,12 +184,11 @@ core_snapshot_write (core_t *self, core_record_fn *emit, void *arg)
     for (size_t i = 0; all && i < count; i++) {
         agent_t *agent = agents_at (self->agents, i);
         size_t held = mailbox_count (agent->inbox);
-        for (size_t j = 0; j < held; j++) {
-            mail_t *mail = mailbox_at (agent->inbox, j);
-            //  A channel's dropped post is a tombstone: FETCH skips it.
-            if (!mail->dropped)
-                all [n++] = (placement_t) { mail, agent };
-        }
+        //  A channel's dropped post too: a tombstone FETCH skips, but
+        //  which holds its place in the inbox (its count, what
+        //  drop-oldest pops first) until acknowledged.
+        for (size_t j = 0; j < held; j++)
+            all [n++] = (placement_t) { mailbox_at (agent->inbox, j), agent };
     }
     if (!all)
         w.rc = -1;
@@ -196,7 +200,7 @@ core_snapshot_write (core_t *self, core_record_fn *emit, void *arg)
         size_t end = i;
         while (end < n && all [end].mail == mail)
             end++;
-        msgpack_pack_array (&w.pk, 9);
+        msgpack_pack_array (&w.pk, 10);
         msgpack_pack_int (&w.pk, JREC_SNAP_MAIL);
         msgpack_pack_uint64 (&w.pk, mail->seq);
         msgpack_pack_int64 (&w.pk, mail->ts);
@@ -212,6 +216,10 @@ core_snapshot_write (core_t *self, core_record_fn *emit, void *arg)
         msgpack_pack_array (&w.pk, (uint32_t) (end - i));
         for (size_t j = i; j < end; j++)
             s_pack_str (&w.pk, all [j].agent->id, all [j].agent->id_len);
+        if (mail->dropped)
+            msgpack_pack_true (&w.pk);
+        else
+            msgpack_pack_false (&w.pk);
         s_flush (&w);
         messages++;
         i = end;
@@ -235,6 +243,33 @@ core_snapshot_write (core_t *self, core_record_fn *emit, void *arg)
 
 //  ---------------------------------------------------------------------
 //  Restoring (at recovery)
+
+//  A record is at most CORE_RECORD_MAX bytes, so at most that many
+//  objects; nesting is bounded by the walk's own stack.
+static const pwire_limits_t s_record_limits = {
+    .max_frame = CORE_RECORD_MAX,
+    .max_depth = 32,
+    .max_objects = CORE_RECORD_MAX
+};
+
+bool
+core_record_check (const void *payload, size_t size, char *why, size_t why_size)
+{
+    return pwire_check (payload, size, &s_record_limits, why, why_size) == PERR_NONE;
+}
+
+//  A msgpack value a record keeps as bytes (a state value, a checkpoint's)
+//  is unpacked later with msgpack-c: its counts must be sound as well.
+static bool
+s_value_sound (core_restore_t *r, const msgpack_object *bin)
+{
+    char why [200];
+    if (bin->via.bin.size == 0          //  a removed key's: never unpacked
+    ||  core_record_check (bin->via.bin.ptr, bin->via.bin.size, why, sizeof why))
+        return true;
+    snprintf (r->why, sizeof r->why, "a snapshot value is not sound msgpack: %s", why);
+    return false;
+}
 
 core_restore_t *
 core_restore_new (core_t *core)
@@ -302,9 +337,10 @@ s_restore_agent (core_restore_t *r, const msgpack_object *items, uint32_t count)
     s_copy (&items [1], id, sizeof id);
     agent_t *agent = agents_lookup (self->agents, id);
     if (!agent) {
-        //  A snapshot's agents were all registered under its limits.
+        //  A snapshot's agents were all registered under the limits of
+        //  their day (the limit is set again at the end record).
         if (agents_size (self->agents) >= agents_max (self->agents))
-            agents_set_max (self->agents, agents_size (self->agents) + 1);
+            agents_set_max (self->agents, 2 * agents_size (self->agents) + 1);
         agent = agents_create (self->agents, id);
     }
     if (!agent)
@@ -352,7 +388,7 @@ s_restore_key (core_restore_t *r, const msgpack_object *items)
     ||  !s_is (&items [2], MSGPACK_OBJECT_POSITIVE_INTEGER)
     ||  items [2].via.u64 >= STATE_REDUCER__COUNT
     ||  !s_is (&items [3], MSGPACK_OBJECT_POSITIVE_INTEGER)
-    ||  !s_is (&items [4], MSGPACK_OBJECT_BIN))
+    ||  !s_is (&items [4], MSGPACK_OBJECT_BIN) || !s_value_sound (r, &items [4]))
         return -1;
     char key [PROTO_MAX_KEY + 1];
     s_copy (&items [1], key, sizeof key);
@@ -367,9 +403,12 @@ s_restore_key (core_restore_t *r, const msgpack_object *items)
 }
 
 static int
-s_restore_mail (core_restore_t *r, const msgpack_object *items)
+s_restore_mail (core_restore_t *r, const msgpack_object *items, uint32_t count)
 {
     core_t *self = r->core;
+    if (count > 9 && !s_is (&items [9], MSGPACK_OBJECT_BOOLEAN))
+        return -1;
+    bool dropped = count > 9 && items [9].via.boolean;
     if (!s_is (&items [1], MSGPACK_OBJECT_POSITIVE_INTEGER)
     ||  (!s_is (&items [2], MSGPACK_OBJECT_POSITIVE_INTEGER)
     &&   !s_is (&items [2], MSGPACK_OBJECT_NEGATIVE_INTEGER))
@@ -379,6 +418,13 @@ s_restore_mail (core_restore_t *r, const msgpack_object *items)
     ||  !s_is (&items [6], MSGPACK_OBJECT_BIN) || !s_is (&items [7], MSGPACK_OBJECT_BOOLEAN)
     ||  !s_is (&items [8], MSGPACK_OBJECT_ARRAY))
         return -1;
+    //  Inboxes are rings in seq order: a message out of order is damage.
+    if (items [1].via.u64 <= r->last_mail) {
+        snprintf (r->why, sizeof r->why, "snapshot message %llu comes after %llu",
+                  (unsigned long long) items [1].via.u64, (unsigned long long) r->last_mail);
+        return -1;
+    }
+    r->last_mail = items [1].via.u64;
     const msgpack_object_array *list = &items [8].via.array;
     if (list->size > r->holder_cap) {
         agent_t **grown = realloc (r->holders, list->size * sizeof (agent_t *));
@@ -405,7 +451,7 @@ s_restore_mail (core_restore_t *r, const msgpack_object *items)
                           items [4].via.str.ptr, items [4].via.str.size,
                           items [5].via.str.ptr, items [5].via.str.size,
                           items [6].via.bin.ptr, items [6].via.bin.size,
-                          items [7].via.boolean, r->holders, n))
+                          items [7].via.boolean, dropped, r->holders, n))
         r->messages++;
     else
         r->failed++;
@@ -421,6 +467,9 @@ s_restore_head (core_restore_t *r, const msgpack_object *items, uint32_t count)
     ||  (count > 4 && !s_is (&items [4], MSGPACK_OBJECT_POSITIVE_INTEGER)))
         return -1;
     r->head = true;
+    //  The snapshot holds every key the core had: a key the fresh core
+    //  wrote at its start and the snapshot lacks was deleted since.
+    state_restore_begin (self->state);
     r->mail_seq = items [2].via.u64;
     r->state_seq = items [3].via.u64;
     //  The counters go on, so their lifetime does too.
@@ -436,6 +485,10 @@ s_restore_head (core_restore_t *r, const msgpack_object *items, uint32_t count)
         core_apply (self, &op, NULL);
         r->limits = true;
     }
+    //  What the snapshot holds was there under the limits in force, which
+    //  keep what is there when lowered: it all comes back (the limits are
+    //  set again at the end record).
+    channels_set_max (mailroom_channels (self->mailroom), SIZE_MAX);
     return 0;
 }
 
@@ -447,7 +500,8 @@ core_restore_record (core_restore_t *r, const void *payload, size_t size)
     msgpack_unpacked_init (&unpacked);
     size_t offset = 0;
     int rc = -1;
-    if (msgpack_unpack_next (&unpacked, payload, size, &offset) != MSGPACK_UNPACK_SUCCESS
+    if (!core_record_check (payload, size, r->why, sizeof r->why)
+    ||  msgpack_unpack_next (&unpacked, payload, size, &offset) != MSGPACK_UNPACK_SUCCESS
     ||  unpacked.data.type != MSGPACK_OBJECT_ARRAY || unpacked.data.via.array.size < 2
     ||  unpacked.data.via.array.ptr [0].type != MSGPACK_OBJECT_POSITIVE_INTEGER)
         goto done;
@@ -472,7 +526,7 @@ core_restore_record (core_restore_t *r, const void *payload, size_t size)
             rc = count == 5 ? s_restore_key (r, items) : -1;
             break;
         case JREC_SNAP_MAIL:
-            rc = count == 9 ? s_restore_mail (r, items) : -1;
+            rc = count == 9 || count == 10 ? s_restore_mail (r, items, count) : -1;
             break;
         case JREC_SNAP_WORKFLOW:
             rc = self->workflow
@@ -480,6 +534,10 @@ core_restore_record (core_restore_t *r, const void *payload, size_t size)
             r->workflow = self->workflow && rc == 0;
             break;
         case JREC_SNAP_CHECKPOINT:
+            //  A checkpoint's key: [17, 1, number, key, reducer, deleted, value].
+            if (count == 7 && s_is (&items [6], MSGPACK_OBJECT_BIN)
+            &&  !s_value_sound (r, &items [6]))
+                break;
             rc = r->workflow
                ? workflow_restore_key (self->workflow, items, count, r->why, sizeof r->why) : 0;
             break;
@@ -488,6 +546,8 @@ core_restore_record (core_restore_t *r, const void *payload, size_t size)
             r->end = true;
             mailroom_restore_seq (self->mailroom, r->mail_seq);
             state_restore_seq (self->state, r->state_seq);
+            agents_set_max (self->agents, self->limits.max_agents);
+            channels_set_max (mailroom_channels (self->mailroom), self->limits.mail.max_channels);
             rc = r->workflow ? workflow_restore_end (self->workflow, r->why, sizeof r->why) : 0;
             break;
         default:

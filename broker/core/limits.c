@@ -3,13 +3,18 @@
 
     Keys are short names; a map read back must carry every one of them
     (a record written by a broker that knew fewer limits is refused rather
-    than guessed at: nothing older writes OP_LIMITS).
+    than guessed at: nothing older writes OP_LIMITS), and the counts the
+    core sizes its tables by must be within the flags' ranges.
 */
 #include <string.h>
 
 #include "limits.h"
 
 #define S_FIELDS 14
+
+//  What the broker's flags allow (broker/main.c) for the counts the core
+//  sizes tables by: a record asking for more is not one the broker wrote.
+#define S_MAX_COUNT 1000000
 
 static void
 s_kv (msgpack_packer *pk, const char *key, uint64_t value)
@@ -89,6 +94,12 @@ limits_decode (const msgpack_object *obj, core_limits_t *l, char *why, size_t wh
     }
     if (l->max_agents == 0) {
         snprintf (why, why_size, "LIMITS allows no agent");
+        return false;
+    }
+    if (l->max_agents > S_MAX_COUNT || l->mail.max_channels > S_MAX_COUNT
+    ||  l->checkpoints > S_MAX_COUNT) {
+        snprintf (why, why_size, "LIMITS has agents, channels or checkpoints above %d",
+                  S_MAX_COUNT);
         return false;
     }
     return true;

@@ -509,7 +509,7 @@ mailroom_forget (mailroom_t *self, agent_t **agent_p)
 uint64_t
 mailroom_restore (mailroom_t *self, uint64_t seq, int64_t ts, mail_kind_t kind,
                   const char *from, size_t from_len, const char *to, size_t to_len,
-                  const void *body, size_t body_len, bool bin,
+                  const void *body, size_t body_len, bool bin, bool dropped,
                   agent_t *const *holders, size_t holder_count)
 {
     assert (self);
@@ -531,6 +531,12 @@ mailroom_restore (mailroom_t *self, uint64_t seq, int64_t ts, mail_kind_t kind,
             if (seq > holders [i]->wake_seq)
                 holders [i]->wake_seq = seq;
         }
+    if (dropped && mail->refs) {
+        //  A tombstone is in no channel's pending list (s_channel_drop_oldest).
+        mail->dropped = true;
+        self->tombstones++;
+    }
+    else
     if (kind == MAIL_CHANNEL) {
         char name [PROTO_MAX_NAME + 1];
         size_t len = to_len > PROTO_MAX_NAME ? PROTO_MAX_NAME : to_len;

@@ -151,11 +151,13 @@ agent_t *mailroom_next_wakeup (mailroom_t *self);
 
 //  The journal's restore: queues a message as a snapshot recorded it, in
 //  the inboxes of `holders` (and its channel's pending list), with its
-//  original seq and time. Messages must come in seq order. Returns the seq,
-//  or 0 if it could not be queued (out of memory, or no holder).
+//  original seq and time; `dropped`: a post its channel dropped, kept as
+//  the tombstone it was (it holds its place in the inboxes, FETCH skips
+//  it). Messages must come in seq order. Returns the seq, or 0 if it
+//  could not be queued (out of memory, or no holder).
 uint64_t mailroom_restore (mailroom_t *self, uint64_t seq, int64_t ts, mail_kind_t kind,
                            const char *from, size_t from_len, const char *to, size_t to_len,
-                           const void *body, size_t body_len, bool bin,
+                           const void *body, size_t body_len, bool bin, bool dropped,
                            agent_t *const *holders, size_t holder_count);
 //  Moves mail_seq up to `mail_seq` (never back).
 void mailroom_restore_seq (mailroom_t *self, uint64_t mail_seq);

@@ -241,8 +241,10 @@ typedef struct {
 
 void state_stats (state_t *self, state_stats_t *stats);
 
-//  The journal's restore (state_restore.c): puts a key back with its
-//  reducer, value and seq; and the store's seq (never moved back).
+//  The journal's restore (state_restore.c): empties the store (before a
+//  snapshot's keys), puts a key back with its reducer, value and seq; and
+//  the store's seq (never moved back). None of them consumes a seq.
+void state_restore_begin (state_t *self);
 perr_t state_restore_entry (state_t *self, const char *key, state_reducer_t reducer, uint64_t seq,
                             const void *value, size_t size, char *why, size_t why_size);
 void state_restore_seq (state_t *self, uint64_t seq);

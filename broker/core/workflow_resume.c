@@ -111,12 +111,22 @@ perr_t
 workflow_resume (workflow_t *self, state_t *state, uint64_t number, char *why, size_t why_size)
 {
     const checkpoint_info_t *info = checkpoints_find (self->checkpoints, number);
-    s_plan_t plan = { .target = info ? checkpoints_state_at (self->checkpoints, number) : NULL };
     if (!info) {
         snprintf (why, why_size, "checkpoint %llu is not kept (see CHECKPOINTS)",
                   (unsigned long long) number);
         return PERR_NO_SUCH_CHECKPOINT;
     }
+    //  Its holder must be a role of this scenario while the workflow runs
+    //  on from it: a checkpoint of a scenario since changed is refused,
+    //  nothing changed.
+    const role_t *holder = scenario_role (self->scenario, info->meta.holder);
+    if (!holder && info->meta.status != WF_DONE && info->meta.status != WF_FAILED) {
+        snprintf (why, why_size, "checkpoint %llu's holder \"%s\" is not a role of scenario "
+                  "%s (did the scenario change?)", (unsigned long long) number,
+                  info->meta.holder, self->scenario->name);
+        return PERR_BAD_FIELD;
+    }
+    s_plan_t plan = { .target = checkpoints_state_at (self->checkpoints, number) };
     if (!plan.target) {
         fprintf (stderr, "parley-broker: out of memory rebuilding checkpoint %llu\n",
                  (unsigned long long) number);
@@ -344,6 +354,14 @@ workflow_restore_fields (workflow_t *self, const msgpack_object *items, uint32_t
     if (holder [0] && !role) {
         snprintf (why, why_size, "the workflow's holder %s is not a role of scenario %s "
                   "(did the scenario change?)", holder, self->scenario->name);
+        return -1;
+    }
+    //  A workflow that has not ended always has a role holding the turn
+    //  (every hand-over and the turn's agent depend on it).
+    wf_status_t status = (wf_status_t) items [1].via.u64;
+    if (!role && status != WF_DONE && status != WF_FAILED) {
+        snprintf (why, why_size, "the workflow record names no holder for a workflow %s",
+                  wf_status_name (status));
         return -1;
     }
     //  The checkpoints follow; the ones workflow_start recorded make way.

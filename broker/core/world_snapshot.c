@@ -66,21 +66,28 @@ world_snapshot_restore (world_t *self, const msgpack_object *obj, char *why, siz
         snprintf (why, why_size, "world record has the wrong shape");
         return -1;
     }
+    //  The snapshot's map, drawn again, is installed only once it is known
+    //  to fit: the explored table is sized by its names.
+    wmap_t *map = self->map;
     if (!self->from_file && map_seed != self->map_seed) {
-        wmap_t *map = wmap_generate (self->map->width, self->map->height, map_seed);
+        map = wmap_generate (self->map->width, self->map->height, map_seed);
         if (!map) {
             snprintf (why, why_size, "out of memory drawing the world");
             return -1;
         }
+    }
+    if (names != map->name_count) {
+        snprintf (why, why_size, "the world's map changed since the snapshot (%llu object "
+                  "names then, %zu now): its progress cannot be restored",
+                  (unsigned long long) names, map->name_count);
+        if (map != self->map)
+            wmap_destroy (&map);
+        return -1;
+    }
+    if (map != self->map) {
         wmap_destroy (&self->map);
         self->map = map;
         self->map_seed = map_seed;
-    }
-    if (names != self->map->name_count) {
-        snprintf (why, why_size, "the world's map changed since the snapshot (%llu object "
-                  "names then, %zu now): its progress cannot be restored",
-                  (unsigned long long) names, self->map->name_count);
-        return -1;
     }
     bool *explored = (bool *) calloc (self->map->name_count + 1, sizeof (bool));
     assert (explored);
@@ -113,7 +120,9 @@ world_snapshot_restore (world_t *self, const msgpack_object *obj, char *why, siz
         agent_t *agent = (agent_t *) zmalloc (sizeof (agent_t));
         assert (agent);
         agent->position = (uint32_t) position;
-        zhashx_insert (self->agents, id, agent);
+        //  An id listed twice (a damaged record): the first place stands.
+        if (zhashx_insert (self->agents, id, agent) != 0)
+            free (agent);
     }
     return 0;
 }

@@ -3,11 +3,16 @@
     systemd, monitoring). Fast and bounded: main connects with two HELLO
     attempts within --timeout-ms, then one STATS.
 
-        0  healthy: the broker answered HELLO and STATS
+        0  healthy: the broker answered HELLO and STATS, and its journal
+           (if it keeps one) can write and sync
         1  unhealthy: it answered, but refused HELLO or STATS (shutting
-           down, a key not allowed that id, ...)
+           down, a key not allowed that id, ...), or said its journal
+           failed a write or sync (it refuses changes until it has
+           rewritten the state from memory)
         2  usage error
-        3  no answer: nothing listens, or no reply in time
+        3  no answer: nothing listens, or no reply in time. A broker
+           under --fsync always whose journal failed holds every answer
+           until the journal heals, so a probe sees this, not 1.
 
     Prints one line ("healthy", or why not); --json: {"healthy": bool, ...}. */
 #include <stdio.h>
@@ -43,11 +48,20 @@ cmd_health (ctl_t *ctl)
         return s_report (ctl, PARLEY_EXIT_NETWORK, parley_strerror (ctl->connect_error), 0);
     parley_stats_t *stats = NULL;
     parley_err_t rc = parley_client_stats (ctl->link, &stats);
-    uint64_t uptime_ms = rc == PARLEY_OK ? parley_stats_uint (stats, "uptime_ms") : 0;
-    parley_stats_destroy (&stats);
     if (rc == PARLEY_ERR_TIMEOUT || rc == PARLEY_ERR_LOST || rc == PARLEY_ERR_SOCKET)
         return s_report (ctl, PARLEY_EXIT_NETWORK, parley_strerror (rc), 0);
     if (rc != PARLEY_OK)
         return s_report (ctl, CTL_EXIT_UNHEALTHY, parley_strerror (rc), 0);
-    return s_report (ctl, PARLEY_EXIT_OK, "", uptime_ms);
+    uint64_t uptime_ms = parley_stats_uint (stats, "uptime_ms");
+    //  A broker without a journal has no such field: nothing to judge.
+    const parley_stat_t *journal = parley_stats_find (stats, "journal_healthy");
+    bool journal_failed = journal && parley_stat_uint (journal) == 0;
+    char why [256] = "";
+    if (journal_failed)
+        snprintf (why, sizeof why, "the journal failed a write or sync (%llu write and %llu "
+                  "sync errors so far); changes are refused until it is rewritten from memory",
+                  (unsigned long long) parley_stats_uint (stats, "journal_write_errors"),
+                  (unsigned long long) parley_stats_uint (stats, "journal_sync_errors"));
+    parley_stats_destroy (&stats);
+    return s_report (ctl, journal_failed ? CTL_EXIT_UNHEALTHY : PARLEY_EXIT_OK, why, uptime_ms);
 }

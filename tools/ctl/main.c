@@ -60,7 +60,7 @@ static const ctl_command_t s_commands [] = {
     { "state", cmd_state, "keys [PREFIX]", "keys under PREFIX (--limit, --after for paging)",
       false, false, true },
     { "health", cmd_health, "",
-      "exit 0 healthy, 1 broker answered but refused, 3 no answer (bounded by --timeout-ms)",
+      "exit 0 healthy, 1 broker answered but refused or its journal failed, 3 no answer (bounded by --timeout-ms)",
       true, true, true },
     { "tail", cmd_tail, "[TOPIC]...",
       "events by topic prefix (default agent. world. state. workflow.) until --count/--for-ms",
