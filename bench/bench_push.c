@@ -9,8 +9,11 @@
     messages, each take acknowledging the one before, no FETCH), the
     sender posts pipelined SENDs (libparley's window and cumulative
     CONFIRMs):
-      relay_push1_<size>         one message per SEND, as a program that
-                                 sends one message per call does;
+      relay_push1_<size>         one message per pipelined call, as a program
+                                 that sends one message per call does
+                                 (libparley coalesces them at its defaults);
+      relay_push1_off_<size>     the same with coalescing off: one SEND
+                                 frame per message, as libparley 2.0 sent;
       relay_pushb_<size>         SENDs of 4096 messages (fewer at 256 B:
                                  the frame's 1 MiB), the batched figure;
       relay_push1_nodata_<size>  one message per SEND to a broker without a
@@ -105,13 +108,16 @@ s_push_receiver (const char *router, int ready_fd, int result_fd)
     _exit (0);
 }
 
-//  The sender: s_count messages in pipelined SENDs of `batch`. Messages
-//  that failed are sent again, one by one, so the receiver still counts
-//  s_count; how many failed is reported, never hidden.
+//  The sender: s_count messages in pipelined SENDs of `batch`, coalesced
+//  at libparley's defaults or not at all. Messages that failed are sent
+//  again, one by one, so the receiver still counts s_count; how many
+//  failed is reported, never hidden.
 static void
-s_sender (const char *router, size_t body_size, size_t batch, int result_fd)
+s_sender (const char *router, size_t body_size, size_t batch, bool coalesce, int result_fd)
 {
     parley_client_t *client = bench_client (router, "src");
+    if (!coalesce)
+        parley_client_set_coalesce (client, 0, 0, 0);
     char *body = calloc (1, body_size);
     memset (body, 'x', body_size);
     parley_outbox_t *full = s_outbox ("dst", body, body_size, batch);
@@ -150,7 +156,7 @@ s_sender (const char *router, size_t body_size, size_t batch, int result_fd)
 //  One relay: receiver and sender in forked children (libparley must not
 //  cross a fork), both on CPU 1.
 static relay_outcome_t
-s_relay (const char *router, size_t body_size, size_t batch)
+s_relay (const char *router, size_t body_size, size_t batch, bool coalesce)
 {
     size_t fit = (PROTO_MAX_FRAME - 4096) / (body_size + 24);
     if (batch > fit)
@@ -173,7 +179,7 @@ s_relay (const char *router, size_t body_size, size_t batch)
     pid_t sender = bench_fork ();
     if (sender == 0) {
         close (sender_result [0]);
-        s_sender (router, body_size, batch, sender_result [1]);
+        s_sender (router, body_size, batch, coalesce, sender_result [1]);
     }
     close (sender_result [1]);
     relay_outcome_t outcome = { 0 };
@@ -229,13 +235,16 @@ s_relay_rows (void)
         relay_outcome_t outcome;
         snprintf (key, sizeof key, "relay_push_forwarder_%zu", sizes [s]);
         bench_result (key, bench_forwarder_relay (sizes [s], s_count), "msg/s");
-        outcome = s_relay (testbroker_router (broker), sizes [s], 1);
+        outcome = s_relay (testbroker_router (broker), sizes [s], 1, true);
         snprintf (key, sizeof key, "relay_push1_%zu", sizes [s]);
         s_report_relay (key, &outcome);
-        outcome = s_relay (testbroker_router (broker), sizes [s], 4096);
+        outcome = s_relay (testbroker_router (broker), sizes [s], 1, false);
+        snprintf (key, sizeof key, "relay_push1_off_%zu", sizes [s]);
+        s_report_relay (key, &outcome);
+        outcome = s_relay (testbroker_router (broker), sizes [s], 4096, true);
         snprintf (key, sizeof key, "relay_pushb_%zu", sizes [s]);
         s_report_relay (key, &outcome);
-        outcome = s_relay (testbroker_router (bare), sizes [s], 1);
+        outcome = s_relay (testbroker_router (bare), sizes [s], 1, true);
         snprintf (key, sizeof key, "relay_push1_nodata_%zu", sizes [s]);
         s_report_relay (key, &outcome);
     }
@@ -385,7 +394,7 @@ main (int argc, char **argv)
         //  One row alone (for a profile of the broker): 64 B, one message
         //  per SEND, at default settings.
         testbroker_t *broker = s_broker (false);
-        relay_outcome_t outcome = s_relay (testbroker_router (broker), 64, 1);
+        relay_outcome_t outcome = s_relay (testbroker_router (broker), 64, 1, true);
         s_report_relay ("relay_push1_64", &outcome);
         return testbroker_stop (&broker) == 0 ? 0 : 1;
     }

@@ -11,9 +11,8 @@
 #include "plog.h"
 #include "sent_int.h"
 
-//  Checks an outbox for SEND. PARLEY_OK, or the refusal.
-static parley_err_t
-s_check (parley_client_t *self, const parley_outbox_t *messages)
+parley_err_t
+client_check_send (parley_client_t *self, const parley_outbox_t *messages)
 {
     client_conn_t *conn = client_conn_of (self);
     const char *why = "";
@@ -32,22 +31,22 @@ s_check (parley_client_t *self, const parley_outbox_t *messages)
 parley_err_t
 client_encode_send (parley_client_t *self, const parley_outbox_t *messages, uint64_t *batch_p)
 {
+    assert (batch_p);
     client_conn_t *conn = client_conn_of (self);
-    parley_err_t rc = s_check (self, messages);
+    parley_err_t rc = client_check_send (self, messages);
     if (rc != PARLEY_OK)
         return rc;
+    //  A held acknowledgement rides on it (sender.h).
+    uint64_t ack = client_sender_take_ack (client_sender_of (self));
     //  The batch id makes the SEND idempotent: a resend after a lost reply
     //  carries this same id, and the broker answers it with the first
-    //  SENT instead of posting again. A pipelined SEND (batch_p NULL) has
-    //  none: pipelined SENDs are at-least-once.
-    penc_t *enc = client_conn_begin (conn, PMSG_SEND, 3);
-    if (batch_p) {
-        *batch_p = client_next_batch (self);
-        penc_kv_uint (enc, "batch", *batch_p);
-    }
-    else
-        penc_kv_bool (enc, "pipelined", true);
+    //  SENT instead of posting again.
+    penc_t *enc = client_conn_begin (conn, PMSG_SEND, ack ? 4 : 3);
+    *batch_p = client_next_batch (self);
+    penc_kv_uint (enc, "batch", *batch_p);
     penc_kv_uint (enc, "wait_ms", client_send_wait (self));
+    if (ack)
+        penc_kv_uint (enc, "ack", ack);
     client_outbox_encode (messages, enc, client_max_body (self));
     return penc_ok (enc) ? PARLEY_OK : client_conn_nomem (conn);
 }
@@ -68,6 +67,10 @@ s_send (parley_client_t *self, const parley_outbox_t *messages,
     pmsg_t *reply = NULL;
     if (rc == PARLEY_OK)
         rc = client_conn_call (conn, PMSG_SENT, &reply);
+    //  Refused whole, or never sent: an acknowledgement that rode on it
+    //  was not applied, and goes again.
+    if (rc != PARLEY_OK)
+        client_sender_ack_refused (client_sender_of (self));
     if (rc == PARLEY_OK && result_p
     &&  client_sent_decode (*result_p, pmsg_root (reply), batch,
                             parley_outbox_count (messages)) != PARLEY_OK)
@@ -179,18 +182,12 @@ parley_client_ack_nowait (parley_client_t *self, uint64_t seq)
     if (!client_conn_up (conn) || !client_transport_is_open (client_conn_transport (conn)))
         return client_conn_fail (conn, PARLEY_ERR_NOT_HELLO, "no session: the ack is sent "
                             "again with the next HELLO");
-    //  Its own encoder: the caller's request must survive. The OK that
-    //  answers it is a reply nobody waits for, dropped by the router.
-    penc_t *enc = client_conn_aside_encoder (conn);
-    penc_begin (enc, PMSG_ACK, client_conn_next_id (conn), 1);
-    penc_kv_uint (enc, "seq", seq);
-    if (!penc_ok (enc))
-        return client_conn_nomem (conn);
-    if (client_conn_send (conn, penc_data (enc), penc_size (enc), false) != 0)
-        return client_conn_fail (conn, PARLEY_ERR_TIMEOUT, "the ack could not be sent: %s",
-                            zmq_strerror (zmq_errno ()));
-    s_acked (self, seq);
-    return PARLEY_OK;
+    //  Held for the next SEND when the broker takes it there, else an ACK
+    //  frame now; the OK that answers one is a reply nobody waits for.
+    parley_err_t rc = client_sender_ack (client_sender_of (self), seq);
+    if (rc == PARLEY_OK)
+        s_acked (self, seq);
+    return rc;
 }
 
 //  ---------------------------------------------------------------------
@@ -231,6 +228,17 @@ parley_client_ack_policy (parley_client_t *self, parley_ack_policy_t policy)
     client_push_set_policy (client_push_of (self), policy);
 }
 
+//  A take that finds nothing is a poll: the caller is about to wait or do
+//  something else, so what the sender holds (the acknowledgement this
+//  take made, above all) goes now rather than after a wait that may
+//  never come.
+static bool
+s_none (parley_client_t *self)
+{
+    client_sender_service (client_sender_of (self), true);
+    return false;
+}
+
 bool
 parley_client_take_pushed (parley_client_t *self, parley_mail_t **result_p)
 {
@@ -244,7 +252,7 @@ parley_client_take_pushed (parley_client_t *self, parley_mail_t **result_p)
         parley_client_ack_nowait (self, client_dedup_handed (dedup));
     client_conn_drain (conn);
     if (!client_push_pending (push))
-        return false;
+        return s_none (self);
     if (!*result_p && !(*result_p = client_mail_new ())) {
         client_conn_nomem (conn);
         return false;
@@ -262,5 +270,5 @@ parley_client_take_pushed (parley_client_t *self, parley_mail_t **result_p)
         if (parley_mail_count (*result_p))
             return true;
     }
-    return false;
+    return s_none (self);
 }

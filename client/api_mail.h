@@ -9,8 +9,10 @@
 #include "parley/client.h"
 #include "pmsg.h"
 
-//  Checks a SEND and encodes it with a fresh batch id (batch_p NULL: a
-//  pipelined SEND, without). PARLEY_OK, or the refusal recorded.
+//  Checks an outbox for SEND. PARLEY_OK, or the refusal recorded.
+parley_err_t client_check_send (parley_client_t *self, const parley_outbox_t *messages);
+//  Checks a SEND and encodes it with a fresh batch id, and a held
+//  acknowledgement riding on it. PARLEY_OK, or the refusal recorded.
 parley_err_t client_encode_send (parley_client_t *self, const parley_outbox_t *messages,
                                  uint64_t *batch_p);
 void client_encode_fetch (parley_client_t *self, uint64_t ack, size_t max, bool stream);

@@ -44,6 +44,8 @@ s_post (parley_client_t *self, pmsg_type_t expect, uint64_t batch, size_t count,
     if (!penc_ok (enc))
         return client_conn_nomem (conn);
     parley_err_t rc = client_conn_ensure (conn);
+    if (rc == PARLEY_OK)
+        rc = client_sender_before (client_sender_of (self));  //  held SENDs go first
     if (rc != PARLEY_OK)
         return rc;
     uint64_t id = client_conn_request_id (conn);
@@ -69,8 +71,12 @@ parley_client_post_send (parley_client_t *self, const parley_outbox_t *messages,
     uint64_t batch = 0;
     if (rc == PARLEY_OK)
         rc = client_encode_send (self, messages, &batch);
-    return rc == PARLEY_OK
-         ? s_post (self, PMSG_SENT, batch, parley_outbox_count (messages), ticket) : rc;
+    if (rc == PARLEY_OK)
+        rc = s_post (self, PMSG_SENT, batch, parley_outbox_count (messages), ticket);
+    //  An acknowledgement that rode on it goes again.
+    if (rc != PARLEY_OK)
+        client_sender_ack_refused (client_sender_of (self));
+    return rc;
 }
 
 parley_err_t
@@ -181,6 +187,8 @@ s_collect_sent (parley_client_t *self, parley_ticket_t ticket,
     uint64_t batch = 0;
     size_t count = 0;
     rc = s_collect (self, ticket, PMSG_SENT, &reply, &batch, &count);
+    if (rc != PARLEY_OK && rc != PARLEY_ERR_INVALID)
+        client_sender_ack_refused (client_sender_of (self));
     if (rc == PARLEY_OK && result_p
     &&  client_sent_decode (*result_p, pmsg_root (reply), batch, count) != PARLEY_OK)
         rc = client_conn_nomem (conn);

@@ -2,7 +2,10 @@
 /*  api_wait - waiting for the broker (parley/client.h): the waits that
     take events and send HEARTBEATs when nothing else went out, the
     caller's descriptor, and the keepalive for callers stuck in something
-    else (a model call's progress callback).
+    else (a model call's progress callback). A wait or a poll also sends
+    what the sender holds (pipelined SENDs, an acknowledgement): the caller
+    has nothing more to add to them; and a wait keeps reading the request
+    socket while SENDs are in flight, so their confirms free the window.
 */
 #include <assert.h>
 #include "api_state.h"
@@ -47,21 +50,30 @@ parley_client_wait (parley_client_t *self, int64_t ms)
 {
     assert (self);
     client_conn_t *conn = client_conn_of (self);
+    client_sender_t *sender = client_sender_of (self);
     int64_t until = pclock_mono_ms () + ms;
     client_events_t *events = client_events_of (self);
+    client_transport_take_alarm (client_conn_transport (conn));
     while (!parley_client_stopped (self)) {
         client_take_events (self);
         s_tick (self);
         client_replica_refresh (self);
         s_take_pushed (self);
+        client_sender_service (sender, true);
         int64_t left = until - pclock_mono_ms ();
         if (left <= 0 || client_events_wf_pending (events) || client_events_pending (events)
         ||  client_push_pending (client_push_of (self)))
             break;
         int64_t slice = left < CLIENT_ROUTER_SLICE_MS ? left : CLIENT_ROUTER_SLICE_MS;
+        //  Up to what the sender holds falls due (rounded up: poll is in ms).
+        int64_t due = client_sender_due (sender);
+        if (due) {
+            int64_t due_ms = (due - pclock_mono_us () + 999) / 1000;
+            slice = due_ms < 1 ? 1 : due_ms < slice ? due_ms : slice;
+        }
         client_transport_poll (client_conn_transport (conn),
-                               client_push_credit (client_push_of (self)) != 0, false, true,
-                               slice);
+                               client_push_credit (client_push_of (self)) != 0
+                               || client_sender_active (sender), false, true, slice);
     }
     client_take_events (self);
     s_take_pushed (self);
@@ -82,8 +94,10 @@ bool
 parley_client_process (parley_client_t *self)
 {
     assert (self);
+    client_transport_take_alarm (client_conn_transport (client_conn_of (self)));
     client_take_events (self);
     s_take_pushed (self);
+    client_sender_service (client_sender_of (self), true);
     s_tick (self);
     client_replica_refresh (self);
     return s_mail (self);

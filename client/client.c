@@ -26,12 +26,12 @@ struct _parley_client_t {
     client_conn_t *conn;
     client_tickets_t *tickets;
     client_flight_t *flight;
+    client_sender_t *sender;
     client_push_t *push;
     client_events_t *events;
     client_replica_t *replica;
     client_dedup_t *dedup;
     uint64_t next_batch;
-    int64_t send_wait_ms;
     char channels [PARLEY_MAX_CHANNELS][PARLEY_NAME_MAX + 1];
     size_t channel_count;
     bool has_report;
@@ -39,6 +39,7 @@ struct _parley_client_t {
 };
 
 static void s_restore (void *arg);
+static parley_err_t s_before (void *arg);
 static void s_state_update (void *arg, const char *key, const void *body, size_t size);
 
 parley_client_t *
@@ -57,7 +58,9 @@ parley_client_new (const char *endpoint, const char *agent_id)
     self->dedup = client_dedup_new ();
     if (self->tickets && self->flight)
         self->conn = client_conn_new (endpoint, agent_id, self->tickets, self->flight);
-    if (!self->conn || !self->push || !self->events || !self->replica || !self->dedup) {
+    if (self->conn)
+        self->sender = client_sender_new (self->conn, self->flight);
+    if (!self->sender || !self->push || !self->events || !self->replica || !self->dedup) {
         parley_client_destroy (&self);
         return NULL;
     }
@@ -69,9 +72,8 @@ parley_client_new (const char *endpoint, const char *agent_id)
     client_router_set_owner (router, CLIENT_ROUTE_FLIGHT, client_flight_claim_error,
                              self->flight);
     client_router_set_owner (router, CLIENT_ROUTE_TICKET, client_tickets_claim, self->tickets);
-    client_conn_set_restore (self->conn, s_restore, self);
+    client_conn_set_hooks (self->conn, s_restore, s_before, self);
     client_events_set_state_sink (self->events, s_state_update, self);
-    self->send_wait_ms = -1;
     //  SEND batch ids start from the wall clock in microseconds: the
     //  broker keeps the agent's last batch id across reconnects, so a
     //  restarted agent must not start where its previous run ended (a
@@ -92,6 +94,11 @@ parley_client_destroy (parley_client_t **self_p)
     parley_client_t *self = *self_p;
     if (!self)
         return;
+    //  What is held goes, with up to a second to leave the socket; nothing
+    //  waits for its confirm.
+    if (self->sender)
+        client_sender_farewell (self->sender);
+    client_sender_destroy (&self->sender);
     client_conn_destroy (&self->conn);
     client_tickets_destroy (&self->tickets);
     client_flight_destroy (&self->flight);
@@ -171,7 +178,7 @@ void
 parley_client_set_send_wait (parley_client_t *self, int64_t wait_ms)
 {
     assert (self);
-    self->send_wait_ms = wait_ms < 0 ? 0 : wait_ms;
+    client_sender_set_wait (self->sender, wait_ms);
 }
 
 void
@@ -191,7 +198,11 @@ parley_err_t
 parley_client_connect (parley_client_t *self)
 {
     assert (self);
-    client_conn_close (self->conn, PARLEY_ERR_TIMEOUT);
+    //  A session that is up starts again on a fresh connection; without
+    //  one, a connection that carried only HELLOs is asked again (a late
+    //  WELCOME may still come on it).
+    if (client_conn_up (self->conn))
+        client_conn_close (self->conn, PARLEY_ERR_TIMEOUT);
     return client_conn_connect (self->conn);
 }
 
@@ -230,7 +241,8 @@ parley_client_counter (parley_client_t *self, parley_counter_t counter)
     uint64_t total = client_conn_counter (self->conn, counter)
                    + client_events_counter (self->events, counter)
                    + client_replica_counter (self->replica, counter)
-                   + client_flight_counter (self->flight, counter);
+                   + client_flight_counter (self->flight, counter)
+                   + client_sender_counter (self->sender, counter);
     if (counter == PARLEY_COUNTER_DUPLICATES)
         total += client_dedup_duplicates (self->dedup);
     if (counter == PARLEY_COUNTER_NOMEM)
@@ -333,7 +345,9 @@ s_push_resume (parley_client_t *self)
         uint64_t id = client_conn_next_id (self->conn);
         penc_begin (enc, PMSG_ACK, id, 1);
         penc_kv_uint (enc, "seq", client_push_acked (self->push));
-        if (!s_exchange_ok (self, id))
+        if (s_exchange_ok (self, id))
+            client_sender_acked (self->sender, client_push_acked (self->push));
+        else
             plog_warn ("could not acknowledge mail again after reconnecting");
     }
     uint64_t id = client_conn_next_id (self->conn);
@@ -357,6 +371,14 @@ s_restore (void *arg)
     client_open_events (self);
     s_relisten (self);
     s_push_resume (self);
+}
+
+//  Pipelined SENDs held back go before any other request, in order.
+static parley_err_t
+s_before (void *arg)
+{
+    parley_client_t *self = (parley_client_t *) arg;
+    return client_sender_before (self->sender);
 }
 
 //  ---------------------------------------------------------------------
@@ -441,9 +463,7 @@ client_next_batch (parley_client_t *self)
 uint64_t
 client_send_wait (parley_client_t *self)
 {
-    int64_t most = client_conn_request_ms (self->conn) * 3 / 4;
-    int64_t wait = self->send_wait_ms < 0 || self->send_wait_ms > most ? most : self->send_wait_ms;
-    return wait > 0 ? (uint64_t) wait : 0;
+    return client_sender_wait_ms (self->sender);
 }
 
 size_t
@@ -463,6 +483,7 @@ client_encode_heartbeat (parley_client_t *self, penc_t *enc, uint64_t id)
 client_conn_t *client_conn_of (parley_client_t *self) { return self->conn; }
 client_tickets_t *client_tickets_of (parley_client_t *self) { return self->tickets; }
 client_flight_t *client_flight_of (parley_client_t *self) { return self->flight; }
+client_sender_t *client_sender_of (parley_client_t *self) { return self->sender; }
 client_push_t *client_push_of (parley_client_t *self) { return self->push; }
 client_events_t *client_events_of (parley_client_t *self) { return self->events; }
 client_replica_t *client_replica_of (parley_client_t *self) { return self->replica; }

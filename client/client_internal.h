@@ -22,6 +22,9 @@
       checkpoints
       conn                           the connection kept up; one request
                                      with its resends; the error text
+      ackhold                        the acknowledgement held for a SEND
+      sender                         pipelined SENDs going out: coalesced,
+                                     windowed, resent; acks riding on SEND
       client                         the client: its parts, its options,
                                      what a new session is told again
       api_*                          the public requests, by family
@@ -37,6 +40,7 @@
 #include "pmsg.h"
 #include "push.h"
 #include "replica.h"
+#include "sender.h"
 #include "tickets.h"
 
 //  A result ready to be filled: *result_p made when NULL, the caller's
@@ -59,6 +63,7 @@
 client_conn_t *client_conn_of (parley_client_t *self);
 client_tickets_t *client_tickets_of (parley_client_t *self);
 client_flight_t *client_flight_of (parley_client_t *self);
+client_sender_t *client_sender_of (parley_client_t *self);
 client_push_t *client_push_of (parley_client_t *self);
 client_events_t *client_events_of (parley_client_t *self);
 client_replica_t *client_replica_of (parley_client_t *self);

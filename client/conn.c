@@ -35,7 +35,8 @@ struct _client_conn_t {
     int attempts, connect_attempts;
     volatile sig_atomic_t *stop;
     client_conn_restore_fn *restore;
-    void *restore_arg;
+    client_conn_before_fn *before;
+    void *hooks_arg;
     uint64_t requests, timeouts, keepalives, nomem;
     char error [512];
 };
@@ -66,6 +67,8 @@ client_conn_new (const char *endpoint, const char *agent, client_tickets_t *tick
         return NULL;
     }
     client_router_set_owner (self->router, CLIENT_ROUTE_KEEPALIVE, s_claim_keepalive, self);
+    client_router_set_owner (self->router, CLIENT_ROUTE_SESSION, client_session_claim,
+                             self->session);
     self->request_ms = 3000;
     self->backoff_max_ms = 2000;
     self->attempts = 5;
@@ -91,11 +94,13 @@ client_conn_destroy (client_conn_t **self_p)
 }
 
 void
-client_conn_set_restore (client_conn_t *self, client_conn_restore_fn *restore, void *arg)
+client_conn_set_hooks (client_conn_t *self, client_conn_restore_fn *restore,
+                       client_conn_before_fn *before, void *arg)
 {
     assert (self);
     self->restore = restore;
-    self->restore_arg = arg;
+    self->before = before;
+    self->hooks_arg = arg;
 }
 
 client_transport_t *
@@ -406,11 +411,15 @@ client_conn_exchange (client_conn_t *self, penc_t *enc, uint64_t id, pmsg_t **re
 //  ---------------------------------------------------------------------
 //  The session
 
-//  One HELLO on a fresh connection and, on WELCOME, the client's restore.
+//  One HELLO and, on WELCOME, the client's restore. A HELLO after one
+//  that got no answer in time goes on the same connection, so a WELCOME
+//  the broker sends late (with a new resume token) still reaches us;
+//  any other connection is replaced by a fresh one.
 static parley_err_t
 s_hello_once (client_conn_t *self)
 {
-    client_conn_close (self, PARLEY_ERR_TIMEOUT);
+    if (!client_session_asking (self->session) || !client_transport_is_open (self->transport))
+        client_conn_close (self, PARLEY_ERR_TIMEOUT);
     char why [300] = "";
     uint64_t id = self->next_id++;
     self->requests++;
@@ -424,21 +433,8 @@ s_hello_once (client_conn_t *self)
         return client_conn_fail (self, rc, "%s", why);
     self->last_send_ms = pclock_mono_ms ();
     if (self->restore)
-        self->restore (self->restore_arg);
+        self->restore (self->hooks_arg);
     return PARLEY_OK;
-}
-
-//  Sleeps up to ms in slices, returning early when stopped.
-static void
-s_nap (client_conn_t *self, int64_t ms)
-{
-    int64_t until = pclock_mono_ms () + ms;
-    while (!client_conn_stopped (self)) {
-        int64_t left = until - pclock_mono_ms ();
-        if (left <= 0)
-            break;
-        pclock_sleep_ms (left < CLIENT_ROUTER_SLICE_MS ? left : CLIENT_ROUTER_SLICE_MS);
-    }
 }
 
 parley_err_t
@@ -462,7 +458,6 @@ client_conn_connect (client_conn_t *self)
             self->nomem++;
         if (rc != PARLEY_ERR_TIMEOUT)
             return rc;
-        client_conn_close (self, PARLEY_ERR_TIMEOUT);
         client_session_count_failure (self->session);
         uint64_t total = client_session_counter (self->session, PARLEY_COUNTER_HELLO_FAILURES);
         if (self->connect_attempts && ++failures >= self->connect_attempts)
@@ -470,7 +465,7 @@ client_conn_connect (client_conn_t *self)
         if (total == 1 || total % 10 == 0)
             plog_warn ("broker %s not answering HELLO%s%s; retrying", self->endpoint,
                        *self->error ? ": " : "", self->error);
-        s_nap (self, backoff);
+        pclock_nap_ms (backoff, self->stop);
         backoff = backoff * 2 > self->backoff_max_ms ? self->backoff_max_ms : backoff * 2;
     }
     return PARLEY_OK;
@@ -514,6 +509,9 @@ client_conn_call (client_conn_t *self, pmsg_type_t expect, pmsg_t **reply_p)
     self->error [0] = 0;
     if (!penc_ok (&self->enc))
         return client_conn_nomem (self);
+    parley_err_t before = self->before ? self->before (self->hooks_arg) : PARLEY_OK;
+    if (before != PARLEY_OK)
+        return before;
     for (int attempt = 0; attempt < self->attempts; attempt++) {
         parley_err_t rc = client_conn_ensure (self);
         if (rc != PARLEY_OK)

@@ -31,12 +31,18 @@
 typedef struct _client_conn_t client_conn_t;
 //  Called after every WELCOME, before the request that needed the session.
 typedef void (client_conn_restore_fn) (void *arg);
+//  Called before a request goes (client_conn_call): what must reach the
+//  broker before it (held pipelined SENDs) goes first. PARLEY_OK, or the
+//  error the request then returns.
+typedef parley_err_t (client_conn_before_fn) (void *arg);
 
 //  NULL when memory ran out (or an argument is too long).
 client_conn_t *client_conn_new (const char *endpoint, const char *agent,
                                 client_tickets_t *tickets, client_flight_t *flight);
 void client_conn_destroy (client_conn_t **self_p);
-void client_conn_set_restore (client_conn_t *self, client_conn_restore_fn *restore, void *arg);
+//  The client's hooks, both called with `arg`.
+void client_conn_set_hooks (client_conn_t *self, client_conn_restore_fn *restore,
+                            client_conn_before_fn *before, void *arg);
 client_transport_t *client_conn_transport (client_conn_t *self);
 client_router_t *client_conn_router (client_conn_t *self);
 client_session_t *client_conn_session (client_conn_t *self);

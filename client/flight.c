@@ -12,18 +12,23 @@ typedef struct {
     uint64_t id;
     size_t messages;
     size_t size;
+    size_t posts;                   //  (ticket, count) pairs in `spans`
+    uint64_t ack;                   //  the acknowledgement the frame carries
     int64_t sent_ms;
-    char *frame;
+    void *block;                    //  what holds the frame
+    const char *frame;              //  inside `block`
+    uint64_t *spans;
 } s_entry_t;
 
 struct _client_flight_t {
     s_entry_t *ring;
     size_t cap, head, count;
-    size_t messages, bytes;         //  in flight
+    size_t messages, bytes, posts;  //  in flight
     size_t window_messages, window_bytes;
     uint64_t epoch;                 //  the session they went out on
     int rounds;                     //  resends without a confirm in between
     bool lost;                      //  a CONFIRM said NOT_HELLO
+    uint64_t unacked;               //  an ack a refused frame carried
     client_queue_t *failures;       //  parley_failure_t *, oldest first
     uint64_t posted, confirmed, accepted, failed_messages, failed_sends, errors_omitted,
              failures_dropped, window_waits, resent, nomem;
@@ -57,7 +62,10 @@ client_flight_destroy (client_flight_t **self_p)
     client_flight_t *self = *self_p;
     if (self) {
         for (size_t i = 0; i < self->count; i++)
-            client_mem_free (self->ring [(self->head + i) % self->cap].frame);
+        {
+            client_mem_free (self->ring [(self->head + i) % self->cap].block);
+            client_mem_free (self->ring [(self->head + i) % self->cap].spans);
+        }
         client_mem_free (self->ring);
         client_queue_destroy (&self->failures);
         client_mem_free (self);
@@ -71,6 +79,14 @@ client_flight_set_window (client_flight_t *self, size_t messages, size_t bytes)
     assert (self);
     self->window_messages = messages ? messages : 1;
     self->window_bytes = bytes ? bytes : 1;
+}
+
+void
+client_flight_window (const client_flight_t *self, size_t *messages, size_t *bytes)
+{
+    assert (self && messages && bytes);
+    *messages = self->window_messages;
+    *bytes = self->window_bytes;
 }
 
 bool
@@ -89,20 +105,15 @@ s_at (const client_flight_t *self, size_t index)
 }
 
 int
-client_flight_push (client_flight_t *self, uint64_t id, size_t messages, const void *frame,
-                    size_t size, int64_t sent_ms)
+client_flight_push (client_flight_t *self, uint64_t id, size_t messages, void *block,
+                    const void *frame, size_t size, uint64_t *spans, size_t posts, uint64_t ack,
+                    int64_t sent_ms)
 {
-    assert (self && frame);
-    char *copy = (char *) client_mem_alloc (size);
-    if (!copy) {
-        self->nomem++;
-        return -1;
-    }
+    assert (self && block && frame && spans && posts);
     if (self->count == self->cap) {
         size_t cap = self->cap ? self->cap * 2 : 64;
         s_entry_t *ring = (s_entry_t *) client_mem_array (NULL, cap, sizeof (s_entry_t));
         if (!ring) {
-            client_mem_free (copy);
             self->nomem++;
             return -1;
         }
@@ -113,24 +124,14 @@ client_flight_push (client_flight_t *self, uint64_t id, size_t messages, const v
         self->cap = cap;
         self->head = 0;
     }
-    memcpy (copy, frame, size);
     *s_at (self, self->count++) = (s_entry_t) {
-        .id = id, .messages = messages, .size = size, .sent_ms = sent_ms, .frame = copy
+        .id = id, .messages = messages, .size = size, .posts = posts, .ack = ack,
+        .sent_ms = sent_ms, .block = block, .frame = (const char *) frame, .spans = spans
     };
     self->messages += messages;
     self->bytes += size;
+    self->posts += posts;
     return 0;
-}
-
-void
-client_flight_unpush (client_flight_t *self)
-{
-    assert (self && self->count);
-    s_entry_t *entry = s_at (self, self->count - 1);
-    client_mem_free (entry->frame);
-    self->messages -= entry->messages;
-    self->bytes -= entry->size;
-    self->count--;
 }
 
 size_t
@@ -168,10 +169,10 @@ void
 client_flight_resent (client_flight_t *self, uint64_t id, int64_t sent_ms)
 {
     assert (self);
-    self->resent++;
     for (size_t i = 0; i < self->count; i++)
         if (s_at (self, i)->id == id) {
             s_at (self, i)->sent_ms = sent_ms;
+            self->resent += s_at (self, i)->posts;
             return;
         }
 }
@@ -202,9 +203,11 @@ static void
 s_remove (client_flight_t *self, size_t index)
 {
     s_entry_t *entry = s_at (self, index);
-    client_mem_free (entry->frame);
+    client_mem_free (entry->block);
+    client_mem_free (entry->spans);
     self->messages -= entry->messages;
     self->bytes -= entry->size;
+    self->posts -= entry->posts;
     if (index == 0) {
         self->head = (self->head + 1) % self->cap;
         self->count--;
@@ -218,7 +221,7 @@ s_remove (client_flight_t *self, size_t index)
 //  A failure for the caller; the oldest is dropped when the queue is full
 //  (the newest say most about what is wrong now).
 static void
-s_failure (client_flight_t *self, uint64_t id, bool whole, size_t index, int code,
+s_failure (client_flight_t *self, uint64_t ticket, bool whole, size_t index, int code,
            const char *agent, size_t agent_len, const char *message, size_t message_len)
 {
     if (whole)
@@ -230,7 +233,7 @@ s_failure (client_flight_t *self, uint64_t id, bool whole, size_t index, int cod
         parley_failure_destroy (&oldest);
         self->failures_dropped++;
     }
-    parley_failure_t *failure = client_failure_new (id, whole, index, code, agent, agent_len,
+    parley_failure_t *failure = client_failure_new (ticket, whole, index, code, agent, agent_len,
                                                     message, message_len);
     if (!failure || client_queue_push (self->failures, failure) != 0) {
         parley_failure_destroy (&failure);
@@ -239,14 +242,54 @@ s_failure (client_flight_t *self, uint64_t id, bool whole, size_t index, int cod
     }
 }
 
+//  The entry of frame `id`, or NULL. Failures name the oldest frames, so
+//  the walk from the head is short.
+static s_entry_t *
+s_find (const client_flight_t *self, uint64_t id)
+{
+    for (size_t i = 0; i < self->count; i++)
+        if (s_at (self, i)->id == id)
+            return s_at (self, i);
+    return NULL;
+}
+
+//  A frame refused whole: each of its posts failed whole, and the
+//  acknowledgement it carried was not applied.
+static void
+s_fail_whole (client_flight_t *self, const s_entry_t *entry, int code, const char *message,
+              size_t message_len)
+{
+    for (size_t p = 0; p < entry->posts; p++)
+        s_failure (self, entry->spans [2 * p], true, 0, code, NULL, 0, message, message_len);
+    if (entry->ack > self->unacked)
+        self->unacked = entry->ack;
+}
+
+//  Item `index` of frame `id` failed: the post that holds it, and its
+//  index there.
+static void
+s_fail_item (client_flight_t *self, uint64_t id, size_t index, int code, const char *agent,
+             size_t agent_len, const char *message, size_t message_len)
+{
+    const s_entry_t *entry = s_find (self, id);
+    uint64_t ticket = id;
+    for (size_t p = 0; entry && p < entry->posts; p++) {
+        ticket = entry->spans [2 * p];
+        size_t count = (size_t) entry->spans [2 * p + 1];
+        if (index < count || p + 1 == entry->posts)
+            break;
+        index -= count;
+    }
+    s_failure (self, ticket, false, index, code, agent, agent_len, message, message_len);
+}
+
 void
 client_flight_give_up (client_flight_t *self)
 {
     assert (self);
     const char *why = "no CONFIRM after every attempt; it may or may not have been applied";
     while (self->count) {
-        s_failure (self, s_at (self, 0)->id, true, 0, PARLEY_ERR_TIMEOUT, NULL, 0,
-                   why, strlen (why));
+        s_fail_whole (self, s_at (self, 0), PARLEY_ERR_TIMEOUT, why, strlen (why));
         s_remove (self, 0);
     }
     self->rounds = 0;
@@ -277,13 +320,30 @@ client_flight_claim_confirm (void *owner, pmsg_t **msg_p)
         size_t agent_len = 0, text_len = 0;
         const char *agent = pobj_str (error, "agent", &agent_len);
         const char *text = pobj_str (error, "message", &text_len);
-        s_failure (self, id, whole, (size_t) pobj_uint (error, "index", 0), code,
-                   agent, agent_len, text, text_len);
+        const s_entry_t *entry = whole ? s_find (self, id) : NULL;
+        if (entry)
+            s_fail_whole (self, entry, code, text, text_len);
+        else
+        if (whole)
+            s_failure (self, id, true, 0, code, NULL, 0, text, text_len);
+        else
+            s_fail_item (self, id, (size_t) pobj_uint (error, "index", 0), code,
+                         agent, agent_len, text, text_len);
     }
-    while (self->count && s_at (self, 0)->id <= through
-    &&     (!lost_from || s_at (self, 0)->id < lost_from)) {
-        s_remove (self, 0);
-        self->confirmed++;
+    //  It covers the `count` frames up to `through` that the broker
+    //  answered since its previous CONFIRM, no more: frames before them
+    //  went to a broker that is gone (killed and restarted on the same
+    //  endpoint, the socket reconnected under us) and never reached this
+    //  one. They stay in flight, to go again on the next session.
+    size_t end = 0;
+    while (end < self->count && s_at (self, end)->id <= through)
+        end++;
+    uint64_t covered = pmsg_uint (msg, "count", UINT64_MAX);
+    size_t from = covered < end ? end - (size_t) covered : 0;
+    while (from < end && (!lost_from || s_at (self, from)->id < lost_from)) {
+        self->confirmed += s_at (self, from)->posts;
+        s_remove (self, from);
+        end--;
     }
     self->rounds = 0;
     if (lost_from) {
@@ -309,7 +369,7 @@ client_flight_claim_error (void *owner, pmsg_t **msg_p)
             continue;
         size_t len = 0;
         const char *text = pmsg_str (msg, "message", &len);
-        s_failure (self, id, true, 0, (int) pmsg_uint (msg, "code", 0), NULL, 0, text, len);
+        s_fail_whole (self, s_at (self, i), (int) pmsg_uint (msg, "code", 0), text, len);
         s_remove (self, i);
         pmsg_destroy (msg_p);
         return true;
@@ -324,6 +384,15 @@ client_flight_take_lost (client_flight_t *self)
     bool lost = self->lost;
     self->lost = false;
     return lost;
+}
+
+uint64_t
+client_flight_take_unacked (client_flight_t *self)
+{
+    assert (self);
+    uint64_t ack = self->unacked;
+    self->unacked = 0;
+    return ack;
 }
 
 bool
@@ -347,6 +416,13 @@ client_flight_count_post (client_flight_t *self, bool waited)
         self->window_waits++;
 }
 
+void
+client_flight_count_wait (client_flight_t *self)
+{
+    assert (self);
+    self->window_waits++;
+}
+
 uint64_t
 client_flight_counter (const client_flight_t *self, parley_counter_t counter)
 {
@@ -361,7 +437,7 @@ client_flight_counter (const client_flight_t *self, parley_counter_t counter)
         case PARLEY_COUNTER_FAILURES_DROPPED:   return self->failures_dropped;
         case PARLEY_COUNTER_WINDOW_WAITS:       return self->window_waits;
         case PARLEY_COUNTER_RESENT:             return self->resent;
-        case PARLEY_COUNTER_IN_FLIGHT:          return self->count;
+        case PARLEY_COUNTER_IN_FLIGHT:          return self->posts;
         case PARLEY_COUNTER_IN_FLIGHT_MESSAGES: return self->messages;
         case PARLEY_COUNTER_IN_FLIGHT_BYTES:    return self->bytes;
         case PARLEY_COUNTER_NOMEM:              return self->nomem;

@@ -6,11 +6,11 @@
     one msgpack object, since it goes into the frame as it is.
 */
 #include <assert.h>
-#include <stdio.h>
 #include <string.h>
 #include "arena.h"
 #include "mem.h"
 #include "ops_int.h"
+#include "refusal.h"
 
 typedef enum { S_DECLARE, S_UPDATE, S_SET, S_CLEAR, S_DELETE } s_op_t;
 
@@ -68,11 +68,8 @@ parley_ops_reset (parley_ops_t *self)
 static parley_err_t
 s_refuse (parley_ops_t *self, parley_err_t code, const char *why)
 {
-    if (self->error == PARLEY_OK) {
-        self->error = code;
-        snprintf (self->why, sizeof self->why, "op %zu: %s", self->count, why);
-    }
-    return code;
+    return client_refusal_set (&self->error, self->why, sizeof self->why, code, "op",
+                               self->count, why);
 }
 
 //  True if `value` is exactly one msgpack object: anything else would
@@ -102,14 +99,11 @@ s_add (parley_ops_t *self, s_op_t op, const char *key, const char *reducer, cons
         return s_refuse (self, PARLEY_ERR_INVALID, "needs a reducer");
     if (value && value_size && !s_one_object (value, value_size))
         return s_refuse (self, PARLEY_ERR_INVALID, "the value is not one msgpack object");
-    if (self->count == self->cap) {
-        size_t cap = self->cap ? self->cap * 2 : 8;
-        s_item_t *items = (s_item_t *) client_mem_array (self->items, cap, sizeof (s_item_t));
-        if (!items)
-            return s_refuse (self, PARLEY_ERR_NOMEM, "out of memory");
-        self->items = items;
-        self->cap = cap;
-    }
+    s_item_t *items = (s_item_t *) client_refusal_room (self->items, &self->cap, self->count,
+                                                        sizeof (s_item_t), 8);
+    if (!items)
+        return s_refuse (self, PARLEY_ERR_NOMEM, "out of memory");
+    self->items = items;
     s_item_t item = { .op = op };
     item.key = client_arena_text (self->arena, key, strlen (key));
     if (reducer) {

@@ -5,10 +5,10 @@
     cost a second copy of every body.
 */
 #include <assert.h>
-#include <stdio.h>
 #include <string.h>
 #include "mem.h"
 #include "outbox_int.h"
+#include "refusal.h"
 
 typedef enum { S_TO, S_CHANNEL, S_RESOLVE } s_kind_t;
 
@@ -56,11 +56,8 @@ parley_outbox_reset (parley_outbox_t *self)
 static parley_err_t
 s_refuse (parley_outbox_t *self, parley_err_t code, const char *why)
 {
-    if (self->error == PARLEY_OK) {
-        self->error = code;
-        snprintf (self->why, sizeof self->why, "message %zu: %s", self->count, why);
-    }
-    return code;
+    return client_refusal_set (&self->error, self->why, sizeof self->why, code, "message",
+                               self->count, why);
 }
 
 static parley_err_t
@@ -71,14 +68,11 @@ s_add (parley_outbox_t *self, s_kind_t kind, const char *target, const void *bod
         return s_refuse (self, PARLEY_ERR_INVALID, "no recipient");
     if (!body && size)
         return s_refuse (self, PARLEY_ERR_INVALID, "a NULL body of non-zero size");
-    if (self->count == self->cap) {
-        size_t cap = self->cap ? self->cap * 2 : 8;
-        s_item_t *items = (s_item_t *) client_mem_array (self->items, cap, sizeof (s_item_t));
-        if (!items)
-            return s_refuse (self, PARLEY_ERR_NOMEM, "out of memory");
-        self->items = items;
-        self->cap = cap;
-    }
+    s_item_t *items = (s_item_t *) client_refusal_room (self->items, &self->cap, self->count,
+                                                        sizeof (s_item_t), 8);
+    if (!items)
+        return s_refuse (self, PARLEY_ERR_NOMEM, "out of memory");
+    self->items = items;
     self->items [self->count++] = (s_item_t) { kind, target, body, size };
     return PARLEY_OK;
 }
@@ -133,11 +127,9 @@ s_body_len (const char *body, size_t len, size_t max_body)
 }
 
 void
-client_outbox_encode (const parley_outbox_t *self, penc_t *enc, size_t max_body)
+client_outbox_encode_items (const parley_outbox_t *self, penc_t *enc, size_t max_body)
 {
     assert (self && enc);
-    penc_key (enc, "messages");
-    msgpack_pack_array (penc_packer (enc), self->count);
     for (size_t i = 0; i < self->count; i++) {
         const s_item_t *item = &self->items [i];
         bool resolve = item->kind == S_RESOLVE;
@@ -148,4 +140,13 @@ client_outbox_encode (const parley_outbox_t *self, penc_t *enc, size_t max_body)
         const char *body = item->body ? (const char *) item->body : "";
         penc_kv_str (enc, "body", body, s_body_len (body, item->size, max_body));
     }
+}
+
+void
+client_outbox_encode (const parley_outbox_t *self, penc_t *enc, size_t max_body)
+{
+    assert (self && enc);
+    penc_key (enc, "messages");
+    msgpack_pack_array (penc_packer (enc), self->count);
+    client_outbox_encode_items (self, enc, max_body);
 }

@@ -13,5 +13,8 @@ parley_err_t client_outbox_error (const parley_outbox_t *self, const char **why)
 //  The "messages" field (key and array), bodies cut to `max_body` (0: no
 //  cut) at a UTF-8 character boundary.
 void client_outbox_encode (const parley_outbox_t *self, penc_t *enc, size_t max_body);
+//  The items alone, one map each, appended to what `enc` holds (a
+//  coalesced SEND writes its array header when it knows every post).
+void client_outbox_encode_items (const parley_outbox_t *self, penc_t *enc, size_t max_body);
 
 #endif

@@ -78,7 +78,8 @@ client_router_route (client_router_t *self, pmsg_t *msg)
     else
         taken = s_claim (self, CLIENT_ROUTE_FLIGHT, &msg)
              || s_claim (self, CLIENT_ROUTE_TICKET, &msg)
-             || s_claim (self, CLIENT_ROUTE_KEEPALIVE, &msg);
+             || s_claim (self, CLIENT_ROUTE_KEEPALIVE, &msg)
+             || s_claim (self, CLIENT_ROUTE_SESSION, &msg);
     if (!taken)
         self->dropped++;
     pmsg_destroy (&msg);

@@ -12,6 +12,8 @@
                a pipelined SEND refused with ERROR          flight
                a posted request's reply                     tickets
                the keepalive HEARTBEAT's reply              the client
+               a late reply to an earlier HELLO on the      session
+               socket (its WELCOME's resume token is kept)
       anything else: a late reply to a request given up on, dropped.
 
     A claim function takes the frame (sets *msg_p to NULL) when it is its
@@ -37,6 +39,7 @@ typedef enum {
     CLIENT_ROUTE_FLIGHT,        //  replies by id: pipelined SENDs
     CLIENT_ROUTE_TICKET,        //  replies by id: posted requests
     CLIENT_ROUTE_KEEPALIVE,     //  replies by id: the keepalive
+    CLIENT_ROUTE_SESSION,       //  replies by id: earlier HELLOs
     CLIENT_ROUTES
 } client_route_t;
 

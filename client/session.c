@@ -24,7 +24,8 @@ struct _client_session_t {
     parley_welcome_t *welcome;
     bool up;
     uint64_t epoch;
-    uint64_t hellos, hello_failures;
+    uint64_t hello_first, hello_last;   //  HELLO ids on this connection
+    uint64_t hellos, hello_failures, late_welcomes;
 };
 
 client_session_t *
@@ -138,6 +139,31 @@ s_final_refusal (uint64_t code)
         || code == PERR_UNAUTHORIZED;
 }
 
+bool
+client_session_claim (void *owner, pmsg_t **msg_p)
+{
+    client_session_t *self = (client_session_t *) owner;
+    uint64_t id = pmsg_id (*msg_p);
+    pmsg_type_t type = pmsg_type (*msg_p);
+    if (!self->hello_first || id < self->hello_first || id >= self->hello_last
+    ||  (type != PMSG_WELCOME && type != PMSG_ERROR))
+        return false;
+    if (type == PMSG_WELCOME) {
+        s_keep_token (self, *msg_p);
+        self->late_welcomes++;
+        plog_info ("a late WELCOME came for an earlier HELLO; keeping its resume token");
+    }
+    pmsg_destroy (msg_p);
+    return true;
+}
+
+uint64_t
+client_session_late_welcomes (const client_session_t *self)
+{
+    assert (self);
+    return self->late_welcomes;
+}
+
 parley_err_t
 client_session_hello (client_session_t *self, const char *endpoint, client_transport_t *transport,
                       client_router_t *router, penc_t *enc, uint64_t id, int64_t timeout_ms,
@@ -145,11 +171,16 @@ client_session_hello (client_session_t *self, const char *endpoint, client_trans
 {
     assert (self && endpoint && transport && router && enc);
     self->up = false;
-    parley_err_t rc = client_transport_open (transport, endpoint, why, why_size);
-    if (rc == PARLEY_ERR_NOMEM)
-        return rc;
-    if (rc != PARLEY_OK)
-        return PARLEY_ERR_TIMEOUT;
+    if (!self->hello_first || !client_transport_is_open (transport)) {
+        parley_err_t rc = client_transport_open (transport, endpoint, why, why_size);
+        if (rc == PARLEY_ERR_NOMEM)
+            return rc;
+        if (rc != PARLEY_OK)
+            return PARLEY_ERR_TIMEOUT;
+        self->hello_first = id;
+    }
+    self->hello_last = id;
+    parley_err_t rc;
     penc_begin (enc, PMSG_HELLO, id, 2 + (self->token [0] != 0) + self->observe);
     penc_kv_cstr (enc, "agent", self->agent);
     penc_key (enc, "caps");
@@ -193,6 +224,7 @@ client_session_hello (client_session_t *self, const char *endpoint, client_trans
         s_keep_token (self, reply);
         client_welcome_decode (self->welcome, reply);
         pmsg_destroy (&reply);
+        self->hello_first = self->hello_last = 0;
         self->up = true;
         self->epoch++;
         self->hellos++;
@@ -220,11 +252,19 @@ client_session_up (const client_session_t *self)
     return self->up;
 }
 
+bool
+client_session_asking (const client_session_t *self)
+{
+    assert (self);
+    return self->hello_first != 0;
+}
+
 void
 client_session_down (client_session_t *self)
 {
     assert (self);
     self->up = false;
+    self->hello_first = self->hello_last = 0;
 }
 
 uint64_t

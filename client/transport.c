@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 #include "curve.h"
@@ -62,6 +63,7 @@ struct _client_transport_t {
     void *dealer, *sub, *watch;
     char sub_endpoint [256];
     int epoll_fd, epoll_dealer, epoll_sub;
+    int alarm_fd;               //  a timer in the epoll set, made on first use
     s_holder_t *spare;          //  for the next reply read
     uint64_t bad_frames;
 };
@@ -71,7 +73,7 @@ client_transport_new (void)
 {
     client_transport_t *self = (client_transport_t *) client_mem_zalloc (sizeof (client_transport_t));
     if (self)
-        self->epoll_fd = self->epoll_dealer = self->epoll_sub = -1;
+        self->epoll_fd = self->epoll_dealer = self->epoll_sub = self->alarm_fd = -1;
     return self;
 }
 
@@ -86,6 +88,8 @@ client_transport_destroy (client_transport_t **self_p)
     client_transport_sub_close (self);
     if (self->epoll_fd >= 0)
         close (self->epoll_fd);
+    if (self->alarm_fd >= 0)
+        close (self->alarm_fd);
     client_mem_free (self->spare);
     client_mem_free (self->curve_key);
     client_mem_free (self->curve_server_key);
@@ -186,6 +190,42 @@ client_transport_fd (client_transport_t *self)
     return self->epoll_fd;
 }
 
+void
+client_transport_set_alarm (client_transport_t *self, int64_t at_us)
+{
+    assert (self);
+    //  Nobody polls the descriptor: the waits keep their own time.
+    if (self->epoll_fd < 0)
+        return;
+    if (self->alarm_fd < 0) {
+        int fd = timerfd_create (CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+        struct epoll_event event = { .events = EPOLLIN };
+        event.data.fd = fd;
+        if (fd < 0 || epoll_ctl (self->epoll_fd, EPOLL_CTL_ADD, fd, &event) != 0) {
+            if (fd >= 0)
+                close (fd);
+            plog_warn ("no timer for the client's descriptor: %s", strerror (errno));
+            return;
+        }
+        self->alarm_fd = fd;
+    }
+    //  A time already past fires at once (0 would disarm it).
+    if (at_us < 1)
+        at_us = 1;
+    struct itimerspec when = { .it_value = { .tv_sec = at_us / 1000000,
+                                             .tv_nsec = (at_us % 1000000) * 1000 } };
+    timerfd_settime (self->alarm_fd, TFD_TIMER_ABSTIME, &when, NULL);
+}
+
+void
+client_transport_take_alarm (client_transport_t *self)
+{
+    assert (self);
+    uint64_t expirations;
+    if (self->alarm_fd >= 0 && read (self->alarm_fd, &expirations, sizeof expirations) < 0)
+        return;                 //  not expired: nothing to clear
+}
+
 //  ---------------------------------------------------------------------
 //  Sockets
 
@@ -245,6 +285,16 @@ client_transport_open (client_transport_t *self, const char *endpoint, char *why
     self->dealer = s_socket (self, ZMQ_DEALER, endpoint, &code, why, why_size);
     s_fd_sync (self);
     return self->dealer ? PARLEY_OK : code;
+}
+
+void
+client_transport_linger (client_transport_t *self, int64_t ms)
+{
+    assert (self);
+    int linger = ms < 0 ? 0 : ms > CLIENT_TRANSPORT_LINGER_MS ? CLIENT_TRANSPORT_LINGER_MS
+                                                              : (int) ms;
+    if (self->dealer)
+        zmq_setsockopt (self->dealer, ZMQ_LINGER, &linger, sizeof linger);
 }
 
 void

@@ -79,6 +79,19 @@ int client_transport_sub_recv (client_transport_t *self, char *topic, size_t top
 //  The caller's descriptor: an epoll set over both sockets, -1 before
 //  either exists. The same over reconnects.
 int client_transport_fd (client_transport_t *self);
+//  Makes the caller's descriptor fire at `at_us` (monotonic microseconds)
+//  for what the client holds back until then; nothing when the caller
+//  never asked for the descriptor. Taking it clears a timer that fired
+//  (an expired timer keeps the descriptor readable until then).
+void client_transport_set_alarm (client_transport_t *self, int64_t at_us);
+//  What was sent last may still go out for `ms` (at most
+//  CLIENT_TRANSPORT_LINGER_MS) after the socket closes. Sockets are made
+//  with no linger (a reconnect drops what the old one held: it is sent
+//  again), so without this libzmq drops what its I/O thread has not
+//  written yet; zmq_ctx_term waits for it when it was the last socket.
+#define CLIENT_TRANSPORT_LINGER_MS 1000
+void client_transport_linger (client_transport_t *self, int64_t ms);
+void client_transport_take_alarm (client_transport_t *self);
 //  Frames that did not decode.
 uint64_t client_transport_bad_frames (const client_transport_t *self);
 //  The bare libzmq sockets, for the raw test client (NULL when not open).

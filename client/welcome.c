@@ -8,6 +8,9 @@
 #include "mem.h"
 #include "welcome_int.h"
 
+#define S_FEATURES 16
+#define S_FEATURE_MAX 32
+
 struct _parley_welcome_t {
     char pub [256];
     char tap [256];
@@ -17,6 +20,11 @@ struct _parley_welcome_t {
     uint64_t world_width, world_height, objects_total, explored;
     double coverage;
     bool done;
+    //  WELCOME's features: the ones this library knows, and up to
+    //  S_FEATURES names as sent (a newer broker's too).
+    bool send_ack;
+    char features [S_FEATURES][S_FEATURE_MAX];
+    size_t feature_count;
 };
 
 parley_welcome_t *
@@ -60,6 +68,35 @@ client_welcome_decode (parley_welcome_t *self, const pmsg_t *msg)
         self->coverage = pobj_num (world, "coverage", 0);
         self->done = pobj_bool (world, "done", false);
     }
+    const msgpack_object *features = pmsg_field (msg, "features");
+    for (uint32_t i = 0; features && features->type == MSGPACK_OBJECT_ARRAY
+                         && i < features->via.array.size; i++) {
+        const msgpack_object *name = &features->via.array.ptr [i];
+        if (name->type != MSGPACK_OBJECT_STR || name->via.str.size >= S_FEATURE_MAX)
+            continue;
+        if (name->via.str.size == 8 && memcmp (name->via.str.ptr, "send_ack", 8) == 0)
+            self->send_ack = true;
+        if (self->feature_count < S_FEATURES)
+            snprintf (self->features [self->feature_count++], S_FEATURE_MAX, "%.*s",
+                      (int) name->via.str.size, name->via.str.ptr);
+    }
+}
+
+bool
+parley_welcome_feature (const parley_welcome_t *self, const char *name)
+{
+    assert (self && name);
+    for (size_t i = 0; i < self->feature_count; i++)
+        if (strcmp (self->features [i], name) == 0)
+            return true;
+    return false;
+}
+
+bool
+client_welcome_send_ack (const parley_welcome_t *self)
+{
+    assert (self);
+    return self->send_ack;
 }
 
 const char *

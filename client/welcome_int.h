@@ -11,5 +11,7 @@
 parley_welcome_t *client_welcome_new (void);
 void client_welcome_destroy (parley_welcome_t **self_p);
 void client_welcome_decode (parley_welcome_t *self, const pmsg_t *welcome);
+//  The broker takes `ack` on SEND (features: send_ack).
+bool client_welcome_send_ack (const parley_welcome_t *self);
 
 #endif

@@ -9,26 +9,28 @@
 #include "mem.h"
 #include "workflow_int.h"
 
-struct _parley_workflow_t {
+//  What WORKFLOW_INFO and WORKFLOW_EVENT both carry: where the turn is.
+typedef struct {
     parley_wf_status_t status;
     char status_name [PARLEY_NAME_MAX + 1];
-    uint64_t turn, revisions, max_revisions, max_turns, checkpoint, seq;
+    uint64_t turn, revisions;
     char holder [PARLEY_NAME_MAX + 1];
     char agent [PARLEY_NAME_MAX + 1];
-    bool paused;
     char *reason;               //  "" when none
+} s_turn_t;
+
+struct _parley_workflow_t {
+    s_turn_t common;
+    uint64_t max_revisions, max_turns, checkpoint, seq;
+    bool paused;
 };
 
 struct _parley_wf_event_t {
+    s_turn_t common;
     parley_wf_event_kind_t kind;
     char name [PARLEY_NAME_MAX + 1];
-    parley_wf_status_t status;
-    char status_name [PARLEY_NAME_MAX + 1];
-    uint64_t turn, revisions, checkpoint;
+    uint64_t checkpoint;
     bool has_checkpoint;
-    char holder [PARLEY_NAME_MAX + 1];
-    char agent [PARLEY_NAME_MAX + 1];
-    char *reason;
 };
 
 static const char *s_status_names [] = {
@@ -97,6 +99,44 @@ s_reason (const msgpack_object *map, char **reason_p)
     return true;
 }
 
+//  The common part of `root` into `turn`, whose reason buffer is kept
+//  and grown. PARLEY_ERR_NOMEM (the reason left "") when memory ran out.
+static parley_err_t
+s_turn_decode (s_turn_t *turn, const msgpack_object *root)
+{
+    char *reason = turn->reason;
+    memset (turn, 0, sizeof (*turn));
+    turn->reason = reason;
+    if (!s_reason (root, &turn->reason)) {
+        if (turn->reason)
+            turn->reason [0] = 0;
+        return PARLEY_ERR_NOMEM;
+    }
+    turn->status = client_wf_status_of (root, turn->status_name, sizeof turn->status_name);
+    turn->turn = pobj_uint (root, "turn", 0);
+    turn->revisions = pobj_uint (root, "revisions", 0);
+    s_copy (root, "holder", turn->holder, sizeof turn->holder);
+    s_copy (root, "agent", turn->agent, sizeof turn->agent);
+    return PARLEY_OK;
+}
+
+//  The accessors of the common part, for parley_<prefix>_t.
+#define S_TURN_ACCESSORS(prefix) \
+    parley_wf_status_t parley_##prefix##_status (const parley_##prefix##_t *self) \
+    { assert (self); return self->common.status; } \
+    const char *parley_##prefix##_status_name (const parley_##prefix##_t *self) \
+    { assert (self); return self->common.status_name; } \
+    uint64_t parley_##prefix##_turn (const parley_##prefix##_t *self) \
+    { assert (self); return self->common.turn; } \
+    uint64_t parley_##prefix##_revisions (const parley_##prefix##_t *self) \
+    { assert (self); return self->common.revisions; } \
+    const char *parley_##prefix##_holder (const parley_##prefix##_t *self) \
+    { assert (self); return self->common.holder; } \
+    const char *parley_##prefix##_agent (const parley_##prefix##_t *self) \
+    { assert (self); return self->common.agent; } \
+    const char *parley_##prefix##_reason (const parley_##prefix##_t *self) \
+    { assert (self); return self->common.reason ? self->common.reason : ""; }
+
 //  ---------------------------------------------------------------------
 
 parley_workflow_t *
@@ -111,7 +151,7 @@ parley_workflow_destroy (parley_workflow_t **self_p)
     assert (self_p);
     parley_workflow_t *self = *self_p;
     if (self) {
-        client_mem_free (self->reason);
+        client_mem_free (self->common.reason);
         client_mem_free (self);
         *self_p = NULL;
     }
@@ -122,26 +162,16 @@ client_workflow_decode (parley_workflow_t *self, const pmsg_t *reply)
 {
     assert (self && reply);
     const msgpack_object *root = pmsg_root (reply);
-    char *reason = self->reason;
-    memset (self, 0, sizeof (*self));
-    self->reason = reason;
-    if (!s_reason (root, &self->reason)) {
-        if (self->reason)
-            self->reason [0] = 0;
-        return PARLEY_ERR_NOMEM;
-    }
-    self->status = client_wf_status_of (root, self->status_name, sizeof self->status_name);
-    self->turn = pobj_uint (root, "turn", 0);
-    self->revisions = pobj_uint (root, "revisions", 0);
-    s_copy (root, "holder", self->holder, sizeof self->holder);
-    s_copy (root, "agent", self->agent, sizeof self->agent);
+    parley_err_t rc = s_turn_decode (&self->common, root);
     self->paused = pobj_bool (root, "paused", false);
     self->max_revisions = pobj_uint (root, "max_revisions", 0);
     self->max_turns = pobj_uint (root, "max_turns", 0);
     self->checkpoint = pobj_uint (root, "checkpoint", 0);
     self->seq = pobj_uint (root, "seq", 0);
-    return PARLEY_OK;
+    return rc;
 }
+
+S_TURN_ACCESSORS (workflow)
 
 #define S_FIELD(type, field) \
     type parley_workflow_##field (const parley_workflow_t *self) \
@@ -150,43 +180,12 @@ client_workflow_decode (parley_workflow_t *self, const pmsg_t *reply)
         return self->field; \
     }
 
-S_FIELD (parley_wf_status_t, status)
-S_FIELD (uint64_t, turn)
-S_FIELD (uint64_t, revisions)
 S_FIELD (bool, paused)
 S_FIELD (uint64_t, max_revisions)
 S_FIELD (uint64_t, max_turns)
 S_FIELD (uint64_t, checkpoint)
 S_FIELD (uint64_t, seq)
 #undef S_FIELD
-
-const char *
-parley_workflow_status_name (const parley_workflow_t *self)
-{
-    assert (self);
-    return self->status_name;
-}
-
-const char *
-parley_workflow_holder (const parley_workflow_t *self)
-{
-    assert (self);
-    return self->holder;
-}
-
-const char *
-parley_workflow_agent (const parley_workflow_t *self)
-{
-    assert (self);
-    return self->agent;
-}
-
-const char *
-parley_workflow_reason (const parley_workflow_t *self)
-{
-    assert (self);
-    return self->reason ? self->reason : "";
-}
 
 //  ---------------------------------------------------------------------
 
@@ -202,7 +201,7 @@ parley_wf_event_destroy (parley_wf_event_t **self_p)
     assert (self_p);
     parley_wf_event_t *self = *self_p;
     if (self) {
-        client_mem_free (self->reason);
+        client_mem_free (self->common.reason);
         client_mem_free (self);
         *self_p = NULL;
     }
@@ -222,25 +221,16 @@ client_wf_event_decode (parley_wf_event_t *self, const pmsg_t *event)
 {
     assert (self && event);
     const msgpack_object *root = pmsg_root (event);
-    char *reason = self->reason;
-    memset (self, 0, sizeof (*self));
-    self->reason = reason;
-    if (!s_reason (root, &self->reason)) {
-        if (self->reason)
-            self->reason [0] = 0;
-        return PARLEY_ERR_NOMEM;
-    }
+    parley_err_t rc = s_turn_decode (&self->common, root);
     s_copy (root, "event", self->name, sizeof self->name);
     self->kind = s_event_kind (self->name);
-    self->status = client_wf_status_of (root, self->status_name, sizeof self->status_name);
-    self->turn = pobj_uint (root, "turn", 0);
-    self->revisions = pobj_uint (root, "revisions", 0);
-    s_copy (root, "holder", self->holder, sizeof self->holder);
-    s_copy (root, "agent", self->agent, sizeof self->agent);
     self->has_checkpoint = pobj_get (root, "checkpoint") != NULL;
     self->checkpoint = pobj_uint (root, "checkpoint", 0);
-    return PARLEY_OK;
+    return rc;
 }
+
+S_TURN_ACCESSORS (wf_event)
+#undef S_TURN_ACCESSORS
 
 #define S_FIELD(type, field) \
     type parley_wf_event_##field (const parley_wf_event_t *self) \
@@ -250,9 +240,6 @@ client_wf_event_decode (parley_wf_event_t *self, const pmsg_t *event)
     }
 
 S_FIELD (parley_wf_event_kind_t, kind)
-S_FIELD (parley_wf_status_t, status)
-S_FIELD (uint64_t, turn)
-S_FIELD (uint64_t, revisions)
 S_FIELD (bool, has_checkpoint)
 S_FIELD (uint64_t, checkpoint)
 #undef S_FIELD
@@ -262,32 +249,4 @@ parley_wf_event_name (const parley_wf_event_t *self)
 {
     assert (self);
     return self->name;
-}
-
-const char *
-parley_wf_event_status_name (const parley_wf_event_t *self)
-{
-    assert (self);
-    return self->status_name;
-}
-
-const char *
-parley_wf_event_holder (const parley_wf_event_t *self)
-{
-    assert (self);
-    return self->holder;
-}
-
-const char *
-parley_wf_event_agent (const parley_wf_event_t *self)
-{
-    assert (self);
-    return self->agent;
-}
-
-const char *
-parley_wf_event_reason (const parley_wf_event_t *self)
-{
-    assert (self);
-    return self->reason ? self->reason : "";
 }

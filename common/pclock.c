@@ -75,3 +75,15 @@ pclock_sleep_ms (int64_t ms)
     while (nanosleep (&ts, &ts) == -1 && errno == EINTR)
         ;
 }
+
+void
+pclock_nap_ms (int64_t ms, volatile sig_atomic_t *stop)
+{
+    int64_t until = pclock_mono_ms () + ms;
+    while (!(stop && *stop)) {
+        int64_t left = until - pclock_mono_ms ();
+        if (left <= 0)
+            break;
+        pclock_sleep_ms (left < 100 ? left : 100);
+    }
+}

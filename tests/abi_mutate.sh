@@ -12,9 +12,10 @@
 #   removed         parley_client_epoch removed (header, map, library):
 #                   check fails as incompatible; baseline refuses it with
 #                   the same soname and takes it with libparley.so.3
-#   added           a function added in a new node PARLEY_2.1: check fails
-#                   (the baseline must be updated on purpose); baseline
-#                   takes it; the same function in the old node is refused
+#   added           a function added in a new node (PARLEY_2.<minor+1>, after
+#                   the header's minor): check fails (the baseline must be
+#                   updated on purpose); baseline takes it; the same
+#                   function in the first node, PARLEY_2.0, is refused
 #   struct_field    a public struct (of the added function) gains a field:
 #                   check against the baseline that has it fails as
 #                   incompatible
@@ -105,7 +106,10 @@ cat > "$work/added/probe.c" <<'EOF'
 size_t parley_probe_size (const parley_probe_t *probe) { return sizeof *probe; }
 EOF
 cc -g -fPIC -I"$work/added/headers" -c "$work/added/probe.c" -o "$work/added/probe.o"
-{ cat "$work/libparley.map"; printf 'PARLEY_2.1 {\n    global:\n        parley_probe_size;\n} PARLEY_2.0;\n'; } \
+minor=$(sed -n 's/^#define PARLEY_VERSION_MINOR \([0-9]*\).*/\1/p' "$work/headers/base.h")
+node=PARLEY_2.$((minor + 1))
+{ cat "$work/libparley.map"
+  printf '%s {\n    global:\n        parley_probe_size;\n} PARLEY_2.%s;\n' "$node" "$minor"; } \
     > "$work/added/libparley.map"
 link "$work/added.so" libparley.so.2 "$work/added/libparley.map" "$work/added/probe.o"
 expect added 1 "$check" check "$work/added.so" "$work/baseline.abi" "$work/added/headers" \
@@ -116,7 +120,7 @@ echo "case added: check fails until the baseline is updated"
 cp "$work/baseline.abi" "$work/added/baseline.abi"
 expect added 0 "$check" baseline "$work/added.so" "$work/added/baseline.abi" \
     "$work/added/headers" "$work/added/libparley.map"
-echo "case added: baseline taken (PARLEY_2.1)"
+echo "case added: baseline taken ($node)"
 # The same function in the released node.
 sed 's/^        parley_written_seq;$/        parley_written_seq;\n        parley_probe_size;/' \
     "$work/libparley.map" > "$work/added/old-node.map"

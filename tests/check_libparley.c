@@ -81,7 +81,7 @@ START_TEST (test_abi_check_catches)
         "case removed: baseline refused with the soname kept",
         "case removed: baseline taken with libparley.so.3",
         "case added: check fails until the baseline is updated",
-        "case added: baseline taken (PARLEY_2.1)",
+        "case added: baseline taken (PARLEY_2.",        //  the node after the header's minor
         "case added: baseline refused in the released node PARLEY_2.0",
         "case struct_field: check fails: incompatible",
         "abi_mutate: all cases as expected" };

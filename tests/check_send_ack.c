@@ -39,20 +39,6 @@ s_send_ack (testclient_t *client, const char *to, const char *body, uint64_t ack
     return enc;
 }
 
-//  What `id` has queued and not acknowledged, from AGENTS.
-static uint64_t
-s_pending (testclient_t *client, const char *id)
-{
-    testclient_begin (client, PMSG_AGENTS, 0);
-    pmsg_t *list = testclient_call (client);
-    EXPECT (list, PMSG_AGENT_LIST);
-    const msgpack_object *info = testcheck_find_agent (list, id);
-    ck_assert_ptr_nonnull (info);
-    uint64_t pending = pobj_uint (info, "pending", 0);
-    pmsg_destroy (&list);
-    return pending;
-}
-
 START_TEST (test_welcome_lists_send_ack)
 {
     testbroker_t *broker = testcheck_start (NULL);
@@ -93,7 +79,7 @@ START_TEST (test_ack_on_send_returns_credit)
     pmsg_destroy (&sent);
     testpush_wait_count (b, 4);
     testpush_expect_no_more (b, 4, 300);
-    ck_assert_uint_eq (s_pending (a, "B"), 5);
+    ck_assert_uint_eq (testcheck_pending (a, "B"), 5);
 
     //  A pipelined SEND with ack: its CONFIRM, and two more pushed.
     b->acked = b->seqs [3];
@@ -122,7 +108,7 @@ START_TEST (test_ack_on_send_returns_credit)
     EXPECT (sent, PMSG_SENT);
     pmsg_destroy (&sent);
     testpush_wait_count (b, 7);
-    ck_assert_uint_eq (s_pending (a, "B"), 1);
+    ck_assert_uint_eq (testcheck_pending (a, "B"), 1);
     //  A's mail: the four answers, whatever B acknowledged with them.
     char bodies [256];
     ck_assert_uint_eq (testmail_fetch (a, 0, 10, bodies, sizeof bodies, NULL), 4);
@@ -189,7 +175,7 @@ START_TEST (test_ack_on_parked_and_resent_send)
     EXPECT (sent, PMSG_SENT);
     pmsg_destroy (&sent);
     testpush_wait_count (b, 6);
-    ck_assert_uint_eq (s_pending (a, "B"), 1);
+    ck_assert_uint_eq (testcheck_pending (a, "B"), 1);
     //  A got the keyed answer once.
     ck_assert_uint_eq (testmail_fetch (a, 0, 10, bodies, sizeof bodies, NULL), 1);
 

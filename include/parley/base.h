@@ -26,7 +26,7 @@ extern "C" {
 //  Within one major version, a newer library runs every program built
 //  against an older header (libparley.so.2).
 #define PARLEY_VERSION_MAJOR 2
-#define PARLEY_VERSION_MINOR 0
+#define PARLEY_VERSION_MINOR 1
 #define PARLEY_VERSION_PATCH 0
 
 #define PARLEY_NAME_MAX 64              //  agent and channel names, bytes
@@ -115,7 +115,8 @@ typedef struct _parley_checkpoint_t parley_checkpoint_t;
 typedef struct _parley_checkpoint_state_t parley_checkpoint_state_t;
 typedef struct _parley_wf_event_t parley_wf_event_t;
 
-//  A request in flight: its request id (parley/pipeline.h, parley/mail.h).
+//  A request in flight: its request id (parley/pipeline.h); a pipelined
+//  post's own number (parley/mail.h).
 typedef uint64_t parley_ticket_t;
 
 #ifdef __cplusplus

@@ -144,31 +144,39 @@ uint64_t parley_welcome_objects_total (const parley_welcome_t *self);
 uint64_t parley_welcome_explored (const parley_welcome_t *self);
 double parley_welcome_coverage (const parley_welcome_t *self);
 bool parley_welcome_done (const parley_welcome_t *self);
+//  WELCOME's `features` lists `name` (2.1): an optional behaviour of this
+//  broker, such as "send_ack" (SEND takes `ack`, PROTOCOL.md).
+bool parley_welcome_feature (const parley_welcome_t *self, const char *name);
 
 //  ---------------------------------------------------------------------
 //  Events and liveness
 
-//  Waits up to `ms` for events, sending a HEARTBEAT when one is due.
-//  Returns true when mail was announced (or pushed) and not yet taken;
-//  returns at once when an event (parley/broker.h), a workflow event or
-//  pushed mail is queued.
+//  Waits up to `ms` for events, sending a HEARTBEAT when one is due, and
+//  what the client holds back (pipelined SENDs, an acknowledgement:
+//  parley/mail.h), reading confirms meanwhile. Returns true when mail was
+//  announced (or pushed) and not yet taken; returns at once when an event
+//  (parley/broker.h), a workflow event or pushed mail is queued.
 bool parley_client_wait (parley_client_t *self, int64_t ms);
 //  Reads and clears the "mail announced" flag.
 bool parley_client_take_mail (parley_client_t *self);
 //  Never blocks: takes pending events, and sends a HEARTBEAT without
 //  waiting for its reply when one is due. For callers busy with something
-//  else (a model call's progress callback). Does nothing inside a request.
+//  else (a model call's progress callback). Does nothing inside a request,
+//  and leaves held pipelined SENDs held (sending them could block).
 void parley_client_keepalive (parley_client_t *self);
 
 //  A file descriptor for poll/epoll in the caller's loop, or -1 before
-//  the first session: an epoll descriptor over the event socket and the
-//  request socket (which carries pushed mail). Like ZMQ_FD it signals
-//  "look", not "readable": when it fires, call parley_client_process
-//  (which drains every event and pushed frame) and do not wait on the fd
-//  again before it returned. It stays the same over reconnects.
+//  the first session: an epoll descriptor over the event socket, the
+//  request socket (which carries pushed mail and confirms) and a timer for
+//  what the client holds back (parley/mail.h: it fires when a held SEND
+//  or acknowledgement falls due). Like ZMQ_FD it signals "look", not
+//  "readable": when it fires, call parley_client_process (which drains
+//  every event and pushed frame and clears the timer) and do not wait on
+//  the fd again before it returned. It stays the same over reconnects.
 int parley_client_fd (parley_client_t *self);
-//  Takes every pending event without waiting and sends a HEARTBEAT when
-//  one is due; returns true when mail was announced and not yet taken.
+//  Takes every pending event without waiting, sends a HEARTBEAT when
+//  one is due and what the client holds back (window permitting); returns
+//  true when mail was announced and not yet taken.
 bool parley_client_process (parley_client_t *self);
 
 //  ---------------------------------------------------------------------
@@ -205,6 +213,16 @@ typedef enum {
     PARLEY_COUNTER_IN_FLIGHT_BYTES,
     //  Memory
     PARLEY_COUNTER_NOMEM,               //  allocations that failed
+    //  Coalescing and acknowledgements riding on SEND (2.1; parley/mail.h)
+    PARLEY_COUNTER_SEND_FRAMES,         //  pipelined SEND frames sent (resends not counted)
+    PARLEY_COUNTER_FLUSH_FULL,          //  frames that went full (count or bytes)
+    PARLEY_COUNTER_FLUSH_TIMER,         //  frames that went at the linger's end (in a post, wait or poll)
+    PARLEY_COUNTER_FLUSH_WAIT,          //  frames a wait or a poll sent before they were due
+    PARLEY_COUNTER_FLUSH_IDLE,          //  frames sent because nothing was in flight
+    PARLEY_COUNTER_FLUSH_CALL,          //  frames sent by a flush, another request, or destroy
+    PARLEY_COUNTER_HELD,                //  posts held now (a level, not a count)
+    PARLEY_COUNTER_ACKS_RIDDEN,         //  acknowledgements carried by a SEND
+    PARLEY_COUNTER_ACKS_SENT,           //  ACK frames sent without waiting
     PARLEY_COUNTERS                     //  how many this header knows
 } parley_counter_t;
 

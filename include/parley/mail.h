@@ -64,7 +64,7 @@ const parley_failure_t *parley_sent_error_at (const parley_sent_t *self, size_t 
 
 //  A message (or a whole SEND) the broker refused.
 void parley_failure_destroy (parley_failure_t **self_p);
-//  The pipelined SEND's ticket (parley_client_send_pipelined); 0 for SENT's.
+//  The pipelined post's ticket (parley_client_send_pipelined); 0 for SENT's.
 parley_ticket_t parley_failure_ticket (const parley_failure_t *self);
 //  The whole SEND was refused (`index` is then 0).
 bool parley_failure_whole (const parley_failure_t *self);
@@ -89,7 +89,9 @@ void parley_client_dedup (parley_client_t *self, bool on);
 //  ACK: acknowledges everything up to seq.
 parley_err_t parley_client_ack (parley_client_t *self, uint64_t seq);
 //  ACK without waiting for the reply (cumulative: everything up to seq).
-//  An ack lost with a connection is sent again with the next HELLO.
+//  An ack lost with a connection is sent again with the next HELLO. To a
+//  broker whose WELCOME lists "send_ack" it rides on the next SEND
+//  instead, within the linger (see "Acknowledgements riding on SEND").
 parley_err_t parley_client_ack_nowait (parley_client_t *self, uint64_t seq);
 
 //  MAIL: a batch of messages, oldest first.
@@ -165,6 +167,23 @@ bool parley_client_take_pushed (parley_client_t *self, parley_mail_t **result_p)
 //  fast sender (the broker also parks a SEND whose recipient's inbox is
 //  full, up to the SEND's wait, below).
 //
+//  Coalescing (2.1). A post made while earlier SENDs are still in flight
+//  is held and goes with the posts after it as one multi-item SEND frame:
+//  one message per call then costs what a batch costs. What is held goes
+//  when nothing is in flight any more, when it is full (see
+//  parley_client_set_coalesce), when its oldest post has waited the
+//  linger, when the caller waits or polls (parley_client_wait, _process,
+//  a parley_client_take_pushed that finds nothing; parley_client_fd
+//  fires for the linger's end), flushes, makes any
+//  other request (held posts go first: the broker sees requests in the
+//  order they were made) or destroys the client (sent, with up to a
+//  second to leave the socket, but neither confirmed nor sent again:
+//  call parley_client_send_flush first to know). A post to an idle pipe
+//  goes at once.
+//  Each post keeps its own ticket; its failures name that ticket and the
+//  message's index in that post, and a frame refused whole fails each of
+//  its posts whole. Order, confirms and resends are as without it.
+//
 //  Delivery is at-least-once: after a reconnect (no confirm within the
 //  request timeout, or the broker forgot the session) every SEND not yet
 //  confirmed is sent again, in order, on the new session; some may have
@@ -174,23 +193,43 @@ bool parley_client_take_pushed (parley_client_t *self, parley_mail_t **result_p)
 //  Failures (a refused SEND, a message that could not be queued) are kept
 //  in a queue of PARLEY_SEND_FAILURES (older ones beyond are dropped and
 //  counted) and taken with parley_client_send_failure. Counters:
-//  PARLEY_COUNTER_POSTED and the ones after it.
+//  PARLEY_COUNTER_POSTED and the ones after it, PARLEY_COUNTER_SEND_FRAMES
+//  and the flush counters after it.
+//
+//  Acknowledgements riding on SEND (2.1). When WELCOME lists the feature
+//  "send_ack" (parley_welcome_feature), an acknowledgement made without
+//  waiting (parley_client_ack_nowait, the takes of PARLEY_ACK_ON_TAKE) is
+//  held and carried by the next SEND the client sends (pipelined or not)
+//  instead of an ACK frame and its OK; when none goes within the linger,
+//  or the caller waits, polls (as above) or makes another request, it
+//  goes as an ACK frame. A broker without the feature gets an ACK frame at once, as in
+//  2.0. PARLEY_COUNTER_ACKS_RIDDEN and _ACKS_SENT count them.
 #define PARLEY_SEND_FAILURES 1024
 
-//  Posts one pipelined SEND (checked as parley_client_send does). Blocks
-//  while the window is full. `ticket`, if not NULL, gets the SEND's id,
-//  which its failures name. PARLEY_OK once sent; PARLEY_ERR_INVALID,
-//  _STOPPED, _TIMEOUT (the broker stopped confirming: see above), _LOST,
-//  _NOMEM (nothing sent).
+//  Posts one pipelined SEND (checked as parley_client_send does), held or
+//  sent as above. Blocks while the window has no room for what must go
+//  first. `ticket`, if not NULL, gets the post's ticket, which its
+//  failures name. PARLEY_OK once taken; PARLEY_ERR_INVALID, _STOPPED,
+//  _TIMEOUT (the broker stopped confirming: see above), _LOST, _NOMEM
+//  (the post was not taken).
 parley_err_t parley_client_send_pipelined (parley_client_t *self, const parley_outbox_t *messages,
                                            parley_ticket_t *ticket);
-//  Waits until every pipelined SEND is confirmed. PARLEY_OK, or as above.
+//  Sends what is held and waits until every pipelined SEND is confirmed.
+//  PARLEY_OK, or as above.
 parley_err_t parley_client_send_flush (parley_client_t *self);
 //  The window: at most `messages` messages and `bytes` frame bytes in
 //  unconfirmed SENDs (one SEND always goes, whatever its size). Defaults
 //  16384 messages and 16 MiB, within what the broker holds behind a
 //  parked SEND (16384 requests, 32 MiB).
 void parley_client_set_send_window (parley_client_t *self, size_t messages, size_t bytes);
+//  Coalescing (2.1): a frame of held posts goes at `messages` messages or
+//  `bytes` bytes of messages (defaults 1024 and 256 KiB; within the
+//  window, WELCOME's max_batch and half the frame limit), or when its
+//  oldest post has been held `linger_us` microseconds (default 1000).
+//  A linger of 0 turns coalescing off: every post is its own SEND, sent
+//  at once (as in 2.0).
+void parley_client_set_coalesce (parley_client_t *self, size_t messages, size_t bytes,
+                                 int64_t linger_us);
 //  How long a SEND (pipelined or not) may wait in the broker for room in
 //  an online recipient's full inbox, sent as its wait_ms. Always at most
 //  three quarters of the request timeout, so the reply comes before the

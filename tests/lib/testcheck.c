@@ -42,6 +42,19 @@ testcheck_find_agent (const pmsg_t *list, const char *id)
     return NULL;
 }
 
+uint64_t
+testcheck_pending (testclient_t *client, const char *id)
+{
+    testclient_begin (client, PMSG_AGENTS, 0);
+    pmsg_t *list = testclient_call (client);
+    EXPECT (list, PMSG_AGENT_LIST);
+    const msgpack_object *info = testcheck_find_agent (list, id);
+    ck_assert_msg (info, "AGENTS does not list %s", id);
+    uint64_t pending = pobj_uint (info, "pending", UINT64_MAX);
+    pmsg_destroy (&list);
+    return pending;
+}
+
 void
 testcheck_tap_joined (testbroker_t *broker, testsub_t *tap, int deadline_ms)
 {

@@ -30,6 +30,9 @@ void testcheck_stop (testbroker_t **broker_p);
 testclient_t *testcheck_agent (testbroker_t *broker, const char *id);
 //  The agent_info of `id` in an AGENT_LIST, or NULL.
 const msgpack_object *testcheck_find_agent (const pmsg_t *list, const char *id);
+//  What `id` has queued and not acknowledged, from AGENTS asked by
+//  `client` (an agent that said HELLO); fails the test if it is not listed.
+uint64_t testcheck_pending (testclient_t *client, const char *id);
 //  Returns once `tap` receives frames: a warm-up client sends HEARTBEATs
 //  until one shows up (PUB/SUB joins asynchronously), failing the test
 //  after about deadline_ms. The frames seen are dropped, so a process
