@@ -46,6 +46,7 @@
 #include "lib/testmail.h"
 #include "lib/testsuite.h"
 #include "lib/tfault.h"
+#include "lib/tpid.h"
 #include "lib/tproc.h"
 
 static testbroker_t *
@@ -53,6 +54,31 @@ s_start (const char *dir, const char *fsync, const char *extra, const char *valu
 {
     const char *args [] = { "--data-dir", dir, "--fsync", fsync, extra, value, NULL };
     return testcheck_start (args);
+}
+
+//  The broker started on `dir` under the fault shim, which watches that
+//  directory through `fault_p` (made here).
+static testbroker_t *
+s_start_faulty (const char *dir, tfault_t **fault_p, const char *fsync, const char *extra,
+                const char *value)
+{
+    *fault_p = tfault_new (dir);
+    ck_assert_ptr_nonnull (*fault_p);
+    tfault_setenv (*fault_p);
+    testbroker_t *broker = s_start (dir, fsync, extra, value);
+    tfault_unsetenv (*fault_p);
+    return broker;
+}
+
+//  After a kill -9: a power cut (what was not fdatasynced replaced by a
+//  zero-filled tail), then the broker started again under --fsync always.
+static testbroker_t *
+s_cut_and_restart (tfault_t *fault, const char *dir)
+{
+    char why [512];
+    ck_assert_msg (tfault_cut (fault, dir, TFAULT_TAIL_ZEROS, 4096, why, sizeof why) == 0,
+                   "%s", why);
+    return s_start (dir, "always", NULL, NULL);
 }
 
 static void
@@ -180,11 +206,8 @@ START_TEST (test_power_cut_always)
 {
     tproc_dir_t *tmp = tproc_dir_new ();
     char *dir = tproc_dir_path (tmp, "data");
-    tfault_t *fault = tfault_new (dir);
-    ck_assert_ptr_nonnull (fault);
-    tfault_setenv (fault);
-    testbroker_t *broker = s_start (dir, "always", "--compact-min-bytes", "16384");
-    tfault_unsetenv (fault);
+    tfault_t *fault = NULL;
+    testbroker_t *broker = s_start_faulty (dir, &fault, "always", "--compact-min-bytes", "16384");
     testclient_t *a = testcheck_agent (broker, "A");
     char key [32], value [64];
     int acked = 0;
@@ -199,10 +222,7 @@ START_TEST (test_power_cut_always)
     }
     s_kill (&broker);
     testclient_destroy (&a);
-    char why [512];
-    ck_assert_msg (tfault_cut (fault, dir, TFAULT_TAIL_ZEROS, 4096, why, sizeof why) == 0,
-                   "%s", why);
-    broker = s_start (dir, "always", NULL, NULL);
+    broker = s_cut_and_restart (fault, dir);
     //  The last value acknowledged for each key.
     for (int k = 0; k < 50; k++) {
         int last = acked - ((acked - k) % 50 + 50) % 50;
@@ -224,11 +244,8 @@ START_TEST (test_failed_sync_holds_answers)
 {
     tproc_dir_t *tmp = tproc_dir_new ();
     char *dir = tproc_dir_path (tmp, "data");
-    tfault_t *fault = tfault_new (dir);
-    ck_assert_ptr_nonnull (fault);
-    tfault_setenv (fault);
-    testbroker_t *broker = s_start (dir, "always", NULL, NULL);
-    tfault_unsetenv (fault);
+    tfault_t *fault = NULL;
+    testbroker_t *broker = s_start_faulty (dir, &fault, "always", NULL, NULL);
     testclient_t *a = testcheck_agent (broker, "A");
     ck_assert_int_eq (s_set (a, "before", "1"), 0);
     //  Every sync fails from now on: the WRITE is applied but not on disk.
@@ -248,10 +265,7 @@ START_TEST (test_failed_sync_holds_answers)
     //  A power cut now: everything acknowledged is there.
     s_kill (&broker);
     testclient_destroy (&a);
-    char why [512];
-    ck_assert_msg (tfault_cut (fault, dir, TFAULT_TAIL_ZEROS, 4096, why, sizeof why) == 0,
-                   "%s", why);
-    broker = s_start (dir, "always", NULL, NULL);
+    broker = s_cut_and_restart (fault, dir);
     s_expect_value (broker, "before", "1");
     s_expect_value (broker, "during", "2");
     s_expect_value (broker, "after", "3");
@@ -271,11 +285,8 @@ START_TEST (test_held_answer_after_reconnect)
 {
     tproc_dir_t *tmp = tproc_dir_new ();
     char *dir = tproc_dir_path (tmp, "data");
-    tfault_t *fault = tfault_new (dir);
-    ck_assert_ptr_nonnull (fault);
-    tfault_setenv (fault);
-    testbroker_t *broker = s_start (dir, "always", NULL, NULL);
-    tfault_unsetenv (fault);
+    tfault_t *fault = NULL;
+    testbroker_t *broker = s_start_faulty (dir, &fault, "always", NULL, NULL);
     char token [TESTFLOW_TOKEN] = "";
     testclient_t *first = testflow_hello (testclient_new (testbroker_router (broker)), "A",
                                           NULL, token);
@@ -336,11 +347,8 @@ START_TEST (test_failed_sync_makes_health_fail)
 {
     tproc_dir_t *tmp = tproc_dir_new ();
     char *dir = tproc_dir_path (tmp, "data");
-    tfault_t *fault = tfault_new (dir);
-    ck_assert_ptr_nonnull (fault);
-    tfault_setenv (fault);
-    testbroker_t *broker = s_start (dir, "everysec", NULL, NULL);
-    tfault_unsetenv (fault);
+    tfault_t *fault = NULL;
+    testbroker_t *broker = s_start_faulty (dir, &fault, "everysec", NULL, NULL);
     char out [1024];
     ck_assert_msg (s_health (broker, out, sizeof out) == 0, "%s", out);
     ck_assert_msg (strstr (out, "healthy"), "%s", out);
@@ -364,37 +372,6 @@ START_TEST (test_failed_sync_makes_health_fail)
     tproc_dir_destroy (&tmp);
 }
 END_TEST
-
-//  Gone, or a zombie nobody reaped yet.
-static bool
-s_dead (pid_t pid)
-{
-    char path [64], stat [512] = "";
-    snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
-    FILE *file = fopen (path, "r");
-    if (!file)
-        return true;
-    bool read = fgets (stat, sizeof stat, file) != NULL;
-    fclose (file);
-    const char *end = strrchr (stat, ')');
-    return !read || !end || end [2] == 'Z' || end [2] == 'X';
-}
-
-static int
-s_fd_count (pid_t pid)
-{
-    char path [64];
-    snprintf (path, sizeof path, "/proc/%d/fd", (int) pid);
-    DIR *handle = opendir (path);
-    if (!handle)
-        return -1;
-    int count = 0;
-    struct dirent *entry;
-    while ((entry = readdir (handle)))
-        count += entry->d_name [0] != '.';
-    closedir (handle);
-    return count;
-}
 
 START_TEST (test_kill_during_compaction)
 {
@@ -431,7 +408,7 @@ START_TEST (test_kill_during_compaction)
     s_leave (&a);
     int count = 0;
     int64_t deadline = pclock_mono_ms () + 5000;
-    while ((count = s_fd_count (child)) != 3 && pclock_mono_ms () < deadline)
+    while ((count = tpid_fds (child, NULL, 0)) != 3 && pclock_mono_ms () < deadline)
         pclock_sleep_ms (10);
     ck_assert_msg (count == 3, "the compaction child holds %d descriptors", count);
     char *counters = s_counters (broker);
@@ -449,9 +426,9 @@ START_TEST (test_kill_during_compaction)
     struct stat st;
     ck_assert_int_ne (stat (stale, &st), 0);
     deadline = pclock_mono_ms () + 5000;
-    while (!s_dead (child) && pclock_mono_ms () < deadline)
+    while (!tpid_dead (child) && pclock_mono_ms () < deadline)
         pclock_sleep_ms (10);
-    ck_assert_msg (s_dead (child), "the compaction child %d outlived the broker", (int) child);
+    ck_assert_msg (tpid_dead (child), "the compaction child %d outlived the broker", (int) child);
     //  Everything is there (the probes' own HELLO and BYE included).
     char *counters_after = s_counters (broker);
     ck_assert_str_eq (counters_after, counters);
@@ -473,6 +450,14 @@ START_TEST (test_kill_during_compaction)
     tproc_dir_destroy (&tmp);
 }
 END_TEST
+
+static void
+s_write_bytes (const char *path, const void *data, size_t size)
+{
+    FILE *file = fopen (path, "wb");
+    ck_assert (file && fwrite (data, 1, size, file) == size);
+    fclose (file);
+}
 
 static void
 s_magic (const char *path, const char *want)
@@ -516,9 +501,7 @@ START_TEST (test_old_format_recovered)
         size_t size;
         char *data = testsuite_read_test_file (name, &size);
         snprintf (path, sizeof path, "%s/%s", dir, files [i]);
-        FILE *file = fopen (path, "wb");
-        ck_assert (file && fwrite (data, 1, size, file) == size);
-        fclose (file);
+        s_write_bytes (path, data, size);
         free (data);
     }
     testbroker_t *broker = s_start (dir, "always", NULL, NULL);
@@ -560,18 +543,13 @@ END_TEST
 static char *
 s_worker_scenario (tproc_dir_t *tmp)
 {
-    char *roles = tproc_dir_path (tmp, "scenario/roles");
-    ck_assert_int_eq (zsys_dir_create ("%s", roles), 0);
-    free (roles);
-    char *path = tproc_dir_path (tmp, "scenario/scenario.yaml");
-    ck_assert (tproc_write_file (path, "name: holder\nworld: none\nstate:\n"
-                                       "  work: { reducer: append, value: [] }\n"
-                                       "workflow:\n  entry: worker\n"));
-    free (path);
-    path = tproc_dir_path (tmp, "scenario/roles/worker.yaml");
-    ck_assert (tproc_write_file (path, "role: worker\ngoal: work\nactions:\n"
-                                       "  handover: [worker]\n"));
-    free (path);
+    const char *files [][2] = {
+        { "scenario.yaml", "name: holder\nworld: none\nstate:\n"
+                           "  work: { reducer: append, value: [] }\n"
+                           "workflow:\n  entry: worker\n" },
+        { "roles/worker.yaml", "role: worker\ngoal: work\nactions:\n  handover: [worker]\n" },
+    };
+    testflow_write (tmp, "scenario", files, 2);
     return tproc_dir_path (tmp, "scenario");
 }
 
@@ -623,11 +601,8 @@ START_TEST (test_event_of_a_release_waits_for_its_sync)
     tproc_dir_t *tmp = tproc_dir_new ();
     char *dir = tproc_dir_path (tmp, "data");
     char *scenario = s_worker_scenario (tmp);
-    tfault_t *fault = tfault_new (dir);
-    ck_assert_ptr_nonnull (fault);
-    tfault_setenv (fault);
-    testbroker_t *broker = s_start (dir, "always", "--scenario", scenario);
-    tfault_unsetenv (fault);
+    tfault_t *fault = NULL;
+    testbroker_t *broker = s_start_faulty (dir, &fault, "always", "--scenario", scenario);
     ck_assert_ptr_nonnull (broker);
     testsub_t *sub = testcheck_sub (broker, "workflow.");
     testclient_t *admin = testcheck_agent (broker, "Admin");
@@ -757,9 +732,7 @@ s_copy_rewritten (const char *from, const char *to, int kind, uint64_t number, u
         snprintf (dst, sizeof dst, "%s/%s", to, entry->d_name);
         size_t size;
         char *data = testsuite_read_file (src, &size);
-        FILE *file = fopen (dst, "wb");
-        ck_assert (file && fwrite (data, 1, size, file) == size);
-        fclose (file);
+        s_write_bytes (dst, data, size);
         free (data);
     }
     closedir (d);
@@ -790,15 +763,7 @@ START_TEST (test_workflow_without_holder_refused)
                             "--compact-min-bytes", "4096", NULL };
     testbroker_t *broker = testcheck_start (args);
     //  The workflow begins (checkpoint 1: in progress, worker holds).
-    testclient_t *worker = testclient_new (testbroker_router (broker));
-    penc_t *enc = testclient_begin (worker, PMSG_HELLO, 2);
-    penc_kv_cstr (enc, "agent", "W");
-    penc_key (enc, "caps");
-    msgpack_pack_array (penc_packer (enc), 1);
-    penc_cstr (enc, "role:worker");
-    pmsg_t *reply = testclient_call (worker);
-    EXPECT (reply, PMSG_WELCOME);
-    pmsg_destroy (&reply);
+    testclient_t *worker = testflow_agent (broker, "W", "worker");
     char *big = malloc (5001);
     memset (big, 'b', 5000);
     big [5000] = 0;
@@ -827,18 +792,10 @@ START_TEST (test_workflow_without_holder_refused)
     const char *again [] = { "--data-dir", renamed, "--fsync", "always", "--scenario", scenario,
                              NULL };
     broker = testcheck_start (again);
-    worker = testclient_new (testbroker_router (broker));
-    enc = testclient_begin (worker, PMSG_HELLO, 2);
-    penc_kv_cstr (enc, "agent", "W");
-    penc_key (enc, "caps");
-    msgpack_pack_array (penc_packer (enc), 1);
-    penc_cstr (enc, "role:worker");
-    reply = testclient_call (worker);
-    EXPECT (reply, PMSG_WELCOME);
-    pmsg_destroy (&reply);
-    enc = testclient_begin (worker, PMSG_RESUME, 1);
+    worker = testflow_agent (broker, "W", "worker");
+    penc_t *enc = testclient_begin (worker, PMSG_RESUME, 1);
     penc_kv_uint (enc, "number", 1);
-    reply = testclient_call (worker);
+    pmsg_t *reply = testclient_call (worker);
     ck_assert_int_eq (testclient_error_code (reply), PERR_BAD_FIELD);
     pmsg_destroy (&reply);
     enc = testclient_begin (worker, PMSG_HANDOVER, 1);
@@ -854,6 +811,20 @@ START_TEST (test_workflow_without_holder_refused)
     tproc_dir_destroy (&tmp);
 }
 END_TEST
+
+//  A data directory `dir` (made here) whose log.1 holds one record.
+static void
+s_write_log (const char *dir, const void *record, size_t size)
+{
+    ck_assert_int_eq (mkdir (dir, 0700), 0);
+    char path [4200], why [256];
+    snprintf (path, sizeof path, "%s/log.1", dir);
+    jfile_t *log = jfile_open (path, why, sizeof why);
+    ck_assert_msg (log, "%s", why);
+    ck_assert_int_eq (jfile_append (log, record, size), 0);
+    ck_assert_int_eq (jfile_sync (log), 0);
+    jfile_destroy (&log);
+}
 
 //  The broker's peak of virtual memory, in KiB.
 static uint64_t
@@ -877,18 +848,11 @@ START_TEST (test_record_counts_not_trusted)
 {
     tproc_dir_t *tmp = tproc_dir_new ();
     char *dir = tproc_dir_path (tmp, "data");
-    ck_assert_int_eq (mkdir (dir, 0700), 0);
-    char path [4200], why [256];
-    snprintf (path, sizeof path, "%s/log.1", dir);
-    jfile_t *log = jfile_open (path, why, sizeof why);
-    ck_assert_msg (log, "%s", why);
     //  [5, 0, "A", nil, ops] where ops is an array32 of 2^27 operations:
     //  msgpack-c would reserve 3 GiB for its table before reading one.
     const unsigned char record [] = { 0x95, 0x05, 0x00, 0xa1, 'A', 0xc0,
                                       0xdd, 0x08, 0x00, 0x00, 0x00 };
-    ck_assert_int_eq (jfile_append (log, record, sizeof record), 0);
-    ck_assert_int_eq (jfile_sync (log), 0);
-    jfile_destroy (&log);
+    s_write_log (dir, record, sizeof record);
     //  What a broker reserves anyway (a sanitizer build: terabytes of
     //  shadow), from one on an empty directory.
     char *empty = tproc_dir_path (tmp, "empty");
@@ -914,11 +878,6 @@ START_TEST (test_record_limits_out_of_range)
 {
     tproc_dir_t *tmp = tproc_dir_new ();
     char *dir = tproc_dir_path (tmp, "data");
-    ck_assert_int_eq (mkdir (dir, 0700), 0);
-    char path [4200], why [256];
-    snprintf (path, sizeof path, "%s/log.1", dir);
-    jfile_t *log = jfile_open (path, why, sizeof why);
-    ck_assert_msg (log, "%s", why);
     //  [5, 0, "", nil, [[1 (LIMITS), {...}]]], the agent table's size
     //  overflowing its bytes (2^61 + 1 entries of 8 bytes).
     msgpack_sbuffer buf;
@@ -941,9 +900,7 @@ START_TEST (test_record_limits_out_of_range)
         msgpack_pack_str_with_body (&pk, names [i], strlen (names [i]));
         msgpack_pack_uint64 (&pk, i == 0 ? (1ULL << 61) + 1 : i == 8 ? 0 : 1000);
     }
-    ck_assert_int_eq (jfile_append (log, buf.data, buf.size), 0);
-    ck_assert_int_eq (jfile_sync (log), 0);
-    jfile_destroy (&log);
+    s_write_log (dir, buf.data, buf.size);
     msgpack_sbuffer_destroy (&buf);
     testbroker_t *broker = s_start (dir, "always", NULL, NULL);
     ck_assert_ptr_nonnull (broker);
