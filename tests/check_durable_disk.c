@@ -81,15 +81,6 @@ s_cut_and_restart (tfault_t *fault, const char *dir)
     return s_start (dir, "always", NULL, NULL);
 }
 
-static void
-s_leave (testclient_t **client_p)
-{
-    pmsg_t *reply = testclient_call0 (*client_p, PMSG_BYE);
-    EXPECT (reply, PMSG_OK);
-    pmsg_destroy (&reply);
-    testclient_destroy (client_p);
-}
-
 //  A WRITE of `key` sent, its reply not read.
 static void
 s_begin_set (testclient_t *client, const char *key, const char *value)
@@ -132,7 +123,7 @@ s_value (testbroker_t *broker, const char *key)
             value = strndup (text->via.str.ptr, text->via.str.size);
     }
     pmsg_destroy (&reply);
-    s_leave (&probe);
+    testcheck_leave (&probe);
     return value;
 }
 
@@ -163,7 +154,7 @@ s_mail_of (testbroker_t *broker, const char *id)
                                  len ? body->via.str.ptr : "");
     }
     pmsg_destroy (&reply);
-    s_leave (&client);
+    testcheck_leave (&client);
     return out;
 }
 
@@ -178,16 +169,8 @@ s_counters (testbroker_t *broker)
     for (int i = 0; names [i]; i++)
         at += (size_t) snprintf (line + at, 1024 - at, "%s=%llu ", names [i],
                                  (unsigned long long) testmail_stat (probe, names [i]));
-    s_leave (&probe);
+    testcheck_leave (&probe);
     return line;
-}
-
-static void
-s_kill (testbroker_t **broker_p)
-{
-    testbroker_signal (*broker_p, SIGKILL);
-    testbroker_wait (*broker_p, 10000);
-    testbroker_stop (broker_p);
 }
 
 //  Waits for `text` in the broker's log (30 s).
@@ -220,7 +203,7 @@ START_TEST (test_power_cut_always)
         if (i == 200)
             s_wait_log (broker, "compacted into");
     }
-    s_kill (&broker);
+    testbroker_kill (&broker);
     testclient_destroy (&a);
     broker = s_cut_and_restart (fault, dir);
     //  The last value acknowledged for each key.
@@ -263,7 +246,7 @@ START_TEST (test_failed_sync_holds_answers)
     ck_assert_int_eq (s_set (a, "after", "3"), 0);
     ck_assert_int_ge (tfault_failed_syncs (fault), 1);
     //  A power cut now: everything acknowledged is there.
-    s_kill (&broker);
+    testbroker_kill (&broker);
     testclient_destroy (&a);
     broker = s_cut_and_restart (fault, dir);
     s_expect_value (broker, "before", "1");
@@ -317,7 +300,7 @@ START_TEST (test_held_answer_after_reconnect)
     ck_assert_msg (reply && pmsg_type (reply) != PMSG_ERROR, "%s", testclient_describe (reply));
     pmsg_destroy (&reply);
     ck_assert_msg (!testbroker_log_contains (broker, "expired"), "the new session was ended");
-    s_leave (&second);
+    testcheck_leave (&second);
     testcheck_stop (&broker);
     tfault_destroy (&fault);
     free (dir);
@@ -365,7 +348,7 @@ START_TEST (test_failed_sync_makes_health_fail)
     status = s_health (broker, out, sizeof out);
     ck_assert_msg (status == 0, "exit %d: %s", status, out);
     ck_assert_int_eq (s_set (a, "after", "3"), 0);
-    s_leave (&a);
+    testcheck_leave (&a);
     testcheck_stop (&broker);
     tfault_destroy (&fault);
     free (dir);
@@ -381,7 +364,7 @@ START_TEST (test_kill_during_compaction)
     testbroker_t *broker = s_start (dir, "always", "--compact-min-bytes", "4096");
     unsetenv ("PARLEY_TEST_COMPACT_DELAY_MS");
     testclient_t *b = testcheck_agent (broker, "B");
-    s_leave (&b);
+    testcheck_leave (&b);
     testclient_t *a = testcheck_agent (broker, "A");
     char key [32], body [32];
     for (int i = 0; i < 10; i++) {
@@ -405,7 +388,7 @@ START_TEST (test_kill_during_compaction)
     ck_assert_int_gt (child, 0);
     //  After the fork, in the new log.
     ck_assert_int_eq (s_set (a, "after", "the fork"), 0);
-    s_leave (&a);
+    testcheck_leave (&a);
     int count = 0;
     int64_t deadline = pclock_mono_ms () + 5000;
     while ((count = tpid_fds (child, NULL, 0)) != 3 && pclock_mono_ms () < deadline)
@@ -418,7 +401,7 @@ START_TEST (test_kill_during_compaction)
     snprintf (stale, sizeof stale, "%s/snapshot.7.tmp", dir);
     ck_assert (tproc_write_file (stale, "half a snapshot"));
     int64_t killed = pclock_mono_ms ();
-    s_kill (&broker);
+    testbroker_kill (&broker);
     broker = s_start (dir, "always", NULL, NULL);
     int64_t took = pclock_mono_ms () - killed;
     ck_assert_msg (took < 1000, "the restart took %lld ms", (long long) took);
@@ -450,14 +433,6 @@ START_TEST (test_kill_during_compaction)
     tproc_dir_destroy (&tmp);
 }
 END_TEST
-
-static void
-s_write_bytes (const char *path, const void *data, size_t size)
-{
-    FILE *file = fopen (path, "wb");
-    ck_assert (file && fwrite (data, 1, size, file) == size);
-    fclose (file);
-}
 
 static void
 s_magic (const char *path, const char *want)
@@ -501,7 +476,7 @@ START_TEST (test_old_format_recovered)
         size_t size;
         char *data = testsuite_read_test_file (name, &size);
         snprintf (path, sizeof path, "%s/%s", dir, files [i]);
-        s_write_bytes (path, data, size);
+        testsuite_write_file (path, data, size);
         free (data);
     }
     testbroker_t *broker = s_start (dir, "always", NULL, NULL);
@@ -509,8 +484,8 @@ START_TEST (test_old_format_recovered)
     //  A new write lands in the old log, in its format.
     testclient_t *a = testcheck_agent (broker, "A");
     ck_assert_int_eq (s_set (a, "v2.key", "new"), 0);
-    s_leave (&a);
-    s_kill (&broker);
+    testcheck_leave (&a);
+    testbroker_kill (&broker);
     snprintf (path, sizeof path, "%s/log.2", dir);
     s_magic (path, JFILE_MAGIC_V1);
     broker = s_start (dir, "always", "--compact-min-bytes", "4096");
@@ -522,7 +497,7 @@ START_TEST (test_old_format_recovered)
     big [8000] = 0;
     a = testcheck_agent (broker, "A");
     ck_assert_int_eq (s_set (a, "v2.big", big), 0);
-    s_leave (&a);
+    testcheck_leave (&a);
     free (big);
     s_wait_log (broker, "snapshot.3 (");
     testcheck_stop (&broker);
@@ -648,7 +623,7 @@ START_TEST (test_event_of_a_release_waits_for_its_sync)
         ck_assert_msg (s_event (sub, "workflow.failed", 20000), "no failed event after healing");
     }
     ck_assert_msg (unroutable, "no reply to a gone holder was ever unroutable");
-    s_leave (&admin);
+    testcheck_leave (&admin);
     testsub_destroy (&sub);
     testcheck_stop (&broker);
     tfault_destroy (&fault);
@@ -732,7 +707,7 @@ s_copy_rewritten (const char *from, const char *to, int kind, uint64_t number, u
         snprintf (dst, sizeof dst, "%s/%s", to, entry->d_name);
         size_t size;
         char *data = testsuite_read_file (src, &size);
-        s_write_bytes (dst, data, size);
+        testsuite_write_file (dst, data, size);
         free (data);
     }
     closedir (d);
@@ -770,7 +745,7 @@ START_TEST (test_workflow_without_holder_refused)
     ck_assert_int_eq (s_set (worker, "big", big), 0);
     free (big);
     s_wait_log (broker, "compacted into");
-    s_leave (&worker);
+    testcheck_leave (&worker);
     testcheck_stop (&broker);
 
     //  The workflow's own record with no holder: recovery refuses it.
@@ -803,7 +778,7 @@ START_TEST (test_workflow_without_holder_refused)
     reply = testclient_call (worker);
     ck_assert_msg (reply, "no answer to HANDOVER");
     pmsg_destroy (&reply);
-    s_leave (&worker);
+    testcheck_leave (&worker);
     testcheck_stop (&broker);
     free (renamed);
     free (scenario);
@@ -913,7 +888,7 @@ START_TEST (test_record_limits_out_of_range)
         agents [i] = testcheck_agent (broker, id);
     }
     for (int i = 0; i < 20; i++)
-        s_leave (&agents [i]);
+        testcheck_leave (&agents [i]);
     testcheck_stop (&broker);
     free (dir);
     tproc_dir_destroy (&tmp);
