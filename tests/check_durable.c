@@ -140,18 +140,7 @@ s_mail_of (testbroker_t *broker, const char *id, uint64_t *acked)
     pmsg_destroy (&welcome);
     pmsg_t *reply = testclient_fetch (client, 0, 0);
     EXPECT (reply, PMSG_MAIL);
-    char *out = calloc (1, 65536);
-    size_t at = 0;
-    for (size_t i = 0; i < testclient_array_size (reply, "messages"); i++) {
-        const msgpack_object *item = testclient_array_at (reply, "messages", i);
-        size_t len = 0;
-        const msgpack_object *body = pobj_get (item, "body");
-        if (body && body->type == MSGPACK_OBJECT_STR)
-            len = body->via.str.size;
-        at += (size_t) snprintf (out + at, 65536 - at, "%llu:%.*s,",
-                                 (unsigned long long) pobj_uint (item, "seq", 0), (int) len,
-                                 len ? body->via.str.ptr : "");
-    }
+    char *out = testmail_listing (reply);
     pmsg_destroy (&reply);
     testcheck_leave (&client);
     return out;

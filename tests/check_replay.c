@@ -27,6 +27,7 @@
 #include "lib/testcheck.h"
 #include "lib/testclient.h"
 #include "lib/testflow.h"
+#include "lib/testmail.h"
 #include "lib/testsuite.h"
 #include "lib/tproc.h"
 
@@ -646,13 +647,8 @@ START_TEST (test_replay_equals_live_with_dropped_posts)
     testclient_t *poster = s_agent (run.broker, "W", "worker");
     testclient_t *reader = s_agent (run.broker, "C", "checker");
     testclient_t *both [] = { poster, reader };
-    for (int i = 0; i < 2; i++) {
-        penc_t *enc = testclient_begin (both [i], PMSG_LISTEN, 1);
-        penc_kv_cstr (enc, "channel", "news");
-        pmsg_t *reply = testclient_call (both [i]);
-        EXPECT (reply, PMSG_OK);
-        pmsg_destroy (&reply);
-    }
+    for (int i = 0; i < 2; i++)
+        testmail_listen (both [i], "news");
     //  Seven posts to a channel of five: the first two are dropped by the
     //  channel and stay as tombstones in both inboxes.
     for (int i = 0; i < 7; i++) {
@@ -703,16 +699,6 @@ START_TEST (test_replay_equals_live_after_limits_lowered)
 }
 END_TEST
 
-static void
-s_listen (testclient_t *client, const char *channel)
-{
-    penc_t *enc = testclient_begin (client, PMSG_LISTEN, 1);
-    penc_kv_cstr (enc, "channel", channel);
-    pmsg_t *reply = testclient_call (client);
-    EXPECT (reply, PMSG_OK);
-    pmsg_destroy (&reply);
-}
-
 //  The same for channels: memberships above a lowered --max-channels stay
 //  (the limit refuses new channels), and survive a compaction and a
 //  recovery, as do the agents above a lowered --max-agents, which the
@@ -727,7 +713,7 @@ START_TEST (test_replay_equals_live_after_channels_lowered)
     for (int i = 0; i < 6; i++) {
         char channel [16];
         snprintf (channel, sizeof channel, "chan.%d", i);
-        s_listen (client, channel);
+        testmail_listen (client, channel);
         s_sent (other, channel, true, "queued");
     }
     s_bye (&client);
