@@ -246,15 +246,8 @@ END_TEST
 
 START_TEST (test_browser_workflow)
 {
-    const char *tests = getenv ("PARLEY_TEST_DIR");
-    const char *bins = getenv ("PARLEY_BIN_DIR");
-    ck_assert_msg (tests && bins, "PARLEY_TEST_DIR and PARLEY_BIN_DIR are needed");
-    char script [1024], modules [1024], shot [1024];
-    snprintf (script, sizeof script, "%s/web/view.test.js", tests);
-    snprintf (modules, sizeof modules, "%s/web/node_modules/puppeteer-core/package.json", tests);
-    snprintf (shot, sizeof shot, "%s/../web-workflow.png", bins);
-    ck_assert_msg (access (modules, R_OK) == 0,
-                   "%s is missing: run scripts/deps.sh (npm ci in tests/web)", modules);
+    char script [1024], shot [1024];
+    testweb_browser ("web-workflow.png", script, shot, sizeof script);
     testbroker_t *broker = testflow_start (&testflow_default);
     const char *router = testbroker_router (broker);
     parley_client_t *eyes = testparley_observer (router, "TestEyes", 10000);
