@@ -188,10 +188,10 @@ main (int argc, char **argv)
         "RetrieveMemory -> Communication -> Decision -> Execution -> UpdateMemory, "
         "keeps a private FAISS memory and talks to its team through the broker.",
         s_epilogue, s_options, sizeof (s_options) / sizeof (s_options[0]));
-    pconfig_result_t parsed = pconfig_parse (config, argc, argv, false);
-    if (parsed != PCONFIG_PARSED) {
+    int ended = PARLEY_EXIT_OK;
+    if (pconfig_ends (pconfig_parse (config, argc, argv, false), &ended)) {
         pconfig_destroy (&config);
-        return parsed == PCONFIG_EXIT_OK? PARLEY_EXIT_OK: PARLEY_EXIT_USAGE;
+        return ended;
     }
     char host[256] = "agent";
     const char *id = pconfig_str (config, "id");
