@@ -152,6 +152,13 @@ s_journal (broker_t *self, metrics_text_t *text)
     COUNTER ("parley_journal_compactions_total", "Compactions finished.", stats.compactions);
     COUNTER ("parley_journal_write_errors_total", "Appends that failed.", stats.write_errors);
     COUNTER ("parley_journal_sync_errors_total", "Syncs that failed.", stats.sync_errors);
+    //  Read here, not through STATS: under --fsync always an unhealthy
+    //  journal holds every answer, so a probe over the ROUTER gets none.
+    GAUGE ("parley_journal_healthy",
+           "1 while the journal writes and syncs; 0 after a failure, until a snapshot heals it.",
+           stats.healthy ? 1 : 0);
+    COUNTER ("parley_journal_heals_total",
+             "Snapshots that made an unhealthy journal healthy again.", stats.heals);
     COUNTER ("parley_storage_errors_total",
              "Journal records that could not be written (a request answered ERROR STORAGE among them).",
              durable_storage_errors (self));

@@ -6,7 +6,9 @@
     the +Inf bucket), then its values are compared with what the test did:
     requests and errors by type and code, latency counts, queued messages
     and bytes, agents and connections, journal syncs and bytes, and the
-    model report an agent sent in HEARTBEAT. Also: other paths 404, other
+    model report an agent sent in HEARTBEAT; the journal's health under
+    --fsync always, read while every answer over the ROUTER is held for a
+    failed sync (the fault shim fails it). Also: other paths 404, other
     methods 405, --metrics-bind off serves nothing, a bad address exits 2,
     a port in use exits 3, and the checker itself rejects broken pages.
 */
@@ -25,7 +27,9 @@
 #include "lib/testcheck.h"
 #include "lib/testclient.h"
 #include "lib/testsuite.h"
+#include "lib/tfault.h"
 #include "lib/tproc.h"
+#include "pclock.h"
 
 //  The interpreter with Debian's python3-prometheus-client (a pyenv
 //  python3 earlier in PATH usually lacks it): PARLEY_PYTHON, as make test
@@ -363,6 +367,64 @@ START_TEST (test_checker_rejects)
 }
 END_TEST
 
+//  Under --fsync always a failed sync holds every answer until a snapshot
+//  heals the journal: STATS (parley-ctl health) gets no answer then, and
+//  the page is where a probe reads the journal's health.
+START_TEST (test_journal_health_while_answers_held)
+{
+    tproc_dir_t *dir = tproc_dir_new ();
+    char *data = tproc_dir_path (dir, "data");
+    tfault_t *fault = tfault_new (data);
+    ck_assert_ptr_nonnull (fault);
+    tfault_setenv (fault);
+    testbroker_t *broker = testcheck_start ((const char *[]) {
+        "--metrics-bind", "127.0.0.1:0", "--data-dir", data, "--fsync", "always", NULL });
+    tfault_unsetenv (fault);
+    char url [256];
+    s_url (broker, url, sizeof url);
+    json_t *page = s_scrape (url);
+    ck_assert (s_sample (page, "parley_journal_healthy") == 1);
+    double heals = s_sample (page, "parley_journal_heals_total");
+    json_decref (page);
+
+    testclient_t *a = testcheck_agent (broker, "A");
+    tfault_fail_sync (fault, -1);
+    penc_t *enc = testclient_begin (a, PMSG_WRITE, 1);
+    penc_key (enc, "ops");
+    msgpack_pack_array (penc_packer (enc), 1);
+    msgpack_pack_map (penc_packer (enc), 3);
+    penc_kv_cstr (enc, "op", "set");
+    penc_kv_cstr (enc, "key", "held");
+    penc_kv_cstr (enc, "value", "1");
+    ck_assert_int_eq (testclient_send (a), 0);
+    int64_t deadline = pclock_mono_ms () + 30000;
+    while (!testbroker_log_contains (broker, "nothing more is answered until")
+       &&  pclock_mono_ms () < deadline)
+        pclock_sleep_ms (20);
+    ck_assert (testbroker_log_contains (broker, "nothing more is answered until"));
+    page = s_scrape (url);
+    ck_assert (s_sample (page, "parley_journal_healthy") == 0);
+    ck_assert (s_sample (page, "parley_journal_sync_errors_total") >= 1);
+    json_decref (page);
+
+    //  The disk comes back: the snapshot heals the journal, the held
+    //  answer goes out, and the page says so.
+    tfault_fail_sync (fault, 0);
+    pmsg_t *reply = testclient_recv (a, 30000);
+    ck_assert_msg (reply && pmsg_type (reply) == PMSG_WRITTEN, "%s", testclient_describe (reply));
+    pmsg_destroy (&reply);
+    page = s_scrape (url);
+    ck_assert (s_sample (page, "parley_journal_healthy") == 1);
+    ck_assert (s_sample (page, "parley_journal_heals_total") == heals + 1);
+    json_decref (page);
+    testcheck_leave (&a);
+    testcheck_stop (&broker);
+    tfault_destroy (&fault);
+    free (data);
+    tproc_dir_destroy (&dir);
+}
+END_TEST
+
 int
 main (void)
 {
@@ -370,6 +432,7 @@ main (void)
     Suite *suite = suite_create ("metrics");
     TCase *tc = tcase_create ("metrics");
     tcase_add_test (tc, test_scrape);
+    tcase_add_test (tc, test_journal_health_while_answers_held);
     tcase_add_test (tc, test_off);
     tcase_add_test (tc, test_bad_bind);
     tcase_add_test (tc, test_checker_rejects);
