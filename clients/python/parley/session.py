@@ -35,6 +35,17 @@ same way for both:
   after every WELCOME the session sends its highest acknowledgement again
   (one lost with the old connection would hold the window) and CONSUME
   again, so the unacknowledged mail is pushed again;
+- pipelined posts are coalesced (``post_pipelined``, as libparley 2.1):
+  a post made while earlier pipelined SENDs are unconfirmed is held and
+  leaves with the posts after it as ONE multi-item SEND frame, which costs
+  the broker and both sockets about what one post does. Held posts go when
+  nothing is in flight, when the frame is full (``coalesce_messages``,
+  ``coalesce_bytes``, WELCOME's ``max_batch``), at the linger's end
+  (``coalesce_linger_us``, 1000; 0 turns coalescing off), before any
+  other request (so the broker sees requests in the order they were
+  made), and when the caller flushes or waits. Each post keeps its own
+  callback: an item error is given to the post that holds the item, at
+  its index there; a frame refused whole fails each of its posts;
 - WORKFLOW_EVENTs, once asked for (``set_workflow_events``), are kept in
   their own queue of at most ``WF_EVENT_QUEUE`` (the oldest is dropped and
   counted beyond that, as in the C client), apart from ``events``, so a
@@ -66,9 +77,15 @@ WF_TOPIC = "workflow."
 # The reads a broker answers without HELLO, so an observer may make them.
 OBSERVER_READS = frozenset(("GET", "SNAPSHOT", "AGENTS", "STATS"))
 
+#: coalescing's defaults, as libparley's parley_client_set_coalesce
+COALESCE_MESSAGES = 1024
+COALESCE_BYTES = 256 * 1024
+COALESCE_LINGER_US = 1000
+
+
 class Pending:
     __slots__ = ("request", "id", "frame", "call_deadline", "reply_deadline", "done",
-                 "internal")
+                 "internal", "posts")
 
     def __init__(self, request: rq.Request[Any], rid: int, frame: bytes,
                  call_deadline: float, done: Done, internal: bool) -> None:
@@ -79,6 +96,43 @@ class Pending:
         self.reply_deadline = 0.0
         self.done = done
         self.internal = internal
+        self.posts = 1                  # pipelined posts this frame carries
+
+
+class _Post:
+    """One held pipelined post: its checked items and its callback."""
+    __slots__ = ("items", "done", "deadline")
+
+    def __init__(self, items: List[Dict[str, Any]], done: Done, deadline: float) -> None:
+        self.items = items
+        self.done = done
+        self.deadline = deadline
+
+
+def _item_bytes(item: Dict[str, Any]) -> int:
+    """About what an item weighs in the frame (a str body counted at its
+    UTF-8 worst, so the frame limit is never passed by a guess)."""
+    body = item["body"]
+    size = len(body) if isinstance(body, bytes) or body.isascii() else 4 * len(body)
+    return size + len(item.get("to") or item.get("channel") or "") + 16
+
+
+def _split(posts: List[_Post]) -> Done:
+    """The callback of a coalesced frame: hands each post its own share of
+    the frame's outcome (item indexes made relative to the post)."""
+    def done(result: Any, exc: Optional[BaseException]) -> None:
+        if exc is not None:
+            for post in posts:
+                post.done(None, exc)
+            return
+        first = 0
+        for post in posts:
+            count = len(post.items)
+            mine = [ItemError(e.index - first, e.code, e.message, e.agent)
+                    for e in result.errors if first <= e.index < first + count]
+            post.done(Confirmed(result.id, count, mine, result.complete), None)
+            first += count
+    return done
 
 
 class Session:
@@ -151,6 +205,24 @@ class Session:
         self._waiting: List[Pending] = []
         self._last_send = 0.0
         self._heartbeat_out = False
+        # Coalescing of pipelined posts: the bounds, the posts held now
+        # (with their item and byte totals, when the oldest came and the
+        # wait_ms they share) and counters named as libparley's.
+        self.coalesce_messages = COALESCE_MESSAGES
+        self.coalesce_bytes = COALESCE_BYTES
+        self.coalesce_linger_us = COALESCE_LINGER_US
+        self._held: List[_Post] = []
+        self._held_items = 0
+        self._held_bytes = 0
+        self._held_since = 0.0
+        self._held_wait: Optional[int] = None
+        self.posted = 0                 # pipelined posts made
+        self.send_frames = 0            # pipelined SEND frames made of them
+        self.flush_full = 0             # frames that went full
+        self.flush_timer = 0            # frames that went at the linger's end
+        self.flush_wait = 0             # frames a wait sent before they were due
+        self.flush_idle = 0             # frames that went because nothing was in flight
+        self.flush_call = 0             # frames a flush, another request or close sent
         #: the model report every HEARTBEAT carries (the keepalive ones too,
         #: so a restarted broker learns it again); None: none
         self.report: Optional[ModelReport] = None
@@ -194,6 +266,12 @@ class Session:
         """Queues a request; `done(result, error)` is called exactly once.
         Raises TooLarge at once for a frame over the limit."""
         now = time.monotonic() if now is None else now
+        if self._held:
+            self.flush_held(now)        # held posts go first: order holds
+        return self._submit(request, done, timeout, now, internal)
+
+    def _submit(self, request: rq.Request[Any], done: Done, timeout: Optional[float],
+                now: float, internal: bool) -> Pending:
         rid = self._next_id
         self._next_id += 1
         frame = codec.encode(request.type, rid, request.fields)
@@ -209,6 +287,108 @@ class Session:
         else:
             self._waiting.append(p)
         return p
+
+    # ------------------------------------------------------------------
+    #  Pipelined posts, coalesced
+
+    @property
+    def held(self) -> int:
+        """Pipelined posts held now (a level, not a count)."""
+        return len(self._held)
+
+    def post_pipelined(self, messages: Any, max_batch: int, wait_ms: Optional[int],
+                       done: Done, timeout: Optional[float] = None,
+                       now: Optional[float] = None, window: int = 0) -> bool:
+        """One pipelined SEND of `messages`: sent now or held to go with
+        the next posts (see the module's comment); `done` is called once
+        with its Confirmed or its exception. Checks the messages at once
+        (BadName, TooLarge, ...). True when the driver has to wake: a
+        frame is waiting in ``outbox`` or the linger's clock started.
+        `window`: the caller's window of unsettled posts (0: none); a frame
+        takes at most half of it, so one frame fills while one is in
+        flight (and a small window keeps frames small, for a small inbox
+        that a big frame would wait for, then fail in part)."""
+        now = time.monotonic() if now is None else now
+        request = rq.send_pipelined(messages, max_batch, wait_ms)
+        self.posted += 1
+        items = request.fields["messages"]
+        if self.coalesce_linger_us <= 0 or self.phase != READY or self.observe:
+            self.send_frames += 1
+            self.submit(request, done, timeout, now)
+            return True
+        size = sum(_item_bytes(item) for item in items)
+        most_items = max(1, min(self.coalesce_messages, max_batch,
+                                window // 2 if window else max_batch))
+        most_bytes = max(1, min(self.coalesce_bytes, codec.MAX_FRAME // 2))
+        woke = False
+        if self._held and (wait_ms != self._held_wait
+                           or self._held_items + len(items) > most_items
+                           or self._held_bytes + size > most_bytes):
+            self.flush_full += 1
+            self._flush(now)
+            woke = True
+        elif self._held and now >= self._held_since + self.coalesce_linger_us / 1e6:
+            self.flush_timer += 1       # the driver's timer was late: due anyway
+            self._flush(now)
+            woke = True
+        if not self._held and (len(items) >= most_items or size >= most_bytes
+                               or not self._confirms_out()):
+            if self._confirms_out():
+                self.flush_full += 1
+            else:
+                self.flush_idle += 1
+            self.send_frames += 1
+            self.submit(request, done, timeout, now)
+            return True
+        deadline = now + (self.call_timeout if timeout is None else timeout)
+        if not self._held:
+            self._held_since, self._held_wait = now, wait_ms
+            woke = True                 # the linger's clock starts
+        self._held.append(_Post(items, done, deadline))
+        self._held_items += len(items)
+        self._held_bytes += size
+        if self._held_items >= most_items or self._held_bytes >= most_bytes:
+            self.flush_full += 1
+            self._flush(now)
+            woke = True
+        return woke
+
+    def flush_held(self, now: Optional[float] = None, waiting: bool = False) -> bool:
+        """Sends the held posts now (a flush, another request, a wait when
+        ``waiting``); True if there were any."""
+        if not self._held:
+            return False
+        if waiting:
+            self.flush_wait += 1
+        else:
+            self.flush_call += 1
+        self._flush(time.monotonic() if now is None else now)
+        return True
+
+    def _flush(self, now: float) -> None:
+        posts, self._held = self._held, []
+        self._held_items = self._held_bytes = 0
+        if len(posts) == 1:
+            items, done = posts[0].items, posts[0].done
+        else:
+            items, done = [item for post in posts for item in post.items], _split(posts)
+        request: rq.Request[Any] = rq.Request(
+            "SEND", {"messages": items, "pipelined": True, "wait_ms": self._held_wait},
+            "CONFIRM", rq._no_parse)
+        self.send_frames += 1
+        try:
+            p = self._submit(request, done, min(post.deadline for post in posts) - now, now,
+                             False)
+        except BaseException as exc:     # TooLarge: the bounds keep it from coming
+            done(None, exc)
+            return
+        p.posts = len(posts)
+
+    def _confirms_out(self) -> bool:
+        """Whether a pipelined SEND is unconfirmed (the oldest requests
+        come first in the dict, so this stops early while any is)."""
+        return any(p.request.reply == "CONFIRM" for p in self._pending.values()) \
+            or any(p.request.reply == "CONFIRM" for p in self._waiting)
 
     def _send(self, p: Pending, now: float) -> None:
         # The reply clock starts when the frame leaves (flushed()): a HELLO
@@ -388,8 +568,12 @@ class Session:
         pending = list(self._pending.values()) + self._waiting
         self._pending.clear()
         self._waiting = []
+        held, self._held = self._held, []
+        self._held_items = self._held_bytes = 0
         for p in pending:
             self._fail(p, exc or errors.Closed("the client was closed", request=p.request.type))
+        for post in held:
+            post.done(None, exc or errors.Closed("the client was closed", request="SEND"))
 
     @staticmethod
     def _fail(p: Pending, exc: BaseException) -> None:
@@ -454,8 +638,9 @@ class Session:
         return most if wait_ms is None else max(0, min(int(wait_ms), most))
 
     def pipelined_in_flight(self) -> int:
-        return sum(1 for p in list(self._pending.values()) + self._waiting
-                   if p.request.reply == "CONFIRM")
+        """Pipelined posts not yet settled: held, or in SENDs unconfirmed."""
+        return len(self._held) + sum(p.posts for p in list(self._pending.values()) + self._waiting
+                                     if p.request.reply == "CONFIRM")
 
     def _on_confirm(self, msg: Dict[str, Any], now: float) -> None:
         """Settles every pipelined SEND the CONFIRM covers (ids up to
@@ -504,6 +689,9 @@ class Session:
                 self._waiting.append(p)
             self.resends += len(self._waiting)
             self._hello(now)
+        if self._held and self.phase == READY and not self._confirms_out():
+            self.flush_idle += 1        # nothing in flight: what is held goes
+            self._flush(now)
 
     def on_event(self, topic: bytes, body: bytes) -> Optional[Event]:
         try:
@@ -538,6 +726,9 @@ class Session:
         """Deadlines and heartbeats; call it after every wake-up."""
         if self.phase == CLOSED:
             return
+        if self._held and now >= self._held_since + self.coalesce_linger_us / 1e6:
+            self.flush_timer += 1
+            self._flush(now)
         for p in [p for p in list(self._pending.values()) + self._waiting
                   if p.call_deadline <= now and not p.internal]:
             self._pending.pop(p.id, None)
@@ -563,6 +754,8 @@ class Session:
             times.append(self.reconnect_at)
         if self.outbox:
             times.append(now + 0.05)    # held back until the connection is up
+        if self._held:
+            times.append(self._held_since + self.coalesce_linger_us / 1e6)
         for p in self._pending.values():
             times.append(min(p.reply_deadline, p.call_deadline))
         for p in self._waiting:
