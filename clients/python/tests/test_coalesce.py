@@ -24,6 +24,15 @@ from parley import Message, WriteOp, errors
 #: a linger no test lasts: frames go full, idle, or by a call, never by the clock
 LONG_LINGER_US = 600 * 1000 * 1000
 
+#: no keepalive HEARTBEAT within a test: one would be a request, and send
+#: the held posts before the test counts them
+QUIET = ("--heartbeat-ms", "600000", "--liveness-ms", "1800000")
+
+
+@pytest.fixture
+def broker(broker_factory):
+    return broker_factory(*QUIET)
+
 
 def freeze(broker) -> None:
     """Stops the broker; returns once the kernel says it is stopped."""
@@ -153,7 +162,8 @@ def test_item_refusal_fails_only_its_post(broker):
 def test_frame_refused_whole_fails_every_post(broker_factory, tmp_path, monkeypatch):
     full = tmp_path / "full"
     monkeypatch.setenv("PARLEY_TEST_JOURNAL_FULL", str(full))
-    broker = broker_factory("--data-dir", str(tmp_path / "data"), "--fsync", "always")
+    broker = broker_factory("--data-dir", str(tmp_path / "data"), "--fsync", "always",
+                            *QUIET)
     monkeypatch.delenv("PARLEY_TEST_JOURNAL_FULL")
     with parley.Client(broker.router, "B") as b, parley.Client(broker.router, "A") as a:
         a.set_coalesce(messages=8, linger_us=LONG_LINGER_US)
@@ -295,3 +305,4 @@ async def test_aio_coalesced(broker):
         await a.close()
         await b.close()
         await c.close()
+
