@@ -295,7 +295,10 @@ class Client:
         self._flush_held()
 
     def _flush_held(self, waiting: bool = False) -> None:
-        if self.session.flush_held(waiting=waiting):
+        flushed = self.session.flush_held(waiting=waiting)
+        if waiting:
+            flushed = self.session.flush_ack() or flushed  # no SEND carried it
+        if flushed:
             self._flush()
             self._poke.set()
 
@@ -339,7 +342,8 @@ class Client:
     async def next_pushed(self, timeout: float) -> Optional[Mail]:
         """The oldest pushed batch, waiting up to ``timeout`` seconds."""
         deadline = time.monotonic() + timeout
-        self._flush_held(waiting=True)
+        if not self.session.pushed:
+            self._flush_held(waiting=True)
         while not self.session.pushed:
             left = deadline - time.monotonic()
             if left <= 0 or self.session.phase == CLOSED:
@@ -465,7 +469,8 @@ class Client:
 
     async def wait_mail(self, timeout: float) -> bool:
         """Waits for MAIL_READY for this agent since the last fetch()."""
-        self._flush_held(waiting=True)
+        if not self.session.mail_signal:
+            self._flush_held(waiting=True)
         if self.session.mail_signal:
             return True
         try:
@@ -514,7 +519,8 @@ class Client:
         """Closes without BYE, as parley.Client.close(); ``bye()`` or
         leaving an ``async with`` block frees the id."""
         linger = 0
-        if self.session.phase == READY and self.session.flush_held():
+        if self.session.phase == READY \
+                and (self.session.flush_held() | self.session.flush_ack()):
             # Held posts go, unconfirmed (flush_pipelined first to know);
             # the socket has up to a second to deliver them.
             self._flush()

@@ -408,7 +408,8 @@ class Client:
     def next_pushed(self, timeout: float) -> Optional[Mail]:
         """The oldest pushed batch, waiting up to ``timeout`` seconds."""
         deadline = time.monotonic() + timeout
-        self._flush_before_wait()
+        if not self.session.pushed:
+            self._flush_before_wait()
         with self._mail:
             while not self.session.pushed:
                 left = deadline - time.monotonic()
@@ -562,7 +563,8 @@ class Client:
         """Waits for MAIL_READY for this agent since the last fetch();
         True if one came. FETCH afterwards (a wake-up carries no mail)."""
         deadline = time.monotonic() + timeout
-        self._flush_before_wait()
+        if not self.session.mail_signal:
+            self._flush_before_wait()
         with self._mail:
             while not self.session.mail_signal:
                 left = deadline - time.monotonic()
@@ -573,9 +575,11 @@ class Client:
 
     def _flush_before_wait(self) -> None:
         # A caller about to wait has nothing more to post for now: what is
-        # held goes (the answer it waits for may depend on it).
+        # held goes (the answer it waits for may depend on it), and a held
+        # acknowledgement as an ACK frame if no SEND carried it.
         with self._lock:
             flushed = self.session.flush_held(waiting=True)
+            flushed = self.session.flush_ack() or flushed
         if flushed:
             self._wake()
 
@@ -621,7 +625,8 @@ class Client:
         token (a restart with ``token_file`` takes it over at once) until
         the broker forgets it. ``bye()`` or leaving a ``with`` block frees it."""
         with self._lock:
-            if self.session.phase == READY and self.session.flush_held() \
+            if self.session.phase == READY \
+                    and (self.session.flush_held() | self.session.flush_ack()) \
                     and threading.current_thread() is not self._thread:
                 # Held posts go, unconfirmed (flush_pipelined first to
                 # know): the I/O thread hands them to the socket, which

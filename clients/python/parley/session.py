@@ -46,6 +46,11 @@ same way for both:
   made), and when the caller flushes or waits. Each post keeps its own
   callback: an item error is given to the post that holds the item, at
   its index there; a frame refused whole fails each of its posts;
+- when WELCOME lists the feature ``send_ack``, an ``ack_nowait`` is held
+  and rides on the next SEND that leaves (its ``ack`` field) instead of
+  an ACK frame and its OK; it goes as an ACK frame at the linger's end,
+  before any other request, or when the caller waits. A SEND refused whole
+  may not have applied its ``ack``: it is held again;
 - WORKFLOW_EVENTs, once asked for (``set_workflow_events``), are kept in
   their own queue of at most ``WF_EVENT_QUEUE`` (the oldest is dropped and
   counted beyond that, as in the C client), apart from ``events``, so a
@@ -223,6 +228,12 @@ class Session:
         self.flush_wait = 0             # frames a wait sent before they were due
         self.flush_idle = 0             # frames that went because nothing was in flight
         self.flush_call = 0             # frames a flush, another request or close sent
+        # An ack_nowait waiting for a SEND to ride on (0: none), since when.
+        self.send_ack = False           # this session's WELCOME lists "send_ack"
+        self._ack_held = 0
+        self._ack_since = 0.0
+        self.acks_ridden = 0            # acknowledgements carried by a SEND
+        self.acks_sent = 0              # ACK frames ack_nowait sent
         #: the model report every HEARTBEAT carries (the keepalive ones too,
         #: so a restarted broker learns it again); None: none
         self.report: Optional[ModelReport] = None
@@ -268,10 +279,18 @@ class Session:
         now = time.monotonic() if now is None else now
         if self._held:
             self.flush_held(now)        # held posts go first: order holds
+        if self._ack_held and request.type != "SEND":
+            self._send_ack_frame(now)   # the acknowledgement first, as it was made
         return self._submit(request, done, timeout, now, internal)
 
     def _submit(self, request: rq.Request[Any], done: Done, timeout: Optional[float],
                 now: float, internal: bool) -> Pending:
+        if self._ack_held and request.type == "SEND" and self.phase == READY:
+            # It rides: the same frame carries it on a resend.
+            request = rq.Request(request.type, dict(request.fields, ack=self._ack_held),
+                                 request.reply, request.parse, request.resend_safe)
+            self._ack_held = 0
+            self.acks_ridden += 1
         rid = self._next_id
         self._next_id += 1
         frame = codec.encode(request.type, rid, request.fields)
@@ -365,6 +384,33 @@ class Session:
         self._flush(time.monotonic() if now is None else now)
         return True
 
+    @property
+    def ack_held(self) -> int:
+        """The acknowledgement waiting for a SEND to ride on (0: none)."""
+        return self._ack_held
+
+    def flush_ack(self, now: Optional[float] = None) -> bool:
+        """Sends a held acknowledgement as an ACK frame now (the caller
+        waits, or closes); True if there was one."""
+        if not self._ack_held:
+            return False
+        self._send_ack_frame(time.monotonic() if now is None else now)
+        return True
+
+    def _send_ack_frame(self, now: float) -> None:
+        seq, self._ack_held = self._ack_held, 0
+        self.acks_sent += 1
+        self._submit(rq.ack(seq), _ignore, None, now, True)
+
+    def _ack_not_applied(self, p: Pending, now: float) -> None:
+        """A SEND refused whole may not have applied the ``ack`` it carried:
+        held again, for the next request (a repeat changes nothing)."""
+        seq = p.request.fields.get("ack") if p.request.type == "SEND" else None
+        if seq and self.phase == READY and seq > self._ack_held:
+            if not self._ack_held:
+                self._ack_since = now
+            self._ack_held = seq
+
     def _flush(self, now: float) -> None:
         posts, self._held = self._held, []
         self._held_items = self._held_bytes = 0
@@ -441,6 +487,8 @@ class Session:
         assert welcome is not None
         self._new_origin(welcome)
         self.welcome = welcome
+        self.send_ack = "send_ack" in welcome.features     # for this session only
+        self._ack_held = 0              # the ACK of ack_sent below covers it
         if welcome.token and welcome.token != self.token:
             self.token = welcome.token
             if self.token_file:
@@ -506,8 +554,16 @@ class Session:
             return
         self.ack_sent = seq
         self._ack_origin = self.welcome.origin if self.welcome else None
-        if self.phase == READY:
-            self.submit(rq.ack(seq), _ignore, now=now, internal=True)
+        if self.phase != READY:
+            return                      # the next WELCOME's ACK carries it
+        now = time.monotonic() if now is None else now
+        if self.send_ack and self.coalesce_linger_us > 0:
+            if not self._ack_held:
+                self._ack_since = now
+            self._ack_held = seq        # rides on the next SEND, or goes at the linger
+            return
+        self.acks_sent += 1
+        self.submit(rq.ack(seq), _ignore, now=now, internal=True)
 
     def noted_ack(self, seq: int) -> None:
         """An ACK (or FETCH ack) the caller made itself: remembered for
@@ -614,6 +670,7 @@ class Session:
             exc: BaseException = errors.from_code(
                 code if isinstance(code, int) else 0, str(msg.get("error", "")),
                 str(msg.get("message", "")), p.request.type)
+            self._ack_not_applied(p, now)
             p.done(None, exc)
             return
         if t != p.request.reply:
@@ -677,6 +734,7 @@ class Session:
                 self._waiting.append(p)
                 continue
             if exc is not None:
+                self._ack_not_applied(p, now)
                 p.done(None, exc)
             else:
                 p.done(Confirmed(p.id, len(p.request.fields["messages"]), items.get(p.id, []),
@@ -729,6 +787,9 @@ class Session:
         if self._held and now >= self._held_since + self.coalesce_linger_us / 1e6:
             self.flush_timer += 1
             self._flush(now)
+        if self._ack_held and self.phase == READY \
+                and now >= self._ack_since + self.coalesce_linger_us / 1e6:
+            self._send_ack_frame(now)   # no SEND came to carry it
         for p in [p for p in list(self._pending.values()) + self._waiting
                   if p.call_deadline <= now and not p.internal]:
             self._pending.pop(p.id, None)
@@ -756,6 +817,8 @@ class Session:
             times.append(now + 0.05)    # held back until the connection is up
         if self._held:
             times.append(self._held_since + self.coalesce_linger_us / 1e6)
+        if self._ack_held:
+            times.append(self._ack_since + self.coalesce_linger_us / 1e6)
         for p in self._pending.values():
             times.append(min(p.reply_deadline, p.call_deadline))
         for p in self._waiting:

@@ -306,3 +306,74 @@ async def test_aio_coalesced(broker):
         await b.close()
         await c.close()
 
+
+def test_acks_ride_on_send(broker):
+    """B answers each pushed message with a pipelined post and, before the
+    last answer of each batch, acknowledges the batch without waiting: the
+    acknowledgement rides on a SEND (WELCOME lists send_ack), no ACK frame
+    goes, and the broker holds nothing unacknowledged for B at the end."""
+    with parley.Client(broker.router, "A") as a, parley.Client(broker.router, "B") as b, \
+            parley.Client(broker.router, "Probe") as probe:
+        assert "send_ack" in b.welcome.features and b.session.send_ack
+        b.set_coalesce(linger_us=LONG_LINGER_US)
+        b.consume(64)
+        total = 300
+        sent = [a.send_pipelined([Message(f"q{i}", to="B")]) for i in range(total)]
+        a.flush_pipelined()
+        assert all(f.result(0).errors == [] for f in sent)
+        answers, acks, seen = [], 0, 0
+        deadline = time.monotonic() + 30
+        while seen < total and time.monotonic() < deadline:
+            mail = b.next_pushed(1.0)
+            if mail is None:
+                continue
+            for i, m in enumerate(mail.messages):
+                if i == len(mail.messages) - 1:
+                    b.ack_nowait(mail.last_seq)
+                    acks += 1
+                answers.append(b.send_pipelined([Message(f"re {m.body}", to="A")]))
+            seen += len(mail.messages)
+        b.flush_pipelined()
+        assert seen == total
+        assert all(f.result(0).errors == [] for f in answers)
+        # Two acknowledgements made while B's answers were held are one
+        # (they are cumulative): at most one ride per batch, and no ACK frame.
+        assert 1 <= b.session.acks_ridden <= acks and b.session.acks_sent == 0
+        info = {i.agent: i for i in probe.agents()}["B"]
+        assert info.unacked == 0 and info.pending == 0
+        assert receive(a, total) == [f"re q{i}" for i in range(total)]
+
+
+def test_ack_on_a_send_refused_whole_goes_again(broker_factory, tmp_path, monkeypatch):
+    """A SEND refused whole may not have applied the acknowledgement it
+    carried: the client holds it again and the next SEND carries it."""
+    full = tmp_path / "full"
+    monkeypatch.setenv("PARLEY_TEST_JOURNAL_FULL", str(full))
+    broker = broker_factory("--data-dir", str(tmp_path / "data"), "--fsync", "always",
+                            *QUIET)
+    monkeypatch.delenv("PARLEY_TEST_JOURNAL_FULL")
+    with parley.Client(broker.router, "A") as a, parley.Client(broker.router, "B") as b, \
+            parley.Client(broker.router, "Probe") as probe:
+        b.set_coalesce(linger_us=LONG_LINGER_US)
+        b.consume(16)
+        assert a.send([Message(f"q{i}", to="B") for i in range(5)]).accepted == 5
+        mail, deadline = [], time.monotonic() + 30
+        while len(mail) < 5 and time.monotonic() < deadline:
+            got = b.next_pushed(1.0)
+            mail += got.messages if got else []
+        assert [m.body for m in mail] == [f"q{i}" for i in range(5)]
+        last = mail[-1].seq
+        b.ack_nowait(last)
+        assert b.session.ack_held == last
+        full.write_text("")
+        with pytest.raises(errors.BrokerError) as refused:
+            b.send([Message("answer", to="A")])
+        assert refused.value.code == 54          # STORAGE
+        assert b.session.acks_ridden == 1 and b.session.ack_held == last
+        full.unlink()
+        assert b.send([Message("answer", to="A")]).accepted == 1
+        assert b.session.acks_ridden == 2 and b.session.ack_held == 0
+        assert b.session.acks_sent == 0
+        info = {i.agent: i for i in probe.agents()}["B"]
+        assert info.unacked == 0 and info.pending == 0
+        assert receive(a, 1) == ["answer"]
