@@ -488,7 +488,7 @@ class Session:
         self._new_origin(welcome)
         self.welcome = welcome
         self.send_ack = "send_ack" in welcome.features     # for this session only
-        self._ack_held = 0              # the ACK of ack_sent below covers it
+        held_ack, self._ack_held = self._ack_held, 0
         if welcome.token and welcome.token != self.token:
             self.token = welcome.token
             if self.token_file:
@@ -512,6 +512,10 @@ class Session:
                 self.submit(rq.ack(self.ack_sent), _ignore, now=now, internal=True)
             self.submit(rq.consume(self.credit, self.credit_bytes), _ignore, now=now,
                         internal=True)
+        elif held_ack > welcome.acked and self._ack_origin == welcome.origin:
+            # A consumer's ACK above covers it; anyone else's goes now.
+            self.acks_sent += 1
+            self.submit(rq.ack(held_ack), _ignore, now=now, internal=True)
         waiting, self._waiting = sorted(self._waiting, key=lambda p: p.id), []
         for p in waiting:
             if p.call_deadline > now:
