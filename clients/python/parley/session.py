@@ -425,7 +425,7 @@ class Session:
         try:
             p = self._submit(request, done, min(post.deadline for post in posts) - now, now,
                              False)
-        except BaseException as exc:     # TooLarge: the bounds keep it from coming
+        except errors.ParleyError as exc:   # TooLarge: the bounds keep it from coming
             done(None, exc)
             return
         p.posts = len(posts)
