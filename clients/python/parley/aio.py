@@ -9,8 +9,9 @@ deadlines, reconnecting). Use ``await Client.connect(endpoint, agent)``.
 from __future__ import annotations
 
 import asyncio
+import collections
 import time
-from typing import Any, Iterable, List, Mapping, Optional, Sequence, TypeVar, Union
+from typing import Any, Deque, Iterable, List, Mapping, Optional, Sequence, TypeVar, Union
 
 import zmq
 import zmq.asyncio
@@ -59,7 +60,7 @@ class Client:
         self._welcomed = asyncio.Event()
         #: pipelined SENDs in flight at most (send_pipelined waits beyond)
         self.pipeline_window = 1024
-        self._pipelined: List[asyncio.Future] = []
+        self._pipelined: Deque[asyncio.Future] = collections.deque()
 
     @classmethod
     async def connect(cls, endpoint: str, agent: str, caps: Sequence[str] = (), *,
@@ -248,21 +249,58 @@ class Client:
                              timeout: Optional[float] = None, wait_ms: Optional[int] = None
                              ) -> "asyncio.Future[Confirmed]":
         """As parley.Client.send_pipelined: waits while ``pipeline_window``
-        SENDs are in flight, then returns the future the CONFIRM settles."""
-        while self.session.pipelined_in_flight() >= self.pipeline_window and self._pipelined:
+        posts are unsettled, then returns the future the CONFIRM settles
+        (held and coalesced with the next posts as there)."""
+        while True:
+            while self._pipelined and self._pipelined[0].done():
+                self._pipelined.popleft()
+            if self.session.pipelined_in_flight() < self.pipeline_window \
+                    or not self._pipelined:
+                break
             await asyncio.wait([self._pipelined[0]])
-            self._pipelined = [f for f in self._pipelined if not f.done()]
-        future = self.submit(rq.send_pipelined(messages, self.welcome.max_batch,
-                                               self.session.clamp_wait(wait_ms)), timeout)
-        self._pipelined = [f for f in self._pipelined if not f.done()] + [future]
+        future: asyncio.Future = asyncio.get_running_loop().create_future()
+
+        def done(result: Any, exc: Optional[BaseException]) -> None:
+            if future.done():
+                return
+            if exc is not None:
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
+
+        if self.session.post_pipelined(messages, self.welcome.max_batch,
+                                       self.session.clamp_wait(wait_ms), done, timeout,
+                                       window=self.pipeline_window):
+            self._flush()
+            self._poke.set()
+        self._pipelined.append(future)
         return future
 
     async def flush_pipelined(self) -> None:
-        """Waits until every pipelined SEND is settled."""
+        """Sends the held posts, then waits until every pipelined SEND is settled."""
+        if self.session.flush_held():
+            self._flush()
+            self._poke.set()
         pending = [f for f in self._pipelined if not f.done()]
         if pending:
             await asyncio.wait(pending)
-        self._pipelined = []
+        self._pipelined.clear()
+
+    def set_coalesce(self, messages: int = 1024, bytes: int = 256 * 1024,
+                     linger_us: int = 1000) -> None:
+        """As parley.Client.set_coalesce (linger_us 0: off)."""
+        self.session.coalesce_messages = max(1, int(messages))
+        self.session.coalesce_bytes = max(1, int(bytes))
+        self.session.coalesce_linger_us = max(0, int(linger_us))
+        self._flush_held()
+
+    def _flush_held(self, waiting: bool = False) -> None:
+        flushed = self.session.flush_held(waiting=waiting)
+        if waiting:
+            flushed = self.session.flush_ack() or flushed  # no SEND carried it
+        if flushed:
+            self._flush()
+            self._poke.set()
 
     async def send_to(self, to: str, body: Union[str, bytes],
                       timeout: Optional[float] = None) -> Sent:
@@ -304,6 +342,8 @@ class Client:
     async def next_pushed(self, timeout: float) -> Optional[Mail]:
         """The oldest pushed batch, waiting up to ``timeout`` seconds."""
         deadline = time.monotonic() + timeout
+        if not self.session.pushed:
+            self._flush_held(waiting=True)
         while not self.session.pushed:
             left = deadline - time.monotonic()
             if left <= 0 or self.session.phase == CLOSED:
@@ -429,6 +469,8 @@ class Client:
 
     async def wait_mail(self, timeout: float) -> bool:
         """Waits for MAIL_READY for this agent since the last fetch()."""
+        if not self.session.mail_signal:
+            self._flush_held(waiting=True)
         if self.session.mail_signal:
             return True
         try:
@@ -476,6 +518,13 @@ class Client:
     async def close(self) -> None:
         """Closes without BYE, as parley.Client.close(); ``bye()`` or
         leaving an ``async with`` block frees the id."""
+        linger = 0
+        if self.session.phase == READY \
+                and (self.session.flush_held() | self.session.flush_ack()):
+            # Held posts go, unconfirmed (flush_pipelined first to know);
+            # the socket has up to a second to deliver them.
+            self._flush()
+            linger = 1000
         if self.session.phase != CLOSED:
             self.session.close()
         for task in (self._reader, self._events_task, self._timer):
@@ -487,9 +536,10 @@ class Client:
                     await task
                 except (asyncio.CancelledError, Exception):
                     pass
-        for sock in (self._dealer, self._sub):
-            if sock is not None:
-                sock.close(linger=0)
+        if self._dealer is not None:
+            self._dealer.close(linger=linger)
+        if self._sub is not None:
+            self._sub.close(linger=0)
         self._dealer = self._sub = None
 
     async def __aenter__(self) -> "Client":

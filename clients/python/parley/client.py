@@ -11,11 +11,12 @@ timeout. Any number of threads may call at once.
 """
 from __future__ import annotations
 
+import collections
 import concurrent.futures
 import os
 import threading
 import time
-from typing import Any, Iterable, List, Mapping, Optional, Sequence, TypeVar, Union
+from typing import Any, Deque, Iterable, List, Mapping, Optional, Sequence, TypeVar, Union
 
 import zmq
 
@@ -84,7 +85,9 @@ class Client:
         self._welcomed = threading.Event()
         #: pipelined SENDs in flight at most (send_pipelined waits beyond)
         self.pipeline_window = 1024
-        self._pipelined: List[concurrent.futures.Future] = []
+        self._pipelined: Deque[concurrent.futures.Future] = collections.deque()
+        self._drained = threading.Condition(self._lock)     # the outbox went out
+        self._close_linger = 0          # ms the DEALER keeps frames close() sent
         self._thread = threading.Thread(target=self._run, name=f"parley-{agent}", daemon=True)
         self._thread.start()
         if not self._welcomed.wait(connect_timeout):
@@ -178,12 +181,15 @@ class Client:
                         self._welcomed.set()
                     self._sync_sub()
                     self._flush()
+                    if not s.outbox:
+                        self._drained.notify_all()
                     if s.mail_signal:
                         self._mail.notify_all()
         finally:
-            for sock in (self._dealer, self._sub):
-                if sock is not None:
-                    sock.close(linger=0)
+            if self._dealer is not None:
+                self._dealer.close(linger=self._close_linger)
+            if self._sub is not None:
+                self._sub.close(linger=0)
 
     def _drain_dealer(self, now: float) -> None:
         assert self._dealer is not None
@@ -297,34 +303,69 @@ class Client:
                        ) -> "concurrent.futures.Future[Confirmed]":
         """A pipelined SEND (PROTOCOL.md): no SENT, the broker's CONFIRM
         settles the future with the items that failed. At most
-        ``pipeline_window`` are in flight: beyond, this waits for the oldest
-        (backpressure). At-least-once: resent after a reconnect."""
+        ``pipeline_window`` posts are unsettled: beyond, this waits for the
+        oldest (backpressure). At-least-once: resent after a reconnect.
+
+        Made while earlier ones are unconfirmed, a post is held and goes
+        with the next ones as one SEND frame (``set_coalesce``); its future
+        still tells only its own outcome (item indexes are its own)."""
         while True:
             with self._lock:
+                while self._pipelined and self._pipelined[0].done():
+                    self._pipelined.popleft()
                 in_flight = self.session.pipelined_in_flight()
                 oldest = self._pipelined[0] if self._pipelined else None
             if in_flight < self.pipeline_window or oldest is None:
                 break
             concurrent.futures.wait([oldest], (self.session.call_timeout
                                                if timeout is None else timeout) + 5.0)
-            with self._lock:
-                self._pipelined = [f for f in self._pipelined if not f.done()]
+        future: concurrent.futures.Future = concurrent.futures.Future()
+
+        def done(result: Any, exc: Optional[BaseException]) -> None:
+            if future.done():
+                return
+            if exc is not None:
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
+
         with self._lock:
-            max_batch = self.welcome.max_batch
-            wait = self.session.clamp_wait(wait_ms)
-        future = self.submit(rq.send_pipelined(messages, max_batch, wait), timeout)
-        with self._lock:
-            self._pipelined = [f for f in self._pipelined if not f.done()] + [future]
+            wake = self.session.post_pipelined(messages, self.welcome.max_batch,
+                                               self.session.clamp_wait(wait_ms), done,
+                                               timeout, window=self.pipeline_window)
+            self._pipelined.append(future)
+        if wake:
+            self._wake()
         return future
 
     def flush_pipelined(self, timeout: Optional[float] = None) -> None:
-        """Waits until every pipelined SEND is settled (their futures say how)."""
+        """Sends the held posts, then waits until every pipelined SEND is
+        settled (their futures say how)."""
         with self._lock:
+            self.session.flush_held()
             pending = [f for f in self._pipelined if not f.done()]
+        self._wake()
         concurrent.futures.wait(pending, (self.session.call_timeout
                                           if timeout is None else timeout) + 5.0)
         with self._lock:
-            self._pipelined = [f for f in self._pipelined if not f.done()]
+            while self._pipelined and self._pipelined[0].done():
+                self._pipelined.popleft()
+
+    def set_coalesce(self, messages: int = 1024, bytes: int = 256 * 1024,
+                     linger_us: int = 1000) -> None:
+        """Coalescing of pipelined posts (as libparley's
+        parley_client_set_coalesce): held posts go as one SEND frame at
+        ``messages`` messages or ``bytes`` bytes of messages (within
+        WELCOME's max_batch, half of ``pipeline_window`` and half the
+        frame limit), or once the oldest has been held ``linger_us``
+        microseconds. 0 turns it off: every post is its own SEND, sent at
+        once."""
+        with self._lock:
+            self.session.coalesce_messages = max(1, int(messages))
+            self.session.coalesce_bytes = max(1, int(bytes))
+            self.session.coalesce_linger_us = max(0, int(linger_us))
+            self.session.flush_held()
+        self._wake()
 
     def send_to(self, to: str, body: Union[str, bytes], timeout: Optional[float] = None) -> Sent:
         return self.send([Message(body, to=to)], timeout)
@@ -367,6 +408,8 @@ class Client:
     def next_pushed(self, timeout: float) -> Optional[Mail]:
         """The oldest pushed batch, waiting up to ``timeout`` seconds."""
         deadline = time.monotonic() + timeout
+        if not self.session.pushed:
+            self._flush_before_wait()
         with self._mail:
             while not self.session.pushed:
                 left = deadline - time.monotonic()
@@ -520,6 +563,8 @@ class Client:
         """Waits for MAIL_READY for this agent since the last fetch();
         True if one came. FETCH afterwards (a wake-up carries no mail)."""
         deadline = time.monotonic() + timeout
+        if not self.session.mail_signal:
+            self._flush_before_wait()
         with self._mail:
             while not self.session.mail_signal:
                 left = deadline - time.monotonic()
@@ -527,6 +572,16 @@ class Client:
                     return False
                 self._mail.wait(left)
             return True
+
+    def _flush_before_wait(self) -> None:
+        # A caller about to wait has nothing more to post for now: what is
+        # held goes (the answer it waits for may depend on it), and a held
+        # acknowledgement as an ACK frame if no SEND carried it.
+        with self._lock:
+            flushed = self.session.flush_held(waiting=True)
+            flushed = self.session.flush_ack() or flushed
+        if flushed:
+            self._wake()
 
     def subscribe(self, prefix: str) -> None:
         """Receive events whose topic starts with `prefix` through next_event()."""
@@ -570,6 +625,18 @@ class Client:
         token (a restart with ``token_file`` takes it over at once) until
         the broker forgets it. ``bye()`` or leaving a ``with`` block frees it."""
         with self._lock:
+            if self.session.phase == READY \
+                    and (self.session.flush_held() | self.session.flush_ack()) \
+                    and threading.current_thread() is not self._thread:
+                # Held posts go, unconfirmed (flush_pipelined first to
+                # know): the I/O thread hands them to the socket, which
+                # then has up to a second to deliver them.
+                self._close_linger = 1000
+                self._wake()
+                deadline = time.monotonic() + 1.0
+                while self.session.outbox and self.session.phase == READY \
+                        and time.monotonic() < deadline:
+                    self._drained.wait(max(0.0, deadline - time.monotonic()))
             if self.session.phase != CLOSED:
                 self.session.close()
             self._mail.notify_all()

@@ -35,6 +35,22 @@ same way for both:
   after every WELCOME the session sends its highest acknowledgement again
   (one lost with the old connection would hold the window) and CONSUME
   again, so the unacknowledged mail is pushed again;
+- pipelined posts are coalesced (``post_pipelined``, as libparley 2.1):
+  a post made while earlier pipelined SENDs are unconfirmed is held and
+  leaves with the posts after it as ONE multi-item SEND frame, which costs
+  the broker and both sockets about what one post does. Held posts go when
+  nothing is in flight, when the frame is full (``coalesce_messages``,
+  ``coalesce_bytes``, WELCOME's ``max_batch``), at the linger's end
+  (``coalesce_linger_us``, 1000; 0 turns coalescing off), before any
+  other request (so the broker sees requests in the order they were
+  made), and when the caller flushes or waits. Each post keeps its own
+  callback: an item error is given to the post that holds the item, at
+  its index there; a frame refused whole fails each of its posts;
+- when WELCOME lists the feature ``send_ack``, an ``ack_nowait`` is held
+  and rides on the next SEND that leaves (its ``ack`` field) instead of
+  an ACK frame and its OK; it goes as an ACK frame at the linger's end,
+  before any other request, or when the caller waits. A SEND refused whole
+  may not have applied its ``ack``: it is held again;
 - WORKFLOW_EVENTs, once asked for (``set_workflow_events``), are kept in
   their own queue of at most ``WF_EVENT_QUEUE`` (the oldest is dropped and
   counted beyond that, as in the C client), apart from ``events``, so a
@@ -66,9 +82,15 @@ WF_TOPIC = "workflow."
 # The reads a broker answers without HELLO, so an observer may make them.
 OBSERVER_READS = frozenset(("GET", "SNAPSHOT", "AGENTS", "STATS"))
 
+#: coalescing's defaults, as libparley's parley_client_set_coalesce
+COALESCE_MESSAGES = 1024
+COALESCE_BYTES = 256 * 1024
+COALESCE_LINGER_US = 1000
+
+
 class Pending:
     __slots__ = ("request", "id", "frame", "call_deadline", "reply_deadline", "done",
-                 "internal")
+                 "internal", "posts")
 
     def __init__(self, request: rq.Request[Any], rid: int, frame: bytes,
                  call_deadline: float, done: Done, internal: bool) -> None:
@@ -79,6 +101,43 @@ class Pending:
         self.reply_deadline = 0.0
         self.done = done
         self.internal = internal
+        self.posts = 1                  # pipelined posts this frame carries
+
+
+class _Post:
+    """One held pipelined post: its checked items and its callback."""
+    __slots__ = ("items", "done", "deadline")
+
+    def __init__(self, items: List[Dict[str, Any]], done: Done, deadline: float) -> None:
+        self.items = items
+        self.done = done
+        self.deadline = deadline
+
+
+def _item_bytes(item: Dict[str, Any]) -> int:
+    """About what an item weighs in the frame (a str body counted at its
+    UTF-8 worst, so the frame limit is never passed by a guess)."""
+    body = item["body"]
+    size = len(body) if isinstance(body, bytes) or body.isascii() else 4 * len(body)
+    return size + len(item.get("to") or item.get("channel") or "") + 16
+
+
+def _split(posts: List[_Post]) -> Done:
+    """The callback of a coalesced frame: hands each post its own share of
+    the frame's outcome (item indexes made relative to the post)."""
+    def done(result: Any, exc: Optional[BaseException]) -> None:
+        if exc is not None:
+            for post in posts:
+                post.done(None, exc)
+            return
+        first = 0
+        for post in posts:
+            count = len(post.items)
+            mine = [ItemError(e.index - first, e.code, e.message, e.agent)
+                    for e in result.errors if first <= e.index < first + count]
+            post.done(Confirmed(result.id, count, mine, result.complete), None)
+            first += count
+    return done
 
 
 class Session:
@@ -151,6 +210,30 @@ class Session:
         self._waiting: List[Pending] = []
         self._last_send = 0.0
         self._heartbeat_out = False
+        # Coalescing of pipelined posts: the bounds, the posts held now
+        # (with their item and byte totals, when the oldest came and the
+        # wait_ms they share) and counters named as libparley's.
+        self.coalesce_messages = COALESCE_MESSAGES
+        self.coalesce_bytes = COALESCE_BYTES
+        self.coalesce_linger_us = COALESCE_LINGER_US
+        self._held: List[_Post] = []
+        self._held_items = 0
+        self._held_bytes = 0
+        self._held_since = 0.0
+        self._held_wait: Optional[int] = None
+        self.posted = 0                 # pipelined posts made
+        self.send_frames = 0            # pipelined SEND frames made of them
+        self.flush_full = 0             # frames that went full
+        self.flush_timer = 0            # frames that went at the linger's end
+        self.flush_wait = 0             # frames a wait sent before they were due
+        self.flush_idle = 0             # frames that went because nothing was in flight
+        self.flush_call = 0             # frames a flush, another request or close sent
+        # An ack_nowait waiting for a SEND to ride on (0: none), since when.
+        self.send_ack = False           # this session's WELCOME lists "send_ack"
+        self._ack_held = 0
+        self._ack_since = 0.0
+        self.acks_ridden = 0            # acknowledgements carried by a SEND
+        self.acks_sent = 0              # ACK frames ack_nowait sent
         #: the model report every HEARTBEAT carries (the keepalive ones too,
         #: so a restarted broker learns it again); None: none
         self.report: Optional[ModelReport] = None
@@ -194,6 +277,20 @@ class Session:
         """Queues a request; `done(result, error)` is called exactly once.
         Raises TooLarge at once for a frame over the limit."""
         now = time.monotonic() if now is None else now
+        if self._held:
+            self.flush_held(now)        # held posts go first: order holds
+        if self._ack_held and request.type != "SEND":
+            self._send_ack_frame(now)   # the acknowledgement first, as it was made
+        return self._submit(request, done, timeout, now, internal)
+
+    def _submit(self, request: rq.Request[Any], done: Done, timeout: Optional[float],
+                now: float, internal: bool) -> Pending:
+        if self._ack_held and request.type == "SEND" and self.phase == READY:
+            # It rides: the same frame carries it on a resend.
+            request = rq.Request(request.type, dict(request.fields, ack=self._ack_held),
+                                 request.reply, request.parse, request.resend_safe)
+            self._ack_held = 0
+            self.acks_ridden += 1
         rid = self._next_id
         self._next_id += 1
         frame = codec.encode(request.type, rid, request.fields)
@@ -209,6 +306,135 @@ class Session:
         else:
             self._waiting.append(p)
         return p
+
+    # ------------------------------------------------------------------
+    #  Pipelined posts, coalesced
+
+    @property
+    def held(self) -> int:
+        """Pipelined posts held now (a level, not a count)."""
+        return len(self._held)
+
+    def post_pipelined(self, messages: Any, max_batch: int, wait_ms: Optional[int],
+                       done: Done, timeout: Optional[float] = None,
+                       now: Optional[float] = None, window: int = 0) -> bool:
+        """One pipelined SEND of `messages`: sent now or held to go with
+        the next posts (see the module's comment); `done` is called once
+        with its Confirmed or its exception. Checks the messages at once
+        (BadName, TooLarge, ...). True when the driver has to wake: a
+        frame is waiting in ``outbox`` or the linger's clock started.
+        `window`: the caller's window of unsettled posts (0: none); a frame
+        takes at most half of it, so one frame fills while one is in
+        flight (and a small window keeps frames small, for a small inbox
+        that a big frame would wait for, then fail in part)."""
+        now = time.monotonic() if now is None else now
+        request = rq.send_pipelined(messages, max_batch, wait_ms)
+        self.posted += 1
+        items = request.fields["messages"]
+        if self.coalesce_linger_us <= 0 or self.phase != READY or self.observe:
+            self.send_frames += 1
+            self.submit(request, done, timeout, now)
+            return True
+        size = sum(_item_bytes(item) for item in items)
+        most_items = max(1, min(self.coalesce_messages, max_batch,
+                                window // 2 if window else max_batch))
+        most_bytes = max(1, min(self.coalesce_bytes, codec.MAX_FRAME // 2))
+        woke = False
+        if self._held and (wait_ms != self._held_wait
+                           or self._held_items + len(items) > most_items
+                           or self._held_bytes + size > most_bytes):
+            self.flush_full += 1
+            self._flush(now)
+            woke = True
+        elif self._held and now >= self._held_since + self.coalesce_linger_us / 1e6:
+            self.flush_timer += 1       # the driver's timer was late: due anyway
+            self._flush(now)
+            woke = True
+        if not self._held and (len(items) >= most_items or size >= most_bytes
+                               or not self._confirms_out()):
+            if self._confirms_out():
+                self.flush_full += 1
+            else:
+                self.flush_idle += 1
+            self.send_frames += 1
+            self.submit(request, done, timeout, now)
+            return True
+        deadline = now + (self.call_timeout if timeout is None else timeout)
+        if not self._held:
+            self._held_since, self._held_wait = now, wait_ms
+            woke = True                 # the linger's clock starts
+        self._held.append(_Post(items, done, deadline))
+        self._held_items += len(items)
+        self._held_bytes += size
+        if self._held_items >= most_items or self._held_bytes >= most_bytes:
+            self.flush_full += 1
+            self._flush(now)
+            woke = True
+        return woke
+
+    def flush_held(self, now: Optional[float] = None, waiting: bool = False) -> bool:
+        """Sends the held posts now (a flush, another request, a wait when
+        ``waiting``); True if there were any."""
+        if not self._held:
+            return False
+        if waiting:
+            self.flush_wait += 1
+        else:
+            self.flush_call += 1
+        self._flush(time.monotonic() if now is None else now)
+        return True
+
+    @property
+    def ack_held(self) -> int:
+        """The acknowledgement waiting for a SEND to ride on (0: none)."""
+        return self._ack_held
+
+    def flush_ack(self, now: Optional[float] = None) -> bool:
+        """Sends a held acknowledgement as an ACK frame now (the caller
+        waits, or closes); True if there was one."""
+        if not self._ack_held:
+            return False
+        self._send_ack_frame(time.monotonic() if now is None else now)
+        return True
+
+    def _send_ack_frame(self, now: float) -> None:
+        seq, self._ack_held = self._ack_held, 0
+        self.acks_sent += 1
+        self._submit(rq.ack(seq), _ignore, None, now, True)
+
+    def _ack_not_applied(self, p: Pending, now: float) -> None:
+        """A SEND refused whole may not have applied the ``ack`` it carried:
+        held again, for the next request (a repeat changes nothing)."""
+        seq = p.request.fields.get("ack") if p.request.type == "SEND" else None
+        if seq and self.phase == READY and seq > self._ack_held:
+            if not self._ack_held:
+                self._ack_since = now
+            self._ack_held = seq
+
+    def _flush(self, now: float) -> None:
+        posts, self._held = self._held, []
+        self._held_items = self._held_bytes = 0
+        if len(posts) == 1:
+            items, done = posts[0].items, posts[0].done
+        else:
+            items, done = [item for post in posts for item in post.items], _split(posts)
+        request: rq.Request[Any] = rq.Request(
+            "SEND", {"messages": items, "pipelined": True, "wait_ms": self._held_wait},
+            "CONFIRM", rq._no_parse)
+        self.send_frames += 1
+        try:
+            p = self._submit(request, done, min(post.deadline for post in posts) - now, now,
+                             False)
+        except errors.ParleyError as exc:   # TooLarge: the bounds keep it from coming
+            done(None, exc)
+            return
+        p.posts = len(posts)
+
+    def _confirms_out(self) -> bool:
+        """Whether a pipelined SEND is unconfirmed (the oldest requests
+        come first in the dict, so this stops early while any is)."""
+        return any(p.request.reply == "CONFIRM" for p in self._pending.values()) \
+            or any(p.request.reply == "CONFIRM" for p in self._waiting)
 
     def _send(self, p: Pending, now: float) -> None:
         # The reply clock starts when the frame leaves (flushed()): a HELLO
@@ -261,6 +487,8 @@ class Session:
         assert welcome is not None
         self._new_origin(welcome)
         self.welcome = welcome
+        self.send_ack = "send_ack" in welcome.features     # for this session only
+        held_ack, self._ack_held = self._ack_held, 0
         if welcome.token and welcome.token != self.token:
             self.token = welcome.token
             if self.token_file:
@@ -284,6 +512,10 @@ class Session:
                 self.submit(rq.ack(self.ack_sent), _ignore, now=now, internal=True)
             self.submit(rq.consume(self.credit, self.credit_bytes), _ignore, now=now,
                         internal=True)
+        elif held_ack > welcome.acked and self._ack_origin == welcome.origin:
+            # A consumer's ACK above covers it; anyone else's goes now.
+            self.acks_sent += 1
+            self.submit(rq.ack(held_ack), _ignore, now=now, internal=True)
         waiting, self._waiting = sorted(self._waiting, key=lambda p: p.id), []
         for p in waiting:
             if p.call_deadline > now:
@@ -326,8 +558,16 @@ class Session:
             return
         self.ack_sent = seq
         self._ack_origin = self.welcome.origin if self.welcome else None
-        if self.phase == READY:
-            self.submit(rq.ack(seq), _ignore, now=now, internal=True)
+        if self.phase != READY:
+            return                      # the next WELCOME's ACK carries it
+        now = time.monotonic() if now is None else now
+        if self.send_ack and self.coalesce_linger_us > 0:
+            if not self._ack_held:
+                self._ack_since = now
+            self._ack_held = seq        # rides on the next SEND, or goes at the linger
+            return
+        self.acks_sent += 1
+        self.submit(rq.ack(seq), _ignore, now=now, internal=True)
 
     def noted_ack(self, seq: int) -> None:
         """An ACK (or FETCH ack) the caller made itself: remembered for
@@ -388,8 +628,12 @@ class Session:
         pending = list(self._pending.values()) + self._waiting
         self._pending.clear()
         self._waiting = []
+        held, self._held = self._held, []
+        self._held_items = self._held_bytes = 0
         for p in pending:
             self._fail(p, exc or errors.Closed("the client was closed", request=p.request.type))
+        for post in held:
+            post.done(None, exc or errors.Closed("the client was closed", request="SEND"))
 
     @staticmethod
     def _fail(p: Pending, exc: BaseException) -> None:
@@ -430,6 +674,7 @@ class Session:
             exc: BaseException = errors.from_code(
                 code if isinstance(code, int) else 0, str(msg.get("error", "")),
                 str(msg.get("message", "")), p.request.type)
+            self._ack_not_applied(p, now)
             p.done(None, exc)
             return
         if t != p.request.reply:
@@ -454,8 +699,9 @@ class Session:
         return most if wait_ms is None else max(0, min(int(wait_ms), most))
 
     def pipelined_in_flight(self) -> int:
-        return sum(1 for p in list(self._pending.values()) + self._waiting
-                   if p.request.reply == "CONFIRM")
+        """Pipelined posts not yet settled: held, or in SENDs unconfirmed."""
+        return len(self._held) + sum(p.posts for p in list(self._pending.values()) + self._waiting
+                                     if p.request.reply == "CONFIRM")
 
     def _on_confirm(self, msg: Dict[str, Any], now: float) -> None:
         """Settles every pipelined SEND the CONFIRM covers (ids up to
@@ -492,6 +738,7 @@ class Session:
                 self._waiting.append(p)
                 continue
             if exc is not None:
+                self._ack_not_applied(p, now)
                 p.done(None, exc)
             else:
                 p.done(Confirmed(p.id, len(p.request.fields["messages"]), items.get(p.id, []),
@@ -504,6 +751,9 @@ class Session:
                 self._waiting.append(p)
             self.resends += len(self._waiting)
             self._hello(now)
+        if self._held and self.phase == READY and not self._confirms_out():
+            self.flush_idle += 1        # nothing in flight: what is held goes
+            self._flush(now)
 
     def on_event(self, topic: bytes, body: bytes) -> Optional[Event]:
         try:
@@ -538,6 +788,12 @@ class Session:
         """Deadlines and heartbeats; call it after every wake-up."""
         if self.phase == CLOSED:
             return
+        if self._held and now >= self._held_since + self.coalesce_linger_us / 1e6:
+            self.flush_timer += 1
+            self._flush(now)
+        if self._ack_held and self.phase == READY \
+                and now >= self._ack_since + self.coalesce_linger_us / 1e6:
+            self._send_ack_frame(now)   # no SEND came to carry it
         for p in [p for p in list(self._pending.values()) + self._waiting
                   if p.call_deadline <= now and not p.internal]:
             self._pending.pop(p.id, None)
@@ -563,6 +819,10 @@ class Session:
             times.append(self.reconnect_at)
         if self.outbox:
             times.append(now + 0.05)    # held back until the connection is up
+        if self._held:
+            times.append(self._held_since + self.coalesce_linger_us / 1e6)
+        if self._ack_held:
+            times.append(self._ack_since + self.coalesce_linger_us / 1e6)
         for p in self._pending.values():
             times.append(min(p.reply_deadline, p.call_deadline))
         for p in self._waiting:

@@ -201,6 +201,9 @@ class Welcome:
     origin: int = 0
     #: the resume token (plain mode; "" when none was sent)
     token: str = ""
+    #: what the broker can do beyond the protocol's base ("send_ack": an
+    #: ACK may ride on a SEND); empty from older brokers
+    features: List[str] = field(default_factory=list)
 
     @classmethod
     def from_wire(cls, m: Mapping[str, Any]) -> "Welcome":
@@ -212,7 +215,7 @@ class Welcome:
                    _want(m, "tap", str, False, ""), _uint(m, "mail_seq"),
                    _uint(m, "state_seq"), WorldSummary.from_wire(world) if world else None,
                    _str_list(m, "channels"), _uint(m, "origin"),
-                   _want(m, "token", str, False, ""))
+                   _want(m, "token", str, False, ""), _str_list(m, "features"))
 
 
 @dataclass
