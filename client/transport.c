@@ -4,8 +4,10 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,12 +26,36 @@ static pthread_mutex_t s_context_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *s_context;
 static size_t s_context_users;
 
+//  libzmq allows 1,023 sockets per context unless told otherwise, and a
+//  client takes four (its DEALER, the two ends of the DEALER's monitor,
+//  the events SUB): a process would fail to make a socket past about 255
+//  clients. Descriptors are the real bound, so the context allows as many
+//  sockets as the process may open descriptors, within libzmq's own limit
+//  (it keeps a slot, a pointer, per socket allowed).
+static void
+s_context_size (void *context)
+{
+    long wanted = 1023;
+    struct rlimit limit;
+    if (getrlimit (RLIMIT_NOFILE, &limit) == 0)
+        wanted = limit.rlim_cur == RLIM_INFINITY || limit.rlim_cur > INT_MAX
+               ? INT_MAX : (long) limit.rlim_cur;
+    int most = zmq_ctx_get (context, ZMQ_SOCKET_LIMIT);
+    if (most > 0 && wanted > most)
+        wanted = most;
+    if (wanted > 1023)
+        zmq_ctx_set (context, ZMQ_MAX_SOCKETS, (int) wanted);
+}
+
 static void *
 s_context_acquire (void)
 {
     pthread_mutex_lock (&s_context_lock);
-    if (!s_context)
+    if (!s_context) {
         s_context = zmq_ctx_new ();
+        if (s_context)
+            s_context_size (s_context);
+    }
     if (s_context)
         s_context_users++;
     void *context = s_context;

@@ -10,6 +10,7 @@
 */
 #include <check.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <czmq.h>
 #include "parley/client.h"
 #include "perr.h"
@@ -654,6 +655,50 @@ START_TEST (test_pipeline_lost)
 }
 END_TEST
 
+//  Many clients in one process: each takes four ZeroMQ sockets of the
+//  library's shared context, whose default allows 1,023 (256 clients).
+START_TEST (test_many_clients_one_process)
+{
+    enum { CLIENTS = 300 };
+    struct rlimit limit;
+    ck_assert_int_eq (getrlimit (RLIMIT_NOFILE, &limit), 0);
+    if (limit.rlim_cur < 4096 && limit.rlim_max > limit.rlim_cur) {
+        limit.rlim_cur = limit.rlim_max < 4096 ? limit.rlim_max : 4096;
+        setrlimit (RLIMIT_NOFILE, &limit);
+        ck_assert_int_eq (getrlimit (RLIMIT_NOFILE, &limit), 0);
+    }
+    if (limit.rlim_cur < 8 * CLIENTS) {
+        fprintf (stderr, "test_many_clients_one_process: only %llu descriptors allowed; "
+                 "skipped\n", (unsigned long long) limit.rlim_cur);
+        return;
+    }
+    testbroker_t *broker = testbroker_start (NULL);
+    ck_assert_ptr_nonnull (broker);
+    static parley_client_t *clients [CLIENTS];
+    char id [32];
+    for (int i = 0; i < CLIENTS; i++) {
+        snprintf (id, sizeof id, "Many%d", i);
+        clients [i] = parley_client_new (testbroker_router (broker), id);
+        ck_assert_ptr_nonnull (clients [i]);
+        parley_client_set_timeout (clients [i], DEADLINE_MS, 200);
+        parley_err_t rc = parley_client_connect (clients [i]);
+        ck_assert_msg (rc == PARLEY_OK, "client %d of %d: %s", i + 1, CLIENTS,
+                       parley_client_error_text (clients [i]));
+    }
+    //  The last one works, and mail reaches the first.
+    parley_outbox_t *items = parley_outbox_new ();
+    parley_outbox_to (items, "Many0", "from the last", 13);
+    parley_sent_t *sent = NULL;
+    ck_assert_int_eq (parley_client_send (clients [CLIENTS - 1], items, &sent), PARLEY_OK);
+    ck_assert_uint_eq (parley_sent_accepted (sent), 1);
+    parley_sent_destroy (&sent);
+    parley_outbox_destroy (&items);
+    for (int i = 0; i < CLIENTS; i++)
+        parley_client_destroy (&clients [i]);
+    testbroker_stop (&broker);
+}
+END_TEST
+
 //  make install-lib into a temporary DESTDIR, then the example built and
 //  run outside the tree (tests/client_install.sh).
 START_TEST (test_installed_example)
@@ -698,6 +743,7 @@ main (void)
     tcase_add_test (tc, test_reconnect_relistens);
     tcase_add_test (tc, test_pipeline);
     tcase_add_test (tc, test_pipeline_lost);
+    tcase_add_test (tc, test_many_clients_one_process);
     suite_add_tcase (s, tc);
     tc = tcase_create ("install");
     tcase_set_timeout (tc, 120);
