@@ -315,15 +315,8 @@ main (int argc, char **argv)
     if (!config)
         return PARLEY_EXIT_FAILURE;
     int rc = PARLEY_EXIT_OK;
-    switch (pconfig_parse (config, argc, argv, false)) {
-        case PCONFIG_EXIT_OK:
-            goto done;
-        case PCONFIG_EXIT_USAGE:
-            rc = PARLEY_EXIT_USAGE;
-            goto done;
-        case PCONFIG_PARSED:
-            break;
-    }
+    if (pconfig_ends (pconfig_parse (config, argc, argv, false), &rc))
+        goto done;
     broker_config_t cfg;
     if (s_fill (config, &cfg)) {
         rc = PARLEY_EXIT_USAGE;

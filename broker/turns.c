@@ -59,6 +59,28 @@ s_apply (broker_t *broker, op_t *op, core_outcome_t *out)
     return call_one (broker, "", op, out);
 }
 
+//  A workflow operation a request asked for, within its call; false
+//  when it failed and the request was answered with the error.
+static bool
+s_apply_or_answer (broker_t *broker, op_t *op, uint64_t id)
+{
+    core_outcome_t out;
+    perr_t err = call_apply (broker, op, &out);
+    if (err) {
+        dispatch_error (broker, id, err, "%s", out.why);
+        return false;
+    }
+    return true;
+}
+
+//  No agent acts for the holder any more, and its note is gone.
+static void
+s_unassign (turns_t *self)
+{
+    self->agent [0] = 0;
+    self->note [0] = 0;
+}
+
 static void
 s_publish (broker_t *broker, const char *event)
 {
@@ -125,8 +147,7 @@ s_fail (broker_t *broker, const char *reason)
     op_t op = { .kind = OP_WF_FAIL, .text = reason, .text_len = strlen (reason) };
     core_outcome_t out;
     perr_t err = s_apply (broker, &op, &out);
-    self->agent [0] = 0;
-    self->note [0] = 0;
+    s_unassign (self);
     if (err) {
         plog_error ("workflow failure not recorded (%s): %s", perr_name (err),
                     err == PERR_STORAGE ? "the journal cannot take it" : out.why);
@@ -319,19 +340,14 @@ turns_handover (broker_t *broker, const pmsg_t *msg, agent_t *agent, uint64_t id
     const char *from = workflow_holder (flow)->name;
     uint64_t ended = workflow_turn (flow);
     op_t op = { .kind = OP_HANDOVER, .u = state_seq (broker->state) };
-    core_outcome_t out;
-    perr_t err = call_apply (broker, &op, &out);
-    if (err) {
-        dispatch_error (broker, id, err, "%s", out.why);
+    if (!s_apply_or_answer (broker, &op, id))
         return;
-    }
     const role_t *holder = workflow_holder (flow);
     plog_info ("workflow turn %llu: %s (%s) -> %s, status %s%s%s", (unsigned long long) ended,
                from, agent->id, holder ? holder->name : "(end)",
                wf_status_name (workflow_status (flow)), workflow_reason (flow) [0] ? ": " : "",
                workflow_reason (flow));
-    self->agent [0] = 0;
-    self->note [0] = 0;
+    s_unassign (self);
     if (workflow_ended (flow))
         s_publish (broker, wf_status_name (workflow_status (flow)));
     else
@@ -348,18 +364,13 @@ turns_resume (broker_t *broker, uint64_t number, uint64_t id)
     workflow_t *flow = broker->workflow;
     turns_t *self = broker->turns;
     op_t op = { .kind = OP_RESUME, .u = number };
-    core_outcome_t out;
-    perr_t err = call_apply (broker, &op, &out);
-    if (err) {
-        dispatch_error (broker, id, err, "%s", out.why);
+    if (!s_apply_or_answer (broker, &op, id))
         return;
-    }
     const role_t *holder = workflow_holder (flow);
     plog_info ("workflow resumed from checkpoint %llu: turn %llu, %s, holder %s",
                (unsigned long long) number, (unsigned long long) workflow_turn (flow),
                wf_status_name (workflow_status (flow)), holder ? holder->name : "(none)");
-    self->agent [0] = 0;
-    self->note [0] = 0;
+    s_unassign (self);
     s_publish (broker, "resumed");
     if (workflow_status (flow) == WF_PENDING) {
         //  Back to the start: the entry role's agent, if online, begins again.

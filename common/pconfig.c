@@ -581,3 +581,13 @@ pconfig_positional (pconfig_t *self, size_t index)
     assert (self);
     return index < self->positional_count ? self->positional [index] : NULL;
 }
+
+bool
+pconfig_ends (pconfig_result_t result, int *rc)
+{
+    assert (rc);
+    if (result == PCONFIG_PARSED)
+        return false;
+    *rc = result == PCONFIG_EXIT_OK ? PARLEY_EXIT_OK : PARLEY_EXIT_USAGE;
+    return true;
+}

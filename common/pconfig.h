@@ -69,6 +69,10 @@ void pconfig_destroy (pconfig_t **self_p);
 //  arguments are kept (pconfig_positional) only when `positional_ok`.
 pconfig_result_t pconfig_parse (pconfig_t *self, int argc, char **argv,
                                 bool positional_ok);
+//  True when `result` ends the program (--help or --version printed, or
+//  an error), with its exit code in *rc (PARLEY_EXIT_OK or
+//  PARLEY_EXIT_USAGE); false, *rc untouched, when it goes on.
+bool pconfig_ends (pconfig_result_t result, int *rc);
 
 const char *pconfig_str (pconfig_t *self, const char *name);    //  NULL if unset
 int64_t pconfig_int (pconfig_t *self, const char *name);

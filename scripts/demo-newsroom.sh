@@ -33,9 +33,9 @@ Options:
 EOF2
 }
 
-here=$(cd "$(dirname "$0")/.." && pwd)
-bin=${PARLEY_BIN_DIR:-$here/build/rel/bin}
-[ -x "$bin/parley-agent" ] || bin=$here/bin
+demo_name=demo-newsroom
+# shellcheck source=scripts/demo-lib.sh
+. "$(dirname "$0")/demo-lib.sh"
 scenario=$here/scenarios/newsroom keep=0 ask=0 mode=auto
 llm_url=${PARLEY_LLM_URL:-} llm_model=${PARLEY_LLM_MODEL:-}
 while [ $# -gt 0 ]; do
@@ -50,31 +50,15 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-for b in parley-broker parley-agent parley-ctl; do
-    [ -x "$bin/$b" ] || { echo "demo-newsroom: $bin/$b not found; run 'make' first" >&2; exit 2; }
-done
+demo_need parley-broker parley-agent parley-ctl
 if [ -n "$llm_url" ] && [ -z "$llm_model" ]; then
     echo "demo-newsroom: --llm-model is needed with --llm-url" >&2; exit 2
 fi
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/parley-newsroom.XXXXXX")
-pids=()
-broker_pid= server_pid= watch_pid=
-
-cleanup() {
-    local status=$?
-    trap - EXIT INT TERM
-    for pid in "${pids[@]}" $watch_pid; do kill -TERM "$pid" 2>/dev/null; done
-    for pid in "${pids[@]}" $watch_pid; do wait "$pid" 2>/dev/null; done
-    for pid in $broker_pid $server_pid; do
-        kill -TERM "$pid" 2>/dev/null
-        wait "$pid" 2>/dev/null
-    done
-    if [ "$keep" = 1 ]; then echo "demo-newsroom: logs kept in $tmp"; else rm -rf "$tmp"; fi
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'echo; echo "demo-newsroom: interrupted"; exit 130' INT TERM
+server_pid= watch_pid=
+demo_with=(watch_pid)
+demo_after=(broker_pid server_pid)
+demo_tmp parley-newsroom logs
 
 if [ -z "$llm_url" ]; then
     # The scripted server prints its port, and exits when its stdin closes.
@@ -90,19 +74,9 @@ if [ -z "$llm_url" ]; then
     echo "   it answers as a model would, from a fixed script. Use --llm-url for a real one."
 fi
 
-"$bin/parley-broker" --scenario "$scenario" --router 'tcp://127.0.0.1:*' \
+demo_broker --scenario "$scenario" --router 'tcp://127.0.0.1:*' \
     --pub 'tcp://127.0.0.1:*' --tap off --advertise-host 127.0.0.1 --data-dir none \
-    --ready-file "$tmp/ready" --log-level warn 2>"$tmp/broker.log" &
-broker_pid=$!
-for _ in $(seq 1 150); do
-    [ -s "$tmp/ready" ] && break
-    kill -0 "$broker_pid" 2>/dev/null || break
-    sleep 0.1
-done
-router=$(sed -n 's/^router=//p' "$tmp/ready" 2>/dev/null)
-if [ -z "$router" ]; then
-    echo "demo-newsroom: the broker did not start:" >&2; cat "$tmp/broker.log" >&2; exit 1
-fi
+    --log-level warn
 ctl() { "$bin/parley-ctl" --broker "$router" "$@"; }
 holder() { ctl workflow 2>/dev/null | awk '/^holder/ { print $2 }'; }
 

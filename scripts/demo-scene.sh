@@ -30,9 +30,9 @@ Options:
 EOF2
 }
 
-here=$(cd "$(dirname "$0")/.." && pwd)
-bin=${PARLEY_BIN_DIR:-$here/build/rel/bin}
-[ -x "$bin/parley-agent" ] || bin=$here/bin
+demo_name=demo-scene
+# shellcheck source=scripts/demo-lib.sh
+. "$(dirname "$0")/demo-lib.sh"
 scenario=$here/scenarios/scene keep=0
 llm_url=${PARLEY_LLM_URL:-} llm_model=${PARLEY_LLM_MODEL:-}
 while [ $# -gt 0 ]; do
@@ -46,47 +46,18 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-for b in parley-broker parley-agent parley-ctl; do
-    [ -x "$bin/$b" ] || { echo "demo-scene: $bin/$b not found; run 'make' first" >&2; exit 2; }
-done
+demo_need parley-broker parley-agent parley-ctl
 if [ -n "$llm_url" ] && [ -z "$llm_model" ]; then
     echo "demo-scene: --llm-model is needed with --llm-url" >&2; exit 2
 fi
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/parley-scene.XXXXXX")
-pids=()
-broker_pid=
-
-cleanup() {
-    local status=$?
-    trap - EXIT INT TERM
-    for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null; done
-    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null; done
-    if [ -n "$broker_pid" ]; then
-        kill -TERM "$broker_pid" 2>/dev/null
-        wait "$broker_pid" 2>/dev/null
-    fi
-    if [ "$keep" = 1 ]; then echo "demo-scene: logs kept in $tmp"; else rm -rf "$tmp"; fi
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'echo; echo "demo-scene: interrupted"; exit 130' INT TERM
+demo_tmp parley-scene logs
 
 # The journal goes to the temporary directory: the broker's default,
 # ./parley-data, would make the next demo replay this one's ended run.
-"$bin/parley-broker" --scenario "$scenario" --router 'tcp://127.0.0.1:*' \
+demo_broker --scenario "$scenario" --router 'tcp://127.0.0.1:*' \
     --pub 'tcp://127.0.0.1:*' --tap off --advertise-host 127.0.0.1 --data-dir "$tmp/data" \
-    --ready-file "$tmp/ready" --log-level warn 2>"$tmp/broker.log" &
-broker_pid=$!
-for _ in $(seq 1 150); do
-    [ -s "$tmp/ready" ] && break
-    kill -0 "$broker_pid" 2>/dev/null || break
-    sleep 0.1
-done
-router=$(sed -n 's/^router=//p' "$tmp/ready" 2>/dev/null)
-if [ -z "$router" ]; then
-    echo "demo-scene: the broker did not start:" >&2; cat "$tmp/broker.log" >&2; exit 1
-fi
+    --log-level warn
 
 policy_args=()
 [ -n "$llm_url" ] && policy_args=(--policy llm --llm-url "$llm_url" --llm-model "$llm_model")

@@ -41,9 +41,9 @@ Options:
 EOF
 }
 
-here=$(cd "$(dirname "$0")/.." && pwd)
-bin=${PARLEY_BIN_DIR:-$here/build/rel/bin}
-[ -x "$bin/parley-agent" ] || bin=$here/bin
+demo_name=demo
+# shellcheck source=scripts/demo-lib.sh
+. "$(dirname "$0")/demo-lib.sh"
 agents=3 world_size=20 seed=7 max_steps=30 delay=250 keep=0 stay=0
 web_bind=${PARLEY_WEB_BIND:-127.0.0.1:8080}
 llm_url=${PARLEY_LLM_URL:-} llm_model=${PARLEY_LLM_MODEL:-}
@@ -72,9 +72,7 @@ case "$agents$world_size$seed$max_steps$delay" in
     *[!0-9]*) echo "demo: numbers expected for --agents, --world-size, --seed, --max-steps, --delay" >&2; exit 2 ;;
 esac
 [ "$agents" -ge 1 ] && [ "$agents" -le 50 ] || { echo "demo: --agents must be 1..50" >&2; exit 2; }
-for b in parley-broker parley-agent; do
-    [ -x "$bin/$b" ] || { echo "demo: $bin/$b not found; run 'make' first" >&2; exit 2; }
-done
+demo_need parley-broker parley-agent
 
 policy=${PARLEY_POLICY:-heuristic}
 if [ -n "$llm_url" ] && [ -z "${PARLEY_POLICY:-}" ]; then policy=llm; fi
@@ -82,47 +80,17 @@ if [ "$policy" = llm ] && [ -z "$llm_model" ]; then
     echo "demo: --llm-model (or PARLEY_LLM_MODEL) is needed with a model URL" >&2; exit 2
 fi
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/parley-demo.XXXXXX")
-pids=()
-broker_pid=
 web_pid=
-
-cleanup() {
-    local status=$?
-    trap - EXIT INT TERM
-    for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null; done
-    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null; done
-    if [ -n "$web_pid" ]; then
-        kill -TERM "$web_pid" 2>/dev/null
-        wait "$web_pid" 2>/dev/null
-    fi
-    if [ -n "$broker_pid" ]; then
-        kill -TERM "$broker_pid" 2>/dev/null
-        wait "$broker_pid" 2>/dev/null
-    fi
-    if [ "$keep" = 1 ]; then echo "demo: logs and memories kept in $tmp"; else rm -rf "$tmp"; fi
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'echo; echo "demo: interrupted"; exit 130' INT TERM
+demo_after=(web_pid broker_pid)
+demo_tmp parley-demo "logs and memories"
 
 # The exploration team is scenarios/explore (its world settings are
 # overridden by the flags below, so the options keep their meaning).
-"$bin/parley-broker" --scenario "$here/scenarios/explore" \
+demo_broker --scenario "$here/scenarios/explore" \
     --router 'tcp://127.0.0.1:*' --pub 'tcp://127.0.0.1:*' \
-    --tap 'tcp://127.0.0.1:*' --advertise-host 127.0.0.1 --ready-file "$tmp/ready" \
-    --seed "$seed" --world-size "$world_size" --data-dir "$tmp/data" --log-level warn 2>"$tmp/broker.log" &
-broker_pid=$!
-for _ in $(seq 1 150); do
-    [ -s "$tmp/ready" ] && break
-    kill -0 "$broker_pid" 2>/dev/null || break
-    sleep 0.1
-done
-router=$(sed -n 's/^router=//p' "$tmp/ready" 2>/dev/null)
-tap=$(sed -n 's/^tap=//p' "$tmp/ready" 2>/dev/null)
-if [ -z "$router" ]; then
-    echo "demo: the broker did not start:" >&2; cat "$tmp/broker.log" >&2; exit 1
-fi
+    --tap 'tcp://127.0.0.1:*' --advertise-host 127.0.0.1 \
+    --seed "$seed" --world-size "$world_size" --data-dir "$tmp/data" --log-level warn
+tap=$(demo_ready_value "$tmp/ready" tap)
 
 echo "== Parley demo: $agents agents, line of $world_size positions, policy $policy" \
      "(embedder: ${embed_url:-built-in})"
@@ -131,12 +99,8 @@ if [ "$web_bind" != off ] && [ -x "$bin/parley-web" ]; then
     "$bin/parley-web" --broker "$router" --bind "$web_bind" --ready-file "$tmp/web.ready" \
         --log-level warn 2>"$tmp/web.log" &
     web_pid=$!
-    for _ in $(seq 1 50); do
-        [ -s "$tmp/web.ready" ] && break
-        kill -0 "$web_pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    url=$(sed -n 's/^url=//p' "$tmp/web.ready" 2>/dev/null)
+    demo_wait_ready "$web_pid" "$tmp/web.ready" 50
+    url=$(demo_ready_value "$tmp/web.ready" url)
     if [ -n "$url" ]; then
         echo "== live view: $url"
     else

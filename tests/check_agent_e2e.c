@@ -30,6 +30,7 @@
 #include "pclock.h"
 #include "lib/testbroker.h"
 #include "lib/openai_server.h"
+#include "lib/testagent.h"
 #include "lib/testcheck.h"
 #include "lib/testclient.h"
 #include "lib/tproc.h"
@@ -52,25 +53,6 @@ start_agent (const char *router, const char *id, const char *memdir, const char 
     tproc_t *proc = tproc_agent (router, id, memdir, "info", extra);
     ck_assert_ptr_nonnull (proc);
     return proc;
-}
-
-//  Value of "key=" in the agent's SUMMARY line (static buffer).
-static const char *
-summary_field (const char *out, const char *key)
-{
-    static char value[128];
-    const char *line = strstr (out, "SUMMARY");
-    ck_assert_msg (line, "no SUMMARY in:\n%s", out);
-    char pattern[64];
-    snprintf (pattern, sizeof (pattern), " %s=", key);
-    const char *at = strstr (line, pattern);
-    ck_assert_msg (at, "no %s in SUMMARY", key);
-    at += strlen (pattern);
-    size_t len = strcspn (at, " \n");
-    if (*at == '"')
-        len = strcspn (at + 1, "\"") + 2;
-    snprintf (value, sizeof (value), "%.*s", (int) len, at);
-    return value;
 }
 
 START_TEST (test_three_agents_full_coverage)
@@ -98,12 +80,12 @@ START_TEST (test_three_agents_full_coverage)
         ck_assert_msg (status == 0, "agent %d exit %d\n%s\n%s", i + 1, status, s_tail (out),
                        s_tail (tproc_err (agents[i])));
         ck_assert_msg (strstr (out, "] step 1 pos "), "no progress lines:\n%s", s_tail (out));
-        const char *end = summary_field (out, "end");
+        const char *end = testagent_summary (out, "end");
         ck_assert_msg (streq (end, "\"world fully explored\"") || streq (end, "\"chose to end\""),
                        "agent %d ended with %s", i + 1, end);
-        ck_assert_str_eq (summary_field (out, "coverage"), "100%");
-        sent += strtoull (summary_field (out, "sent"), NULL, 10);
-        received += strtoull (summary_field (out, "received"), NULL, 10);
+        ck_assert_str_eq (testagent_summary (out, "coverage"), "100%");
+        sent += strtoull (testagent_summary (out, "sent"), NULL, 10);
+        received += strtoull (testagent_summary (out, "received"), NULL, 10);
         ck_assert (strstr (out, "] found: "));
         tproc_destroy (&agents[i]);
     }
@@ -157,8 +139,8 @@ START_TEST (test_broker_restart)
     const char *out = tproc_out (agent);
     ck_assert_msg (status == 0, "exit %d\n%s\n%s", status, s_tail (out),
                    s_tail (tproc_err (agent)));
-    ck_assert_str_eq (summary_field (out, "steps"), "12");
-    ck_assert_str_eq (summary_field (out, "end"), "\"reached --max-steps\"");
+    ck_assert_str_eq (testagent_summary (out, "steps"), "12");
+    ck_assert_str_eq (testagent_summary (out, "end"), "\"reached --max-steps\"");
     ck_assert_msg (strstr (tproc_err (agent), "reconnected to broker"), "%s",
                    s_tail (tproc_err (agent)));
     //  The new broker knows the agent: it said HELLO again.
@@ -188,11 +170,11 @@ START_TEST (test_memory_resumes)
     const char *extra[] = { "--max-steps", "3", "--no-stop-when-explored", NULL };
     tproc_t *agent = start_agent (testbroker_router (broker), "Keeper", mem, extra);
     ck_assert_int_eq (tproc_wait (agent, DEADLINE_MS), 0);
-    ck_assert_str_eq (summary_field (tproc_out (agent), "memories"), "3");
+    ck_assert_str_eq (testagent_summary (tproc_out (agent), "memories"), "3");
     tproc_destroy (&agent);
     agent = start_agent (testbroker_router (broker), "Keeper", mem, extra);
     ck_assert_int_eq (tproc_wait (agent, DEADLINE_MS), 0);
-    ck_assert_str_eq (summary_field (tproc_out (agent), "memories"), "6");
+    ck_assert_str_eq (testagent_summary (tproc_out (agent), "memories"), "6");
     ck_assert (strstr (tproc_err (agent), "resumed with 3 memories"));
     tproc_destroy (&agent);
     free (mem);
@@ -343,7 +325,7 @@ s_stops_on_signal (int signum, const char *id)
     int status = tproc_wait (agent, 20000);
     ck_assert_msg (status == 0, "exit %d after signal %d\n%s", status, signum,
                    s_tail (tproc_err (agent)));
-    ck_assert_str_eq (summary_field (tproc_out (agent), "end"), "\"stopped by a signal\"");
+    ck_assert_str_eq (testagent_summary (tproc_out (agent), "end"), "\"stopped by a signal\"");
     tproc_destroy (&agent);
 
     testclient_t *client = testcheck_agent (broker, "observer");
@@ -396,10 +378,10 @@ START_TEST (test_llm_agent_survives_bad_answers)
     const char *out = tproc_out (agent);
     ck_assert_msg (status == 0, "exit %d\n%s\n%s", status, s_tail (out),
                    s_tail (tproc_err (agent)));
-    ck_assert_str_eq (summary_field (out, "steps"), "3");
-    ck_assert_str_eq (summary_field (out, "invalid_answers"), "6");
-    ck_assert_str_eq (summary_field (out, "fallbacks"), "3");
-    ck_assert_str_eq (summary_field (out, "memories"), "3");
+    ck_assert_str_eq (testagent_summary (out, "steps"), "3");
+    ck_assert_str_eq (testagent_summary (out, "invalid_answers"), "6");
+    ck_assert_str_eq (testagent_summary (out, "fallbacks"), "3");
+    ck_assert_str_eq (testagent_summary (out, "memories"), "3");
     ck_assert (strstr (out, "[fallback]"));
     tproc_destroy (&agent);
     testbroker_stop (&broker);
@@ -428,13 +410,13 @@ START_TEST (test_llm_agent_kept_alive_during_slow_model)
     const char *out = tproc_out (agent);
     ck_assert_msg (status == 0, "exit %d\n%s\n%s", status, s_tail (out),
                    s_tail (tproc_err (agent)));
-    ck_assert_str_eq (summary_field (out, "steps"), "2");
-    ck_assert_str_eq (summary_field (out, "fallbacks"), "0");
-    ck_assert_str_eq (summary_field (out, "hellos"), "1");
-    ck_assert_int_gt (atoi (summary_field (out, "keepalives")), 0);
+    ck_assert_str_eq (testagent_summary (out, "steps"), "2");
+    ck_assert_str_eq (testagent_summary (out, "fallbacks"), "0");
+    ck_assert_str_eq (testagent_summary (out, "hellos"), "1");
+    ck_assert_int_gt (atoi (testagent_summary (out, "keepalives")), 0);
     //  Step times are reported (model time excluded; no timing asserted).
-    double median = atof (summary_field (out, "step_ms_median"));
-    double p90 = atof (summary_field (out, "step_ms_p90"));
+    double median = atof (testagent_summary (out, "step_ms_median"));
+    double p90 = atof (testagent_summary (out, "step_ms_p90"));
     ck_assert (median >= 0 && p90 >= median);
     ck_assert_msg (!strstr (tproc_err (agent), "NOT_HELLO"), "%s", s_tail (tproc_err (agent)));
     bool expired = testbroker_log_contains (broker, "agent Slow expired");
@@ -458,20 +440,7 @@ START_TEST (test_kill_before_save_keeps_mail)
     char *mem = tproc_dir_path (dir, "mem");
     //  The broker learns of Keeper (HELLO, BYE keeps its mail), then 5
     //  messages are queued for it.
-    testclient_t *client = testclient_new (router);
-    pmsg_t *reply = testclient_hello (client, "Keeper");
-    pmsg_destroy (&reply);
-    reply = testclient_call0 (client, PMSG_BYE);
-    pmsg_destroy (&reply);
-    testclient_destroy (&client);
-    client = testclient_new (router);
-    reply = testclient_hello (client, "Sender");
-    pmsg_destroy (&reply);
-    for (int i = 0; i < 5; i++) {
-        reply = testclient_send_one (client, "Keeper", false, "remember me");
-        ck_assert_int_eq (pmsg_type (reply), PMSG_SENT);
-        pmsg_destroy (&reply);
-    }
+    testclient_t *client = testagent_mail_for (router, "Keeper", 5, "remember me");
     //  A second between steps: the kill after step 4 must land before the
     //  save at step 10, and six seconds are room for a loaded machine to
     //  be slow in seeing the line and sending the signal (50 ms were not).
@@ -493,7 +462,7 @@ START_TEST (test_kill_before_save_keeps_mail)
     const char *out = tproc_out (agent);
     ck_assert_msg (status == 0, "exit %d\n%s\n%s", status, s_tail (out),
                    s_tail (tproc_err (agent)));
-    ck_assert_str_eq (summary_field (out, "received"), "5");
+    ck_assert_str_eq (testagent_summary (out, "received"), "5");
     tproc_destroy (&agent);
     testclient_destroy (&client);
     free (mem);
@@ -529,8 +498,8 @@ START_TEST (test_llm_agent_model_never_reached)
     ck_assert_int_eq (count_of (err, "model server not called for"), 1);
     ck_assert_int_eq (count_of (err, "the heuristic decides\n"), 0);
     ck_assert_int_eq (count_of (err, "the model server was never reached"), 1);
-    ck_assert_str_eq (summary_field (out, "steps"), "6");
-    ck_assert_str_eq (summary_field (out, "fallbacks"), "6");
+    ck_assert_str_eq (testagent_summary (out, "steps"), "6");
+    ck_assert_str_eq (testagent_summary (out, "fallbacks"), "6");
     ck_assert_msg (strstr (out, "MODEL calls=0 ok=0 failed=0 skipped=6 breaker_openings=1"),
                    "%s", out);
     tproc_destroy (&agent);
@@ -656,7 +625,7 @@ START_TEST (test_sigterm_during_model_call)
     //  Far below the model's 60 s, with room for a loaded machine.
     int status = tproc_wait (agent, 20000);
     ck_assert_msg (status == 0, "exit %d\n%s", status, s_tail (tproc_err (agent)));
-    ck_assert_str_eq (summary_field (tproc_out (agent), "end"), "\"stopped by a signal\"");
+    ck_assert_str_eq (testagent_summary (tproc_out (agent), "end"), "\"stopped by a signal\"");
     tproc_destroy (&agent);
     testbroker_stop (&broker);
 }

@@ -19,24 +19,17 @@
 #include <czmq.h>
 #include "parley/client.h"
 #include "pclock.h"
+#include "lib/testagent.h"
 #include "lib/testbroker.h"
 #include "lib/testclient.h"
+#include "lib/testparley.h"
 #include "lib/testsuite.h"
 #include "lib/tproc.h"
 
 #define DEADLINE_MS 90000
 
-//  An observer's view of the broker: AGENTS and STATS without registering.
-static parley_client_t *
-s_observer (const char *router)
-{
-    parley_client_t *client = parley_client_new (router, "Observer");
-    parley_client_set_observe (client, true);
-    parley_client_set_timeout (client, 5000, 200);
-    ck_assert_int_eq (parley_client_connect (client), PARLEY_OK);
-    return client;
-}
-
+//  The requests the broker has handled, as an observer (no registration)
+//  reads them from STATS.
 static uint64_t
 s_requests (parley_client_t *observer)
 {
@@ -66,28 +59,12 @@ s_agent (parley_client_t *observer, const char *id, agent_seen_t *info)
     return agent != NULL;
 }
 
-//  Value of "key=" in the agent's SUMMARY line (static buffer).
-static const char *
-s_summary (const char *out, const char *key)
-{
-    static char value [128];
-    const char *line = strstr (out, "SUMMARY");
-    ck_assert_msg (line, "no SUMMARY in:\n%s", out);
-    char pattern [64];
-    snprintf (pattern, sizeof pattern, " %s=", key);
-    const char *at = strstr (line, pattern);
-    ck_assert_msg (at, "no %s in SUMMARY", key);
-    at += strlen (pattern);
-    snprintf (value, sizeof value, "%.*s", (int) strcspn (at, " \n"), at);
-    return value;
-}
-
 START_TEST (test_team_wait_follows_events)
 {
     testbroker_t *broker = testbroker_start (NULL);
     ck_assert_ptr_nonnull (broker);
     const char *router = testbroker_router (broker);
-    parley_client_t *observer = s_observer (router);
+    parley_client_t *observer = testparley_observer (router, "Observer", 5000);
     const char *extra [] = { "--max-steps", "2", "--no-stop-when-explored", "--team-size", "2",
                              "--team-wait-ms", "0", NULL };
     tproc_t *first = tproc_agent (router, "Early", "none", "info", extra);
@@ -114,8 +91,8 @@ START_TEST (test_team_wait_follows_events)
     ck_assert_ptr_nonnull (second);
     ck_assert_int_eq (tproc_wait (first, DEADLINE_MS), 0);
     ck_assert_int_eq (tproc_wait (second, DEADLINE_MS), 0);
-    ck_assert_str_eq (s_summary (tproc_out (first), "steps"), "2");
-    ck_assert_str_eq (s_summary (tproc_out (second), "steps"), "2");
+    ck_assert_str_eq (testagent_summary (tproc_out (first), "steps"), "2");
+    ck_assert_str_eq (testagent_summary (tproc_out (second), "steps"), "2");
     ck_assert_ptr_null (strstr (tproc_err (first), "starting with"));
     tproc_destroy (&first);
     tproc_destroy (&second);
@@ -125,27 +102,12 @@ START_TEST (test_team_wait_follows_events)
 END_TEST
 
 //  `count` messages "m<i>" for `to`, which is registered (HELLO, then BYE
-//  that keeps its mail) before any is sent.
+//  that keeps its mail) before any is sent; the sender goes.
 static void
 s_mail_for (const char *router, const char *to, int count)
 {
-    testclient_t *client = testclient_new (router);
-    pmsg_t *reply = testclient_hello (client, to);
-    pmsg_destroy (&reply);
-    reply = testclient_call0 (client, PMSG_BYE);
-    pmsg_destroy (&reply);
-    testclient_destroy (&client);
-    client = testclient_new (router);
-    reply = testclient_hello (client, "Sender");
-    pmsg_destroy (&reply);
-    for (int i = 0; i < count; i++) {
-        char body [16];
-        snprintf (body, sizeof body, "m%d", i);
-        reply = testclient_send_one (client, to, false, body);
-        ck_assert_int_eq (pmsg_type (reply), PMSG_SENT);
-        pmsg_destroy (&reply);
-    }
-    testclient_destroy (&client);
+    testclient_t *sender = testagent_mail_for (router, to, count, NULL);
+    testclient_destroy (&sender);
 }
 
 //  70 messages wait for Reader: its first look takes 64 (one step's
@@ -169,7 +131,7 @@ START_TEST (test_exit_acknowledges_stored_mail)
     ck_assert_msg (strstr (tproc_err (agent), "messages received after the last step kept"),
                    "%s", tproc_err (agent));
     tproc_destroy (&agent);
-    parley_client_t *observer = s_observer (router);
+    parley_client_t *observer = testparley_observer (router, "Observer", 5000);
     agent_seen_t info = { 0 };
     ck_assert (s_agent (observer, "Reader", &info));
     ck_assert_msg (info.pending == 0, "%llu messages still pending after a clean exit",
@@ -177,10 +139,10 @@ START_TEST (test_exit_acknowledges_stored_mail)
     //  The next start: nothing comes again, and the memory has them.
     agent = tproc_agent (router, "Reader", mem, "info", extra);
     ck_assert_int_eq (tproc_wait (agent, DEADLINE_MS), 0);
-    ck_assert_str_eq (s_summary (tproc_out (agent), "received"), "0");
+    ck_assert_str_eq (testagent_summary (tproc_out (agent), "received"), "0");
     //  Two memories from the first run (its step, the mail after it), at
     //  least one from this one.
-    ck_assert_int_ge (atoi (s_summary (tproc_out (agent), "memories")), 3);
+    ck_assert_int_ge (atoi (testagent_summary (tproc_out (agent), "memories")), 3);
     tproc_destroy (&agent);
     parley_client_destroy (&observer);
     free (mem);
@@ -200,15 +162,15 @@ START_TEST (test_exit_without_memory_keeps_unread_mail)
     const char *extra [] = { "--max-steps", "1", "--no-stop-when-explored", "--no-memory", NULL };
     tproc_t *agent = tproc_agent (router, "Forgetful", "none", "info", extra);
     ck_assert_int_eq (tproc_wait (agent, DEADLINE_MS), 0);
-    ck_assert_str_eq (s_summary (tproc_out (agent), "received"), "64");
+    ck_assert_str_eq (testagent_summary (tproc_out (agent), "received"), "64");
     tproc_destroy (&agent);
-    parley_client_t *observer = s_observer (router);
+    parley_client_t *observer = testparley_observer (router, "Observer", 5000);
     agent_seen_t info = { 0 };
     ck_assert (s_agent (observer, "Forgetful", &info));
     ck_assert_uint_ge (info.pending, 6);        //  and its own post, if it made one
     agent = tproc_agent (router, "Forgetful", "none", "info", extra);
     ck_assert_int_eq (tproc_wait (agent, DEADLINE_MS), 0);
-    ck_assert_str_eq (s_summary (tproc_out (agent), "received"), "6");
+    ck_assert_str_eq (testagent_summary (tproc_out (agent), "received"), "6");
     tproc_destroy (&agent);
     parley_client_destroy (&observer);
     testbroker_stop (&broker);

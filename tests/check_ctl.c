@@ -22,6 +22,7 @@
 #include "lib/testcheck.h"
 #include "lib/testclient.h"
 #include "lib/testflow.h"
+#include "lib/testparley.h"
 #include "lib/testsuite.h"
 #include "lib/tproc.h"
 
@@ -79,23 +80,6 @@ s_expect_doc (const char *router, const char *const *args, const char *field)
                    "\"%s\" (%s):\n%s", args [1], field, error.text, tproc_out (proc));
     json_decref (doc);
     tproc_destroy (&proc);
-}
-
-//  The agents registered now, as "A,B,", seen by an observer (which keeps
-//  no liveness and is no agent); every id but the ones a test made itself
-//  tells of a registration some command left behind.
-static void
-s_registered (parley_client_t *eyes, char *list, size_t size)
-{
-    parley_agent_list_t *agents = NULL;
-    ck_assert_int_eq (parley_client_agents (eyes, &agents), PARLEY_OK);
-    list [0] = 0;
-    for (size_t i = 0; i < parley_agent_list_count (agents); i++) {
-        size_t used = strlen (list);
-        snprintf (list + used, size - used, "%s,",
-                  parley_agent_name (parley_agent_list_at (agents, i)));
-    }
-    parley_agent_list_destroy (&agents);
 }
 
 START_TEST (test_human_turn_and_checkpoints)
@@ -167,13 +151,14 @@ START_TEST (test_leaves_nothing)
         { "resume", "2" },
         { "--json", "workflow" },
     };
-    parley_client_t *eyes = parley_client_new (router, "TestEyes");
-    parley_client_set_observe (eyes, true);
-    ck_assert_int_eq (parley_client_connect (eyes), PARLEY_OK);
+    //  An observer: it keeps no liveness and is no agent, so every id but
+    //  the ones the test made itself tells of a registration some command
+    //  left behind.
+    parley_client_t *eyes = testparley_observer (router, "TestEyes", 0);
     for (size_t i = 0; i < sizeof commands / sizeof commands [0]; i++) {
         tproc_t *proc = s_ctl (router, commands [i]);
         char list [1024];
-        s_registered (eyes, list, sizeof list);
+        testparley_registered (eyes, list, sizeof list);
         ck_assert_msg (strcmp (list, "W1,") == 0, "after parley-ctl %s %s: agents %s\n%s",
                        commands [i][0], commands [i][1] ? commands [i][1] : "", list,
                        tproc_err (proc));

@@ -43,15 +43,6 @@ s_start (const char *dir, const char *fsync, const char *extra)
 }
 
 //  BYE, then close: the id is free at once for the next HELLO.
-static void
-s_leave (testclient_t **client_p)
-{
-    pmsg_t *reply = testclient_call0 (*client_p, PMSG_BYE);
-    EXPECT (reply, PMSG_OK);
-    pmsg_destroy (&reply);
-    testclient_destroy (client_p);
-}
-
 //  One WRITE of `count` ops; returns the reply type (WRITTEN or ERROR code
 //  as negative).
 static int
@@ -119,7 +110,7 @@ s_view (testbroker_t *broker)
     for (int i = 0; names [i]; i++)
         at += (size_t) sprintf (view + at, " %s=%llu", names [i],
                                 (unsigned long long) testmail_stat (probe, names [i]));
-    s_leave (&probe);
+    testcheck_leave (&probe);
     return view;
 }
 
@@ -149,20 +140,9 @@ s_mail_of (testbroker_t *broker, const char *id, uint64_t *acked)
     pmsg_destroy (&welcome);
     pmsg_t *reply = testclient_fetch (client, 0, 0);
     EXPECT (reply, PMSG_MAIL);
-    char *out = calloc (1, 65536);
-    size_t at = 0;
-    for (size_t i = 0; i < testclient_array_size (reply, "messages"); i++) {
-        const msgpack_object *item = testclient_array_at (reply, "messages", i);
-        size_t len = 0;
-        const msgpack_object *body = pobj_get (item, "body");
-        if (body && body->type == MSGPACK_OBJECT_STR)
-            len = body->via.str.size;
-        at += (size_t) snprintf (out + at, 65536 - at, "%llu:%.*s,",
-                                 (unsigned long long) pobj_uint (item, "seq", 0), (int) len,
-                                 len ? body->via.str.ptr : "");
-    }
+    char *out = testmail_listing (reply);
     pmsg_destroy (&reply);
-    s_leave (&client);
+    testcheck_leave (&client);
     return out;
 }
 
@@ -206,9 +186,9 @@ s_populate (testbroker_t *broker, int round)
     reply = testclient_call (a);
     EXPECT (reply, PMSG_OBSERVATION);
     pmsg_destroy (&reply);
-    s_leave (&a);
-    s_leave (&b);
-    s_leave (&c);
+    testcheck_leave (&a);
+    testcheck_leave (&b);
+    testcheck_leave (&c);
 }
 
 static void
@@ -240,7 +220,7 @@ s_restart_keeps_everything (int signum, const char *fsync)
     //  C still listens to news: a new post reaches it.
     testclient_t *a = testcheck_agent (broker, "A");
     ck_assert_uint_gt (testmail_send (a, "news", true, "after"), 0);
-    s_leave (&a);
+    testcheck_leave (&a);
     char *news_more = s_mail_of (broker, "C", NULL);
     ck_assert_ptr_nonnull (strstr (news_more, ":after,"));
     testcheck_stop (&broker);
@@ -269,29 +249,6 @@ END_TEST
 
 //  ---------------------------------------------------------------------
 //  Files
-
-static char *
-s_read (const char *path, size_t *size)
-{
-    FILE *file = fopen (path, "rb");
-    ck_assert_msg (file != NULL, "cannot open %s", path);
-    fseek (file, 0, SEEK_END);
-    long len = ftell (file);
-    fseek (file, 0, SEEK_SET);
-    char *data = malloc ((size_t) len + 1);
-    ck_assert (fread (data, 1, (size_t) len, file) == (size_t) len);
-    fclose (file);
-    *size = (size_t) len;
-    return data;
-}
-
-static void
-s_write_file (const char *path, const char *data, size_t size)
-{
-    FILE *file = fopen (path, "wb");
-    ck_assert (file && fwrite (data, 1, size, file) == size);
-    fclose (file);
-}
 
 //  Offsets of the records of a journal file (magic 8 bytes, then
 //  12-byte headers with a little-endian length first).
@@ -355,22 +312,20 @@ START_TEST (test_torn_last_record)
     s_populate (broker, 1);
     testclient_t *a = testcheck_agent (broker, "A");
     ck_assert_int_eq (s_write (a, "set", "last", NULL, "torn?", 0, false), 0);
-    testbroker_signal (broker, SIGKILL);
-    testbroker_wait (broker, 10000);
-    testbroker_stop (&broker);
+    testbroker_kill (&broker);
     testclient_destroy (&a);
 
     char path [4096];
     snprintf (path, sizeof path, "%s/log.1", dir);
     size_t size;
-    char *log = s_read (path, &size);
+    char *log = testsuite_read_file (path, &size);
     size_t offsets [1024];
     size_t count = s_records (log, size, offsets, 1024);
     ck_assert_uint_gt (count, 10);
     //  A's HELLO came before the WRITE: the WRITE is the last record.
     size_t last = offsets [count - 1];
     for (size_t cut = last; cut <= size; cut++) {
-        s_write_file (path, log, cut);
+        testsuite_write_file (path, log, cut);
         broker = s_start (dir, "always", NULL);
         ck_assert_msg (broker, "no start with the log cut at %zu", cut);
         bool dropped = testbroker_log_contains (broker, "torn last record");
@@ -406,12 +361,12 @@ START_TEST (test_corrupt_middle_record)
         char path [4096];
         snprintf (path, sizeof path, "%s/log.1", dir);
         size_t size;
-        char *log = s_read (path, &size);
+        char *log = testsuite_read_file (path, &size);
         size_t offsets [1024];
         size_t count = s_records (log, size, offsets, 1024);
         size_t victim = offsets [count / 2];
         log [victim + (in_header ? 1 : 14)] ^= 0x20;
-        s_write_file (path, log, size);
+        testsuite_write_file (path, log, size);
         char *err;
         int rc = s_fail_start (dir, NULL, &err);
         ck_assert_int_ne (rc, 0);
@@ -467,7 +422,7 @@ START_TEST (test_compaction)
         //  Past --compact-min-bytes and the size of the last snapshot.
         testclient_t *w = testcheck_agent (broker, "W");
         ck_assert_int_eq (s_write (w, "set", "big", NULL, big, 0, false), 0);
-        s_leave (&w);
+        testcheck_leave (&w);
         //  The snapshot is written (and synced) by a child: on a busy disk
         //  that takes a while.
         int64_t deadline = pclock_mono_ms () + 30000;
@@ -481,9 +436,7 @@ START_TEST (test_compaction)
     s_populate (broker, 4);
     char *before = s_view (broker);
     char *mail_before = s_mail_of (broker, "B", NULL);
-    testbroker_signal (broker, SIGKILL);
-    testbroker_wait (broker, 10000);
-    testbroker_stop (&broker);
+    testbroker_kill (&broker);
     //  Only the newest snapshot and its log are left.
     char path [4096];
     struct stat st;
@@ -569,10 +522,8 @@ s_disk_full (bool real)
     //  Space returns: writes work again.
     unlink (real ? filler : flag);
     ck_assert_int_eq (s_write (a, "set", "after", NULL, "ok", 0, false), 0);
-    s_leave (&a);
-    testbroker_signal (broker, SIGKILL);
-    testbroker_wait (broker, 10000);
-    testbroker_stop (&broker);
+    testcheck_leave (&a);
+    testbroker_kill (&broker);
     broker = s_start (dir, "always", NULL);
     ck_assert (s_has_key (broker, "before"));
     ck_assert (!s_has_key (broker, key));

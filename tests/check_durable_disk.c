@@ -46,6 +46,7 @@
 #include "lib/testmail.h"
 #include "lib/testsuite.h"
 #include "lib/tfault.h"
+#include "lib/tpid.h"
 #include "lib/tproc.h"
 
 static testbroker_t *
@@ -55,13 +56,29 @@ s_start (const char *dir, const char *fsync, const char *extra, const char *valu
     return testcheck_start (args);
 }
 
-static void
-s_leave (testclient_t **client_p)
+//  The broker started on `dir` under the fault shim, which watches that
+//  directory through `fault_p` (made here).
+static testbroker_t *
+s_start_faulty (const char *dir, tfault_t **fault_p, const char *fsync, const char *extra,
+                const char *value)
 {
-    pmsg_t *reply = testclient_call0 (*client_p, PMSG_BYE);
-    EXPECT (reply, PMSG_OK);
-    pmsg_destroy (&reply);
-    testclient_destroy (client_p);
+    *fault_p = tfault_new (dir);
+    ck_assert_ptr_nonnull (*fault_p);
+    tfault_setenv (*fault_p);
+    testbroker_t *broker = s_start (dir, fsync, extra, value);
+    tfault_unsetenv (*fault_p);
+    return broker;
+}
+
+//  After a kill -9: a power cut (what was not fdatasynced replaced by a
+//  zero-filled tail), then the broker started again under --fsync always.
+static testbroker_t *
+s_cut_and_restart (tfault_t *fault, const char *dir)
+{
+    char why [512];
+    ck_assert_msg (tfault_cut (fault, dir, TFAULT_TAIL_ZEROS, 4096, why, sizeof why) == 0,
+                   "%s", why);
+    return s_start (dir, "always", NULL, NULL);
 }
 
 //  A WRITE of `key` sent, its reply not read.
@@ -106,7 +123,7 @@ s_value (testbroker_t *broker, const char *key)
             value = strndup (text->via.str.ptr, text->via.str.size);
     }
     pmsg_destroy (&reply);
-    s_leave (&probe);
+    testcheck_leave (&probe);
     return value;
 }
 
@@ -126,18 +143,9 @@ s_mail_of (testbroker_t *broker, const char *id)
     testclient_t *client = testcheck_agent (broker, id);
     pmsg_t *reply = testclient_fetch (client, 0, 0);
     EXPECT (reply, PMSG_MAIL);
-    char *out = calloc (1, 65536);
-    size_t at = 0;
-    for (size_t i = 0; i < testclient_array_size (reply, "messages"); i++) {
-        const msgpack_object *item = testclient_array_at (reply, "messages", i);
-        const msgpack_object *body = pobj_get (item, "body");
-        int len = body && body->type == MSGPACK_OBJECT_STR ? (int) body->via.str.size : 0;
-        at += (size_t) snprintf (out + at, 65536 - at, "%llu:%.*s,",
-                                 (unsigned long long) pobj_uint (item, "seq", 0), len,
-                                 len ? body->via.str.ptr : "");
-    }
+    char *out = testmail_listing (reply);
     pmsg_destroy (&reply);
-    s_leave (&client);
+    testcheck_leave (&client);
     return out;
 }
 
@@ -152,16 +160,8 @@ s_counters (testbroker_t *broker)
     for (int i = 0; names [i]; i++)
         at += (size_t) snprintf (line + at, 1024 - at, "%s=%llu ", names [i],
                                  (unsigned long long) testmail_stat (probe, names [i]));
-    s_leave (&probe);
+    testcheck_leave (&probe);
     return line;
-}
-
-static void
-s_kill (testbroker_t **broker_p)
-{
-    testbroker_signal (*broker_p, SIGKILL);
-    testbroker_wait (*broker_p, 10000);
-    testbroker_stop (broker_p);
 }
 
 //  Waits for `text` in the broker's log (30 s).
@@ -180,11 +180,8 @@ START_TEST (test_power_cut_always)
 {
     tproc_dir_t *tmp = tproc_dir_new ();
     char *dir = tproc_dir_path (tmp, "data");
-    tfault_t *fault = tfault_new (dir);
-    ck_assert_ptr_nonnull (fault);
-    tfault_setenv (fault);
-    testbroker_t *broker = s_start (dir, "always", "--compact-min-bytes", "16384");
-    tfault_unsetenv (fault);
+    tfault_t *fault = NULL;
+    testbroker_t *broker = s_start_faulty (dir, &fault, "always", "--compact-min-bytes", "16384");
     testclient_t *a = testcheck_agent (broker, "A");
     char key [32], value [64];
     int acked = 0;
@@ -197,12 +194,9 @@ START_TEST (test_power_cut_always)
         if (i == 200)
             s_wait_log (broker, "compacted into");
     }
-    s_kill (&broker);
+    testbroker_kill (&broker);
     testclient_destroy (&a);
-    char why [512];
-    ck_assert_msg (tfault_cut (fault, dir, TFAULT_TAIL_ZEROS, 4096, why, sizeof why) == 0,
-                   "%s", why);
-    broker = s_start (dir, "always", NULL, NULL);
+    broker = s_cut_and_restart (fault, dir);
     //  The last value acknowledged for each key.
     for (int k = 0; k < 50; k++) {
         int last = acked - ((acked - k) % 50 + 50) % 50;
@@ -224,11 +218,8 @@ START_TEST (test_failed_sync_holds_answers)
 {
     tproc_dir_t *tmp = tproc_dir_new ();
     char *dir = tproc_dir_path (tmp, "data");
-    tfault_t *fault = tfault_new (dir);
-    ck_assert_ptr_nonnull (fault);
-    tfault_setenv (fault);
-    testbroker_t *broker = s_start (dir, "always", NULL, NULL);
-    tfault_unsetenv (fault);
+    tfault_t *fault = NULL;
+    testbroker_t *broker = s_start_faulty (dir, &fault, "always", NULL, NULL);
     testclient_t *a = testcheck_agent (broker, "A");
     ck_assert_int_eq (s_set (a, "before", "1"), 0);
     //  Every sync fails from now on: the WRITE is applied but not on disk.
@@ -246,12 +237,9 @@ START_TEST (test_failed_sync_holds_answers)
     ck_assert_int_eq (s_set (a, "after", "3"), 0);
     ck_assert_int_ge (tfault_failed_syncs (fault), 1);
     //  A power cut now: everything acknowledged is there.
-    s_kill (&broker);
+    testbroker_kill (&broker);
     testclient_destroy (&a);
-    char why [512];
-    ck_assert_msg (tfault_cut (fault, dir, TFAULT_TAIL_ZEROS, 4096, why, sizeof why) == 0,
-                   "%s", why);
-    broker = s_start (dir, "always", NULL, NULL);
+    broker = s_cut_and_restart (fault, dir);
     s_expect_value (broker, "before", "1");
     s_expect_value (broker, "during", "2");
     s_expect_value (broker, "after", "3");
@@ -271,11 +259,8 @@ START_TEST (test_held_answer_after_reconnect)
 {
     tproc_dir_t *tmp = tproc_dir_new ();
     char *dir = tproc_dir_path (tmp, "data");
-    tfault_t *fault = tfault_new (dir);
-    ck_assert_ptr_nonnull (fault);
-    tfault_setenv (fault);
-    testbroker_t *broker = s_start (dir, "always", NULL, NULL);
-    tfault_unsetenv (fault);
+    tfault_t *fault = NULL;
+    testbroker_t *broker = s_start_faulty (dir, &fault, "always", NULL, NULL);
     char token [TESTFLOW_TOKEN] = "";
     testclient_t *first = testflow_hello (testclient_new (testbroker_router (broker)), "A",
                                           NULL, token);
@@ -306,7 +291,7 @@ START_TEST (test_held_answer_after_reconnect)
     ck_assert_msg (reply && pmsg_type (reply) != PMSG_ERROR, "%s", testclient_describe (reply));
     pmsg_destroy (&reply);
     ck_assert_msg (!testbroker_log_contains (broker, "expired"), "the new session was ended");
-    s_leave (&second);
+    testcheck_leave (&second);
     testcheck_stop (&broker);
     tfault_destroy (&fault);
     free (dir);
@@ -336,11 +321,8 @@ START_TEST (test_failed_sync_makes_health_fail)
 {
     tproc_dir_t *tmp = tproc_dir_new ();
     char *dir = tproc_dir_path (tmp, "data");
-    tfault_t *fault = tfault_new (dir);
-    ck_assert_ptr_nonnull (fault);
-    tfault_setenv (fault);
-    testbroker_t *broker = s_start (dir, "everysec", NULL, NULL);
-    tfault_unsetenv (fault);
+    tfault_t *fault = NULL;
+    testbroker_t *broker = s_start_faulty (dir, &fault, "everysec", NULL, NULL);
     char out [1024];
     ck_assert_msg (s_health (broker, out, sizeof out) == 0, "%s", out);
     ck_assert_msg (strstr (out, "healthy"), "%s", out);
@@ -357,44 +339,13 @@ START_TEST (test_failed_sync_makes_health_fail)
     status = s_health (broker, out, sizeof out);
     ck_assert_msg (status == 0, "exit %d: %s", status, out);
     ck_assert_int_eq (s_set (a, "after", "3"), 0);
-    s_leave (&a);
+    testcheck_leave (&a);
     testcheck_stop (&broker);
     tfault_destroy (&fault);
     free (dir);
     tproc_dir_destroy (&tmp);
 }
 END_TEST
-
-//  Gone, or a zombie nobody reaped yet.
-static bool
-s_dead (pid_t pid)
-{
-    char path [64], stat [512] = "";
-    snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
-    FILE *file = fopen (path, "r");
-    if (!file)
-        return true;
-    bool read = fgets (stat, sizeof stat, file) != NULL;
-    fclose (file);
-    const char *end = strrchr (stat, ')');
-    return !read || !end || end [2] == 'Z' || end [2] == 'X';
-}
-
-static int
-s_fd_count (pid_t pid)
-{
-    char path [64];
-    snprintf (path, sizeof path, "/proc/%d/fd", (int) pid);
-    DIR *handle = opendir (path);
-    if (!handle)
-        return -1;
-    int count = 0;
-    struct dirent *entry;
-    while ((entry = readdir (handle)))
-        count += entry->d_name [0] != '.';
-    closedir (handle);
-    return count;
-}
 
 START_TEST (test_kill_during_compaction)
 {
@@ -404,7 +355,7 @@ START_TEST (test_kill_during_compaction)
     testbroker_t *broker = s_start (dir, "always", "--compact-min-bytes", "4096");
     unsetenv ("PARLEY_TEST_COMPACT_DELAY_MS");
     testclient_t *b = testcheck_agent (broker, "B");
-    s_leave (&b);
+    testcheck_leave (&b);
     testclient_t *a = testcheck_agent (broker, "A");
     char key [32], body [32];
     for (int i = 0; i < 10; i++) {
@@ -428,10 +379,10 @@ START_TEST (test_kill_during_compaction)
     ck_assert_int_gt (child, 0);
     //  After the fork, in the new log.
     ck_assert_int_eq (s_set (a, "after", "the fork"), 0);
-    s_leave (&a);
+    testcheck_leave (&a);
     int count = 0;
     int64_t deadline = pclock_mono_ms () + 5000;
-    while ((count = s_fd_count (child)) != 3 && pclock_mono_ms () < deadline)
+    while ((count = tpid_fds (child, NULL, 0)) != 3 && pclock_mono_ms () < deadline)
         pclock_sleep_ms (10);
     ck_assert_msg (count == 3, "the compaction child holds %d descriptors", count);
     char *counters = s_counters (broker);
@@ -441,7 +392,7 @@ START_TEST (test_kill_during_compaction)
     snprintf (stale, sizeof stale, "%s/snapshot.7.tmp", dir);
     ck_assert (tproc_write_file (stale, "half a snapshot"));
     int64_t killed = pclock_mono_ms ();
-    s_kill (&broker);
+    testbroker_kill (&broker);
     broker = s_start (dir, "always", NULL, NULL);
     int64_t took = pclock_mono_ms () - killed;
     ck_assert_msg (took < 1000, "the restart took %lld ms", (long long) took);
@@ -449,9 +400,9 @@ START_TEST (test_kill_during_compaction)
     struct stat st;
     ck_assert_int_ne (stat (stale, &st), 0);
     deadline = pclock_mono_ms () + 5000;
-    while (!s_dead (child) && pclock_mono_ms () < deadline)
+    while (!tpid_dead (child) && pclock_mono_ms () < deadline)
         pclock_sleep_ms (10);
-    ck_assert_msg (s_dead (child), "the compaction child %d outlived the broker", (int) child);
+    ck_assert_msg (tpid_dead (child), "the compaction child %d outlived the broker", (int) child);
     //  Everything is there (the probes' own HELLO and BYE included).
     char *counters_after = s_counters (broker);
     ck_assert_str_eq (counters_after, counters);
@@ -516,9 +467,7 @@ START_TEST (test_old_format_recovered)
         size_t size;
         char *data = testsuite_read_test_file (name, &size);
         snprintf (path, sizeof path, "%s/%s", dir, files [i]);
-        FILE *file = fopen (path, "wb");
-        ck_assert (file && fwrite (data, 1, size, file) == size);
-        fclose (file);
+        testsuite_write_file (path, data, size);
         free (data);
     }
     testbroker_t *broker = s_start (dir, "always", NULL, NULL);
@@ -526,8 +475,8 @@ START_TEST (test_old_format_recovered)
     //  A new write lands in the old log, in its format.
     testclient_t *a = testcheck_agent (broker, "A");
     ck_assert_int_eq (s_set (a, "v2.key", "new"), 0);
-    s_leave (&a);
-    s_kill (&broker);
+    testcheck_leave (&a);
+    testbroker_kill (&broker);
     snprintf (path, sizeof path, "%s/log.2", dir);
     s_magic (path, JFILE_MAGIC_V1);
     broker = s_start (dir, "always", "--compact-min-bytes", "4096");
@@ -539,7 +488,7 @@ START_TEST (test_old_format_recovered)
     big [8000] = 0;
     a = testcheck_agent (broker, "A");
     ck_assert_int_eq (s_set (a, "v2.big", big), 0);
-    s_leave (&a);
+    testcheck_leave (&a);
     free (big);
     s_wait_log (broker, "snapshot.3 (");
     testcheck_stop (&broker);
@@ -560,18 +509,13 @@ END_TEST
 static char *
 s_worker_scenario (tproc_dir_t *tmp)
 {
-    char *roles = tproc_dir_path (tmp, "scenario/roles");
-    ck_assert_int_eq (zsys_dir_create ("%s", roles), 0);
-    free (roles);
-    char *path = tproc_dir_path (tmp, "scenario/scenario.yaml");
-    ck_assert (tproc_write_file (path, "name: holder\nworld: none\nstate:\n"
-                                       "  work: { reducer: append, value: [] }\n"
-                                       "workflow:\n  entry: worker\n"));
-    free (path);
-    path = tproc_dir_path (tmp, "scenario/roles/worker.yaml");
-    ck_assert (tproc_write_file (path, "role: worker\ngoal: work\nactions:\n"
-                                       "  handover: [worker]\n"));
-    free (path);
+    const char *files [][2] = {
+        { "scenario.yaml", "name: holder\nworld: none\nstate:\n"
+                           "  work: { reducer: append, value: [] }\n"
+                           "workflow:\n  entry: worker\n" },
+        { "roles/worker.yaml", "role: worker\ngoal: work\nactions:\n  handover: [worker]\n" },
+    };
+    testflow_write (tmp, "scenario", files, 2);
     return tproc_dir_path (tmp, "scenario");
 }
 
@@ -623,11 +567,8 @@ START_TEST (test_event_of_a_release_waits_for_its_sync)
     tproc_dir_t *tmp = tproc_dir_new ();
     char *dir = tproc_dir_path (tmp, "data");
     char *scenario = s_worker_scenario (tmp);
-    tfault_t *fault = tfault_new (dir);
-    ck_assert_ptr_nonnull (fault);
-    tfault_setenv (fault);
-    testbroker_t *broker = s_start (dir, "always", "--scenario", scenario);
-    tfault_unsetenv (fault);
+    tfault_t *fault = NULL;
+    testbroker_t *broker = s_start_faulty (dir, &fault, "always", "--scenario", scenario);
     ck_assert_ptr_nonnull (broker);
     testsub_t *sub = testcheck_sub (broker, "workflow.");
     testclient_t *admin = testcheck_agent (broker, "Admin");
@@ -673,7 +614,7 @@ START_TEST (test_event_of_a_release_waits_for_its_sync)
         ck_assert_msg (s_event (sub, "workflow.failed", 20000), "no failed event after healing");
     }
     ck_assert_msg (unroutable, "no reply to a gone holder was ever unroutable");
-    s_leave (&admin);
+    testcheck_leave (&admin);
     testsub_destroy (&sub);
     testcheck_stop (&broker);
     tfault_destroy (&fault);
@@ -757,9 +698,7 @@ s_copy_rewritten (const char *from, const char *to, int kind, uint64_t number, u
         snprintf (dst, sizeof dst, "%s/%s", to, entry->d_name);
         size_t size;
         char *data = testsuite_read_file (src, &size);
-        FILE *file = fopen (dst, "wb");
-        ck_assert (file && fwrite (data, 1, size, file) == size);
-        fclose (file);
+        testsuite_write_file (dst, data, size);
         free (data);
     }
     closedir (d);
@@ -790,22 +729,14 @@ START_TEST (test_workflow_without_holder_refused)
                             "--compact-min-bytes", "4096", NULL };
     testbroker_t *broker = testcheck_start (args);
     //  The workflow begins (checkpoint 1: in progress, worker holds).
-    testclient_t *worker = testclient_new (testbroker_router (broker));
-    penc_t *enc = testclient_begin (worker, PMSG_HELLO, 2);
-    penc_kv_cstr (enc, "agent", "W");
-    penc_key (enc, "caps");
-    msgpack_pack_array (penc_packer (enc), 1);
-    penc_cstr (enc, "role:worker");
-    pmsg_t *reply = testclient_call (worker);
-    EXPECT (reply, PMSG_WELCOME);
-    pmsg_destroy (&reply);
+    testclient_t *worker = testflow_agent (broker, "W", "worker");
     char *big = malloc (5001);
     memset (big, 'b', 5000);
     big [5000] = 0;
     ck_assert_int_eq (s_set (worker, "big", big), 0);
     free (big);
     s_wait_log (broker, "compacted into");
-    s_leave (&worker);
+    testcheck_leave (&worker);
     testcheck_stop (&broker);
 
     //  The workflow's own record with no holder: recovery refuses it.
@@ -827,18 +758,10 @@ START_TEST (test_workflow_without_holder_refused)
     const char *again [] = { "--data-dir", renamed, "--fsync", "always", "--scenario", scenario,
                              NULL };
     broker = testcheck_start (again);
-    worker = testclient_new (testbroker_router (broker));
-    enc = testclient_begin (worker, PMSG_HELLO, 2);
-    penc_kv_cstr (enc, "agent", "W");
-    penc_key (enc, "caps");
-    msgpack_pack_array (penc_packer (enc), 1);
-    penc_cstr (enc, "role:worker");
-    reply = testclient_call (worker);
-    EXPECT (reply, PMSG_WELCOME);
-    pmsg_destroy (&reply);
-    enc = testclient_begin (worker, PMSG_RESUME, 1);
+    worker = testflow_agent (broker, "W", "worker");
+    penc_t *enc = testclient_begin (worker, PMSG_RESUME, 1);
     penc_kv_uint (enc, "number", 1);
-    reply = testclient_call (worker);
+    pmsg_t *reply = testclient_call (worker);
     ck_assert_int_eq (testclient_error_code (reply), PERR_BAD_FIELD);
     pmsg_destroy (&reply);
     enc = testclient_begin (worker, PMSG_HANDOVER, 1);
@@ -846,7 +769,7 @@ START_TEST (test_workflow_without_holder_refused)
     reply = testclient_call (worker);
     ck_assert_msg (reply, "no answer to HANDOVER");
     pmsg_destroy (&reply);
-    s_leave (&worker);
+    testcheck_leave (&worker);
     testcheck_stop (&broker);
     free (renamed);
     free (scenario);
@@ -854,6 +777,20 @@ START_TEST (test_workflow_without_holder_refused)
     tproc_dir_destroy (&tmp);
 }
 END_TEST
+
+//  A data directory `dir` (made here) whose log.1 holds one record.
+static void
+s_write_log (const char *dir, const void *record, size_t size)
+{
+    ck_assert_int_eq (mkdir (dir, 0700), 0);
+    char path [4200], why [256];
+    snprintf (path, sizeof path, "%s/log.1", dir);
+    jfile_t *log = jfile_open (path, why, sizeof why);
+    ck_assert_msg (log, "%s", why);
+    ck_assert_int_eq (jfile_append (log, record, size), 0);
+    ck_assert_int_eq (jfile_sync (log), 0);
+    jfile_destroy (&log);
+}
 
 //  The broker's peak of virtual memory, in KiB.
 static uint64_t
@@ -877,18 +814,11 @@ START_TEST (test_record_counts_not_trusted)
 {
     tproc_dir_t *tmp = tproc_dir_new ();
     char *dir = tproc_dir_path (tmp, "data");
-    ck_assert_int_eq (mkdir (dir, 0700), 0);
-    char path [4200], why [256];
-    snprintf (path, sizeof path, "%s/log.1", dir);
-    jfile_t *log = jfile_open (path, why, sizeof why);
-    ck_assert_msg (log, "%s", why);
     //  [5, 0, "A", nil, ops] where ops is an array32 of 2^27 operations:
     //  msgpack-c would reserve 3 GiB for its table before reading one.
     const unsigned char record [] = { 0x95, 0x05, 0x00, 0xa1, 'A', 0xc0,
                                       0xdd, 0x08, 0x00, 0x00, 0x00 };
-    ck_assert_int_eq (jfile_append (log, record, sizeof record), 0);
-    ck_assert_int_eq (jfile_sync (log), 0);
-    jfile_destroy (&log);
+    s_write_log (dir, record, sizeof record);
     //  What a broker reserves anyway (a sanitizer build: terabytes of
     //  shadow), from one on an empty directory.
     char *empty = tproc_dir_path (tmp, "empty");
@@ -914,11 +844,6 @@ START_TEST (test_record_limits_out_of_range)
 {
     tproc_dir_t *tmp = tproc_dir_new ();
     char *dir = tproc_dir_path (tmp, "data");
-    ck_assert_int_eq (mkdir (dir, 0700), 0);
-    char path [4200], why [256];
-    snprintf (path, sizeof path, "%s/log.1", dir);
-    jfile_t *log = jfile_open (path, why, sizeof why);
-    ck_assert_msg (log, "%s", why);
     //  [5, 0, "", nil, [[1 (LIMITS), {...}]]], the agent table's size
     //  overflowing its bytes (2^61 + 1 entries of 8 bytes).
     msgpack_sbuffer buf;
@@ -941,9 +866,7 @@ START_TEST (test_record_limits_out_of_range)
         msgpack_pack_str_with_body (&pk, names [i], strlen (names [i]));
         msgpack_pack_uint64 (&pk, i == 0 ? (1ULL << 61) + 1 : i == 8 ? 0 : 1000);
     }
-    ck_assert_int_eq (jfile_append (log, buf.data, buf.size), 0);
-    ck_assert_int_eq (jfile_sync (log), 0);
-    jfile_destroy (&log);
+    s_write_log (dir, buf.data, buf.size);
     msgpack_sbuffer_destroy (&buf);
     testbroker_t *broker = s_start (dir, "always", NULL, NULL);
     ck_assert_ptr_nonnull (broker);
@@ -956,7 +879,7 @@ START_TEST (test_record_limits_out_of_range)
         agents [i] = testcheck_agent (broker, id);
     }
     for (int i = 0; i < 20; i++)
-        s_leave (&agents [i]);
+        testcheck_leave (&agents [i]);
     testcheck_stop (&broker);
     free (dir);
     tproc_dir_destroy (&tmp);

@@ -23,7 +23,6 @@
       it: the directory can be locked again at once after a kill -9.
 */
 #include <check.h>
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -38,6 +37,7 @@
 #include "pclock.h"
 #include "lib/testsuite.h"
 #include "lib/tfault.h"
+#include "lib/tpid.h"
 #include "lib/tproc.h"
 
 //  The "state" of these tests: every record appended, in order. The
@@ -120,6 +120,39 @@ s_expect (const recovered_t *recovered, int count)
     }
 }
 
+//  In a forked child: the journal in `dir`, opened and recovered (what
+//  it holds is not looked at).
+static journal_t *
+s_child_open (const char *dir, journal_fsync_t policy)
+{
+    char why [512];
+    journal_t *journal = journal_open (dir, policy, 1u << 30, why, sizeof why);
+    CHILD_ASSERT (journal);
+    recovered_t *none = calloc (1, sizeof (recovered_t));
+    CHILD_ASSERT (journal_recover (journal, false, s_collect, s_collect, none, why,
+                                   sizeof why) == 0);
+    return journal;
+}
+
+//  The journal in `dir`, opened again, recovers exactly r0 .. r<count-1>.
+static void
+s_expect_reopened (const char *dir, journal_fsync_t policy, int count)
+{
+    recovered_t *recovered = calloc (1, sizeof (recovered_t));
+    journal_t *journal = s_open (dir, policy, recovered);
+    s_expect (recovered, count);
+    journal_destroy (&journal);
+    free (recovered);
+}
+
+//  A power cut: `dir` keeps what was synced, then a `tail` of `size`.
+static void
+s_cut (tfault_t *fault, const char *dir, tfault_tail_t tail, size_t size)
+{
+    char why [512];
+    ck_assert_msg (tfault_cut (fault, dir, tail, size, why, sizeof why) == 0, "%s", why);
+}
+
 static void
 s_wait_child (pid_t pid)
 {
@@ -137,11 +170,7 @@ static void
 s_commit_then_die (const char *dir)
 {
     char why [512];
-    journal_t *journal = journal_open (dir, JOURNAL_FSYNC_ALWAYS, 1u << 30, why, sizeof why);
-    CHILD_ASSERT (journal);
-    recovered_t *none = calloc (1, sizeof (recovered_t));
-    CHILD_ASSERT (journal_recover (journal, false, s_collect, s_collect, none, why,
-                                   sizeof why) == 0);
+    journal_t *journal = s_child_open (dir, JOURNAL_FSYNC_ALWAYS);
     for (int batch = 0; batch < 50; batch++) {
         for (int i = 0; i < 7; i++)
             CHILD_ASSERT (s_append (journal) == 0);
@@ -173,15 +202,9 @@ START_TEST (test_power_cut_always)
         if (pid == 0)
             s_commit_then_die (dir);
         s_wait_child (pid);
-        char why [512];
-        ck_assert_msg (tfault_cut (fault, dir, tails [t], sizes [t], why, sizeof why) == 0,
-                       "%s", why);
+        s_cut (fault, dir, tails [t], sizes [t]);
         //  Exactly what was committed: the 5 unsynced records are gone.
-        recovered_t *recovered = calloc (1, sizeof (recovered_t));
-        journal_t *journal = s_open (dir, JOURNAL_FSYNC_ALWAYS, recovered);
-        s_expect (recovered, 350);
-        journal_destroy (&journal);
-        free (recovered);
+        s_expect_reopened (dir, JOURNAL_FSYNC_ALWAYS, 350);
         tfault_destroy (&fault);
         free (dir);
         tproc_dir_destroy (&tmp);
@@ -208,11 +231,7 @@ static void
 s_switch_then_die (const char *dir)
 {
     char why [512];
-    journal_t *journal = journal_open (dir, JOURNAL_FSYNC_EVERYSEC, 1u << 30, why, sizeof why);
-    CHILD_ASSERT (journal);
-    recovered_t *none = calloc (1, sizeof (recovered_t));
-    CHILD_ASSERT (journal_recover (journal, false, s_collect, s_collect, none, why,
-                                   sizeof why) == 0);
+    journal_t *journal = s_child_open (dir, JOURNAL_FSYNC_EVERYSEC);
     for (int i = 0; i < 100; i++)
         CHILD_ASSERT (s_append (journal) == 0);
     CHILD_ASSERT (journal_flush (journal) == 0);
@@ -236,14 +255,8 @@ START_TEST (test_power_cut_everysec_switch)
         s_switch_then_die (dir);
     unsetenv ("PARLEY_TEST_COMPACT_DELAY_MS");
     s_wait_child (pid);
-    char why [512];
-    ck_assert_msg (tfault_cut (fault, dir, TFAULT_TAIL_GARBAGE, 300, why, sizeof why) == 0,
-                   "%s", why);
-    recovered_t *recovered = calloc (1, sizeof (recovered_t));
-    journal_t *journal = s_open (dir, JOURNAL_FSYNC_EVERYSEC, recovered);
-    s_expect (recovered, 200);
-    journal_destroy (&journal);
-    free (recovered);
+    s_cut (fault, dir, TFAULT_TAIL_GARBAGE, 300);
+    s_expect_reopened (dir, JOURNAL_FSYNC_EVERYSEC, 200);
     tfault_destroy (&fault);
     free (dir);
     tproc_dir_destroy (&tmp);
@@ -255,12 +268,7 @@ END_TEST
 static void
 s_fail_then_heal (const char *dir, tfault_t *fault)
 {
-    char why [512];
-    journal_t *journal = journal_open (dir, JOURNAL_FSYNC_ALWAYS, 1u << 30, why, sizeof why);
-    CHILD_ASSERT (journal);
-    recovered_t *none = calloc (1, sizeof (recovered_t));
-    CHILD_ASSERT (journal_recover (journal, false, s_collect, s_collect, none, why,
-                                   sizeof why) == 0);
+    journal_t *journal = s_child_open (dir, JOURNAL_FSYNC_ALWAYS);
     journal_set_snapshot (journal, s_write_state, NULL);
     for (int i = 0; i < 10; i++)
         CHILD_ASSERT (s_append (journal) == 0);
@@ -312,14 +320,8 @@ START_TEST (test_sync_failure_heals)
     s_wait_child (pid);
     //  The cut zeroes what the failed sync may have dropped (r10..r19 in
     //  log.1): only the snapshot brings them back.
-    char why [512];
-    ck_assert_msg (tfault_cut (fault, dir, TFAULT_TAIL_ZEROS, 4096, why, sizeof why) == 0,
-                   "%s", why);
-    recovered_t *recovered = calloc (1, sizeof (recovered_t));
-    journal_t *journal = s_open (dir, JOURNAL_FSYNC_ALWAYS, recovered);
-    s_expect (recovered, 40);
-    journal_destroy (&journal);
-    free (recovered);
+    s_cut (fault, dir, TFAULT_TAIL_ZEROS, 4096);
+    s_expect_reopened (dir, JOURNAL_FSYNC_ALWAYS, 40);
     tfault_destroy (&fault);
     free (dir);
     tproc_dir_destroy (&tmp);
@@ -372,11 +374,7 @@ START_TEST (test_everysec_failure_heals)
     ck_assert (journal_healthy (journal));
     ck_assert_uint_eq (journal_durable_seq (journal), 30);
     journal_destroy (&journal);
-    recovered_t *recovered = calloc (1, sizeof (recovered_t));
-    journal = s_open (dir, JOURNAL_FSYNC_EVERYSEC, recovered);
-    s_expect (recovered, 30);
-    journal_destroy (&journal);
-    free (recovered);
+    s_expect_reopened (dir, JOURNAL_FSYNC_EVERYSEC, 30);
     tfault_destroy (&fault);
     free (dir);
     tproc_dir_destroy (&tmp);
@@ -440,51 +438,13 @@ START_TEST (test_many_logs)
 }
 END_TEST
 
-//  The descriptors /proc shows for `pid` (the count; their numbers in
-//  fds).
-static int
-s_fds (pid_t pid, int *fds, int max)
-{
-    char path [64];
-    snprintf (path, sizeof path, "/proc/%d/fd", (int) pid);
-    DIR *handle = opendir (path);
-    if (!handle)
-        return -1;
-    int count = 0;
-    struct dirent *entry;
-    while ((entry = readdir (handle)))
-        if (entry->d_name [0] != '.' && count < max)
-            fds [count++] = atoi (entry->d_name);
-    closedir (handle);
-    return count;
-}
-
-//  Gone, or a zombie nobody reaped yet.
-static bool
-s_dead (pid_t pid)
-{
-    char path [64], stat [512] = "";
-    snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
-    FILE *file = fopen (path, "r");
-    if (!file)
-        return true;
-    bool read = fgets (stat, sizeof stat, file) != NULL;
-    fclose (file);
-    const char *end = strrchr (stat, ')');
-    return !read || !end || end [2] == 'Z' || end [2] == 'X';
-}
-
 //  In a child: holds the directory, starts a compaction whose child
 //  waits (test hook), tells the test both pids, and waits to be killed.
 static void
 s_compact_and_wait (const char *dir, int out)
 {
     char why [512];
-    journal_t *journal = journal_open (dir, JOURNAL_FSYNC_ALWAYS, 1u << 30, why, sizeof why);
-    CHILD_ASSERT (journal);
-    recovered_t *none = calloc (1, sizeof (recovered_t));
-    CHILD_ASSERT (journal_recover (journal, false, s_collect, s_collect, none, why,
-                                   sizeof why) == 0);
+    journal_t *journal = s_child_open (dir, JOURNAL_FSYNC_ALWAYS);
     CHILD_ASSERT (s_append (journal) == 0 && journal_commit (journal) == 0);
     CHILD_ASSERT (journal_compact (journal, s_write_state, NULL, why, sizeof why) == 0);
     //  The compaction child is the only child.
@@ -526,7 +486,7 @@ START_TEST (test_compaction_child_dies_with_broker)
     //  The compaction child closes all but stdin, stdout and stderr.
     int fds [256], count = 0;
     int64_t deadline = pclock_mono_ms () + 5000;
-    while ((count = s_fds (child, fds, 256)) != 3 && pclock_mono_ms () < deadline)
+    while ((count = tpid_fds (child, fds, 256)) != 3 && pclock_mono_ms () < deadline)
         pclock_sleep_ms (10);
     //  kill -9 of the "broker": the directory can be used at once.
     int64_t killed = pclock_mono_ms ();
@@ -547,9 +507,9 @@ START_TEST (test_compaction_child_dies_with_broker)
     ck_assert_msg (journal, "still locked after 5 s: %s", why);
     ck_assert_msg (took < 1000, "locked for %lld ms after the kill", (long long) took);
     deadline = pclock_mono_ms () + 5000;
-    while (!s_dead (child) && pclock_mono_ms () < deadline)
+    while (!tpid_dead (child) && pclock_mono_ms () < deadline)
         pclock_sleep_ms (10);
-    ck_assert_msg (s_dead (child), "the compaction child %d outlived its broker", (int) child);
+    ck_assert_msg (tpid_dead (child), "the compaction child %d outlived its broker", (int) child);
     recovered_t *recovered = calloc (1, sizeof (recovered_t));
     ck_assert_msg (journal_recover (journal, false, s_collect, s_collect, recovered, why,
                                     sizeof why) == 0, "%s", why);

@@ -492,6 +492,20 @@ s_clean_env (void)
     }
 }
 
+//  What a main returns for each result of pconfig_parse.
+START_TEST (test_ends)
+{
+    int rc = 42;
+    ck_assert (!pconfig_ends (PCONFIG_PARSED, &rc));
+    ck_assert_int_eq (rc, 42);
+    ck_assert (pconfig_ends (PCONFIG_EXIT_OK, &rc));
+    ck_assert_int_eq (rc, PARLEY_EXIT_OK);
+    rc = 42;
+    ck_assert (pconfig_ends (PCONFIG_EXIT_USAGE, &rc));
+    ck_assert_int_eq (rc, PARLEY_EXIT_USAGE);
+}
+END_TEST
+
 static Suite *
 s_suite (void)
 {
@@ -517,6 +531,7 @@ s_suite (void)
     tcase_add_test (tc, test_help);
     tcase_add_test (tc, test_version);
     tcase_add_test (tc, test_empty_table);
+    tcase_add_test (tc, test_ends);
     suite_add_tcase (suite, tc);
     return suite;
 }

@@ -27,6 +27,7 @@
 #include "lib/testcheck.h"
 #include "lib/testclient.h"
 #include "lib/testflow.h"
+#include "lib/testmail.h"
 #include "lib/testsuite.h"
 #include "lib/tproc.h"
 
@@ -107,15 +108,28 @@ s_write_scenario (s_run_t *run)
     run->scenario = tproc_dir_path (run->dir, "scenario");
 }
 
+//  The broker on the run's data directory and scenario, writing its state
+//  at its clean stop, with the flags in `extra` (NULL-ended, at most 16).
 static testbroker_t *
-s_start (s_run_t *run, const char *flag, const char *value)
+s_start_with (s_run_t *run, const char *const *extra)
 {
-    const char *args [] = { "--data-dir", run->data, "--scenario", run->scenario,
-                            "--fsync", "always", "--dump-on-exit", run->live,
-                            "--checkpoints", "6", flag, value, NULL };
+    const char *args [26] = { "--data-dir", run->data, "--scenario", run->scenario,
+                              "--fsync", "always", "--dump-on-exit", run->live };
+    size_t count = 8;
+    for (; *extra; extra++) {
+        ck_assert_uint_lt (count, 25);
+        args [count++] = *extra;
+    }
+    args [count] = NULL;
     testbroker_t *broker = testcheck_start (args);
     ck_assert_ptr_nonnull (broker);
     return broker;
+}
+
+static testbroker_t *
+s_start (s_run_t *run, const char *flag, const char *value)
+{
+    return s_start_with (run, (const char *[]) { "--checkpoints", "6", flag, value, NULL });
 }
 
 static void
@@ -378,6 +392,15 @@ s_run_new (s_run_t *run, bool world, uint64_t seed)
     }
 }
 
+//  BYE, whatever it answers, then close.
+static void
+s_bye (testclient_t **client_p)
+{
+    pmsg_t *reply = testclient_call0 (*client_p, PMSG_BYE);
+    pmsg_destroy (&reply);
+    testclient_destroy (client_p);
+}
+
 static void
 s_connect (s_run_t *run)
 {
@@ -393,9 +416,7 @@ s_disconnect (s_run_t *run)
     for (int i = 0; i < S_AGENTS; i++) {
         if (!run->agents [i].client)
             continue;
-        pmsg_t *reply = testclient_call0 (run->agents [i].client, PMSG_BYE);
-        pmsg_destroy (&reply);
-        testclient_destroy (&run->agents [i].client);
+        s_bye (&run->agents [i].client);
     }
 }
 
@@ -407,21 +428,6 @@ s_run_destroy (s_run_t *run)
     free (run->data);
     free (run->live);
     tproc_dir_destroy (&run->dir);
-}
-
-static char *
-s_read (const char *path, size_t *size)
-{
-    FILE *file = fopen (path, "rb");
-    ck_assert_msg (file, "cannot read %s", path);
-    fseek (file, 0, SEEK_END);
-    long len = ftell (file);
-    fseek (file, 0, SEEK_SET);
-    char *data = malloc ((size_t) len + 1);
-    ck_assert (fread (data, 1, (size_t) len, file) == (size_t) len);
-    fclose (file);
-    *size = (size_t) len;
-    return data;
 }
 
 //  The live dump (written at the broker's clean stop) equals what a
@@ -438,8 +444,8 @@ s_expect_replay_equals_live (s_run_t *run, const char *flag, const char *value)
                    "the replay diverged: %s", tproc_err (proc));
     tproc_destroy (&proc);
     size_t live_size, replay_size;
-    char *live = s_read (run->live, &live_size);
-    char *replay = s_read (replayed, &replay_size);
+    char *live = testsuite_read_file (run->live, &live_size);
+    char *replay = testsuite_read_file (replayed, &replay_size);
     //  A workload that did nothing would prove nothing.
     ck_assert_uint_gt (live_size, 1000);
     size_t at = 0;
@@ -468,6 +474,17 @@ s_compacted (s_run_t *run)
     return found;
 }
 
+//  Waits for a compaction (the journal's one-second tick starts one once
+//  the log is over --compact-min-bytes): 20 s.
+static void
+s_wait_compacted (s_run_t *run)
+{
+    int64_t deadline = pclock_mono_ms () + 20000;
+    while (!s_compacted (run) && pclock_mono_ms () < deadline)
+        pclock_sleep_ms (50);
+    ck_assert_msg (s_compacted (run), "no compaction within 20 s");
+}
+
 static void
 s_workload (bool world, const char *flag, const char *value)
 {
@@ -481,10 +498,7 @@ s_workload (bool world, const char *flag, const char *value)
         //  Half way, a compaction (the journal's one-second tick starts
         //  it): the rest of the history goes on top of its snapshot.
         if (compacting && i == S_STEPS / 2) {
-            int64_t deadline = pclock_mono_ms () + 20000;
-            while (!s_compacted (&run) && pclock_mono_ms () < deadline)
-                pclock_sleep_ms (50);
-            ck_assert_msg (s_compacted (&run), "no compaction within 20 s");
+            s_wait_compacted (&run);
         }
     }
     s_disconnect (&run);
@@ -601,15 +615,10 @@ START_TEST (test_replay_equals_live_after_an_early_compaction)
     s_write_key (client, "delete", "report", 0);
     //  A log over --compact-min-bytes: the next tick compacts it.
     s_write_key (client, "set", "big", 5000);
-    int64_t deadline = pclock_mono_ms () + 20000;
-    while (!s_compacted (&run) && pclock_mono_ms () < deadline)
-        pclock_sleep_ms (50);
-    ck_assert_msg (s_compacted (&run), "no compaction within 20 s");
+    s_wait_compacted (&run);
     //  On top of the snapshot: an operation that records the state_seq.
     s_write_key (client, "set", "after", 10);
-    pmsg_t *reply = testclient_call0 (client, PMSG_BYE);
-    pmsg_destroy (&reply);
-    testclient_destroy (&client);
+    s_bye (&client);
     ck_assert_int_eq (testbroker_stop (&run.broker), 0);
     s_expect_replay_equals_live (&run, "--log-level", "info");
     s_run_destroy (&run);
@@ -632,22 +641,14 @@ START_TEST (test_replay_equals_live_with_dropped_posts)
 {
     s_run_t run;
     s_run_new (&run, false, 9);
-    const char *args [] = { "--data-dir", run.data, "--scenario", run.scenario,
-                            "--fsync", "always", "--dump-on-exit", run.live,
-                            "--compact-min-bytes", "4096", "--overflow", "drop-oldest",
+    const char *args [] = { "--compact-min-bytes", "4096", "--overflow", "drop-oldest",
                             "--max-channel", "5", "--max-inbox", "6", NULL };
-    run.broker = testcheck_start (args);
-    ck_assert_ptr_nonnull (run.broker);
+    run.broker = s_start_with (&run, args);
     testclient_t *poster = s_agent (run.broker, "W", "worker");
     testclient_t *reader = s_agent (run.broker, "C", "checker");
     testclient_t *both [] = { poster, reader };
-    for (int i = 0; i < 2; i++) {
-        penc_t *enc = testclient_begin (both [i], PMSG_LISTEN, 1);
-        penc_kv_cstr (enc, "channel", "news");
-        pmsg_t *reply = testclient_call (both [i]);
-        EXPECT (reply, PMSG_OK);
-        pmsg_destroy (&reply);
-    }
+    for (int i = 0; i < 2; i++)
+        testmail_listen (both [i], "news");
     //  Seven posts to a channel of five: the first two are dropped by the
     //  channel and stay as tombstones in both inboxes.
     for (int i = 0; i < 7; i++) {
@@ -656,16 +657,11 @@ START_TEST (test_replay_equals_live_with_dropped_posts)
         s_sent (poster, "news", true, body);
     }
     s_write_key (poster, "set", "big", 5000);
-    int64_t deadline = pclock_mono_ms () + 20000;
-    while (!s_compacted (&run) && pclock_mono_ms () < deadline)
-        pclock_sleep_ms (50);
-    ck_assert_msg (s_compacted (&run), "no compaction within 20 s");
+    s_wait_compacted (&run);
     //  The reader's inbox is full (six places): this pops its oldest.
     s_sent (poster, "C", false, "after");
     for (int i = 0; i < 2; i++) {
-        pmsg_t *reply = testclient_call0 (both [i], PMSG_BYE);
-        pmsg_destroy (&reply);
-        testclient_destroy (&both [i]);
+        s_bye (&both [i]);
     }
     ck_assert_int_eq (testbroker_stop (&run.broker), 0);
     s_expect_replay_equals_live (&run, "--log-level", "info");
@@ -687,41 +683,21 @@ START_TEST (test_replay_equals_live_after_limits_lowered)
         snprintf (key, sizeof key, "key.%d", i);
         s_write_key (client, "set", key, 10);
     }
-    pmsg_t *reply = testclient_call0 (client, PMSG_BYE);
-    pmsg_destroy (&reply);
-    testclient_destroy (&client);
+    s_bye (&client);
     ck_assert_int_eq (testbroker_stop (&run.broker), 0);
 
-    const char *args [] = { "--data-dir", run.data, "--scenario", run.scenario,
-                            "--fsync", "always", "--dump-on-exit", run.live,
-                            "--compact-min-bytes", "4096", "--max-state-keys", "8", NULL };
-    run.broker = testcheck_start (args);
-    ck_assert_ptr_nonnull (run.broker);
+    const char *args [] = { "--compact-min-bytes", "4096", "--max-state-keys", "8", NULL };
+    run.broker = s_start_with (&run, args);
     client = s_agent (run.broker, "W", "worker");
     //  A key that is there already: the limit has nothing to say.
     s_write_key (client, "set", "key.0", 5000);
-    int64_t deadline = pclock_mono_ms () + 20000;
-    while (!s_compacted (&run) && pclock_mono_ms () < deadline)
-        pclock_sleep_ms (50);
-    ck_assert_msg (s_compacted (&run), "no compaction within 20 s");
-    reply = testclient_call0 (client, PMSG_BYE);
-    pmsg_destroy (&reply);
-    testclient_destroy (&client);
+    s_wait_compacted (&run);
+    s_bye (&client);
     ck_assert_int_eq (testbroker_stop (&run.broker), 0);
     s_expect_replay_equals_live (&run, "--log-level", "info");
     s_run_destroy (&run);
 }
 END_TEST
-
-static void
-s_listen (testclient_t *client, const char *channel)
-{
-    penc_t *enc = testclient_begin (client, PMSG_LISTEN, 1);
-    penc_kv_cstr (enc, "channel", channel);
-    pmsg_t *reply = testclient_call (client);
-    EXPECT (reply, PMSG_OK);
-    pmsg_destroy (&reply);
-}
 
 //  The same for channels: memberships above a lowered --max-channels stay
 //  (the limit refuses new channels), and survive a compaction and a
@@ -737,40 +713,27 @@ START_TEST (test_replay_equals_live_after_channels_lowered)
     for (int i = 0; i < 6; i++) {
         char channel [16];
         snprintf (channel, sizeof channel, "chan.%d", i);
-        s_listen (client, channel);
+        testmail_listen (client, channel);
         s_sent (other, channel, true, "queued");
     }
-    pmsg_t *reply = testclient_call0 (client, PMSG_BYE);
-    pmsg_destroy (&reply);
-    testclient_destroy (&client);
-    reply = testclient_call0 (other, PMSG_BYE);
-    pmsg_destroy (&reply);
-    testclient_destroy (&other);
+    s_bye (&client);
+    s_bye (&other);
     ck_assert_int_eq (testbroker_stop (&run.broker), 0);
 
-    const char *args [] = { "--data-dir", run.data, "--scenario", run.scenario,
-                            "--fsync", "always", "--dump-on-exit", run.live,
-                            "--compact-min-bytes", "4096", "--max-channels", "3",
+    const char *args [] = { "--compact-min-bytes", "4096", "--max-channels", "3",
                             "--max-agents", "1", NULL };
-    run.broker = testcheck_start (args);
-    ck_assert_ptr_nonnull (run.broker);
+    run.broker = s_start_with (&run, args);
     client = s_agent (run.broker, "W", "worker");
     s_write_key (client, "set", "big", 5000);
-    int64_t deadline = pclock_mono_ms () + 20000;
-    while (!s_compacted (&run) && pclock_mono_ms () < deadline)
-        pclock_sleep_ms (50);
-    ck_assert_msg (s_compacted (&run), "no compaction within 20 s");
-    reply = testclient_call0 (client, PMSG_BYE);
-    pmsg_destroy (&reply);
-    testclient_destroy (&client);
+    s_wait_compacted (&run);
+    s_bye (&client);
     ck_assert_int_eq (testbroker_stop (&run.broker), 0);
     s_expect_replay_equals_live (&run, "--log-level", "info");
 
     //  Recovered from the snapshot: two agents registered, one allowed.
-    run.broker = testcheck_start (args);
-    ck_assert_ptr_nonnull (run.broker);
+    run.broker = s_start_with (&run, args);
     testclient_t *third = testclient_new (testbroker_router (run.broker));
-    reply = testclient_hello (third, "X");
+    pmsg_t *reply = testclient_hello (third, "X");
     ck_assert_int_eq (testclient_error_code (reply), PERR_TOO_MANY_AGENTS);
     pmsg_destroy (&reply);
     testclient_destroy (&third);
@@ -806,9 +769,7 @@ s_workflow_restart (int signum)
     //  whether its departure or the stop came first would be the machine's
     //  load's choice.
     if (signum == SIGKILL) {
-        testbroker_signal (run.broker, SIGKILL);
-        testbroker_wait (run.broker, 10000);
-        testbroker_stop (&run.broker);
+        testbroker_kill (&run.broker);
     }
     else
         ck_assert_int_eq (testbroker_stop (&run.broker), 0);
@@ -919,9 +880,7 @@ START_TEST (test_retry_after_restart_is_applied_once)
             //  kill -9 under --fsync always: everything answered is on disk.
             testclient_destroy (&worker);
             testclient_destroy (&peer);
-            testbroker_signal (run.broker, SIGKILL);
-            testbroker_wait (run.broker, 10000);
-            testbroker_stop (&run.broker);
+            testbroker_kill (&run.broker);
             run.broker = s_start (&run, "--log-level", "info");
             //  The ids were not given up (no BYE): their tokens are needed,
             //  and the registrations with them survived.

@@ -409,15 +409,9 @@ s_static_screenshot (const char *url, const char *bins)
 
 START_TEST (test_browser_live_and_replay)
 {
-    const char *tests = getenv ("PARLEY_TEST_DIR");
+    char script [1024], shot [1024];
+    testweb_browser ("web-view.png", script, shot, sizeof script);
     const char *bins = getenv ("PARLEY_BIN_DIR");
-    ck_assert_msg (tests && bins, "PARLEY_TEST_DIR and PARLEY_BIN_DIR are needed");
-    char script [1024], modules [1024], shot [1024];
-    snprintf (script, sizeof script, "%s/web/view.test.js", tests);
-    snprintf (modules, sizeof modules, "%s/web/node_modules/puppeteer-core/package.json", tests);
-    snprintf (shot, sizeof shot, "%s/../web-view.png", bins);
-    ck_assert_msg (access (modules, R_OK) == 0,
-                   "%s is missing: run scripts/deps.sh (npm ci in tests/web)", modules);
 
     testbroker_t *broker = testbroker_start ((const char *[]) { "--seed", "7", "--world-size", "20", NULL });
     ck_assert_ptr_nonnull (broker);

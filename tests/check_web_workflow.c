@@ -30,6 +30,7 @@
 #include "lib/testbroker.h"
 #include "lib/testclient.h"
 #include "lib/testflow.h"
+#include "lib/testparley.h"
 #include "lib/testsuite.h"
 #include "lib/testweb.h"
 #include "lib/tproc.h"
@@ -101,33 +102,6 @@ s_expect_json (const json_t *value, const char *json)
     free (text);
 }
 
-//  The test's own eyes on the broker: an observer (no registration, no
-//  liveness to keep up while the browser works).
-static parley_client_t *
-s_observer (const char *router)
-{
-    parley_client_t *client = parley_client_new (router, "TestEyes");
-    parley_client_set_observe (client, true);
-    parley_client_set_timeout (client, 10000, 200);
-    ck_assert_int_eq (parley_client_connect (client), PARLEY_OK);
-    return client;
-}
-
-//  The agents registered now, as "A,B,".
-static void
-s_registered (parley_client_t *eyes, char *list, size_t size)
-{
-    parley_agent_list_t *agents = NULL;
-    ck_assert_int_eq (parley_client_agents (eyes, &agents), PARLEY_OK);
-    list [0] = 0;
-    for (size_t i = 0; i < parley_agent_list_count (agents); i++) {
-        size_t used = strlen (list);
-        snprintf (list + used, size - used, "%s,",
-                  parley_agent_name (parley_agent_list_at (agents, i)));
-    }
-    parley_agent_list_destroy (&agents);
-}
-
 //  Only the test's own agents are registered, once the operator's last
 //  use is over: the view reads the workflow again after each turn, and
 //  such a read may be under way (registered for its length) right now.
@@ -136,10 +110,10 @@ s_only (parley_client_t *eyes, const char *expected)
 {
     char list [512];
     int64_t deadline = pclock_mono_ms () + DEADLINE_MS;
-    s_registered (eyes, list, sizeof list);
+    testparley_registered (eyes, list, sizeof list);
     while (!streq (list, expected) && pclock_mono_ms () < deadline) {
         zclock_sleep (50);
-        s_registered (eyes, list, sizeof list);
+        testparley_registered (eyes, list, sizeof list);
     }
     ck_assert_str_eq (list, expected);
 }
@@ -162,7 +136,7 @@ START_TEST (test_workflow_reads_and_actions)
 {
     testbroker_t *broker = testflow_start (&testflow_default);
     const char *router = testbroker_router (broker);
-    parley_client_t *eyes = s_observer (router);
+    parley_client_t *eyes = testparley_observer (router, "TestEyes", 10000);
     testclient_t *worker = testflow_agent (broker, "W1", "worker");
     testflow_handover_ok (worker, "[{\"op\":\"update\",\"key\":\"work\",\"value\":[\"draft\"]}]",
                           "reviewer", NULL);                          //  checkpoint 2
@@ -272,18 +246,11 @@ END_TEST
 
 START_TEST (test_browser_workflow)
 {
-    const char *tests = getenv ("PARLEY_TEST_DIR");
-    const char *bins = getenv ("PARLEY_BIN_DIR");
-    ck_assert_msg (tests && bins, "PARLEY_TEST_DIR and PARLEY_BIN_DIR are needed");
-    char script [1024], modules [1024], shot [1024];
-    snprintf (script, sizeof script, "%s/web/view.test.js", tests);
-    snprintf (modules, sizeof modules, "%s/web/node_modules/puppeteer-core/package.json", tests);
-    snprintf (shot, sizeof shot, "%s/../web-workflow.png", bins);
-    ck_assert_msg (access (modules, R_OK) == 0,
-                   "%s is missing: run scripts/deps.sh (npm ci in tests/web)", modules);
+    char script [1024], shot [1024];
+    testweb_browser ("web-workflow.png", script, shot, sizeof script);
     testbroker_t *broker = testflow_start (&testflow_default);
     const char *router = testbroker_router (broker);
-    parley_client_t *eyes = s_observer (router);
+    parley_client_t *eyes = testparley_observer (router, "TestEyes", 10000);
     testclient_t *worker = testflow_agent (broker, "W1", "worker");
     testflow_handover_ok (worker, "[{\"op\":\"update\",\"key\":\"work\",\"value\":[\"draft\"]}]",
                           "reviewer", NULL);

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "core_int.h"
+#include "snapshot_obj.h"
 #include "pwire.h"
 
 enum {
@@ -280,15 +281,6 @@ core_restore_new (core_t *core)
     return self;
 }
 
-static void
-s_copy (const msgpack_object *o, char *buf, size_t size)
-{
-    size_t len = o->via.str.size < size - 1 ? o->via.str.size : size - 1;
-    if (len)
-        memcpy (buf, o->via.str.ptr, len);
-    buf [len] = 0;
-}
-
 static bool
 s_is (const msgpack_object *o, msgpack_object_type type)
 {
@@ -334,7 +326,7 @@ s_restore_agent (core_restore_t *r, const msgpack_object *items, uint32_t count)
                    ||  !s_is (&items [9], MSGPACK_OBJECT_POSITIVE_INTEGER))))
         return -1;
     char id [PROTO_MAX_NAME + 1];
-    s_copy (&items [1], id, sizeof id);
+    snapshot_obj_copy (&items [1], id, sizeof id);
     agent_t *agent = agents_lookup (self->agents, id);
     if (!agent) {
         //  A snapshot's agents were all registered under the limits of
@@ -360,7 +352,7 @@ s_restore_agent (core_restore_t *r, const msgpack_object *items, uint32_t count)
     agent->out_count = 0;
     agent->out_bytes = 0;
     if (count > 6)
-        s_copy (&items [6], agent->token, sizeof agent->token);
+        snapshot_obj_copy (&items [6], agent->token, sizeof agent->token);
     else
         agent->token [0] = 0;
     if (count > 7) {
@@ -374,7 +366,7 @@ s_restore_agent (core_restore_t *r, const msgpack_object *items, uint32_t count)
         if (s_is (&channels->ptr [i], MSGPACK_OBJECT_STR)
         &&  channels->ptr [i].via.str.size <= PROTO_MAX_NAME) {
             char name [PROTO_MAX_NAME + 1];
-            s_copy (&channels->ptr [i], name, sizeof name);
+            snapshot_obj_copy (&channels->ptr [i], name, sizeof name);
             mailroom_listen (self->mailroom, agent, name);
         }
     r->agents++;
@@ -391,7 +383,7 @@ s_restore_key (core_restore_t *r, const msgpack_object *items)
     ||  !s_is (&items [4], MSGPACK_OBJECT_BIN) || !s_value_sound (r, &items [4]))
         return -1;
     char key [PROTO_MAX_KEY + 1];
-    s_copy (&items [1], key, sizeof key);
+    snapshot_obj_copy (&items [1], key, sizeof key);
     if (state_restore_entry (r->core->state, key, (state_reducer_t) items [2].via.u64,
                              items [3].via.u64, items [4].via.bin.ptr, items [4].via.bin.size,
                              r->why, sizeof r->why)) {
@@ -438,7 +430,7 @@ s_restore_mail (core_restore_t *r, const msgpack_object *items, uint32_t count)
         if (!s_is (&list->ptr [i], MSGPACK_OBJECT_STR) || list->ptr [i].via.str.size > PROTO_MAX_NAME)
             continue;
         char id [PROTO_MAX_NAME + 1];
-        s_copy (&list->ptr [i], id, sizeof id);
+        snapshot_obj_copy (&list->ptr [i], id, sizeof id);
         agent_t *agent = agents_lookup (self->agents, id);
         if (agent)
             r->holders [n++] = agent;

@@ -12,17 +12,10 @@ bool
 replay_keep (replay_t *self, uint64_t key, const penc_t *reply, size_t head, size_t fields)
 {
     assert (self && reply && head <= penc_size (reply));
+    //  Forgotten first: when the copy cannot be made, no answer is left.
     replay_forget (self);
-    size_t size = penc_size (reply) - head;
-    uint8_t *data = malloc (size ? size : 1);
-    if (!data)
-        return false;
-    memcpy (data, (const uint8_t *) penc_data (reply) + head, size);
-    self->key = key;
-    self->fields = fields;
-    self->data = data;
-    self->size = size;
-    return true;
+    return replay_set (self, key, fields, (const uint8_t *) penc_data (reply) + head,
+                       penc_size (reply) - head);
 }
 
 bool

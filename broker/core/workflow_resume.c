@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "workflow_int.h"
+#include "snapshot_obj.h"
 
 #define S_WORLD_PREFIX "world."
 
@@ -323,15 +324,6 @@ s_is (const msgpack_object *o, msgpack_object_type type)
     return o->type == type;
 }
 
-static void
-s_copy (const msgpack_object *o, char *buf, size_t size)
-{
-    size_t len = o->via.str.size < size - 1 ? o->via.str.size : size - 1;
-    if (len)
-        memcpy (buf, o->via.str.ptr, len);
-    buf [len] = 0;
-}
-
 int
 workflow_restore_fields (workflow_t *self, const msgpack_object *items, uint32_t count,
                          char *why, size_t why_size)
@@ -349,7 +341,7 @@ workflow_restore_fields (workflow_t *self, const msgpack_object *items, uint32_t
         return -1;
     }
     char holder [PROTO_MAX_NAME + 1];
-    s_copy (&items [2], holder, sizeof holder);
+    snapshot_obj_copy (&items [2], holder, sizeof holder);
     const role_t *role = holder [0] ? scenario_role (self->scenario, holder) : NULL;
     if (holder [0] && !role) {
         snprintf (why, why_size, "the workflow's holder %s is not a role of scenario %s "
@@ -376,7 +368,7 @@ workflow_restore_fields (workflow_t *self, const msgpack_object *items, uint32_t
     self->holder = role;
     self->turn = items [3].via.u64;
     self->revisions = items [4].via.u64;
-    s_copy (&items [5], self->reason, sizeof self->reason);
+    snapshot_obj_copy (&items [5], self->reason, sizeof self->reason);
     self->checkpoint = items [6].via.u64;
     self->restore_next = items [7].via.u64;
     self->restore_dropped = items [8].via.u64;
@@ -398,8 +390,8 @@ workflow_restore_key (workflow_t *self, const msgpack_object *items, uint32_t co
         info.meta.turn = items [3].via.u64;
         info.meta.revisions = items [4].via.u64;
         info.meta.status = (wf_status_t) items [5].via.u64;
-        s_copy (&items [6], info.meta.holder, sizeof info.meta.holder);
-        s_copy (&items [7], info.meta.reason, sizeof info.meta.reason);
+        snapshot_obj_copy (&items [6], info.meta.holder, sizeof info.meta.holder);
+        snapshot_obj_copy (&items [7], info.meta.reason, sizeof info.meta.reason);
         rc = checkpoints_restore_info (self->checkpoints, &info);
     }
     else
@@ -410,7 +402,7 @@ workflow_restore_key (workflow_t *self, const msgpack_object *items, uint32_t co
     &&  items [4].via.u64 < STATE_REDUCER__COUNT
     &&  s_is (&items [5], MSGPACK_OBJECT_BOOLEAN) && s_is (&items [6], MSGPACK_OBJECT_BIN)) {
         char key [PROTO_MAX_KEY + 1];
-        s_copy (&items [3], key, sizeof key);
+        snapshot_obj_copy (&items [3], key, sizeof key);
         uint64_t number = s_is (&items [2], MSGPACK_OBJECT_NIL) ? UINT64_MAX : items [2].via.u64;
         rc = checkpoints_restore_key (self->checkpoints, number, key,
                                       (state_reducer_t) items [4].via.u64, items [6].via.bin.ptr,

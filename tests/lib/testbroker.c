@@ -255,3 +255,12 @@ testbroker_log_contains (testbroker_t *self, const char *text)
     fclose (file);
     return found;
 }
+
+void
+testbroker_kill (testbroker_t **self_p)
+{
+    assert (self_p && *self_p);
+    testbroker_signal (*self_p, SIGKILL);
+    testbroker_wait (*self_p, 10000);
+    testbroker_stop (self_p);
+}

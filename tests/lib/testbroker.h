@@ -32,6 +32,8 @@ void testbroker_signal (testbroker_t *self, int signum);
 //  Waits up to timeout_ms for the process to end; same result as stop, or
 //  -2 if it is still running.
 int testbroker_wait (testbroker_t *self, int timeout_ms);
+//  kill -9 (a crash), waits up to 10 s for it to end, and releases it.
+void testbroker_kill (testbroker_t **self_p);
 
 const char *testbroker_router (testbroker_t *self);
 const char *testbroker_pub (testbroker_t *self);

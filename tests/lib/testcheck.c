@@ -135,3 +135,12 @@ testcheck_sub_join (testsub_t *sub, testclient_t *agent)
     } while (!s_saw (sub, "state.subprobe"));
     testsub_unsubscribe (sub, "state.subprobe");
 }
+
+void
+testcheck_leave (testclient_t **client_p)
+{
+    pmsg_t *reply = testclient_call0 (*client_p, PMSG_BYE);
+    EXPECT (reply, PMSG_OK);
+    pmsg_destroy (&reply);
+    testclient_destroy (client_p);
+}

@@ -28,6 +28,8 @@ testbroker_t *testcheck_start (const char *const *args);
 void testcheck_stop (testbroker_t **broker_p);
 //  A client that said HELLO as `id` (WELCOME checked).
 testclient_t *testcheck_agent (testbroker_t *broker, const char *id);
+//  BYE, answered with OK, then the client destroyed.
+void testcheck_leave (testclient_t **client_p);
 //  The agent_info of `id` in an AGENT_LIST, or NULL.
 const msgpack_object *testcheck_find_agent (const pmsg_t *list, const char *id);
 //  What `id` has queued and not acknowledged, from AGENTS asked by

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*  testmail - shared helpers of the broker mail suites. See testmail.h. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "testmail.h"
@@ -92,4 +93,21 @@ testmail_unlisten (testclient_t *client, const char *channel)
     pmsg_t *reply = testmail_channel_call (client, PMSG_UNLISTEN, channel);
     EXPECT (reply, PMSG_OK);
     pmsg_destroy (&reply);
+}
+
+char *
+testmail_listing (const pmsg_t *mail)
+{
+    char *out = calloc (1, 65536);
+    ck_assert_ptr_nonnull (out);
+    size_t at = 0;
+    for (size_t i = 0; i < testclient_array_size (mail, "messages"); i++) {
+        const msgpack_object *item = testclient_array_at (mail, "messages", i);
+        const msgpack_object *body = pobj_get (item, "body");
+        int len = body && body->type == MSGPACK_OBJECT_STR ? (int) body->via.str.size : 0;
+        at += (size_t) snprintf (out + at, 65536 - at, "%llu:%.*s,",
+                                 (unsigned long long) pobj_uint (item, "seq", 0), len,
+                                 len ? body->via.str.ptr : "");
+    }
+    return out;
 }

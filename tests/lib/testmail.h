@@ -34,5 +34,8 @@ pmsg_t *testmail_channel_call (testclient_t *client, pmsg_type_t verb, const cha
 //  LISTEN, UNLISTEN (OK checked).
 void testmail_listen (testclient_t *client, const char *channel);
 void testmail_unlisten (testclient_t *client, const char *channel);
+//  A MAIL reply's messages as "seq:body,seq:body,..." (at most 64 KiB;
+//  caller frees), to compare the mail of two lives of a broker.
+char *testmail_listing (const pmsg_t *mail);
 
 #endif

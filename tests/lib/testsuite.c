@@ -97,6 +97,16 @@ testsuite_read_test_file (const char *name, size_t *size)
     return data;
 }
 
+void
+testsuite_write_file (const char *path, const void *data, size_t size)
+{
+    assert (path && (data || size == 0));
+    FILE *file = fopen (path, "wb");
+    ck_assert_msg (file, "cannot open %s: %s", path, strerror (errno));
+    bool written = fwrite (data, 1, size, file) == size;
+    ck_assert_msg (fclose (file) == 0 && written, "cannot write %s", path);
+}
+
 bool
 testsuite_matches (const char *text, const char *pattern)
 {

@@ -45,6 +45,9 @@ char *testsuite_test_path (const char *name);
 char *testsuite_read_file (const char *path, size_t *size);
 //  testsuite_read_file of testsuite_test_path (name).
 char *testsuite_read_test_file (const char *name, size_t *size);
+//  `size` bytes of `data` as the whole of the file `path` (made or
+//  truncated). Fails the running test if it cannot be written.
+void testsuite_write_file (const char *path, const void *data, size_t size);
 
 //  True if the POSIX extended regex `pattern` matches somewhere in `text`;
 //  ^ and $ match at every line. A bad pattern fails the running test.

@@ -165,3 +165,17 @@ testweb_port (const char *url)
     return (uint16_t) atoi (strrchr (url, ':') + 1);
 }
 
+
+void
+testweb_browser (const char *shot_name, char *script, char *shot, size_t size)
+{
+    const char *tests = getenv ("PARLEY_TEST_DIR");
+    const char *bins = getenv ("PARLEY_BIN_DIR");
+    ck_assert_msg (tests && bins, "PARLEY_TEST_DIR and PARLEY_BIN_DIR are needed");
+    char modules [1024];
+    snprintf (script, size, "%s/web/view.test.js", tests);
+    snprintf (modules, sizeof modules, "%s/web/node_modules/puppeteer-core/package.json", tests);
+    snprintf (shot, size, "%s/../%s", bins, shot_name);
+    ck_assert_msg (access (modules, R_OK) == 0,
+                   "%s is missing: run scripts/deps.sh (npm ci in tests/web)", modules);
+}

@@ -42,5 +42,11 @@ void testweb_stream_close (testweb_stream_t **stream_p);
 char *testweb_wait_url (const char *ready, tproc_t *web);
 //  The port of "http://HOST:PORT/".
 uint16_t testweb_port (const char *url);
+//  What a browser test (node and puppeteer-core) needs: the page script
+//  $PARLEY_TEST_DIR/web/view.test.js in `script`, and where to put its
+//  screenshot, $PARLEY_BIN_DIR/../<shot_name>, in `shot` (each `size`
+//  bytes). Fails the test when either variable is unset or puppeteer-core
+//  is not installed.
+void testweb_browser (const char *shot_name, char *script, char *shot, size_t size);
 
 #endif

@@ -241,15 +241,8 @@ main (int argc, char **argv)
     if (!config)
         return PARLEY_EXIT_FAILURE;
     int rc = PARLEY_EXIT_OK;
-    switch (pconfig_parse (config, argc, argv, true)) {
-        case PCONFIG_EXIT_OK:
-            goto done;
-        case PCONFIG_EXIT_USAGE:
-            rc = PARLEY_EXIT_USAGE;
-            goto done;
-        case PCONFIG_PARSED:
-            break;
-    }
+    if (pconfig_ends (pconfig_parse (config, argc, argv, true), &rc))
+        goto done;
     size_t count = pconfig_positional_count (config);
     const ctl_command_t *command = count ? s_lookup (config, count) : NULL;
     if (!command) {

@@ -58,15 +58,8 @@ main (int argc, char **argv)
     if (!config)
         return PARLEY_EXIT_FAILURE;
     int rc = PARLEY_EXIT_OK;
-    switch (pconfig_parse (config, argc, argv, false)) {
-        case PCONFIG_EXIT_OK:
-            goto done;
-        case PCONFIG_EXIT_USAGE:
-            rc = PARLEY_EXIT_USAGE;
-            goto done;
-        case PCONFIG_PARSED:
-            break;
-    }
+    if (pconfig_ends (pconfig_parse (config, argc, argv, false), &rc))
+        goto done;
     const char *dir = pconfig_str (config, "dir");
     const char *name = pconfig_str (config, "name");
     const char *agents = pconfig_str (config, "agents");

@@ -391,11 +391,8 @@ main (int argc, char **argv)
         "every event it publishes, decoded, one line per frame.",
         s_epilogue, s_options, OPTION_COUNT);
     int rc = PARLEY_EXIT_OK;
-    pconfig_result_t parsed = pconfig_parse (app.config, merged_argc, merged, false);
-    if (parsed != PCONFIG_PARSED) {
-        rc = parsed == PCONFIG_EXIT_OK? PARLEY_EXIT_OK: PARLEY_EXIT_USAGE;
+    if (pconfig_ends (pconfig_parse (app.config, merged_argc, merged, false), &rc))
         goto done;
-    }
     setvbuf (stdout, NULL, _IOLBF, 0);
     app.json = pconfig_bool (app.config, "json");
     app.full = pconfig_bool (app.config, "full");

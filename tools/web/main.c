@@ -212,10 +212,7 @@ main (int argc, char **argv)
         "the messages, the shared state and the workflow, updated as they change.",
         s_epilogue, s_options, OPTION_COUNT);
     int rc = PARLEY_EXIT_OK;
-    pconfig_result_t parsed = pconfig_parse (config, argc, argv, false);
-    if (parsed != PCONFIG_PARSED)
-        rc = parsed == PCONFIG_EXIT_OK? PARLEY_EXIT_OK: PARLEY_EXIT_USAGE;
-    else
+    if (!pconfig_ends (pconfig_parse (config, argc, argv, false), &rc))
         rc = s_run (config);
     pconfig_destroy (&config);
     return rc;
