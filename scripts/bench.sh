@@ -275,10 +275,11 @@ for size in (64, 256):
         "relay_libparley_%d_b256" % size, "relay_parley_%d_b256_f1" % size,
         "4 SENDs in flight, 1 FETCH", "msg/s")
 # Default broker settings (bench_relay's sender side): one message per
-# pipelined SEND against the forwarder's one message per frame, and
-# pipelined batches of 4096 against nats; INBOX_FULL and lost must be 0.
+# pipelined call (libparley coalesces them) against the forwarder's one
+# message per frame, and pipelined batches of 4096 against nats;
+# INBOX_FULL and lost must be 0.
 for size in (64, 256):
-    row("relay %d B, one message per SEND, pipelined, default settings" % size,
+    row("relay %d B, one message per call, pipelined (coalesced), default settings" % size,
         "relay_default_%d_b1" % size, "relay_forwarder_%d" % size, "ROUTER forwarder", "msg/s",
         1.0, target_text="≥ 1.0× forwarder")
     row("relay %d B, SEND batch 4096 pipelined, default settings" % size,
@@ -377,12 +378,14 @@ for size in (64, 256):
     prow("nats-server (in memory), libnats publisher", nats)
     prow("NATS JetStream (file), 1,024 async publishes in flight, ack-all", js)
     ok1 = None if None in (one, fwd, batched, js) else (one >= fwd and one >= 0.9 * batched and one >= 10 * js)
-    prow("Parley, pushed, one message per SEND", one, "relay_push1_%d" % size,
+    prow("Parley, pushed, one message per call (libparley coalesces them)", one, "relay_push1_%d" % size,
          "≥ 1.0× fwd, ≥ 0.9× batched, ≥ 10× JetStream", yes(ok1))
+    prow("Parley, pushed, one message per call, coalescing off (one SEND each)",
+         r.get("relay_push1_off_%d" % size), "relay_push1_off_%d" % size)
     okb = None if None in (batched, nats) else batched >= nats
     prow("Parley, pushed, SEND batches of 4096 (3730 at 256 B: the 1 MiB frame)", batched,
          "relay_pushb_%d" % size, "≥ 1.0× nats", yes(okb))
-    prow("Parley, pushed, one message per SEND, `--data-dir none`", r.get("relay_push1_nodata_%d" % size),
+    prow("Parley, pushed, one message per call (coalesced), `--data-dir none`", r.get("relay_push1_nodata_%d" % size),
          "relay_push1_nodata_%d" % size)
     L.append("")
 L.append("Round trip A → B → A, 64 B (A sends, B takes and answers, A takes; both ends in one thread), µs, medians of %d rounds:" % rounds)
