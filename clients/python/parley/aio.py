@@ -18,7 +18,7 @@ import zmq.asyncio
 
 from . import codec, errors, requests as rq, security
 from .replica import ReplicaCore
-from .session import CLOSED, READY, Session
+from .session import CLOSED, READY, Session, settler
 from .types import (AgentInfo, CheckpointList, CheckpointState, Confirmed, Event, Mail, Message,
                     ModelReport, Observation, Sent, State, Stats, Stepped, Welcome, WorkflowEvent,
                     WorkflowInfo,
@@ -185,14 +185,7 @@ class Client:
     async def call(self, request: rq.Request[R], timeout: Optional[float] = None) -> R:
         loop = asyncio.get_running_loop()
         future: asyncio.Future = loop.create_future()
-
-        def done(result: Any, exc: Optional[BaseException]) -> None:
-            if future.done():
-                return
-            if exc is not None:
-                future.set_exception(exc)
-            else:
-                future.set_result(result)
+        done = settler(future)
 
         self.session.submit(request, done, timeout)
         self._flush()
@@ -231,14 +224,7 @@ class Client:
                ) -> "asyncio.Future[R]":
         """Sends any request without waiting; its reply comes in the future."""
         future: asyncio.Future = asyncio.get_running_loop().create_future()
-
-        def done(result: Any, exc: Optional[BaseException]) -> None:
-            if future.done():
-                return
-            if exc is not None:
-                future.set_exception(exc)
-            else:
-                future.set_result(result)
+        done = settler(future)
 
         self.session.submit(request, done, timeout)
         self._flush()
@@ -259,14 +245,7 @@ class Client:
                 break
             await asyncio.wait([self._pipelined[0]])
         future: asyncio.Future = asyncio.get_running_loop().create_future()
-
-        def done(result: Any, exc: Optional[BaseException]) -> None:
-            if future.done():
-                return
-            if exc is not None:
-                future.set_exception(exc)
-            else:
-                future.set_result(result)
+        done = settler(future)
 
         if self.session.post_pipelined(messages, self.welcome.max_batch,
                                        self.session.clamp_wait(wait_ms), done, timeout,

@@ -22,7 +22,7 @@ import zmq
 
 from . import codec, errors, requests as rq, security
 from .replica import ReplicaCore
-from .session import CLOSED, READY, Session
+from .session import CLOSED, READY, Session, settler
 from .types import (AgentInfo, CheckpointList, CheckpointState, Confirmed, Event, Mail, Message,
                     ModelReport, Observation, Sent, State, Stats, Stepped, Welcome, WorkflowEvent,
                     WorkflowInfo,
@@ -227,12 +227,7 @@ class Client:
     def call(self, request: rq.Request[R], timeout: Optional[float] = None) -> R:
         """Sends any request and returns its parsed reply."""
         future: concurrent.futures.Future = concurrent.futures.Future()
-
-        def done(result: Any, exc: Optional[BaseException]) -> None:
-            if exc is not None:
-                future.set_exception(exc)
-            else:
-                future.set_result(result)
+        done = settler(future)
 
         with self._lock:
             self.session.submit(request, done, timeout)
@@ -284,14 +279,7 @@ class Client:
                ) -> "concurrent.futures.Future[R]":
         """Sends any request without waiting; its reply comes in the future."""
         future: concurrent.futures.Future = concurrent.futures.Future()
-
-        def done(result: Any, exc: Optional[BaseException]) -> None:
-            if future.done():
-                return
-            if exc is not None:
-                future.set_exception(exc)
-            else:
-                future.set_result(result)
+        done = settler(future)
 
         with self._lock:
             self.session.submit(request, done, timeout)
@@ -320,14 +308,7 @@ class Client:
             concurrent.futures.wait([oldest], (self.session.call_timeout
                                                if timeout is None else timeout) + 5.0)
         future: concurrent.futures.Future = concurrent.futures.Future()
-
-        def done(result: Any, exc: Optional[BaseException]) -> None:
-            if future.done():
-                return
-            if exc is not None:
-                future.set_exception(exc)
-            else:
-                future.set_result(result)
+        done = settler(future)
 
         with self._lock:
             wake = self.session.post_pipelined(messages, self.welcome.max_batch,

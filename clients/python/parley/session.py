@@ -88,6 +88,20 @@ COALESCE_BYTES = 256 * 1024
 COALESCE_LINGER_US = 1000
 
 
+def settler(future: Any) -> Done:
+    """The callback a request is submitted with: settles ``future`` (a
+    concurrent.futures or an asyncio one) with the reply or the error,
+    once; a later call (a reply after a timeout) changes nothing."""
+    def done(result: Any, exc: Optional[BaseException]) -> None:
+        if future.done():
+            return
+        if exc is not None:
+            future.set_exception(exc)
+        else:
+            future.set_result(result)
+    return done
+
+
 class Pending:
     __slots__ = ("request", "id", "frame", "call_deadline", "reply_deadline", "done",
                  "internal", "posts")
