@@ -68,12 +68,7 @@ s_reply (testclient_t *client, killer_t *k)
 static void
 s_begin_write (testclient_t *client, const char *key, int64_t value)
 {
-    penc_t *enc = testclient_begin (client, PMSG_WRITE, 1);
-    penc_key (enc, "ops");
-    msgpack_pack_array (penc_packer (enc), 1);
-    msgpack_pack_map (penc_packer (enc), 3);
-    penc_kv_cstr (enc, "op", "set");
-    penc_kv_cstr (enc, "key", key);
+    penc_t *enc = testclient_begin_set (client, key);
     penc_key (enc, "value");
     msgpack_pack_int64 (penc_packer (enc), value);
 }

@@ -134,12 +134,7 @@ START_TEST (test_admin_requests_need_admin_key)
     EXPECT_ERROR (reply, PERR_UNAUTHORIZED);
     pmsg_destroy (&reply);
     //  Setting a key is an agent's business; deleting one is not.
-    penc_t *enc = testclient_begin (agent, PMSG_WRITE, 1);
-    penc_key (enc, "ops");
-    msgpack_pack_array (penc_packer (enc), 1);
-    msgpack_pack_map (penc_packer (enc), 3);
-    penc_kv_cstr (enc, "op", "set");
-    penc_kv_cstr (enc, "key", "notes.a");
+    penc_t *enc = testclient_begin_set (agent, "notes.a");
     penc_kv_cstr (enc, "value", "x");
     reply = testclient_call (agent);
     EXPECT (reply, PMSG_WRITTEN);

@@ -85,12 +85,7 @@ s_cut_and_restart (tfault_t *fault, const char *dir)
 static void
 s_begin_set (testclient_t *client, const char *key, const char *value)
 {
-    penc_t *enc = testclient_begin (client, PMSG_WRITE, 1);
-    penc_key (enc, "ops");
-    msgpack_pack_array (penc_packer (enc), 1);
-    msgpack_pack_map (penc_packer (enc), 3);
-    penc_kv_cstr (enc, "op", "set");
-    penc_kv_cstr (enc, "key", key);
+    penc_t *enc = testclient_begin_set (client, key);
     penc_kv_cstr (enc, "value", value);
     ck_assert_int_eq (testclient_send (client), 0);
 }

@@ -61,12 +61,7 @@ s_token_survives (bool compact)
         char *big = malloc (6001);
         memset (big, 'b', 6000);
         big [6000] = 0;
-        penc_t *enc = testclient_begin (rover, PMSG_WRITE, 1);
-        penc_key (enc, "ops");
-        msgpack_pack_array (penc_packer (enc), 1);
-        msgpack_pack_map (penc_packer (enc), 3);
-        penc_kv_cstr (enc, "op", "set");
-        penc_kv_cstr (enc, "key", "big");
+        penc_t *enc = testclient_begin_set (rover, "big");
         penc_kv_cstr (enc, "value", big);
         reply = testclient_call (rover);
         EXPECT (reply, PMSG_WRITTEN);

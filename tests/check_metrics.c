@@ -389,12 +389,7 @@ START_TEST (test_journal_health_while_answers_held)
 
     testclient_t *a = testcheck_agent (broker, "A");
     tfault_fail_sync (fault, -1);
-    penc_t *enc = testclient_begin (a, PMSG_WRITE, 1);
-    penc_key (enc, "ops");
-    msgpack_pack_array (penc_packer (enc), 1);
-    msgpack_pack_map (penc_packer (enc), 3);
-    penc_kv_cstr (enc, "op", "set");
-    penc_kv_cstr (enc, "key", "held");
+    penc_t *enc = testclient_begin_set (a, "held");
     penc_kv_cstr (enc, "value", "1");
     ck_assert_int_eq (testclient_send (a), 0);
     int64_t deadline = pclock_mono_ms () + 30000;

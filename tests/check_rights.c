@@ -124,12 +124,7 @@ s_hears (testsub_t *sub, int ms)
 static void
 s_write_report (testclient_t *client, int n)
 {
-    penc_t *enc = testclient_begin (client, PMSG_WRITE, 1);
-    penc_key (enc, "ops");
-    msgpack_pack_array (penc_packer (enc), 1);
-    msgpack_pack_map (penc_packer (enc), 3);
-    penc_kv_cstr (enc, "op", "set");
-    penc_kv_cstr (enc, "key", "probe");
+    penc_t *enc = testclient_begin_set (client, "probe");
     penc_key (enc, "value");
     msgpack_pack_int64 (penc_packer (enc), n);
     pmsg_t *reply = testclient_call (client);

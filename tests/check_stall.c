@@ -133,12 +133,7 @@ START_TEST (test_client_cut_in_one_turn_is_disconnected)
     char *big = malloc (200001);
     memset (big, 'v', 200000);
     big [200000] = 0;
-    penc_t *enc = testclient_begin (deaf, PMSG_WRITE, 1);
-    penc_key (enc, "ops");
-    msgpack_pack_array (penc_packer (enc), 1);
-    msgpack_pack_map (penc_packer (enc), 3);
-    penc_kv_cstr (enc, "op", "set");
-    penc_kv_cstr (enc, "key", "big");
+    penc_t *enc = testclient_begin_set (deaf, "big");
     penc_kv_cstr (enc, "value", big);
     reply = testclient_call (deaf);
     EXPECT (reply, PMSG_WRITTEN);

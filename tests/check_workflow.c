@@ -28,12 +28,7 @@ START_TEST (test_start_and_guards)
     testflow_expect_key (watcher, "workflow_status", "\"pending\"");
     testflow_expect_key (watcher, "work", "[]");
     //  The workflow keys are the broker's; there is no world.
-    penc_t *enc = testclient_begin (watcher, PMSG_WRITE, 1);
-    penc_key (enc, "ops");
-    msgpack_pack_array (penc_packer (enc), 1);
-    msgpack_pack_map (penc_packer (enc), 3);
-    penc_kv_cstr (enc, "op", "set");
-    penc_kv_cstr (enc, "key", "current_agent");
+    penc_t *enc = testclient_begin_set (watcher, "current_agent");
     penc_kv_cstr (enc, "value", "checker");
     pmsg_t *reply = testclient_call (watcher);
     EXPECT_ERROR (reply, PERR_BAD_FIELD);

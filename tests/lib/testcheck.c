@@ -122,12 +122,7 @@ testcheck_sub_join (testsub_t *sub, testclient_t *agent)
     uint64_t n = 0;
     do {
         ck_assert_msg (pclock_mono_ms () < deadline, "the SUB never joined");
-        penc_t *enc = testclient_begin (agent, PMSG_WRITE, 1);
-        penc_key (enc, "ops");
-        msgpack_pack_array (penc_packer (enc), 1);
-        msgpack_pack_map (penc_packer (enc), 3);
-        penc_kv_cstr (enc, "op", "set");
-        penc_kv_cstr (enc, "key", "subprobe");
+        penc_t *enc = testclient_begin_set (agent, "subprobe");
         penc_kv_uint (enc, "value", n++);
         pmsg_t *reply = testclient_call (agent);
         EXPECT (reply, PMSG_WRITTEN);

@@ -58,6 +58,18 @@ testclient_begin (testclient_t *self, pmsg_type_t type, size_t fields)
     return client_raw_begin (self->raw, type, fields);
 }
 
+penc_t *
+testclient_begin_set (testclient_t *self, const char *key)
+{
+    penc_t *enc = testclient_begin (self, PMSG_WRITE, 1);
+    penc_key (enc, "ops");
+    msgpack_pack_array (penc_packer (enc), 1);
+    msgpack_pack_map (penc_packer (enc), 3);
+    penc_kv_cstr (enc, "op", "set");
+    penc_kv_cstr (enc, "key", key);
+    return enc;
+}
+
 uint64_t
 testclient_last_id (testclient_t *self)
 {

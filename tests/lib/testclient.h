@@ -44,6 +44,10 @@ void testclient_destroy (testclient_t **self_p);
 //  Starts a request with a fresh id and `fields` own fields; returns the
 //  encoder to write them with.
 penc_t *testclient_begin (testclient_t *self, pmsg_type_t type, size_t fields);
+//  Starts a WRITE of one `set` of `key`; returns the encoder, whose next
+//  write is the value (penc_kv_cstr (enc, "value", ...), or penc_key then
+//  the value packed).
+penc_t *testclient_begin_set (testclient_t *self, const char *key);
 //  The id the last testclient_begin used.
 uint64_t testclient_last_id (testclient_t *self);
 //  Sends what testclient_begin built; no wait.
